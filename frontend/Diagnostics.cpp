@@ -1,0 +1,262 @@
+#include "frontend/Diagnostics.h"
+
+#include <algorithm>
+
+namespace tessera {
+
+namespace {
+const DiagInfo kDiagTable[] = {
+#define DIAG(ID, SEV, MSG) {#ID, Severity::SEV, MSG},
+#include "frontend/Diagnostics.def"
+};
+}  // namespace
+
+const DiagInfo& diagInfo(DiagID id) { return kDiagTable[static_cast<size_t>(id)]; }
+
+const char* severityName(Severity s) {
+  switch (s) {
+    case Severity::Note: return "note";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+    case Severity::Fatal: return "fatal error";
+  }
+  return "error";
+}
+
+std::string formatMessage(std::string_view format, const std::vector<std::string>& args) {
+  std::string out;
+  out.reserve(format.size() + 16);
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] == '{' && i + 2 < format.size() && format[i + 1] >= '0' && format[i + 1] <= '9' &&
+        format[i + 2] == '}') {
+      size_t n = static_cast<size_t>(format[i + 1] - '0');
+      out += n < args.size() ? args[n] : std::string("<?>");
+      i += 2;
+    } else {
+      out += format[i];
+    }
+  }
+  return out;
+}
+
+// ---- DiagBuilder ----
+
+DiagBuilder::DiagBuilder(DiagnosticEngine* engine, DiagID id, SourceRange range)
+    : engine_(engine), id_(id), range_(range) {}
+
+DiagBuilder::DiagBuilder(DiagBuilder&& o) noexcept
+    : engine_(o.engine_), id_(o.id_), range_(o.range_), args_(std::move(o.args_)), notes_(std::move(o.notes_)),
+      fixits_(std::move(o.fixits_)) {
+  o.engine_ = nullptr;
+}
+
+DiagBuilder::~DiagBuilder() {
+  if (!engine_) return;
+  Diagnostic d;
+  d.id = id_;
+  d.severity = diagInfo(id_).severity;
+  d.range = range_;
+  d.message = formatMessage(diagInfo(id_).format, args_);
+  d.notes = std::move(notes_);
+  d.fixits = std::move(fixits_);
+  engine_->emit(std::move(d));
+}
+
+DiagBuilder& DiagBuilder::operator<<(std::string_view arg) {
+  args_.emplace_back(arg);
+  return *this;
+}
+
+DiagBuilder& DiagBuilder::note(DiagID id, SourceRange range, std::vector<std::string> args) {
+  notes_.push_back({id, range, formatMessage(diagInfo(id).format, args)});
+  return *this;
+}
+
+DiagBuilder& DiagBuilder::fixit(SourceRange range, std::string replacement) {
+  fixits_.push_back({range, std::move(replacement)});
+  return *this;
+}
+
+// ---- DiagnosticEngine ----
+
+void DiagnosticEngine::emit(Diagnostic d) {
+  if (stopped_) return;
+  if (d.severity == Severity::Warning && warningsAsErrors_) d.severity = Severity::Error;
+  if (d.severity == Severity::Error || d.severity == Severity::Fatal) {
+    if (errorLimit_ != 0 && errors_ >= errorLimit_) {
+      stopped_ = true;
+      Diagnostic limit;
+      limit.id = DiagID::err_drv_too_many_errors;
+      limit.severity = Severity::Fatal;
+      limit.message = diagInfo(limit.id).format;
+      for (auto* c : consumers_) c->handle(limit);
+      return;
+    }
+    ++errors_;
+    if (d.severity == Severity::Fatal) stopped_ = true;
+  } else if (d.severity == Severity::Warning) {
+    ++warnings_;
+  }
+  for (auto* c : consumers_) c->handle(d);
+}
+
+void DiagnosticEngine::finish() {
+  for (auto* c : consumers_) c->finish();
+}
+
+// ---- Text printer ----
+
+namespace {
+const char* kBold = "\033[1m";
+const char* kReset = "\033[0m";
+const char* colorOf(Severity s) {
+  switch (s) {
+    case Severity::Note: return "\033[1;36m";
+    case Severity::Warning: return "\033[1;35m";
+    default: return "\033[1;31m";
+  }
+}
+const char* kGreen = "\033[1;32m";
+
+// Column of a byte offset once tabs are expanded to 8-column stops (as the caret line needs).
+size_t displayColumn(std::string_view line, size_t byteCol) {
+  size_t col = 0;
+  for (size_t i = 0; i < byteCol && i < line.size(); ++i) col = line[i] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+  return col;
+}
+std::string expandTabs(std::string_view line) {
+  std::string out;
+  for (char c : line) {
+    if (c == '\t') {
+      do out += ' '; while (out.size() % 8);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range, const std::string& message,
+                                     const std::vector<FixIt>& fixits) {
+  if (color_) os_ << kBold;
+  if (range.valid()) {
+    LineColumn lc = sm_.lineColumn(range.begin);
+    os_ << lc.file << ':' << lc.line << ':' << lc.column << ": ";
+  } else {
+    os_ << "tesserac: ";
+  }
+  if (color_) os_ << colorOf(sev);
+  os_ << severityName(sev) << ": ";
+  if (color_) os_ << kReset << kBold;
+  os_ << message;
+  if (sev == Severity::Warning) os_ << " [" << diagInfo(id).name << ']';
+  if (color_) os_ << kReset;
+  os_ << '\n';
+  if (!range.valid()) return;
+
+  std::string_view line = sm_.lineText(range.begin);
+  LineColumn lc = sm_.lineColumn(range.begin);
+  size_t startByte = lc.column - 1;
+  // The underline covers the range's part on the first line; at least one caret.
+  size_t endByte = startByte + 1;
+  if (range.end.valid() && range.end.offset > range.begin.offset) {
+    LineColumn le = sm_.lineColumn(range.end);
+    endByte = le.line == lc.line ? le.column - 1 : line.size();
+    endByte = std::max(endByte, startByte + 1);
+  }
+  size_t startCol = displayColumn(line, startByte);
+  size_t endCol = std::max(displayColumn(line, endByte), startCol + 1);
+  os_ << expandTabs(line) << '\n';
+  std::string marker(startCol, ' ');
+  marker += '^';
+  marker.append(endCol - startCol - 1, '~');
+  if (color_) os_ << kGreen;
+  os_ << marker;
+  if (color_) os_ << kReset;
+  os_ << '\n';
+  for (const FixIt& f : fixits) {
+    if (!f.range.valid() || sm_.lineColumn(f.range.begin).line != lc.line) continue;
+    size_t col = displayColumn(line, sm_.lineColumn(f.range.begin).column - 1);
+    if (color_) os_ << kGreen;
+    os_ << std::string(col, ' ') << f.replacement;
+    if (color_) os_ << kReset;
+    os_ << '\n';
+  }
+}
+
+void TextDiagnosticPrinter::handle(const Diagnostic& d) {
+  if (d.severity == Severity::Error || d.severity == Severity::Fatal) ++errors_;
+  if (d.severity == Severity::Warning) ++warnings_;
+  printOne(d.severity, d.id, d.range, d.message, d.fixits);
+  for (const DiagNote& n : d.notes) printOne(Severity::Note, n.id, n.range, n.message, {});
+}
+
+void TextDiagnosticPrinter::finish() {
+  if (!errors_ && !warnings_) return;
+  if (warnings_) os_ << warnings_ << (warnings_ == 1 ? " warning" : " warnings");
+  if (warnings_ && errors_) os_ << " and ";
+  if (errors_) os_ << errors_ << (errors_ == 1 ? " error" : " errors");
+  os_ << " generated.\n";
+}
+
+// ---- JSON printer ----
+
+namespace {
+std::string jsonEscape(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+void jsonRange(std::ostream& os, const SourceManager& sm, SourceRange r) {
+  if (!r.valid()) {
+    os << "null";
+    return;
+  }
+  LineColumn b = sm.lineColumn(r.begin);
+  LineColumn e = sm.lineColumn(r.end.valid() ? r.end : r.begin);
+  os << "{\"file\":\"" << jsonEscape(b.file) << "\",\"start\":{\"line\":" << b.line << ",\"column\":" << b.column
+     << "},\"end\":{\"line\":" << e.line << ",\"column\":" << e.column << "}}";
+}
+}  // namespace
+
+void JSONDiagnosticPrinter::handle(const Diagnostic& d) {
+  os_ << "{\"id\":\"" << diagInfo(d.id).name << "\",\"severity\":\"" << severityName(d.severity)
+      << "\",\"message\":\"" << jsonEscape(d.message) << "\",\"range\":";
+  jsonRange(os_, sm_, d.range);
+  os_ << ",\"notes\":[";
+  for (size_t i = 0; i < d.notes.size(); ++i) {
+    if (i) os_ << ',';
+    os_ << "{\"id\":\"" << diagInfo(d.notes[i].id).name << "\",\"message\":\"" << jsonEscape(d.notes[i].message)
+        << "\",\"range\":";
+    jsonRange(os_, sm_, d.notes[i].range);
+    os_ << '}';
+  }
+  os_ << "],\"fixits\":[";
+  for (size_t i = 0; i < d.fixits.size(); ++i) {
+    if (i) os_ << ',';
+    os_ << "{\"range\":";
+    jsonRange(os_, sm_, d.fixits[i].range);
+    os_ << ",\"replacement\":\"" << jsonEscape(d.fixits[i].replacement) << "\"}";
+  }
+  os_ << "]}\n";
+}
+
+}  // namespace tessera

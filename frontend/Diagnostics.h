@@ -1,0 +1,161 @@
+// The diagnostics engine: every diagnostic has an id from the registry (Diagnostics.def), a
+// severity, a primary range, optional notes and fix-it hints. Consumers render them (clang-style
+// text, JSON) or store them (tests, the language server).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/SourceManager.h"
+
+namespace tessera {
+
+enum class DiagID : uint16_t {
+#define DIAG(ID, SEV, MSG) ID,
+#include "frontend/Diagnostics.def"
+  NumDiagnostics
+};
+
+enum class Severity : uint8_t { Note, Warning, Error, Fatal };
+
+struct DiagInfo {
+  const char* name;     // the id as written in the registry, e.g. "err_lex_bad_char"
+  Severity severity;
+  const char* format;   // message with {0}, {1}, ... placeholders
+};
+const DiagInfo& diagInfo(DiagID id);
+const char* severityName(Severity s);
+// Replaces {N} in `format` with args[N].
+std::string formatMessage(std::string_view format, const std::vector<std::string>& args);
+
+struct FixIt {
+  SourceRange range;        // text to replace (empty range: insertion)
+  std::string replacement;
+};
+
+struct DiagNote {
+  DiagID id;
+  SourceRange range;
+  std::string message;
+};
+
+struct Diagnostic {
+  DiagID id;
+  Severity severity;
+  SourceRange range;
+  std::string message;
+  std::vector<DiagNote> notes;
+  std::vector<FixIt> fixits;
+};
+
+class DiagnosticConsumer {
+public:
+  virtual ~DiagnosticConsumer() = default;
+  virtual void handle(const Diagnostic& d) = 0;
+  virtual void finish() {}
+};
+
+class DiagnosticEngine;
+
+// Collects arguments, notes and fix-its; the diagnostic is emitted when the builder dies.
+class DiagBuilder {
+public:
+  DiagBuilder(DiagnosticEngine* engine, DiagID id, SourceRange range);
+  DiagBuilder(DiagBuilder&& other) noexcept;
+  DiagBuilder(const DiagBuilder&) = delete;
+  ~DiagBuilder();
+
+  DiagBuilder& operator<<(std::string_view arg);
+  DiagBuilder& operator<<(const std::string& arg) { return *this << std::string_view(arg); }
+  DiagBuilder& operator<<(const char* arg) { return *this << std::string_view(arg); }
+  DiagBuilder& operator<<(long long arg) { return *this << std::string_view(std::to_string(arg)); }
+  DiagBuilder& operator<<(unsigned long long arg) { return *this << std::string_view(std::to_string(arg)); }
+  DiagBuilder& operator<<(int arg) { return *this << static_cast<long long>(arg); }
+  DiagBuilder& operator<<(unsigned arg) { return *this << static_cast<unsigned long long>(arg); }
+  DiagBuilder& operator<<(unsigned long arg) { return *this << static_cast<unsigned long long>(arg); }
+  DiagBuilder& operator<<(long arg) { return *this << static_cast<long long>(arg); }
+
+  // A note with its own registry id and arguments.
+  DiagBuilder& note(DiagID id, SourceRange range, std::vector<std::string> args = {});
+  DiagBuilder& fixit(SourceRange range, std::string replacement);
+  DiagBuilder& fixitInsert(SourceLoc at, std::string text) { return fixit(SourceRange(at), std::move(text)); }
+
+private:
+  DiagnosticEngine* engine_;
+  DiagID id_;
+  SourceRange range_;
+  std::vector<std::string> args_;
+  std::vector<DiagNote> notes_;
+  std::vector<FixIt> fixits_;
+};
+
+class DiagnosticEngine {
+public:
+  explicit DiagnosticEngine(const SourceManager& sm) : sm_(sm) {}
+
+  DiagBuilder report(DiagID id, SourceRange range) { return DiagBuilder(this, id, range); }
+  DiagBuilder report(DiagID id, SourceLoc at) { return report(id, SourceRange(at, SourceLoc{at.offset + 1})); }
+
+  void addConsumer(DiagnosticConsumer* c) { consumers_.push_back(c); }
+  // 0 means no limit. After the limit is reached one fatal diagnostic is emitted and every
+  // later one is dropped.
+  void setErrorLimit(unsigned n) { errorLimit_ = n; }
+  void setWarningsAsErrors(bool on) { warningsAsErrors_ = on; }
+
+  unsigned errorCount() const { return errors_; }
+  unsigned warningCount() const { return warnings_; }
+  bool hasErrors() const { return errors_ > 0; }
+  // True once a fatal diagnostic (or the error limit) stopped reporting.
+  bool stopped() const { return stopped_; }
+  const SourceManager& sourceManager() const { return sm_; }
+  void finish();
+
+  void emit(Diagnostic d);
+
+private:
+  const SourceManager& sm_;
+  std::vector<DiagnosticConsumer*> consumers_;
+  unsigned errors_ = 0, warnings_ = 0, errorLimit_ = 20;
+  bool stopped_ = false, warningsAsErrors_ = false;
+};
+
+// Keeps every diagnostic (for tests and the language server).
+class StoringDiagnosticConsumer : public DiagnosticConsumer {
+public:
+  void handle(const Diagnostic& d) override { diagnostics.push_back(d); }
+  std::vector<Diagnostic> diagnostics;
+};
+
+// clang-style text: "file:line:col: error: message", the source line, a caret and range
+// underline, notes, and fix-it hints. Colour only when asked (the driver asks on a terminal).
+class TextDiagnosticPrinter : public DiagnosticConsumer {
+public:
+  TextDiagnosticPrinter(std::ostream& os, const SourceManager& sm, bool color) : os_(os), sm_(sm), color_(color) {}
+  void handle(const Diagnostic& d) override;
+  void finish() override;
+
+private:
+  void printOne(Severity sev, DiagID id, SourceRange range, const std::string& message, const std::vector<FixIt>& fixits);
+  std::ostream& os_;
+  const SourceManager& sm_;
+  bool color_;
+  unsigned errors_ = 0, warnings_ = 0;
+};
+
+// One JSON object per line (for tools): {"id","severity","file","range":{start,end},"message",
+// "notes":[...],"fixits":[...]}; lines and columns are 1-based.
+class JSONDiagnosticPrinter : public DiagnosticConsumer {
+public:
+  JSONDiagnosticPrinter(std::ostream& os, const SourceManager& sm) : os_(os), sm_(sm) {}
+  void handle(const Diagnostic& d) override;
+
+private:
+  std::ostream& os_;
+  const SourceManager& sm_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,122 @@
+#include "tools/tesserac/Options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace tessera {
+
+namespace {
+struct EmitName {
+  const char* name;
+  EmitKind kind;
+};
+const EmitName kEmitNames[] = {
+    {"tokens", EmitKind::Tokens}, {"ast", EmitKind::AST},   {"sema", EmitKind::Sema},
+    {"tile-ir", EmitKind::TileIR}, {"llvm", EmitKind::LLVM}, {"ptx", EmitKind::PTX},
+    {"cubin", EmitKind::Cubin},   {"obj", EmitKind::Obj},   {"header", EmitKind::Header},
+};
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+}  // namespace
+
+bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string& error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string_view flag, std::string& out) -> bool {
+      if (a == flag) {
+        if (i + 1 >= argc) {
+          error = "missing value after '" + std::string(flag) + "'";
+          return false;
+        }
+        out = argv[++i];
+        return true;
+      }
+      out = std::string(a.substr(flag.size()));
+      return true;
+    };
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      opts.showHelp = true;
+    } else if (a == "-o" || (startsWith(a, "-o") && a.size() > 2)) {
+      if (!value("-o", v)) return false;
+      opts.output = v;
+    } else if (a == "-I" || (startsWith(a, "-I") && a.size() > 2)) {
+      if (!value("-I", v)) return false;
+      opts.includePaths.push_back(v);
+    } else if (startsWith(a, "--emit=")) {
+      std::string_view name = a.substr(7);
+      bool found = false;
+      for (const EmitName& e : kEmitNames)
+        if (name == e.name) {
+          opts.emit = e.kind;
+          found = true;
+        }
+      if (!found) {
+        error = "unknown --emit kind '" + std::string(name) +
+                "' (expected tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj or header)";
+        return false;
+      }
+      opts.emitGiven = true;
+    } else if (a == "--check") {
+      opts.checkOnly = true;
+    } else if (a == "--parse-only") {
+      opts.parseOnly = true;
+    } else if (startsWith(a, "--diagnostics-format=")) {
+      std::string_view f = a.substr(21);
+      if (f == "json") opts.jsonDiagnostics = true;
+      else if (f == "text") opts.jsonDiagnostics = false;
+      else {
+        error = "unknown diagnostics format '" + std::string(f) + "' (expected text or json)";
+        return false;
+      }
+    } else if (startsWith(a, "--color=")) {
+      std::string_view c = a.substr(8);
+      if (c == "auto") opts.color = DriverOptions::Color::Auto;
+      else if (c == "always") opts.color = DriverOptions::Color::Always;
+      else if (c == "never") opts.color = DriverOptions::Color::Never;
+      else {
+        error = "unknown --color value '" + std::string(c) + "' (expected auto, always or never)";
+        return false;
+      }
+    } else if (startsWith(a, "--error-limit=")) {
+      char* end = nullptr;
+      std::string n(a.substr(14));
+      unsigned long lim = std::strtoul(n.c_str(), &end, 10);
+      if (n.empty() || *end) {
+        error = "--error-limit needs a number";
+        return false;
+      }
+      opts.errorLimit = static_cast<unsigned>(lim);
+    } else if (a == "-Werror") {
+      opts.warningsAsErrors = true;
+    } else if (startsWith(a, "-") && a != "-") {
+      error = "unknown option '" + std::string(a) + "' (see --help)";
+      return false;
+    } else {
+      opts.inputs.emplace_back(a);
+    }
+  }
+  if (!opts.showHelp && opts.inputs.empty()) {
+    error = "no input file";
+    return false;
+  }
+  return true;
+}
+
+void printDriverHelp() {
+  std::puts(
+      "usage: tesserac [options] file.tessera\n"
+      "\n"
+      "  --emit=KIND               tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj, header\n"
+      "  -o FILE                   write the output to FILE ('-' for stdout)\n"
+      "  -I DIR                    add DIR to the module search path\n"
+      "  --parse-only              run the front end only\n"
+      "  --check                   run the front end and semantic analysis only\n"
+      "  --diagnostics-format=F    text (default) or json (one object per line)\n"
+      "  --color=auto|always|never colour diagnostics (auto: only on a terminal)\n"
+      "  --error-limit=N           stop after N errors (0: no limit; default 20)\n"
+      "  -Werror                   treat warnings as errors\n");
+}
+
+}  // namespace tessera

@@ -1,0 +1,102 @@
+// tesserac: the Tessera compiler driver. A thin layer over the stage libraries: it reads the
+// command line, loads the inputs, runs the stages in order and writes what --emit asks for.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "frontend/ASTDump.h"
+#include "frontend/Diagnostics.h"
+#include "frontend/Lexer.h"
+#include "frontend/Parser.h"
+#include "llvm/Support/Process.h"
+#include "tools/tesserac/Options.h"
+
+using namespace tessera;
+
+namespace {
+
+// Where --emit output goes: the -o file, or stdout.
+class OutputFile {
+public:
+  bool open(const std::string& path, std::string& error) {
+    if (path.empty() || path == "-") return true;
+    file_ = std::make_unique<std::ofstream>(path, std::ios::binary);
+    if (!*file_) {
+      error = "cannot open output file '" + path + "'";
+      return false;
+    }
+    return true;
+  }
+  std::ostream& os() { return file_ ? *file_ : std::cout; }
+
+private:
+  std::unique_ptr<std::ofstream> file_;
+};
+
+int run(const DriverOptions& opts) {
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  bool color = opts.color == DriverOptions::Color::Always ||
+               (opts.color == DriverOptions::Color::Auto && llvm::sys::Process::StandardErrHasColors());
+  TextDiagnosticPrinter text(std::cerr, sm, color);
+  JSONDiagnosticPrinter json(std::cerr, sm);
+  diags.addConsumer(opts.jsonDiagnostics ? static_cast<DiagnosticConsumer*>(&json) : &text);
+  diags.setErrorLimit(opts.errorLimit);
+  diags.setWarningsAsErrors(opts.warningsAsErrors);
+
+  if (opts.inputs.size() != 1) {
+    std::cerr << "tesserac: error: exactly one input file is expected (got " << opts.inputs.size() << ")\n";
+    return 1;
+  }
+  FileID file;
+  std::string error;
+  if (!sm.addFile(opts.inputs[0], file, error)) {
+    diags.report(DiagID::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << "no such file or unreadable";
+    diags.finish();
+    return 1;
+  }
+
+  OutputFile out;
+  if (!out.open(opts.output, error)) {
+    std::cerr << "tesserac: error: " << error << "\n";
+    return 1;
+  }
+
+  std::vector<Token> tokens = lexBuffer(sm, file, diags);
+  if (opts.emitGiven && opts.emit == EmitKind::Tokens) {
+    dumpTokens(tokens, sm, out.os());
+    diags.finish();
+    return diags.hasErrors() ? 1 : 0;
+  }
+
+  ASTContext ctx;
+  Module* module = parseTokens(tokens, sm, file, ctx, diags);
+  if (opts.parseOnly || (opts.emitGiven && opts.emit == EmitKind::AST)) {
+    if (opts.emitGiven && opts.emit == EmitKind::AST) dumpAST(*module, sm, out.os());
+    diags.finish();
+    return diags.hasErrors() ? 1 : 0;
+  }
+
+  // Later stages (sema, Tile IR, code generation) plug in here.
+  if (!diags.hasErrors())
+    std::cerr << "tesserac: error: this build of tesserac has no later stage than the parser; "
+                 "use --parse-only or --emit=tokens|ast\n";
+  diags.finish();
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  DriverOptions opts;
+  std::string error;
+  if (!parseDriverOptions(argc, argv, opts, error)) {
+    std::cerr << "tesserac: error: " << error << "\n";
+    return 1;
+  }
+  if (opts.showHelp) {
+    printDriverHelp();
+    return 0;
+  }
+  return run(opts);
+}
