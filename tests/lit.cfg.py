@@ -20,3 +20,5 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["TERM"] = "dumb"
 if config.have_cuda:
     config.available_features.add("cuda")
+if os.path.isdir(os.path.join(config.tessera_src_root, "..", "shared", "spec")):
+    config.available_features.add("spec")
