@@ -1,0 +1,120 @@
+// The diagnostics engine and its printers: message formatting, the error limit, the clang-style
+// text layout (caret and underline), and the JSON form.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "frontend/Diagnostics.h"
+
+using namespace tessera;
+
+namespace {
+struct Fixture {
+  SourceManager sm;
+  FileID file = sm.addBuffer("t.tessera", "def f(x):\n\ty = x +\n");
+  SourceLoc at(uint32_t off) { return sm.locAt(file, off); }
+};
+}  // namespace
+
+TEST_CASE("formatMessage substitutes numbered placeholders") {
+  CHECK(formatMessage("expected {0} after {1}", {"':'", "'if'"}) == "expected ':' after 'if'");
+  CHECK(formatMessage("{1}{0}{1}", {"a", "b"}) == "bab");
+  CHECK(formatMessage("missing {3}", {"a"}) == "missing <?>");
+  CHECK(formatMessage("no placeholders {x}", {}) == "no placeholders {x}");
+}
+
+TEST_CASE("every registry entry has a name, a message and a known severity") {
+  for (size_t i = 0; i < static_cast<size_t>(DiagID::NumDiagnostics); ++i) {
+    const DiagInfo& info = diagInfo(static_cast<DiagID>(i));
+    CHECK(info.name[0] != '\0');
+    CHECK(info.format[0] != '\0');
+    std::string name = info.name;
+    // An id that names its severity must have that severity.
+    if (name.rfind("warn_", 0) == 0) CHECK(info.severity == Severity::Warning);
+    if (name.rfind("note_", 0) == 0) CHECK(info.severity == Severity::Note);
+    if (name.rfind("err_", 0) == 0) CHECK(info.severity >= Severity::Error);
+  }
+}
+
+TEST_CASE("line and column of locations") {
+  Fixture f;
+  LineColumn lc = f.sm.lineColumn(f.at(11));
+  CHECK(lc.file == "t.tessera");
+  CHECK(lc.line == 2);
+  CHECK(lc.column == 2);
+  CHECK(f.sm.lineText(f.at(11)) == "\ty = x +");
+  CHECK(f.sm.text(SourceRange(f.at(4), f.at(5))) == "f");
+}
+
+TEST_CASE("text printer: location, message, source line, caret and underline, fix-it") {
+  Fixture f;
+  std::ostringstream os;
+  TextDiagnosticPrinter printer(os, f.sm, /*color=*/false);
+  DiagnosticEngine diags(f.sm);
+  diags.addConsumer(&printer);
+  // "x +" on line 2 starts at byte 15 (after "\ty = "); underline "x +".
+  diags.report(DiagID::err_drv_cannot_open, SourceRange(f.at(15), f.at(18))) << "a" << "b";
+  diags.finish();
+  std::string out = os.str();
+  CHECK(out.find("t.tessera:2:6: error: cannot open input file 'a': b\n") == 0);
+  // The tab expands to 8 columns, so the caret sits under 'x'.
+  CHECK(out.find("        y = x +\n             ^~~\n") != std::string::npos);
+  CHECK(out.find("1 error generated.") != std::string::npos);
+}
+
+TEST_CASE("notes print after their diagnostic and fix-its under the line") {
+  Fixture f;
+  std::ostringstream os;
+  TextDiagnosticPrinter printer(os, f.sm, false);
+  DiagnosticEngine diags(f.sm);
+  diags.addConsumer(&printer);
+  diags.report(DiagID::err_drv_cannot_open, SourceRange(f.at(4), f.at(5)))
+      .note(DiagID::note_previous_definition, SourceRange(f.at(0), f.at(3)))
+      .fixitInsert(f.at(5), "(") << "a" << "b";
+  std::string out = os.str();
+  size_t err = out.find("t.tessera:1:5: error:");
+  size_t note = out.find("t.tessera:1:1: note: previous definition is here");
+  REQUIRE(err != std::string::npos);
+  REQUIRE(note != std::string::npos);
+  CHECK(err < note);
+  CHECK(out.find("\n     (\n") != std::string::npos);
+}
+
+TEST_CASE("the error limit stops reporting with one fatal diagnostic") {
+  Fixture f;
+  StoringDiagnosticConsumer store;
+  DiagnosticEngine diags(f.sm);
+  diags.addConsumer(&store);
+  diags.setErrorLimit(3);
+  for (int i = 0; i < 10; ++i) diags.report(DiagID::err_drv_cannot_open, f.at(0)) << "x" << "y";
+  REQUIRE(store.diagnostics.size() == 4);
+  CHECK(store.diagnostics[3].id == DiagID::err_drv_too_many_errors);
+  CHECK(store.diagnostics[3].severity == Severity::Fatal);
+  CHECK(diags.errorCount() == 3);
+  CHECK(diags.stopped());
+}
+
+TEST_CASE("an error limit of zero means no limit") {
+  Fixture f;
+  StoringDiagnosticConsumer store;
+  DiagnosticEngine diags(f.sm);
+  diags.addConsumer(&store);
+  diags.setErrorLimit(0);
+  for (int i = 0; i < 100; ++i) diags.report(DiagID::err_drv_cannot_open, f.at(0)) << "x" << "y";
+  CHECK(store.diagnostics.size() == 100);
+  CHECK_FALSE(diags.stopped());
+}
+
+TEST_CASE("JSON printer writes one object per diagnostic with 1-based ranges") {
+  Fixture f;
+  std::ostringstream os;
+  JSONDiagnosticPrinter printer(os, f.sm);
+  DiagnosticEngine diags(f.sm);
+  diags.addConsumer(&printer);
+  diags.report(DiagID::err_drv_cannot_open, SourceRange(f.at(15), f.at(18))) << "a\"q" << "b";
+  std::string out = os.str();
+  CHECK(out ==
+        "{\"id\":\"err_drv_cannot_open\",\"severity\":\"error\",\"message\":\"cannot open input file "
+        "'a\\\"q': b\",\"range\":{\"file\":\"t.tessera\",\"start\":{\"line\":2,\"column\":6},\"end\":{\"line\":2,"
+        "\"column\":9}},\"notes\":[],\"fixits\":[]}\n");
+}
