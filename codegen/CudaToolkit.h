@@ -1,0 +1,38 @@
+// The CUDA toolkit programs code generation calls: ptxas (PTX -> cubin) and fatbinary (cubins
+// and PTX -> one fatbin). Found at $CUDA_HOME or /usr/local/cuda.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/GpuTarget.h"
+
+namespace tessera::codegen {
+
+class CudaToolkit {
+public:
+  // Looks for the toolkit; found() tells whether ptxas and fatbinary are there.
+  static CudaToolkit locate();
+  bool found() const { return !ptxas_.empty() && !fatbinary_.empty(); }
+  const std::string& root() const { return root_; }
+  // Why the toolkit is unusable, for error messages.
+  std::string missingReason() const;
+
+  // Assembles PTX into a cubin for `arch`. `lineInfo` keeps source line information (-g).
+  bool assemble(const std::string& ptx, const GpuArch& arch, unsigned optLevel, bool lineInfo, std::string& cubin,
+                std::string& error) const;
+
+  struct Image {
+    GpuArch arch;
+    std::string cubin;
+  };
+  // One fatbin with a cubin per architecture, plus `ptx` (compiled for `ptxArch`) so that newer
+  // GPUs can JIT it.
+  bool fatbinary(const std::vector<Image>& images, const std::string& ptx, const GpuArch& ptxArch,
+                 std::string& fatbin, std::string& error) const;
+
+private:
+  std::string root_, ptxas_, fatbinary_;
+};
+
+}  // namespace tessera::codegen
