@@ -1,0 +1,58 @@
+// What the host side needs to know of a kernel: its parameters with dtypes, ranks and symbolic
+// extents, its symbols, group shape and shared memory. Lowering fills it from sema's types;
+// the host module turns it into the runtime's registration data (runtime/include/tessera/
+// runtime.h) and launch stubs, and the header writer into C and C++ declarations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::codegen {
+
+// A postfix program over int64 (tessera_expr_op): `K/tp` is {Symbol K, Symbol tp, Div}.
+struct ExtentOp {
+  enum Op : int32_t { Const = 0, Symbol = 1, Add = 2, Sub = 3, Mul = 4, Div = 5, CeilDiv = 6, Mod = 7 } op;
+  int32_t symbol = 0;
+  int64_t value = 0;
+};
+
+struct Extent {
+  enum Kind : int32_t { Any = 0, Const = 1, Symbol = 2, Expr = 3 } kind = Any;
+  int32_t symbol = 0;
+  int64_t value = 0;
+  std::vector<ExtentOp> expr;
+};
+
+struct KernelParam {
+  std::string name;
+  bool isTensor = true;
+  int32_t dtype = 0;  // tessera_dtype
+  bool isMut = false;
+  std::vector<Extent> extents;  // tensors: one per dimension
+};
+
+struct KernelInterface {
+  std::string name;
+  std::vector<KernelParam> params;
+  std::vector<std::string> symbols;
+  int32_t gridSymbol = -1;  // index of `grid_groups`, or -1
+  bool grouped = false;
+  uint32_t groupShape[3] = {1, 1, 1};
+  uint64_t sharedBytes = 0;
+  bool deterministic = true;
+  bool cpuSync = false;      // CPU code calls the runtime's barrier / warp services
+  bool cpuPerGroup = false;  // CPU entry runs once per group
+  std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
+  std::string cpuEntry;      // function in the host object; empty if no CPU code
+};
+
+// C type of a scalar dtype in the generated header ("float", "int32_t", "uint16_t" for the
+// 16-bit floats, which C has no portable type for).
+const char* scalarCType(int32_t dtype);
+// Canonical dtype name ("f32"), for messages and comments.
+const char* dtypeName(int32_t dtype);
+// Size in bytes of a scalar argument of `dtype` (sub-byte and 6-bit types round up to 1).
+unsigned scalarBytes(int32_t dtype);
+
+}  // namespace tessera::codegen

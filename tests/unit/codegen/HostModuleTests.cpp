@@ -1,0 +1,150 @@
+// The host half of a compiled module: registration data laid out exactly as runtime.h, launch
+// stubs, the object file, and the generated header.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "codegen/HostModule.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+#include "runtime/include/tessera/runtime.h"
+
+using namespace tessera::codegen;
+
+namespace {
+HostModuleInput saxpyModule() {
+  HostModuleInput in;
+  in.moduleName = "saxpy";
+  in.sourceName = "saxpy.tessera";
+  KernelInterface k;
+  k.name = "saxpy";
+  k.symbols = {"n"};
+  Extent n;
+  n.kind = Extent::Symbol;
+  n.symbol = 0;
+  k.params.push_back({"x", true, TESSERA_F32, false, {n}});
+  k.params.push_back({"y", true, TESSERA_F32, true, {n}});
+  k.params.push_back({"alpha", false, TESSERA_F32, false, {}});
+  k.gpuEntry = "saxpy";
+  in.kernels.push_back(k);
+
+  KernelInterface g;
+  g.name = "tp_gemm";
+  g.symbols = {"M", "K", "tp", "N"};
+  Extent M{Extent::Symbol, 0, 0, {}}, N{Extent::Symbol, 3, 0, {}};
+  Extent Kdiv{Extent::Expr, 0, 0, {{ExtentOp::Symbol, 1, 0}, {ExtentOp::Symbol, 2, 0}, {ExtentOp::Div, 0, 0}}};
+  Extent Ndiv{Extent::Expr, 0, 0, {{ExtentOp::Symbol, 3, 0}, {ExtentOp::Symbol, 2, 0}, {ExtentOp::Div, 0, 0}}};
+  g.params.push_back({"A", true, TESSERA_F16, false, {M, Kdiv}});
+  g.params.push_back({"C", true, TESSERA_F32, true, {M, Ndiv}});
+  g.params.push_back({"scale", false, TESSERA_BF16, false, {}});
+  g.grouped = true;
+  g.groupShape[0] = 128;
+  in.kernels.push_back(g);
+  return in;
+}
+}  // namespace
+
+TEST_CASE("registration structs have the layout of runtime.h") {
+  std::string error;
+  auto tm = createHostTargetMachine(2, error);
+  REQUIRE_MESSAGE(tm, error);
+  llvm::LLVMContext ctx;
+  llvm::Module m("layout", ctx);
+  m.setDataLayout(tm->createDataLayout());
+  REQUIRE(buildHostModule(m, saxpyModule(), error));
+  const llvm::DataLayout& dl = m.getDataLayout();
+  auto layout = [&](const char* name) {
+    auto* st = llvm::StructType::getTypeByName(ctx, name);
+    REQUIRE(st);
+    return dl.getStructLayout(st);
+  };
+  auto* kd = layout("tessera_kernel_desc");
+  CHECK(kd->getSizeInBytes() == sizeof(tessera_kernel_desc));
+  CHECK(kd->getElementOffset(2) == offsetof(tessera_kernel_desc, name));
+  CHECK(kd->getElementOffset(7) == offsetof(tessera_kernel_desc, grid_symbol));
+  CHECK(kd->getElementOffset(8) == offsetof(tessera_kernel_desc, group_shape));
+  CHECK(kd->getElementOffset(9) == offsetof(tessera_kernel_desc, shared_bytes));
+  CHECK(kd->getElementOffset(11) == offsetof(tessera_kernel_desc, cpu_entry));
+  CHECK(kd->getElementOffset(12) == offsetof(tessera_kernel_desc, cpu_stack_bytes));
+  auto* md = layout("tessera_module_desc");
+  CHECK(md->getSizeInBytes() == sizeof(tessera_module_desc));
+  CHECK(md->getElementOffset(4) == offsetof(tessera_module_desc, fatbin_size));
+  CHECK(md->getElementOffset(6) == offsetof(tessera_module_desc, num_kernels));
+  auto* pd = layout("tessera_param_desc");
+  CHECK(pd->getSizeInBytes() == sizeof(tessera_param_desc));
+  CHECK(pd->getElementOffset(5) == offsetof(tessera_param_desc, extents));
+  auto* ex = layout("tessera_extent");
+  CHECK(ex->getSizeInBytes() == sizeof(tessera_extent));
+  CHECK(ex->getElementOffset(3) == offsetof(tessera_extent, expr));
+  CHECK(ex->getElementOffset(4) == offsetof(tessera_extent, expr_len));
+  CHECK(layout("tessera_expr_op")->getSizeInBytes() == sizeof(tessera_expr_op));
+  auto* arg = layout("tessera_arg");
+  CHECK(arg->getSizeInBytes() == sizeof(tessera_arg));
+  CHECK(arg->getElementOffset(2) == offsetof(tessera_arg, value));
+}
+
+TEST_CASE("host object: ELF with the launch stubs and the registration constructor") {
+  llvm::LLVMContext ctx;
+  llvm::Module m("saxpy", ctx);
+  std::string error;
+  HostModuleInput in = saxpyModule();
+  in.fatbin = std::string("\x50\xed\x55\xba", 4) + std::string(60, '\0');
+  REQUIRE_MESSAGE(buildHostModule(m, in, error), error);
+  CHECK(m.getFunction("saxpy_saxpy"));
+  CHECK(m.getFunction("saxpy_tp_gemm"));
+  CHECK(m.getNamedGlobal("llvm.global_ctors"));
+  CHECK(m.getNamedGlobal("llvm.global_dtors"));
+  std::string object;
+  REQUIRE_MESSAGE(emitHostObject(m, 2, object, error), error);
+  REQUIRE(object.size() > 64);
+  CHECK(std::memcmp(object.data(), "\x7f" "ELF", 4) == 0);
+  CHECK(object[4] == 2);  // 64-bit
+  CHECK(object.find("saxpy_saxpy") != std::string::npos);
+  CHECK(object.find("tessera_register_module") != std::string::npos);
+  CHECK(object.find("tessera_launch") != std::string::npos);
+}
+
+TEST_CASE("a CPU entry named by a kernel must exist in the host module") {
+  llvm::LLVMContext ctx;
+  llvm::Module m("bad", ctx);
+  HostModuleInput in = saxpyModule();
+  in.kernels[0].cpuEntry = "saxpy_cpu";
+  std::string error;
+  CHECK_FALSE(buildHostModule(m, in, error));
+  CHECK(error.find("CPU entry 'saxpy_cpu' of kernel 'saxpy'") != std::string::npos);
+}
+
+TEST_CASE("two kernels may not share a launch function name") {
+  llvm::LLVMContext ctx;
+  llvm::Module m("dup", ctx);
+  HostModuleInput in = saxpyModule();
+  in.kernels[1].name = "saxpy";
+  std::string error;
+  CHECK_FALSE(buildHostModule(m, in, error));
+  CHECK(error.find("'saxpy_saxpy'") != std::string::npos);
+}
+
+TEST_CASE("header: C declarations with the Tessera signature and a C++ wrapper") {
+  std::string h = writeHeader(saxpyModule());
+  CHECK(h.find("#ifndef TESSERA_GENERATED_SAXPY_H") != std::string::npos);
+  CHECK(h.find("#include <tessera/runtime.h>") != std::string::npos);
+  CHECK(h.find("/* saxpy(x: f32[n], y: mut f32[n], alpha: f32).") != std::string::npos);
+  CHECK(h.find("tessera_status saxpy_saxpy(const tessera_launch_options *opts, const tessera_tensor *x, "
+               "const tessera_tensor *y, float alpha);") != std::string::npos);
+  CHECK(h.find("/* tp_gemm(A: f16[M, K/tp], C: mut f32[M, N/tp], scale: bf16), groups of 128 tiles.") !=
+        std::string::npos);
+  CHECK(h.find("uint16_t scale") != std::string::npos);
+  CHECK(h.find("namespace saxpy {") != std::string::npos);
+  CHECK(h.find("inline tessera_status saxpy(const tessera_tensor &x, const tessera_tensor &y, float alpha, "
+               "const tessera_launch_options *opts = nullptr) {\n  return saxpy_saxpy(opts, &x, &y, alpha);") !=
+        std::string::npos);
+}
+
+TEST_CASE("C identifiers from module names") {
+  CHECK(cIdentifier("my-kernels.v2") == "my_kernels_v2");
+  CHECK(cIdentifier("2d") == "_2d");
+  CHECK(cIdentifier("") == "_");
+}
