@@ -48,16 +48,24 @@ RawToken Scanner::badNumber(const unsigned char* start) {
       default: break;
     }
   }
-  if (base != 10) p += 2;
-  bool letters = false;
+  // Start after what the rules matched (at least the prefix) and note what it holds.
+  if (base != 10 && p + 2 > cur) p += 2;
+  if (cur > p) p = cur;
+  bool letters = false, dot = false, exp = false;
+  for (const unsigned char* k = start + (base == 10 ? 0 : 2); k < p; ++k) {
+    dot |= *k == '.';
+    exp |= base == 10 && (*k | 0x20) == 'e';
+  }
   for (;;) {
     unsigned char c = *p;
     if (isIdentChar(c)) {
       if (isAlpha(c) && !(base == 10 && (c | 0x20) == 'e')) letters = true;
+      if (base == 10 && (c | 0x20) == 'e') exp = true;
       ++p;
-    } else if (base == 10 && !letters && c == '.' && isDigit(p[1])) {
+    } else if (base == 10 && !letters && !dot && !exp && c == '.' && isDigit(p[1])) {
+      dot = true;
       ++p;
-    } else if (base == 10 && !letters && (c == '+' || c == '-') && (p[-1] | 0x20) == 'e' && isDigit(p[1])) {
+    } else if (base == 10 && !letters && (c == '+' || c == '-') && (p[-1] | 0x20) == 'e') {
       ++p;
     } else {
       break;
