@@ -1,0 +1,231 @@
+// f-strings: the scanner hands over one FStringLiteral token; this splits it into literal text
+// (with `{{`/`}}` escapes and backslash escapes decoded) and replacement fields `{expr!r:spec}`,
+// whose expressions are lexed with lexFragment so every location stays exact.
+#include "frontend/Lexer.h"
+#include "frontend/ParserImpl.h"
+
+namespace tessera {
+
+namespace {
+void appendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Python's escapes; unknown ones stay as written (backslash included).
+std::string decodeEscapes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c != '\\' || i + 1 >= s.size()) {
+      out += c;
+      continue;
+    }
+    char e = s[++i];
+    switch (e) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'v': out += '\v'; break;
+      case '\\': out += '\\'; break;
+      case '\'': out += '\''; break;
+      case '"': out += '"'; break;
+      case '\n': break;  // line continuation
+      case 'x':
+      case 'u':
+      case 'U': {
+        size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+        uint32_t v = 0;
+        size_t k = 0;
+        for (; k < n && i + 1 + k < s.size() && hexValue(s[i + 1 + k]) >= 0; ++k) v = v * 16 + hexValue(s[i + 1 + k]);
+        if (k != n) {
+          out += '\\';
+          out += e;
+          break;
+        }
+        i += n;
+        appendUtf8(out, v);
+        break;
+      }
+      default:
+        if (e >= '0' && e <= '7') {
+          uint32_t v = e - '0';
+          for (int k = 0; k < 2 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7'; ++k) v = v * 8 + (s[++i] - '0');
+          appendUtf8(out, v);
+        } else {
+          out += '\\';
+          out += e;
+        }
+    }
+  }
+  return out;
+}
+}  // namespace
+
+Expr* Parser::parseFieldExpr(SourceRange fieldRange) {
+  Expr* e = parseExprList(false);
+  if (!panic_ && !at(TokenKind::Eof) && !swallowLexError())
+    error(DiagID::err_parse_fstring_extra_tokens, SourceRange(tok().range.begin, fieldRange.end));
+  return e;
+}
+
+void Parser::splitFString(const Token& t, FStringExpr* fs) {
+  std::string_view text = t.text;
+  const uint32_t base = t.range.begin.offset;
+  auto loc = [&](size_t k) { return SourceLoc{base + static_cast<uint32_t>(k)}; };
+  size_t i = 0;
+  bool raw = false;
+  while (i < text.size() && text[i] != '\'' && text[i] != '"') {
+    if (text[i] == 'r' || text[i] == 'R') raw = true;
+    ++i;
+  }
+  if (i >= text.size()) return;
+  const char q = text[i];
+  size_t qlen = (i + 2 < text.size() && text[i + 1] == q && text[i + 2] == q) ? 3 : 1;
+  const size_t contentBegin = i + qlen;
+  size_t contentEnd = text.size();
+  if (contentEnd >= contentBegin + qlen) {
+    bool closed = true;
+    for (size_t k = 0; k < qlen; ++k) closed &= text[contentEnd - 1 - k] == q;
+    if (closed) contentEnd -= qlen;
+  }
+
+  std::string lit;
+  size_t litBegin = contentBegin;
+  auto flush = [&](size_t end) {
+    if (lit.empty()) return;
+    FStringPart p;
+    p.range = SourceRange(loc(litBegin), loc(end));
+    p.literal = raw ? lit : decodeEscapes(lit);
+    fs->parts.push_back(std::move(p));
+    lit.clear();
+  };
+  auto addLit = [&](size_t at, std::string_view s) {
+    if (lit.empty()) litBegin = at;
+    lit += s;
+  };
+
+  size_t k = contentBegin;
+  while (k < contentEnd) {
+    char c = text[k];
+    if (c == '\\' && !raw && k + 1 < contentEnd) {
+      addLit(k, text.substr(k, 2));
+      k += 2;
+      continue;
+    }
+    if (c == '}') {
+      if (k + 1 < contentEnd && text[k + 1] == '}') {
+        addLit(k, "}");
+        k += 2;
+        continue;
+      }
+      error(DiagID::err_parse_fstring_single_brace, SourceRange(loc(k), loc(k + 1))).fixitInsert(loc(k), "}");
+      ++k;
+      continue;
+    }
+    if (c != '{') {
+      addLit(k, text.substr(k, 1));
+      ++k;
+      continue;
+    }
+    if (k + 1 < contentEnd && text[k + 1] == '{') {
+      addLit(k, "{");
+      k += 2;
+      continue;
+    }
+    flush(k);
+    // A replacement field: the expression ends at a top-level '!' (not '!='), ':' or '}'.
+    const size_t fieldBegin = k++;
+    const size_t exprBegin = k;
+    int depth = 0;
+    char quote = 0;
+    for (; k < contentEnd; ++k) {
+      char d = text[k];
+      if (quote) {
+        if (d == quote) quote = 0;
+        continue;
+      }
+      if (d == '\'' || d == '"') {
+        quote = d;
+      } else if (d == '(' || d == '[' || d == '{') {
+        ++depth;
+      } else if ((d == ')' || d == ']' || d == '}') && depth > 0) {
+        --depth;
+      } else if (depth == 0 &&
+                 (d == '}' || d == ':' || (d == '!' && !(k + 1 < contentEnd && text[k + 1] == '=')))) {
+        break;
+      }
+    }
+    const size_t exprEnd = k;
+    FStringPart part;
+    bool blank = true;
+    for (size_t j = exprBegin; j < exprEnd; ++j)
+      if (text[j] != ' ' && text[j] != '\t' && text[j] != '\n' && text[j] != '\r') blank = false;
+    if (blank) {
+      size_t end = k < contentEnd ? k + 1 : k;
+      error(DiagID::err_parse_fstring_empty_expr, SourceRange(loc(fieldBegin), loc(end)));
+    } else {
+      SourceRange exprRange(loc(exprBegin), loc(exprEnd));
+      std::vector<Token> toks = lexFragment(sm_, exprRange, diags_);
+      Parser sub(toks, sm_, ctx_, diags_);
+      part.expr = sub.parseFieldExpr(exprRange);
+    }
+    if (k < contentEnd && text[k] == '!') {
+      size_t cb = ++k;
+      while (k < contentEnd && text[k] != ':' && text[k] != '}') ++k;
+      std::string_view conv = text.substr(cb, k - cb);
+      if (conv == "r" || conv == "s" || conv == "a")
+        part.conversion.assign(conv);
+      else
+        error(DiagID::err_parse_fstring_bad_conversion, SourceRange(loc(cb), loc(k > cb ? k : cb + 1)))
+            << std::string(conv);
+    }
+    if (k < contentEnd && text[k] == ':') {
+      size_t sb = ++k;
+      int nest = 0;
+      for (; k < contentEnd; ++k) {
+        if (text[k] == '{') ++nest;
+        else if (text[k] == '}' && nest-- == 0) break;
+      }
+      part.formatSpec.assign(text.substr(sb, k - sb));
+    }
+    if (k >= contentEnd) {
+      if (!blank)
+        error(DiagID::err_parse_fstring_unterminated_field, SourceRange(loc(fieldBegin), loc(fieldBegin + 1)))
+            .fixitInsert(loc(contentEnd), "}");
+      part.range = SourceRange(loc(fieldBegin), loc(contentEnd));
+      if (part.expr) fs->parts.push_back(std::move(part));
+      break;
+    }
+    ++k;  // '}'
+    part.range = SourceRange(loc(fieldBegin), loc(k));
+    if (part.expr) fs->parts.push_back(std::move(part));
+  }
+  flush(contentEnd);
+}
+
+}  // namespace tessera
