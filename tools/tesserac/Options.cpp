@@ -90,6 +90,12 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.errorLimit = static_cast<unsigned>(lim);
     } else if (a == "-Werror") {
       opts.warningsAsErrors = true;
+    // --- formatter (issue 7)
+    } else if (a == "--format") {
+      opts.format = true;
+    } else if (a == "-i") {
+      opts.formatInPlace = true;
+    // --- end formatter
     } else if (startsWith(a, "-") && a != "-") {
       error = "unknown option '" + std::string(a) + "' (see --help)";
       return false;
@@ -116,7 +122,8 @@ void printDriverHelp() {
       "  --diagnostics-format=F    text (default) or json (one object per line)\n"
       "  --color=auto|always|never colour diagnostics (auto: only on a terminal)\n"
       "  --error-limit=N           stop after N errors (0: no limit; default 20)\n"
-      "  -Werror                   treat warnings as errors\n");
+      "  -Werror                   treat warnings as errors\n"
+      "  --format [-i]             print the formatted source (-i: rewrite the file in place)\n");
 }
 
 }  // namespace tessera

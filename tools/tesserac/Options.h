@@ -21,6 +21,10 @@ struct DriverOptions {
   unsigned errorLimit = 20;
   bool warningsAsErrors = false;
   bool showHelp = false;
+  // --- formatter (issue 7): --format prints the formatted source, -i rewrites the file.
+  bool format = false;
+  bool formatInPlace = false;
+  // --- end formatter
 };
 
 // Returns false and sets `error` on a bad command line.

@@ -6,6 +6,7 @@
 
 #include "frontend/ASTDump.h"
 #include "frontend/Diagnostics.h"
+#include "frontend/Format.h"
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
 #include "llvm/Support/Process.h"
@@ -55,6 +56,33 @@ int run(const DriverOptions& opts) {
     diags.finish();
     return 1;
   }
+
+  // --- formatter (issue 7): --format [-i] formats the input and stops.
+  if (opts.format) {
+    FormatResult formatted = formatSource(sm.bufferText(file), opts.inputs[0]);
+    if (!formatted.ok) {
+      std::cerr << "tesserac: error: " << opts.inputs[0] << ": " << formatted.error << "\n";
+      return 1;
+    }
+    if (opts.formatInPlace) {
+      if (formatted.text == sm.bufferText(file)) return 0;
+      std::ofstream f(opts.inputs[0], std::ios::binary | std::ios::trunc);
+      f << formatted.text;
+      if (!f.flush()) {
+        std::cerr << "tesserac: error: cannot write '" << opts.inputs[0] << "'\n";
+        return 1;
+      }
+      return 0;
+    }
+    OutputFile fout;
+    if (!fout.open(opts.output, error)) {
+      std::cerr << "tesserac: error: " << error << "\n";
+      return 1;
+    }
+    fout.os() << formatted.text;
+    return 0;
+  }
+  // --- end formatter
 
   OutputFile out;
   if (!out.open(opts.output, error)) {
