@@ -1,0 +1,667 @@
+#include "ir/Verifier.h"
+
+#include <unordered_set>
+
+#include "ir/Uniformity.h"
+
+namespace tessera::ir {
+
+SourceLoc locationOf(const Operation* op) {
+  for (const Operation* p = op; p; p = p->parentOp())
+    if (p->loc.valid()) return p->loc;
+  return SourceLoc();
+}
+
+namespace {
+
+std::string typeList(const std::vector<Type>& ts) {
+  std::string s;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (i) s += ", ";
+    s += printType(ts[i]);
+  }
+  return s;
+}
+std::vector<Type> typesOf(const std::vector<Value*>& vs, size_t from = 0) {
+  std::vector<Type> ts;
+  for (size_t i = from; i < vs.size(); ++i) ts.push_back(vs[i]->type);
+  return ts;
+}
+std::vector<Type> resultTypes(const Operation* op) {
+  std::vector<Type> ts;
+  for (auto& r : op->results) ts.push_back(r->type);
+  return ts;
+}
+
+class Verifier;
+using Hook = bool (Verifier::*)(Operation*);
+
+class Verifier {
+public:
+  Verifier(Module& m, DiagnosticEngine& d) : m_(m), diags_(d) {}
+
+  bool run() {
+    std::unordered_set<std::string> names;
+    for (auto& op : m_.body().ops) {
+      if (op->id != OpId::TileFunc) {
+        report(op.get(), DiagID::err_ir_top_level_op) << op->name();
+        continue;
+      }
+      if (!names.insert(op->funcName()).second) report(op.get(), DiagID::err_ir_redefined_func) << op->funcName();
+    }
+    for (auto& op : m_.body().ops)
+      if (op->id == OpId::TileFunc) func(op.get());
+    return ok_;
+  }
+
+  // ---- hooks (named in Ops.def) ----
+  bool verifyConstant(Operation* op);
+  bool verifyBinaryInt(Operation* op);
+  bool verifyBinaryFloat(Operation* op);
+  bool verifyUnaryFloat(Operation* op);
+  bool verifyCmpI(Operation* op);
+  bool verifyCmpF(Operation* op);
+  bool verifySelect(Operation* op);
+  bool verifyConvert(Operation* op);
+  bool verifyUnaryAny(Operation* op);
+  bool verifyFma(Operation* op);
+  bool verifyIndexResult(Operation* op);
+  bool verifyNone(Operation* op);
+  bool verifyShuffle(Operation* op);
+  bool verifyCoopGroup(Operation* op);
+  bool verifyCoopUse(Operation* op);
+  bool verifyDim(Operation* op);
+  bool verifyLoad(Operation* op);
+  bool verifyStore(Operation* op);
+  bool verifySlice(Operation* op);
+  bool verifyMemReduce(Operation* op);
+  bool verifySmemAlloc(Operation* op);
+  bool verifySmemStage(Operation* op);
+  bool verifyAsyncCopy(Operation* op);
+  bool verifyAsyncWait(Operation* op);
+  bool verifyWaitPending(Operation* op);
+  bool verifyTileLoad(Operation* op);
+  bool verifyTileStore(Operation* op);
+  bool verifyBroadcast(Operation* op);
+  bool verifyDot(Operation* op);
+  bool verifyMma(Operation* op);
+  bool verifyTranspose(Operation* op);
+  bool verifySoftmax(Operation* op);
+  bool verifyTileReduce(Operation* op);
+  bool verifyFor(Operation* op);
+  bool verifyIf(Operation* op);
+  bool verifyWhile(Operation* op);
+  bool verifyCondition(Operation* op);
+  bool verifyFunc(Operation* op);
+  bool verifyCall(Operation* op);
+  bool verifyReturn(Operation* op);
+
+private:
+  Module& m_;
+  DiagnosticEngine& diags_;
+  bool ok_ = true;
+  Operation* func_ = nullptr;
+  std::unordered_set<const Value*> visible_;
+
+  DiagBuilder report(const Operation* op, DiagID id) {
+    ok_ = false;
+    return diags_.report(id, locationOf(op));
+  }
+
+  // ---- helpers for hooks ----
+  bool operandType(Operation* op, unsigned i, Type expected) {
+    if (op->operand(i)->type == expected) return true;
+    report(op, DiagID::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type)
+                                            << printType(expected);
+    return false;
+  }
+  bool operandIs(Operation* op, unsigned i, bool cond, std::string_view what) {
+    if (cond) return true;
+    report(op, DiagID::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type) << what;
+    return false;
+  }
+  bool resultType(Operation* op, unsigned i, Type expected) {
+    if (op->result(i)->type == expected) return true;
+    report(op, DiagID::err_ir_result_type) << op->name() << i << printType(op->result(i)->type)
+                                           << printType(expected);
+    return false;
+  }
+  bool resultIs(Operation* op, unsigned i, bool cond, std::string_view what) {
+    if (cond) return true;
+    report(op, DiagID::err_ir_result_type) << op->name() << i << printType(op->result(i)->type) << what;
+    return false;
+  }
+  bool badAttr(Operation* op, std::string_view name, std::string_view what) {
+    report(op, DiagID::err_ir_bad_attr) << op->name() << name << what;
+    return false;
+  }
+  bool strAttrIn(Operation* op, std::string_view name, std::initializer_list<const char*> options) {
+    const Attribute* a = op->attr(name);
+    std::string list;
+    for (const char* o : options) {
+      if (a && a->kind == AttrKind::String && a->s == o) return true;
+      list += list.empty() ? "" : ", ";
+      list += o;
+    }
+    return badAttr(op, name, "a string, one of " + list);
+  }
+  bool intAttrIn(Operation* op, std::string_view name, int64_t lo, int64_t hi, bool optional) {
+    const Attribute* a = op->attr(name);
+    if (!a && optional) return true;
+    if (a && a->kind == AttrKind::Int && a->i >= lo && a->i <= hi) return true;
+    return badAttr(op, name, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  bool shapesCompatible(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].isStatic() && b[i].isStatic() && a[i].size != b[i].size) return false;
+    return true;
+  }
+  bool shapeError(Operation* op, const std::vector<Dim>& a, const std::vector<Dim>& b) {
+    report(op, DiagID::err_ir_shape_mismatch) << op->name() << printShape(a) << printShape(b);
+    return false;
+  }
+  bool isIndexLike(Type t) { return isIndexOrInt(t); }
+  bool indices(Operation* op, unsigned first, Type view) {
+    unsigned n = op->numOperands() - first;
+    if (n != view->shape.size()) {
+      report(op, DiagID::err_ir_index_count) << op->name() << static_cast<unsigned>(view->shape.size()) << n;
+      return false;
+    }
+    for (unsigned i = first; i < op->numOperands(); ++i)
+      if (!operandIs(op, i, isIndexLike(op->operand(i)->type), "an integer or index")) return false;
+    return true;
+  }
+  bool isTileLike(Type t) { return t->kind == TypeKind::Tile || t->kind == TypeKind::Smem || t->kind == TypeKind::Frag; }
+  bool requireStaticTile(Operation* op, unsigned i, Type t) {
+    if (t->kind == TypeKind::Tile && staticElementCount(t) < 0)
+      return operandIs(op, i, false, "a tile of static shape");
+    return true;
+  }
+
+  // ---- structure ----
+
+  void func(Operation* f) {
+    func_ = f;
+    visible_.clear();
+    if (f->regions.size() != 1) {
+      report(f, DiagID::err_ir_region_count) << f->name() << 1 << static_cast<unsigned>(f->regions.size());
+      return;
+    }
+    const Attribute* rt = f->attr("result_types");
+    if (!rt || rt->kind != AttrKind::Array) {
+      badAttr(f, "result_types", "an array of types");
+      return;
+    }
+    for (const Attribute& a : rt->array)
+      if (a.kind != AttrKind::Type) {
+        badAttr(f, "result_types", "an array of types");
+        return;
+      }
+    verifyFunc(f);
+    region(f, 0);
+    if (!ok_) return;
+    UniformityResult u = analyzeUniformity(m_, f);
+    for (auto& v : u.violations) {
+      auto d = report(v.op, DiagID::err_ir_barrier_divergent);
+      d << v.op->name();
+      SourceLoc at = v.cause->defOp ? locationOf(v.cause->defOp) : locationOf(v.cause->ownerBlock->parentOp());
+      d.note(DiagID::note_ir_divergent_here, SourceRange(at, SourceLoc{at.offset + 1}));
+    }
+  }
+
+  const char* allowedTerminator(Operation* parent, unsigned regionIndex) {
+    switch (parent->id) {
+      case OpId::TileFunc: return "func.return";
+      case OpId::ScfWhile: return regionIndex == 0 ? "scf.condition" : "scf.yield";
+      default: return "scf.yield";
+    }
+  }
+
+  void region(Operation* parent, unsigned index) {
+    Block& b = parent->body(index);
+    std::vector<const Value*> added;
+    for (auto& a : b.args) {
+      visible_.insert(a.get());
+      added.push_back(a.get());
+    }
+    for (auto& op : b.ops) {
+      operation(op.get());
+      for (auto& r : op->results) {
+        visible_.insert(r.get());
+        added.push_back(r.get());
+      }
+    }
+    Operation* last = b.ops.empty() ? nullptr : b.ops.back().get();
+    if (!last || !last->has(T_Terminator)) {
+      report(last ? last : parent, DiagID::err_ir_missing_terminator) << parent->name();
+    } else if (std::string_view(last->name()) != allowedTerminator(parent, index)) {
+      report(last, DiagID::err_ir_wrong_terminator) << last->name() << parent->name();
+    }
+    for (const Value* v : added) visible_.erase(v);
+  }
+
+  void operation(Operation* op) {
+    const OpInfo& info = op->info();
+    unsigned nOps = op->numOperands(), nRes = op->numResults();
+    if (op->id == OpId::TileFunc) {
+      report(op, DiagID::err_ir_expected) << "an operation (functions are only allowed at the top level)"
+                                          << "tile.func";
+      return;
+    }
+    if (nOps < static_cast<unsigned>(info.minOperands) ||
+        (info.maxOperands >= 0 && nOps > static_cast<unsigned>(info.maxOperands))) {
+      std::string want = info.maxOperands < 0 ? "at least " + std::to_string(info.minOperands)
+                         : info.minOperands == info.maxOperands
+                             ? std::to_string(info.minOperands)
+                             : std::to_string(info.minOperands) + " to " + std::to_string(info.maxOperands);
+      report(op, DiagID::err_ir_operand_count) << op->name() << want << nOps;
+      return;
+    }
+    if (nRes < static_cast<unsigned>(info.minResults) ||
+        (info.maxResults >= 0 && nRes > static_cast<unsigned>(info.maxResults))) {
+      std::string want = info.maxResults < 0 ? "at least " + std::to_string(info.minResults)
+                         : info.minResults == info.maxResults
+                             ? std::to_string(info.minResults)
+                             : std::to_string(info.minResults) + " to " + std::to_string(info.maxResults);
+      report(op, DiagID::err_ir_result_count) << op->name() << want << nRes;
+      return;
+    }
+    if (op->regions.size() != static_cast<size_t>(info.numRegions)) {
+      report(op, DiagID::err_ir_region_count) << op->name() << info.numRegions
+                                              << static_cast<unsigned>(op->regions.size());
+      return;
+    }
+    for (unsigned i = 0; i < nOps; ++i)
+      if (!visible_.count(op->operand(i))) {
+        report(op, DiagID::err_ir_not_dominated) << i << op->name();
+        return;
+      }
+    if (op->has(T_Terminator) && op->parent && op->parent->ops.back().get() != op) {
+      report(op, DiagID::err_ir_misplaced_terminator) << op->name();
+      return;
+    }
+    if (op->has(T_NeedsGroup) && func_->hasAttr("kernel") && !func_->hasAttr("group"))
+      report(op, DiagID::err_ir_needs_group) << op->name() << func_->funcName();
+    static const Hook hooks[] = {
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) &Verifier::verify##VERIFY,
+#include "ir/Ops.def"
+    };
+    bool hookOk = (this->*hooks[static_cast<size_t>(op->id)])(op);
+    // Regions are checked after the op's own types (block arguments first).
+    if (!hookOk) return;
+    for (unsigned i = 0; i < op->regions.size(); ++i) region(op, i);
+  }
+
+  // Checks the block arguments of region `r` against `types`.
+  bool blockArgs(Operation* op, unsigned r, const std::vector<Type>& types) {
+    Block& b = op->body(r);
+    if (b.numArgs() != types.size()) {
+      report(op, DiagID::err_ir_block_args) << op->name() << static_cast<unsigned>(types.size()) << b.numArgs();
+      return false;
+    }
+    for (unsigned i = 0; i < types.size(); ++i)
+      if (b.arg(i)->type != types[i]) {
+        report(op, DiagID::err_ir_block_args)
+            << op->name() << "(" + typeList(types) + ")" << "(" + typeList(typesOf(argsOf(b))) + ")";
+        return false;
+      }
+    return true;
+  }
+  static std::vector<Value*> argsOf(Block& b) {
+    std::vector<Value*> vs;
+    for (auto& a : b.args) vs.push_back(a.get());
+    return vs;
+  }
+  // Checks the operands of the terminator of region `r` (from operand `from`) against `types`.
+  bool yields(Operation* op, unsigned r, const std::vector<Type>& types, size_t from = 0) {
+    Operation* t = op->body(r).terminator();
+    if (!t) return true;  // reported by region()
+    std::vector<Type> got = typesOf(t->operands, from);
+    if (got != types) {
+      report(t, DiagID::err_ir_yield_types) << t->name() << typeList(got) << op->name() << typeList(types);
+      return false;
+    }
+    return true;
+  }
+};
+
+// ---- hooks ----
+
+bool Verifier::verifyNone(Operation*) { return true; }
+
+bool Verifier::verifyConstant(Operation* op) {
+  const Attribute* a = op->attr("value");
+  Type t = op->result(0)->type;
+  if (!isScalar(t)) return resultIs(op, 0, false, "a scalar type");
+  bool isFloat = scalarClass(baseScalar(t)) == ScalarClass::Float;
+  if (!a || (isFloat ? a->kind != AttrKind::Float : a->kind != AttrKind::Int))
+    return badAttr(op, "value", isFloat ? "a float literal for a float type" : "an integer literal for an integer type");
+  if (scalarClass(baseScalar(t)) == ScalarClass::Bool && a->i != 0 && a->i != 1)
+    return badAttr(op, "value", "0 or 1 for i1");
+  return true;
+}
+
+bool Verifier::verifyBinaryInt(Operation* op) {
+  Type t = op->result(0)->type;
+  if (!resultIs(op, 0, isIntLike(t), "an integer scalar, tile or fragment")) return false;
+  return operandType(op, 0, t) && operandType(op, 1, t);
+}
+bool Verifier::verifyBinaryFloat(Operation* op) {
+  Type t = op->result(0)->type;
+  if (!resultIs(op, 0, isFloatLike(t), "a float scalar, tile or fragment")) return false;
+  return operandType(op, 0, t) && operandType(op, 1, t);
+}
+bool Verifier::verifyUnaryFloat(Operation* op) {
+  Type t = op->result(0)->type;
+  if (!resultIs(op, 0, isFloatLike(t), "a float scalar, tile or fragment")) return false;
+  return operandType(op, 0, t);
+}
+bool Verifier::verifyUnaryAny(Operation* op) {
+  Type t = op->result(0)->type;
+  if (!resultIs(op, 0, isFloatLike(t) || isIntLike(t), "a numeric scalar, tile or fragment")) return false;
+  return operandType(op, 0, t);
+}
+bool Verifier::verifyFma(Operation* op) {
+  Type t = op->result(0)->type;
+  if (!resultIs(op, 0, isFloatLike(t), "a float scalar, tile or fragment")) return false;
+  return operandType(op, 0, t) && operandType(op, 1, t) && operandType(op, 2, t);
+}
+
+// The i1 type matching the shape of `t` (i1 for scalars, !tile<i1, shape> for tiles).
+static Type boolLike(IRContext& ctx, Type t) {
+  if (isValueShaped(t)) return ctx.tile(ctx.i1(), t->shape);
+  return ctx.i1();
+}
+
+bool Verifier::verifyCmpI(Operation* op) {
+  if (!strAttrIn(op, "pred", {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"})) return false;
+  Type t = op->operand(0)->type;
+  if (!operandIs(op, 0, isIntLike(t), "an integer scalar or tile")) return false;
+  return operandType(op, 1, t) && resultType(op, 0, boolLike(m_.ctx(), t));
+}
+bool Verifier::verifyCmpF(Operation* op) {
+  if (!strAttrIn(op, "pred", {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une"})) return false;
+  Type t = op->operand(0)->type;
+  if (!operandIs(op, 0, isFloatLike(t), "a float scalar or tile")) return false;
+  return operandType(op, 1, t) && resultType(op, 0, boolLike(m_.ctx(), t));
+}
+bool Verifier::verifySelect(Operation* op) {
+  Type t = op->result(0)->type;
+  Type c = op->operand(0)->type;
+  if (!operandIs(op, 0, c == m_.ctx().i1() || c == boolLike(m_.ctx(), t), "i1 (or a tile of i1)")) return false;
+  return operandType(op, 1, t) && operandType(op, 2, t);
+}
+bool Verifier::verifyConvert(Operation* op) {
+  Type a = op->operand(0)->type, r = op->result(0)->type;
+  bool ok = (isScalar(a) && isScalar(r)) ||
+            (isValueShaped(a) && isValueShaped(r) && a->kind == r->kind && a->shape == r->shape);
+  if (!ok) return resultIs(op, 0, false, "a scalar, or a tile/fragment of the operand's shape");
+  if (op->hasAttr("round") && !strAttrIn(op, "round", {"nearest_even", "toward_zero", "stochastic"})) return false;
+  return true;
+}
+
+bool Verifier::verifyIndexResult(Operation* op) { return resultType(op, 0, m_.ctx().index()); }
+
+bool Verifier::verifyShuffle(Operation* op) {
+  if (!strAttrIn(op, "mode", {"down", "up", "xor", "idx"})) return false;
+  Type t = op->operand(0)->type;
+  if (!operandIs(op, 0, isScalar(t), "a scalar")) return false;
+  if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
+  return resultType(op, 0, t);
+}
+bool Verifier::verifyCoopGroup(Operation* op) {
+  if (!intAttrIn(op, "size", 1, 1024, false)) return false;
+  return resultType(op, 0, m_.ctx().cgroup(op->intAttr("size", 0)));
+}
+bool Verifier::verifyCoopUse(Operation* op) {
+  if (!operandIs(op, 0, op->operand(0)->type->kind == TypeKind::CGroup, "a cooperative group (!cgroup<N>)"))
+    return false;
+  return op->numResults() == 0 || resultType(op, 0, m_.ctx().index());
+}
+
+bool Verifier::verifyDim(Operation* op) {
+  Type v = op->operand(0)->type;
+  if (!operandIs(op, 0, isView(v) || isValueShaped(v), "a view or tile")) return false;
+  if (!intAttrIn(op, "axis", 0, static_cast<int64_t>(v->shape.size()) - 1, false)) return false;
+  return resultType(op, 0, m_.ctx().index());
+}
+bool Verifier::verifyLoad(Operation* op) {
+  Type v = op->operand(0)->type;
+  if (!operandIs(op, 0, isView(v), "a view (!tensor or !smem)")) return false;
+  if (!indices(op, 1, v)) return false;
+  return resultType(op, 0, v->elem);
+}
+bool Verifier::verifyStore(Operation* op) {
+  Type v = op->operand(1)->type;
+  if (!operandIs(op, 1, isView(v), "a view (!tensor or !smem)")) return false;
+  if (v->kind == TypeKind::Tensor && v->access == Access::Read) {
+    report(op, DiagID::err_ir_store_readonly) << op->name() << printType(v);
+    return false;
+  }
+  if (!indices(op, 2, v)) return false;
+  return operandType(op, 0, v->elem);
+}
+bool Verifier::verifySlice(Operation* op) {
+  Type v = op->operand(0)->type;
+  if (!operandIs(op, 0, isView(v), "a view (!tensor or !smem)")) return false;
+  if (!indices(op, 1, v)) return false;
+  const Attribute* sizes = op->attr("sizes");
+  if (!sizes || sizes->kind != AttrKind::Array || sizes->array.size() != v->shape.size())
+    return badAttr(op, "sizes", "an array of " + std::to_string(v->shape.size()) + " non-negative integers");
+  std::vector<Dim> shape;
+  for (const Attribute& a : sizes->array) {
+    if (a.kind != AttrKind::Int || a.i < 0)
+      return badAttr(op, "sizes", "an array of " + std::to_string(v->shape.size()) + " non-negative integers");
+    shape.push_back(Dim{a.i, {}});
+  }
+  return resultType(op, 0, m_.ctx().withShape(v, shape));
+}
+bool Verifier::verifyMemReduce(Operation* op) {
+  if (!strAttrIn(op, "kind", {"sum", "max", "min"})) return false;
+  Type v = op->operand(0)->type;
+  if (!operandIs(op, 0, isView(v), "a view (!tensor or !smem)")) return false;
+  return resultType(op, 0, v->elem);
+}
+bool Verifier::verifySmemAlloc(Operation* op) {
+  Type t = op->result(0)->type;
+  if (!resultIs(op, 0, t->kind == TypeKind::Smem && staticElementCount(t) >= 0, "a shared buffer of static shape"))
+    return false;
+  if (op->parent != &func_->body()) {
+    report(op, DiagID::err_ir_smem_not_top);
+    return false;
+  }
+  if (!intAttrIn(op, "offset", 0, INT32_MAX, true)) return false;
+  if (!intAttrIn(op, "align", 1, 1024, true)) return false;
+  return true;
+}
+bool Verifier::verifySmemStage(Operation* op) {
+  Type b = op->operand(0)->type;
+  if (!operandIs(op, 0, b->kind == TypeKind::Smem && b->shape.size() >= 2, "a shared buffer of rank >= 2"))
+    return false;
+  if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
+  return resultType(op, 0, m_.ctx().withShape(b, std::vector<Dim>(b->shape.begin() + 1, b->shape.end())));
+}
+bool Verifier::verifyAsyncCopy(Operation* op) {
+  Type dst = op->operand(0)->type, src = op->operand(1)->type;
+  bool dstShared = dst->kind == TypeKind::Smem || (dst->kind == TypeKind::Tensor && dst->space == MemSpace::Shared);
+  if (!dstShared) {
+    report(op, DiagID::err_ir_memory_space) << op->name() << 0 << "shared" << printType(dst);
+    return false;
+  }
+  if (src->kind != TypeKind::Tensor || src->space != MemSpace::Global) {
+    report(op, DiagID::err_ir_memory_space) << op->name() << 1 << "global" << printType(src);
+    return false;
+  }
+  if (dst->elem != src->elem) return operandIs(op, 1, false, "a view with element type " + printType(dst->elem));
+  int64_t a = staticElementCount(dst), b = staticElementCount(src);
+  if (a >= 0 && b >= 0 && a != b) return shapeError(op, dst->shape, src->shape);
+  return resultType(op, 0, m_.ctx().token());
+}
+bool Verifier::verifyAsyncWait(Operation* op) {
+  for (unsigned i = 0; i < op->numOperands(); ++i)
+    if (!operandType(op, i, m_.ctx().token())) return false;
+  return true;
+}
+bool Verifier::verifyWaitPending(Operation* op) { return intAttrIn(op, "pending", 0, 64, false); }
+
+bool Verifier::verifyTileLoad(Operation* op) {
+  Type v = op->operand(0)->type;
+  if (!operandIs(op, 0, isView(v) && staticElementCount(v) >= 0, "a view of static shape")) return false;
+  return resultType(op, 0, m_.ctx().tile(v->elem, v->shape));
+}
+bool Verifier::verifyTileStore(Operation* op) {
+  Type t = op->operand(0)->type, v = op->operand(1)->type;
+  if (!operandIs(op, 0, isValueShaped(t), "a tile or fragment")) return false;
+  if (!operandIs(op, 1, isView(v), "a view (!tensor or !smem)")) return false;
+  if (v->kind == TypeKind::Tensor && v->access == Access::Read) {
+    report(op, DiagID::err_ir_store_readonly) << op->name() << printType(v);
+    return false;
+  }
+  if (!shapesCompatible(t->shape, v->shape)) return shapeError(op, t->shape, v->shape);
+  if (t->elem != v->elem) return operandIs(op, 0, false, "a tile with element type " + printType(v->elem));
+  return true;
+}
+bool Verifier::verifyBroadcast(Operation* op) {
+  Type a = op->operand(0)->type, r = op->result(0)->type;
+  if (!resultIs(op, 0, isValueShaped(r) && staticElementCount(r) >= 0, "a tile or fragment of static shape"))
+    return false;
+  if (isScalar(a)) return operandType(op, 0, r->elem);
+  if (!operandIs(op, 0, a->kind == TypeKind::Tile && a->elem == r->elem, "a scalar or tile of " + printType(r->elem)))
+    return false;
+  // numpy rules: trailing extents equal or 1.
+  if (a->shape.size() > r->shape.size()) return shapeError(op, a->shape, r->shape);
+  size_t off = r->shape.size() - a->shape.size();
+  for (size_t i = 0; i < a->shape.size(); ++i) {
+    const Dim& d = a->shape[i];
+    if (d.isStatic() && d.size != 1 && !(d == r->shape[off + i])) return shapeError(op, a->shape, r->shape);
+  }
+  return true;
+}
+bool Verifier::verifyDot(Operation* op) {
+  Type a = op->operand(0)->type, b = op->operand(1)->type, r = op->result(0)->type;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
+  if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->shape.size() == 2 && isFloatLike(r) == isFloatLike(a),
+                "a rank-2 tile"))
+    return false;
+  if (!shapesCompatible({a->shape[1]}, {b->shape[0]})) return shapeError(op, a->shape, b->shape);
+  if (!shapesCompatible({a->shape[0], b->shape[1]}, r->shape))
+    return shapeError(op, {a->shape[0], b->shape[1]}, r->shape);
+  if (op->numOperands() == 3) return operandType(op, 2, r);
+  return true;
+}
+bool Verifier::verifyMma(Operation* op) {
+  Type a = op->operand(0)->type, b = op->operand(1)->type, c = op->operand(2)->type;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
+  if (!operandIs(op, 2, c->kind == TypeKind::Frag && c->role == FragRole::Acc && c->shape.size() == 2,
+                 "an accumulator fragment (!frag<T, [M, N], acc>)"))
+    return false;
+  if (!shapesCompatible({a->shape[1]}, {b->shape[0]})) return shapeError(op, a->shape, b->shape);
+  if (!shapesCompatible({a->shape[0], b->shape[1]}, c->shape))
+    return shapeError(op, {a->shape[0], b->shape[1]}, c->shape);
+  return resultType(op, 0, c);
+}
+bool Verifier::verifyTranspose(Operation* op) {
+  Type a = op->operand(0)->type;
+  if (!operandIs(op, 0, a->kind == TypeKind::Tile && a->shape.size() == 2, "a rank-2 tile")) return false;
+  return resultType(op, 0, m_.ctx().tile(a->elem, {a->shape[1], a->shape[0]}));
+}
+bool Verifier::verifySoftmax(Operation* op) {
+  Type a = op->operand(0)->type;
+  if (!operandIs(op, 0, a->kind == TypeKind::Tile && isFloatLike(a), "a float tile")) return false;
+  int64_t rank = static_cast<int64_t>(a->shape.size());
+  if (!intAttrIn(op, "axis", -rank, rank - 1, true)) return false;
+  return resultType(op, 0, a);
+}
+bool Verifier::verifyTileReduce(Operation* op) {
+  if (!strAttrIn(op, "kind", {"sum", "max", "min"})) return false;
+  Type a = op->operand(0)->type;
+  if (!operandIs(op, 0, a->kind == TypeKind::Tile && !a->shape.empty(), "a tile")) return false;
+  int64_t rank = static_cast<int64_t>(a->shape.size());
+  if (!intAttrIn(op, "axis", -rank, rank - 1, false)) return false;
+  int64_t axis = op->intAttr("axis", 0);
+  if (axis < 0) axis += rank;
+  std::vector<Dim> shape = a->shape;
+  shape.erase(shape.begin() + axis);
+  return resultType(op, 0, shape.empty() ? a->elem : m_.ctx().tile(a->elem, shape));
+}
+
+bool Verifier::verifyFor(Operation* op) {
+  Type iv = op->operand(0)->type;
+  if (!operandIs(op, 0, isIndexOrInt(iv), "an integer or index")) return false;
+  if (!operandType(op, 1, iv) || !operandType(op, 2, iv)) return false;
+  std::vector<Type> inits = typesOf(op->operands, 3);
+  if (inits.size() != op->numResults()) {
+    report(op, DiagID::err_ir_result_count) << op->name() << static_cast<unsigned>(inits.size()) << op->numResults();
+    return false;
+  }
+  for (unsigned i = 0; i < inits.size(); ++i)
+    if (!resultType(op, i, inits[i])) return false;
+  if (!intAttrIn(op, "prefetch", 1, 16, true) || !intAttrIn(op, "stages", 1, 16, true)) return false;
+  std::vector<Type> args = {iv};
+  args.insert(args.end(), inits.begin(), inits.end());
+  return blockArgs(op, 0, args) && yields(op, 0, inits);
+}
+bool Verifier::verifyIf(Operation* op) {
+  if (!operandType(op, 0, m_.ctx().i1())) return false;
+  std::vector<Type> rs = resultTypes(op);
+  return blockArgs(op, 0, {}) && blockArgs(op, 1, {}) && yields(op, 0, rs) && yields(op, 1, rs);
+}
+bool Verifier::verifyWhile(Operation* op) {
+  std::vector<Type> inits = typesOf(op->operands);
+  std::vector<Type> rs = resultTypes(op);
+  if (!blockArgs(op, 0, inits) || !blockArgs(op, 1, rs)) return false;
+  return yields(op, 0, rs, 1) && yields(op, 1, inits);
+}
+bool Verifier::verifyCondition(Operation* op) { return operandType(op, 0, m_.ctx().i1()); }
+
+bool Verifier::verifyFunc(Operation* op) {
+  if (const Attribute* g = op->attr("group")) {
+    bool ok = g->kind == AttrKind::Array && !g->array.empty() && g->array.size() <= 3;
+    for (const Attribute& e : g->array) ok = ok && e.kind == AttrKind::Int && e.i > 0 && e.i <= 1024;
+    if (!ok) return badAttr(op, "group", "an array of 1 to 3 extents in [1, 1024]");
+  }
+  if (!intAttrIn(op, "shared", 0, INT32_MAX, true)) return false;
+  return true;
+}
+bool Verifier::verifyReturn(Operation* op) {
+  std::vector<Type> want = func_->funcResultTypes();
+  std::vector<Type> got = typesOf(op->operands);
+  if (got != want) {
+    report(op, DiagID::err_ir_return_types) << typeList(got) << func_->funcName() << typeList(want);
+    return false;
+  }
+  return true;
+}
+bool Verifier::verifyCall(Operation* op) {
+  const Attribute* c = op->attr("callee");
+  if (!c || c->kind != AttrKind::Symbol) return badAttr(op, "callee", "a function symbol (@name)");
+  Operation* callee = m_.lookupFunc(c->s);
+  if (!callee) {
+    report(op, DiagID::err_ir_unknown_callee) << c->s;
+    return false;
+  }
+  std::vector<Type> params;
+  if (!callee->regions.empty())
+    for (auto& a : callee->body().args) params.push_back(a->type);
+  std::vector<Type> got = typesOf(op->operands);
+  if (got != params) {
+    report(op, DiagID::err_ir_call_signature) << c->s << typeList(got) << typeList(params);
+    return false;
+  }
+  std::vector<Type> want = callee->funcResultTypes();
+  if (resultTypes(op) != want) {
+    report(op, DiagID::err_ir_result_count) << op->name() << "(" + typeList(want) + ")"
+                                            << "(" + typeList(resultTypes(op)) + ")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool verifyModule(Module& m, DiagnosticEngine& diags) { return Verifier(m, diags).run(); }
+
+}  // namespace tessera::ir
