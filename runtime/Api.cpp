@@ -1,0 +1,251 @@
+//===- Api.cpp - The C API: argument checks, then the active backend -------------------------===//
+#include "runtime/Backend.h"
+#include "runtime/Device.h"
+#include "runtime/LaunchChecks.h"
+#include "runtime/Status.h"
+
+#include <mutex>
+#include <unordered_set>
+
+using namespace tessera::rt;
+
+namespace {
+
+// Live handles of one kind, so a destroyed or foreign handle is an error, not a crash.
+class HandleSet {
+public:
+  void add(void *h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(h);
+  }
+  bool remove(void *h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.erase(h) != 0;
+  }
+  bool contains(void *h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.count(h) != 0;
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_set<void *> live_;
+};
+
+HandleSet &streams() {
+  static HandleSet *s = new HandleSet;
+  return *s;
+}
+HandleSet &events() {
+  static HandleSet *s = new HandleSet;
+  return *s;
+}
+HandleSet &graphs() {
+  static HandleSet *s = new HandleSet;
+  return *s;
+}
+
+#define GET_BACKEND(b)                                                                             \
+  Backend *b = nullptr;                                                                            \
+  TESSERA_TRY(activeBackend(b))
+
+// A null stream is the default stream; anything else must be live.
+tessera_status checkStream(const char *fn, tessera_stream s) {
+  if (s && !streams().contains(s))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, fn, ": unknown or destroyed stream");
+  return TESSERA_SUCCESS;
+}
+tessera_status checkEvent(const char *fn, tessera_event e) {
+  if (!e || !events().contains(e))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, fn, ": null, unknown or destroyed event");
+  return TESSERA_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+tessera_status tessera_init(void) {
+  GET_BACKEND(b);
+  (void)b;
+  return TESSERA_SUCCESS;
+}
+
+tessera_status tessera_get_device_kind(tessera_device_kind *out) {
+  if (!out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_get_device_kind: null output");
+  GET_BACKEND(b);
+  *out = b->kind();
+  return TESSERA_SUCCESS;
+}
+
+const char *tessera_device_name(void) {
+  static thread_local std::string name;
+  Backend *b = nullptr;
+  name = activeBackend(b) == TESSERA_SUCCESS ? b->name() : "no device";
+  return name.c_str();
+}
+
+const char *tessera_gpu_unavailable_reason(void) { return gpuUnavailableReason().c_str(); }
+
+tessera_status tessera_malloc(void **ptr, size_t bytes) {
+  if (!ptr)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_malloc: null output pointer");
+  *ptr = nullptr;
+  GET_BACKEND(b);
+  return b->allocate(ptr, bytes);
+}
+
+tessera_status tessera_free(void *ptr) {
+  if (!ptr)
+    return TESSERA_SUCCESS; // like free(NULL)
+  GET_BACKEND(b);
+  return b->release(ptr);
+}
+
+tessera_status tessera_memcpy(void *dst, const void *src, size_t bytes) {
+  if (!bytes)
+    return TESSERA_SUCCESS;
+  if (!dst || !src)
+    return fail(TESSERA_ERROR_NULL_POINTER, "tessera_memcpy: null ", dst ? "source" : "destination");
+  GET_BACKEND(b);
+  return b->copy(dst, src, bytes, nullptr, false);
+}
+
+tessera_status tessera_memcpy_async(void *dst, const void *src, size_t bytes, tessera_stream stream) {
+  TESSERA_TRY(checkStream("tessera_memcpy_async", stream));
+  if (!bytes)
+    return TESSERA_SUCCESS;
+  if (!dst || !src)
+    return fail(TESSERA_ERROR_NULL_POINTER, "tessera_memcpy_async: null ", dst ? "source" : "destination");
+  GET_BACKEND(b);
+  return b->copy(dst, src, bytes, stream, true);
+}
+
+tessera_status tessera_memset(void *dst, int value, size_t bytes) {
+  if (!bytes)
+    return TESSERA_SUCCESS;
+  if (!dst)
+    return fail(TESSERA_ERROR_NULL_POINTER, "tessera_memset: null destination");
+  GET_BACKEND(b);
+  return b->fill(dst, value, bytes);
+}
+
+tessera_status tessera_stream_create(tessera_stream *out) {
+  if (!out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_stream_create: null output");
+  GET_BACKEND(b);
+  TESSERA_TRY(b->streamCreate(out));
+  streams().add(*out);
+  return TESSERA_SUCCESS;
+}
+
+tessera_status tessera_stream_destroy(tessera_stream stream) {
+  if (!stream || !streams().remove(stream))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_stream_destroy: null, unknown or destroyed stream");
+  GET_BACKEND(b);
+  return b->streamDestroy(stream);
+}
+
+tessera_status tessera_stream_synchronize(tessera_stream stream) {
+  TESSERA_TRY(checkStream("tessera_stream_synchronize", stream));
+  GET_BACKEND(b);
+  return b->streamSynchronize(stream);
+}
+
+tessera_status tessera_synchronize(void) {
+  GET_BACKEND(b);
+  return b->synchronize();
+}
+
+tessera_status tessera_event_create(tessera_event *out) {
+  if (!out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_event_create: null output");
+  GET_BACKEND(b);
+  TESSERA_TRY(b->eventCreate(out));
+  events().add(*out);
+  return TESSERA_SUCCESS;
+}
+
+tessera_status tessera_event_destroy(tessera_event event) {
+  if (!event || !events().remove(event))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_event_destroy: null, unknown or destroyed event");
+  GET_BACKEND(b);
+  return b->eventDestroy(event);
+}
+
+tessera_status tessera_event_record(tessera_event event, tessera_stream stream) {
+  TESSERA_TRY(checkEvent("tessera_event_record", event));
+  TESSERA_TRY(checkStream("tessera_event_record", stream));
+  GET_BACKEND(b);
+  return b->eventRecord(event, stream);
+}
+
+tessera_status tessera_event_synchronize(tessera_event event) {
+  TESSERA_TRY(checkEvent("tessera_event_synchronize", event));
+  GET_BACKEND(b);
+  return b->eventSynchronize(event);
+}
+
+tessera_status tessera_stream_wait_event(tessera_stream stream, tessera_event event) {
+  TESSERA_TRY(checkStream("tessera_stream_wait_event", stream));
+  TESSERA_TRY(checkEvent("tessera_stream_wait_event", event));
+  GET_BACKEND(b);
+  return b->streamWaitEvent(stream, event);
+}
+
+tessera_status tessera_event_elapsed_ms(float *ms, tessera_event start, tessera_event end) {
+  if (!ms)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_event_elapsed_ms: null output");
+  TESSERA_TRY(checkEvent("tessera_event_elapsed_ms", start));
+  TESSERA_TRY(checkEvent("tessera_event_elapsed_ms", end));
+  GET_BACKEND(b);
+  return b->eventElapsed(ms, start, end);
+}
+
+tessera_status tessera_stream_begin_capture(tessera_stream stream) {
+  if (!stream)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT,
+                "tessera_stream_begin_capture: the default stream cannot capture; create a stream");
+  TESSERA_TRY(checkStream("tessera_stream_begin_capture", stream));
+  GET_BACKEND(b);
+  return b->beginCapture(stream);
+}
+
+tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph *out) {
+  if (!stream || !out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_stream_end_capture: null ",
+                stream ? "output" : "stream");
+  TESSERA_TRY(checkStream("tessera_stream_end_capture", stream));
+  GET_BACKEND(b);
+  TESSERA_TRY(b->endCapture(stream, out));
+  graphs().add(*out);
+  return TESSERA_SUCCESS;
+}
+
+tessera_status tessera_graph_launch(tessera_graph graph, tessera_stream stream) {
+  if (!graph || !graphs().contains(graph))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_launch: null, unknown or destroyed graph");
+  TESSERA_TRY(checkStream("tessera_graph_launch", stream));
+  GET_BACKEND(b);
+  return b->graphLaunch(graph, stream);
+}
+
+tessera_status tessera_graph_destroy(tessera_graph graph) {
+  if (!graph || !graphs().remove(graph))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_destroy: null, unknown or destroyed graph");
+  GET_BACKEND(b);
+  return b->graphDestroy(graph);
+}
+
+tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                              const tessera_arg *args, uint32_t num_args) {
+  GET_BACKEND(b);
+  if (opts)
+    TESSERA_TRY(checkStream("tessera_launch", opts->stream));
+  LaunchPlan plan;
+  TESSERA_TRY(planLaunch(kernel, opts, args, num_args, *b, plan));
+  return b->launch(plan, opts ? opts->stream : nullptr);
+}
+
+} // extern "C"

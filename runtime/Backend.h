@@ -1,0 +1,72 @@
+//===- Backend.h - What a device (GPU or CPU executor) provides -------------------*- C++ -*-===//
+//
+// The C API (Api.cpp) checks arguments and dispatches to the one active Backend chosen by
+// Device.cpp. Handles handed to users derive from the opaque C types so each backend can
+// recover its own objects.
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_BACKEND_H
+#define TESSERA_RUNTIME_BACKEND_H
+
+#include "runtime/LaunchPlan.h"
+#include "tessera/runtime.h"
+
+#include <cstddef>
+#include <string>
+
+struct tessera_stream_t {
+  virtual ~tessera_stream_t() = default;
+};
+struct tessera_event_t {
+  virtual ~tessera_event_t() = default;
+};
+struct tessera_graph_t {
+  virtual ~tessera_graph_t() = default;
+};
+
+namespace tessera::rt {
+
+struct DeviceLimits {
+  uint32_t maxGroupTiles = 1024;
+  uint32_t maxGroupDim[3] = {1024, 1024, 64};
+  uint32_t maxGrid[3] = {2147483647u, 65535u, 65535u};
+  uint64_t maxSharedBytes = 227 * 1024; // opt-in maximum per group (Hopper)
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual tessera_device_kind kind() const = 0;
+  virtual std::string name() const = 0;
+  virtual const DeviceLimits &limits() const = 0;
+
+  // Whether the kernel can read `ptr` (a non-empty tensor's data); on failure `why` says why.
+  virtual bool pointerUsable(const void *ptr, std::string &why) = 0;
+  // Runs or enqueues a checked plan (on CPU: runs it now, or records it while capturing).
+  virtual tessera_status launch(const LaunchPlan &plan, tessera_stream stream) = 0;
+
+  virtual tessera_status allocate(void **ptr, size_t bytes) = 0;
+  virtual tessera_status release(void *ptr) = 0;
+  virtual tessera_status copy(void *dst, const void *src, size_t bytes, tessera_stream stream,
+                              bool async) = 0;
+  virtual tessera_status fill(void *dst, int value, size_t bytes) = 0;
+  virtual tessera_status synchronize() = 0;
+
+  virtual tessera_status streamCreate(tessera_stream *out) = 0;
+  virtual tessera_status streamDestroy(tessera_stream stream) = 0;
+  virtual tessera_status streamSynchronize(tessera_stream stream) = 0;
+  virtual tessera_status eventCreate(tessera_event *out) = 0;
+  virtual tessera_status eventDestroy(tessera_event event) = 0;
+  virtual tessera_status eventRecord(tessera_event event, tessera_stream stream) = 0;
+  virtual tessera_status eventSynchronize(tessera_event event) = 0;
+  virtual tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) = 0;
+  virtual tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) = 0;
+  virtual tessera_status beginCapture(tessera_stream stream) = 0;
+  virtual tessera_status endCapture(tessera_stream stream, tessera_graph *out) = 0;
+  virtual tessera_status graphLaunch(tessera_graph graph, tessera_stream stream) = 0;
+  virtual tessera_status graphDestroy(tessera_graph graph) = 0;
+};
+
+} // namespace tessera::rt
+
+#endif

@@ -1,0 +1,24 @@
+//===- Device.h - Choosing the active backend -------------------------------------*- C++ -*-===//
+//
+// The first runtime call picks the device once for the process: TESSERA_DEVICE=cpu|gpu, or by
+// default the GPU when one is usable and the CPU executor otherwise.
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_DEVICE_H
+#define TESSERA_RUNTIME_DEVICE_H
+
+#include "runtime/Backend.h"
+
+#include <string>
+
+namespace tessera::rt {
+
+// The active backend; on failure (e.g. TESSERA_DEVICE=gpu without a GPU) every call returns
+// the same status and message.
+tessera_status activeBackend(Backend *&out);
+// Why the GPU is not the active device ("" when it is).
+const std::string &gpuUnavailableReason();
+
+} // namespace tessera::rt
+
+#endif

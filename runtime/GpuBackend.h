@@ -1,0 +1,18 @@
+//===- GpuBackend.h - NVIDIA GPUs through the CUDA driver API ---------------------*- C++ -*-===//
+#ifndef TESSERA_RUNTIME_GPUBACKEND_H
+#define TESSERA_RUNTIME_GPUBACKEND_H
+
+#include "runtime/Backend.h"
+
+#include <memory>
+#include <string>
+
+namespace tessera::rt {
+
+// The GPU backend on device 0's primary context, or null with `why` saying why it is unusable
+// (built without CUDA headers, no driver, no device, initialisation failed).
+std::unique_ptr<Backend> createGpuBackend(std::string &why);
+
+} // namespace tessera::rt
+
+#endif

@@ -1,0 +1,45 @@
+//===- LaunchPlan.h - A checked launch, ready for a backend ----------------------*- C++ -*-===//
+//
+// LaunchChecks turns (kernel, options, args) into a LaunchPlan or an error; backends only run
+// plans. A plan owns copies of its arguments so a captured launch can be replayed later.
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_LAUNCHPLAN_H
+#define TESSERA_RUNTIME_LAUNCHPLAN_H
+
+#include "tessera/runtime.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace tessera::rt {
+
+// Tiles per hardware group that the runtime picks for kernels without a group shape.
+constexpr uint32_t kDefaultGroupTiles = 256;
+
+struct LaunchPlan {
+  const tessera_kernel_desc *kernel = nullptr;
+  const tessera_module_desc *module = nullptr;
+  // Per parameter: the argument block for tensors, the scalar bits for scalars.
+  std::vector<tessera_kernel_tensor> tensors;
+  std::vector<std::array<uint8_t, 8>> scalars;
+  std::vector<int64_t> symbols; // bound symbol values
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t group[3] = {1, 1, 1};
+  uint64_t groups = 0;       // product of grid
+  uint32_t groupTiles = 0;   // product of group
+  int64_t launchTiles = 0;   // tiles that run; < groups*groupTiles only for ungrouped defaults
+  uint64_t sharedBytes = 0;  // kernel's + dynamic
+  // argPtrs[i] points at parameter i's storage; the last entry at launchTiles.
+  std::vector<void *> argPtrs;
+
+  LaunchPlan() = default;
+  LaunchPlan(const LaunchPlan &o) { *this = o; }
+  LaunchPlan &operator=(const LaunchPlan &o);
+  void buildArgPtrs();
+};
+
+} // namespace tessera::rt
+
+#endif

@@ -1,0 +1,177 @@
+//===- Registry.cpp - Module registration and lookup ----------------------------------------===//
+#include "runtime/Registry.h"
+#include "runtime/Status.h"
+#include "runtime/TensorView.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tessera::rt {
+
+Registry &Registry::instance() {
+  static Registry *registry = new Registry; // never destroyed: modules unregister at exit
+  return *registry;
+}
+
+static tessera_status validateKernel(const tessera_module_desc *m, const tessera_kernel_desc &k) {
+  const char *kname = k.name ? k.name : "<unnamed>";
+  auto bad = [&](auto... parts) {
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': kernel '", kname, "': ",
+                parts...);
+  };
+  if (k.struct_size != sizeof(tessera_kernel_desc))
+    return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name, "': kernel '", kname,
+                "': descriptor size ", k.struct_size, ", runtime expects ", sizeof(tessera_kernel_desc));
+  if (!k.name || !*k.name)
+    return bad("kernel without a name");
+  if (k.num_params && !k.params)
+    return bad("num_params is ", k.num_params, " but params is null");
+  if (k.num_symbols && !k.symbols)
+    return bad("num_symbols is ", k.num_symbols, " but symbols is null");
+  if (k.grid_symbol >= static_cast<int32_t>(k.num_symbols) || k.grid_symbol < -1)
+    return bad("grid_symbol ", k.grid_symbol, " is out of range");
+  if (k.flags & TESSERA_KERNEL_GROUPED)
+    for (uint32_t g : k.group_shape)
+      if (g == 0)
+        return bad("grouped kernel with a zero group dimension");
+  for (uint32_t i = 0; i < k.num_params; ++i) {
+    const tessera_param_desc &p = k.params[i];
+    const char *pname = p.name ? p.name : "<unnamed>";
+    if (!p.name)
+      return bad("parameter ", i, " has no name");
+    if (!isValidDtype(p.dtype))
+      return bad("parameter '", pname, "': invalid dtype ", p.dtype);
+    if (p.kind == TESSERA_PARAM_SCALAR)
+      continue;
+    if (p.kind != TESSERA_PARAM_TENSOR)
+      return bad("parameter '", pname, "': invalid kind ", p.kind);
+    if (p.rank < 0 || p.rank > TESSERA_MAX_RANK)
+      return bad("parameter '", pname, "': rank ", p.rank, " outside 0..", TESSERA_MAX_RANK);
+    if (p.rank && !p.extents)
+      return bad("parameter '", pname, "': no extents");
+    for (int32_t d = 0; d < p.rank; ++d) {
+      const tessera_extent &e = p.extents[d];
+      bool symOk = e.symbol >= 0 && static_cast<uint32_t>(e.symbol) < k.num_symbols;
+      if (e.kind == TESSERA_EXTENT_SYMBOL && !symOk)
+        return bad("parameter '", pname, "': dimension ", d, " names symbol ", e.symbol,
+                   " of ", k.num_symbols);
+      if (e.kind == TESSERA_EXTENT_EXPR) {
+        if (!e.expr || !e.expr_len)
+          return bad("parameter '", pname, "': dimension ", d, " has an empty expression");
+        for (uint32_t j = 0; j < e.expr_len; ++j)
+          if (e.expr[j].op == TESSERA_EXPR_SYMBOL &&
+              (e.expr[j].symbol < 0 || static_cast<uint32_t>(e.expr[j].symbol) >= k.num_symbols))
+            return bad("parameter '", pname, "': dimension ", d, " expression names symbol ",
+                       e.expr[j].symbol, " of ", k.num_symbols);
+      }
+      if (e.kind < TESSERA_EXTENT_ANY || e.kind > TESSERA_EXTENT_EXPR)
+        return bad("parameter '", pname, "': dimension ", d, " has invalid extent kind ", e.kind);
+    }
+  }
+  return TESSERA_SUCCESS;
+}
+
+tessera_status validateModule(const tessera_module_desc *m) {
+  if (!m)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "null module descriptor");
+  if (m->abi_version != TESSERA_ABI_VERSION)
+    return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name ? m->name : "<unnamed>",
+                "' was built for Tessera ABI ", m->abi_version, ", this runtime implements ABI ",
+                TESSERA_ABI_VERSION, "; rebuild it with a matching tesserac");
+  if (m->struct_size != sizeof(tessera_module_desc))
+    return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name ? m->name : "<unnamed>",
+                "': descriptor size ", m->struct_size, ", runtime expects ",
+                sizeof(tessera_module_desc));
+  if (!m->name || !*m->name)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module descriptor without a name");
+  if (m->num_kernels && !m->kernels)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': num_kernels is ",
+                m->num_kernels, " but kernels is null");
+  if (m->fatbin && !m->fatbin_size)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': fatbin of size 0");
+  for (uint32_t i = 0; i < m->num_kernels; ++i) {
+    TESSERA_TRY(validateKernel(m, m->kernels[i]));
+    for (uint32_t j = 0; j < i; ++j)
+      if (!std::strcmp(m->kernels[i].name, m->kernels[j].name))
+        return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': kernel '",
+                    m->kernels[i].name, "' is defined twice");
+  }
+  return TESSERA_SUCCESS;
+}
+
+tessera_status Registry::add(const tessera_module_desc *module) {
+  TESSERA_TRY(validateModule(module));
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const tessera_module_desc *m : modules_) {
+    if (m == module)
+      return fail(TESSERA_ERROR_ALREADY_REGISTERED, "module '", module->name,
+                  "' is already registered");
+    if (!std::strcmp(m->name, module->name))
+      return fail(TESSERA_ERROR_ALREADY_REGISTERED, "another module named '", module->name,
+                  "' is already registered (module names must be unique in a process)");
+  }
+  modules_.push_back(module);
+  return TESSERA_SUCCESS;
+}
+
+tessera_status Registry::remove(const tessera_module_desc *module) {
+  std::function<void(const tessera_module_desc *)> hook;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find(modules_.begin(), modules_.end(), module);
+    if (it == modules_.end())
+      return fail(TESSERA_ERROR_NOT_FOUND, "module '",
+                  module && module->name ? module->name : "<null>", "' is not registered");
+    modules_.erase(it);
+    hook = unloadHook_;
+  }
+  if (hook)
+    hook(module);
+  return TESSERA_SUCCESS;
+}
+
+tessera_status Registry::find(const char *module, const char *kernel,
+                              const tessera_kernel_desc **out) const {
+  if (!module || !kernel || !out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_find_kernel: null argument");
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const tessera_module_desc *m : modules_) {
+    if (std::strcmp(m->name, module))
+      continue;
+    for (uint32_t i = 0; i < m->num_kernels; ++i)
+      if (!std::strcmp(m->kernels[i].name, kernel)) {
+        *out = &m->kernels[i];
+        return TESSERA_SUCCESS;
+      }
+    return fail(TESSERA_ERROR_NOT_FOUND, "module '", module, "' has no kernel '", kernel, "'");
+  }
+  return fail(TESSERA_ERROR_NOT_FOUND, "no module '", module, "' is registered");
+}
+
+const tessera_module_desc *Registry::moduleOf(const tessera_kernel_desc *kernel) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const tessera_module_desc *m : modules_)
+    if (m->num_kernels && kernel >= m->kernels && kernel < m->kernels + m->num_kernels)
+      return m;
+  return nullptr;
+}
+
+void Registry::setUnloadHook(std::function<void(const tessera_module_desc *)> hook) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  unloadHook_ = std::move(hook);
+}
+
+} // namespace tessera::rt
+
+extern "C" {
+tessera_status tessera_register_module(const tessera_module_desc *module) {
+  return tessera::rt::Registry::instance().add(module);
+}
+tessera_status tessera_unregister_module(const tessera_module_desc *module) {
+  return tessera::rt::Registry::instance().remove(module);
+}
+tessera_status tessera_find_kernel(const char *module, const char *kernel,
+                                   const tessera_kernel_desc **out) {
+  return tessera::rt::Registry::instance().find(module, kernel, out);
+}
+}

@@ -1,0 +1,42 @@
+//===- Registry.h - Modules registered by compiled objects -----------------------*- C++ -*-===//
+//
+// Compiled modules register their static descriptors at load time. The registry validates
+// them once (ABI version, struct sizes, parameter tables) so launches can trust the metadata,
+// and maps a kernel descriptor back to its module (the GPU backend loads modules lazily).
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_REGISTRY_H
+#define TESSERA_RUNTIME_REGISTRY_H
+
+#include "tessera/runtime.h"
+
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace tessera::rt {
+
+class Registry {
+public:
+  static Registry &instance();
+
+  tessera_status add(const tessera_module_desc *module);
+  tessera_status remove(const tessera_module_desc *module);
+  tessera_status find(const char *module, const char *kernel, const tessera_kernel_desc **out) const;
+  // The module holding `kernel`, or null if it is not registered.
+  const tessera_module_desc *moduleOf(const tessera_kernel_desc *kernel) const;
+  // Called (under no registry lock) before a module is removed, so backends drop caches.
+  void setUnloadHook(std::function<void(const tessera_module_desc *)> hook);
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<const tessera_module_desc *> modules_;
+  std::function<void(const tessera_module_desc *)> unloadHook_;
+};
+
+// Checks one descriptor's internal consistency; the message names the module and kernel.
+tessera_status validateModule(const tessera_module_desc *module);
+
+} // namespace tessera::rt
+
+#endif

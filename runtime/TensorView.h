@@ -1,0 +1,36 @@
+//===- TensorView.h - Dtype facts and per-view checks ----------------------------*- C++ -*-===//
+//
+// Facts about one tensor view taken alone: its dtype, element count and the byte range it
+// touches. Checks that relate a view to a kernel parameter live in LaunchChecks.
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_TENSORVIEW_H
+#define TESSERA_RUNTIME_TENSORVIEW_H
+
+#include "tessera/runtime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::rt {
+
+bool isValidDtype(int32_t dtype);
+
+// Half-open byte range [begin, end) that a view can touch, relative to address 0.
+struct ByteSpan {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+  bool empty() const { return begin == end; }
+  bool overlaps(const ByteSpan &o) const { return !empty() && !o.empty() && begin < o.end && o.begin < end; }
+};
+
+// Span of all elements the view addresses (empty when it has no elements). Strides may be
+// negative; sub-byte dtypes round outward to whole bytes.
+ByteSpan byteSpan(const tessera_tensor &t);
+
+// "[3, 4]" for messages.
+std::string shapeString(const tessera_tensor &t);
+
+} // namespace tessera::rt
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * libtessera_rt: the Tessera runtime C API and the ABI between compiled modules and the runtime.
+ *
+ * Stable C interface. Compiled modules (`tesserac` output) and host programs depend only on
+ * this header; docs/abi.md explains every decision recorded here. All structs are plain C,
+ * naturally aligned, with fixed-width fields, so codegen can lay them out without a C compiler.
+ *
+ * Errors are values: every function returns a tessera_status; on failure the calling thread's
+ * message (tessera_last_error_message) names the kernel, the parameter and the problem.
+ * Nothing aborts.
+ */
+#ifndef TESSERA_RUNTIME_H
+#define TESSERA_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change to the registration structs below. */
+#define TESSERA_ABI_VERSION 1
+#define TESSERA_MAX_RANK 8
+/* tessera_tensor.device for memory that only the host can read. */
+#define TESSERA_HOST (-1)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum tessera_status {
+  TESSERA_SUCCESS = 0,
+  TESSERA_ERROR_INVALID_ARGUMENT = 1, /* a runtime call got a bad value (count, kind, size) */
+  TESSERA_ERROR_RANK_MISMATCH = 2,    /* tensor rank differs from the parameter's */
+  TESSERA_ERROR_SHAPE_MISMATCH = 3,   /* extents disagree with the kernel's symbols */
+  TESSERA_ERROR_DTYPE_MISMATCH = 4,   /* tensor or scalar dtype differs from the parameter's */
+  TESSERA_ERROR_NULL_POINTER = 5,     /* null data pointer for a non-empty tensor */
+  TESSERA_ERROR_HOST_POINTER = 6,     /* host memory passed to a GPU launch */
+  TESSERA_ERROR_ALIASED_MUT = 7,      /* two mut tensors overlap in memory */
+  TESSERA_ERROR_INVALID_GRID = 8,     /* grid/group/shared memory the kernel or device cannot take */
+  TESSERA_ERROR_NO_LAUNCH_SIZE = 9,   /* neither options nor parameters give a launch size */
+  TESSERA_ERROR_NOT_FOUND = 10,       /* unknown module or kernel */
+  TESSERA_ERROR_ALREADY_REGISTERED = 11,
+  TESSERA_ERROR_ABI_MISMATCH = 12,    /* module built against another TESSERA_ABI_VERSION */
+  TESSERA_ERROR_OUT_OF_MEMORY = 13,
+  TESSERA_ERROR_NO_DEVICE = 14,       /* TESSERA_DEVICE=gpu but no usable GPU */
+  TESSERA_ERROR_NOT_SUPPORTED = 15,   /* e.g. kernel without code for the active device */
+  TESSERA_ERROR_DRIVER = 16,          /* a CUDA driver call failed; message has its name */
+  TESSERA_ERROR_KERNEL_FAULT = 17,    /* a kernel faulted; reported by the next runtime call */
+  TESSERA_ERROR_NOT_READY = 18,       /* query: work still pending */
+  TESSERA_ERROR_INVALID_HANDLE = 19,  /* null or destroyed stream/event/graph */
+  TESSERA_ERROR_INTERNAL = 99
+} tessera_status;
+
+/* The calling thread's message for the last failed call ("" if none). Valid until the next
+ * failing call on this thread. */
+const char *tessera_last_error_message(void);
+/* Stable name of a status, e.g. "TESSERA_ERROR_SHAPE_MISMATCH". */
+const char *tessera_status_name(tessera_status status);
+/* Clears this thread's message (the runtime never clears it on success). */
+void tessera_clear_error(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Dtypes and tensor views                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Storage dtypes of DESIGN.md. Numbers are ABI: never renumber. */
+typedef enum tessera_dtype {
+  TESSERA_DTYPE_INVALID = 0,
+  TESSERA_F64 = 1, TESSERA_F32 = 2, TESSERA_F16 = 3, TESSERA_BF16 = 4,
+  TESSERA_F8_E4M3 = 5, TESSERA_F8_E5M2 = 6, TESSERA_F6_E2M3 = 7, TESSERA_F6_E3M2 = 8,
+  TESSERA_F4_E2M1 = 9, TESSERA_I4 = 10, TESSERA_I8 = 11, TESSERA_I16 = 12, TESSERA_I32 = 13,
+  TESSERA_I64 = 14, TESSERA_U8 = 15, TESSERA_U16 = 16, TESSERA_U32 = 17, TESSERA_U64 = 18,
+  TESSERA_BOOL = 19,
+  TESSERA_DTYPE_COUNT = 20
+} tessera_dtype;
+
+/* Canonical name ("f32", "bf16", "fp8_e4m3", ...); "invalid" for unknown values. */
+const char *tessera_dtype_name(int32_t dtype);
+/* Storage bits per element: 64..8, 6 for fp6 (four values in three bytes), 4 for fp4/int4
+ * (two per byte, lower index in the low nibble); 0 for unknown values. */
+uint32_t tessera_dtype_bits(int32_t dtype);
+
+/* A host program's view of a tensor. Element (i0..ir-1) lives at element offset
+ * sum(i_k * strides[k]) from data; strides are in elements and may be negative or zero.
+ * Sub-byte dtypes address element offset e at bit e*bits. device is TESSERA_HOST or the
+ * ordinal of the active device (0); on the CPU executor device memory is host memory. */
+typedef struct tessera_tensor {
+  void *data;
+  int32_t dtype; /* tessera_dtype */
+  int32_t rank;  /* 0..TESSERA_MAX_RANK */
+  int64_t shape[TESSERA_MAX_RANK];
+  int64_t strides[TESSERA_MAX_RANK];
+  int32_t device;
+  int32_t reserved; /* zero */
+} tessera_tensor;
+
+/* Fills a dense row-major view (strides from shape). */
+void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t rank,
+                         const int64_t *shape, int32_t device);
+/* Number of elements (product of the shape; 1 for rank 0). */
+int64_t tessera_tensor_numel(const tessera_tensor *t);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel metadata: what tesserac emits per module (static data, registered at load time)     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum tessera_param_kind { TESSERA_PARAM_TENSOR = 0, TESSERA_PARAM_SCALAR = 1 } tessera_param_kind;
+#define TESSERA_PARAM_MUT 0x1u /* tessera_param_desc.flags: the kernel writes this tensor */
+
+/* One dimension of a tensor parameter. */
+typedef enum tessera_extent_kind {
+  TESSERA_EXTENT_ANY = 0,    /* any size */
+  TESSERA_EXTENT_CONST = 1,  /* exactly .value */
+  TESSERA_EXTENT_SYMBOL = 2, /* binds/equals symbol .symbol */
+  TESSERA_EXTENT_EXPR = 3    /* equals the expression .expr (after all SYMBOL dims bound) */
+} tessera_extent_kind;
+
+/* Expressions are postfix programs over int64: `K/tp` is {SYM K, SYM tp, DIV}. */
+typedef enum tessera_expr_opcode {
+  TESSERA_EXPR_CONST = 0, /* push .value */
+  TESSERA_EXPR_SYMBOL = 1, /* push symbol .symbol (must be bound) */
+  TESSERA_EXPR_ADD = 2, TESSERA_EXPR_SUB = 3, TESSERA_EXPR_MUL = 4,
+  TESSERA_EXPR_DIV = 5,     /* exact: a launch fails if the division leaves a remainder */
+  TESSERA_EXPR_CEIL_DIV = 6,
+  TESSERA_EXPR_MOD = 7
+} tessera_expr_opcode;
+
+typedef struct tessera_expr_op {
+  int32_t op;     /* tessera_expr_opcode */
+  int32_t symbol; /* TESSERA_EXPR_SYMBOL */
+  int64_t value;  /* TESSERA_EXPR_CONST */
+} tessera_expr_op;
+
+typedef struct tessera_extent {
+  int32_t kind;   /* tessera_extent_kind */
+  int32_t symbol; /* SYMBOL: index into tessera_kernel_desc.symbols */
+  int64_t value;  /* CONST */
+  const tessera_expr_op *expr; /* EXPR */
+  uint32_t expr_len;
+  uint32_t reserved;
+} tessera_extent;
+
+typedef struct tessera_param_desc {
+  const char *name;
+  int32_t kind;  /* tessera_param_kind */
+  int32_t dtype; /* tessera_dtype */
+  int32_t rank;  /* tensors only */
+  uint32_t flags; /* TESSERA_PARAM_MUT */
+  const tessera_extent *extents; /* rank entries; tensors only */
+} tessera_param_desc;
+
+/* tessera_kernel_desc.flags */
+#define TESSERA_KERNEL_DETERMINISTIC 0x1u /* the default; cleared by deterministic=False */
+#define TESSERA_KERNEL_GROUPED 0x2u       /* declares tile[(...)]; group_shape is valid */
+#define TESSERA_KERNEL_CPU_SYNC 0x4u      /* CPU code calls ctx->ops (barriers, warp ops) */
+#define TESSERA_KERNEL_CPU_PER_GROUP 0x8u /* cpu_entry runs once per group, looping tiles itself */
+
+/* Argument block passed to compiled code for each tensor parameter, on both devices: the GPU
+ * function takes it by value, the CPU function gets a pointer to it. Fixed rank so one LLVM
+ * struct type serves every kernel. */
+typedef struct tessera_kernel_tensor {
+  void *data;
+  int64_t shape[TESSERA_MAX_RANK];
+  int64_t strides[TESSERA_MAX_RANK];
+} tessera_kernel_tensor;
+
+struct tessera_cpu_ctx;
+/* CPU entry. args[i] points to parameter i (a tessera_kernel_tensor, or the scalar in its
+ * dtype's natural size and layout); args[num_params] points to the int64_t launch_tiles. */
+typedef void (*tessera_cpu_fn)(void **args, const struct tessera_cpu_ctx *ctx);
+
+typedef struct tessera_kernel_desc {
+  uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
+  uint32_t flags;       /* TESSERA_KERNEL_* */
+  const char *name;     /* as written in the source, e.g. "group_sum" */
+  const tessera_param_desc *params;
+  uint32_t num_params;
+  uint32_t num_symbols;
+  const char *const *symbols; /* symbol names, e.g. {"n", "grid_groups"} */
+  int32_t grid_symbol;        /* index of `grid_groups` in symbols, or -1 */
+  uint32_t group_shape[3];    /* GROUPED only; unused dims are 1 */
+  uint64_t shared_bytes;      /* group shared memory the code uses (budget or computed) */
+  const char *gpu_entry;      /* function name in the module's fatbin, NULL if none */
+  tessera_cpu_fn cpu_entry;   /* NULL if no CPU code */
+  uint64_t cpu_stack_bytes;   /* per-tile fiber stack for CPU_SYNC kernels; 0 = default */
+} tessera_kernel_desc;
+
+typedef struct tessera_module_desc {
+  uint32_t abi_version; /* TESSERA_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(tessera_module_desc) */
+  const char *name;     /* module name, e.g. "m" for m.tessera; unique per process */
+  const void *fatbin;   /* cubin per arch + PTX, as cuModuleLoadData takes it; NULL = no GPU code */
+  uint64_t fatbin_size;
+  const tessera_kernel_desc *kernels;
+  uint32_t num_kernels;
+  uint32_t reserved;
+} tessera_module_desc;
+
+/* Called by a module's load-time constructor / unload-time destructor. The descriptor must
+ * stay valid until unregistered. */
+tessera_status tessera_register_module(const tessera_module_desc *module);
+tessera_status tessera_unregister_module(const tessera_module_desc *module);
+/* Finds a registered kernel by module and kernel name. */
+tessera_status tessera_find_kernel(const char *module, const char *kernel,
+                                   const tessera_kernel_desc **out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* CPU executor ABI                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Shuffle modes (CUDA __shfl_*_sync with a full mask); width is a power of two <= 32 and
+ * splits the warp into segments; a source lane outside the segment (or past the last tile of
+ * a partial warp, or of a finished tile) yields the caller's own value. */
+typedef enum tessera_shfl_mode {
+  TESSERA_SHFL_IDX = 0, TESSERA_SHFL_UP = 1, TESSERA_SHFL_DOWN = 2, TESSERA_SHFL_XOR = 3
+} tessera_shfl_mode;
+typedef enum tessera_vote_mode {
+  TESSERA_VOTE_ALL = 0, TESSERA_VOTE_ANY = 1, TESSERA_VOTE_BALLOT = 2
+} tessera_vote_mode;
+
+/* Runtime services for CPU_SYNC kernels running one tile per call. The runtime runs a group's
+ * tiles as fibers on one thread, always resuming them in tile order 0..n-1, so every
+ * interleaving, and therefore every result, is fixed. */
+typedef struct tessera_cpu_ops {
+  /* tbarrier(): returns once every unfinished tile of the group has called it. */
+  void (*barrier)(const struct tessera_cpu_ctx *ctx);
+  /* Barrier over the aligned partition of `size` tiles holding this tile:
+   * cooperative_group(size=).sync(); size 32 is a warp sync. */
+  void (*partition_sync)(const struct tessera_cpu_ctx *ctx, uint32_t size);
+  /* Warp shuffle of 64 bits (narrower values travel in the low bits). */
+  uint64_t (*warp_shuffle)(const struct tessera_cpu_ctx *ctx, uint64_t value, int32_t mode,
+                           int32_t lane_or_delta, uint32_t width);
+  /* Warp vote: ALL/ANY return 0 or 1, BALLOT the lane mask of true predicates. */
+  uint32_t (*warp_vote)(const struct tessera_cpu_ctx *ctx, int32_t mode, int32_t predicate);
+  /* Reports a fault (bounds check, assert). The launch fails with TESSERA_ERROR_KERNEL_FAULT
+   * and the message of the lowest faulting group; the code must return after calling it. */
+  void (*fault)(const struct tessera_cpu_ctx *ctx, const char *message);
+} tessera_cpu_ops;
+
+typedef struct tessera_cpu_ctx {
+  uint32_t tile_id[3];     /* tile in its group (0 for CPU_PER_GROUP entries) */
+  uint32_t tile_linear;    /* tile.linear_id() for grouped kernels */
+  uint32_t group_shape[3];
+  uint32_t group_tiles;    /* group_tile_count() */
+  uint32_t group_id[3];
+  uint32_t grid_shape[3];
+  uint64_t group_linear;   /* group_linear_id() */
+  uint64_t grid_groups;    /* number of groups in the launch */
+  uint64_t global_linear;  /* launch.thread_id(); tile.linear_id() of ungrouped kernels */
+  uint64_t launch_tiles;   /* tiles in the launch (ungrouped: exactly the element count) */
+  void *shared;            /* the group's shared memory, zeroed, 64-byte aligned */
+  uint64_t shared_bytes;
+  const tessera_cpu_ops *ops;
+  void *runtime;           /* opaque to compiled code */
+} tessera_cpu_ctx;
+
+/* Threads of the CPU executor (default: TESSERA_CPU_THREADS or the machine's cores). Results
+ * do not depend on it. n == 0 restores the default. */
+tessera_status tessera_cpu_set_threads(uint32_t n);
+uint32_t tessera_cpu_threads(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Device, memory, streams, events, graphs                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum tessera_device_kind { TESSERA_DEVICE_CPU = 0, TESSERA_DEVICE_GPU = 1 } tessera_device_kind;
+
+/* Picks the device on first use: TESSERA_DEVICE=cpu|gpu, else the GPU if one is usable, else
+ * the CPU. Every other call initialises implicitly; calling this first surfaces errors early. */
+tessera_status tessera_init(void);
+tessera_status tessera_get_device_kind(tessera_device_kind *out);
+/* Human-readable device, e.g. "NVIDIA H100 (sm_90)" or "CPU executor (16 threads)". */
+const char *tessera_device_name(void);
+/* Why the GPU is not used ("" when it is): no driver, no device, TESSERA_DEVICE=cpu,
+ * or "built without CUDA headers". */
+const char *tessera_gpu_unavailable_reason(void);
+
+/* Device memory of the active device (host memory on the CPU executor). */
+tessera_status tessera_malloc(void **ptr, size_t bytes);
+tessera_status tessera_free(void *ptr);
+
+typedef struct tessera_stream_t *tessera_stream; /* NULL = the default stream */
+typedef struct tessera_event_t *tessera_event;
+typedef struct tessera_graph_t *tessera_graph;
+
+/* Copies between any of host memory and device memory (unified addressing): synchronous, or
+ * ordered on `stream`. Async copies from host memory finish reading it before returning. */
+tessera_status tessera_memcpy(void *dst, const void *src, size_t bytes);
+tessera_status tessera_memcpy_async(void *dst, const void *src, size_t bytes, tessera_stream stream);
+tessera_status tessera_memset(void *dst, int value, size_t bytes);
+
+tessera_status tessera_stream_create(tessera_stream *out);
+tessera_status tessera_stream_destroy(tessera_stream stream);
+tessera_status tessera_stream_synchronize(tessera_stream stream);
+/* Waits for all work on the device. Reports a kernel fault of earlier work. */
+tessera_status tessera_synchronize(void);
+
+tessera_status tessera_event_create(tessera_event *out);
+tessera_status tessera_event_destroy(tessera_event event);
+tessera_status tessera_event_record(tessera_event event, tessera_stream stream);
+tessera_status tessera_event_synchronize(tessera_event event);
+tessera_status tessera_stream_wait_event(tessera_stream stream, tessera_event event);
+tessera_status tessera_event_elapsed_ms(float *ms, tessera_event start, tessera_event end);
+
+/* Graph capture: between begin and end, launches and copies on `stream` are recorded, not run
+ * (the default stream cannot capture). tessera_graph_launch replays them on a stream. */
+tessera_status tessera_stream_begin_capture(tessera_stream stream);
+tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph *out);
+tessera_status tessera_graph_launch(tessera_graph graph, tessera_stream stream);
+tessera_status tessera_graph_destroy(tessera_graph graph);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Launches                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Launch options; a NULL pointer or a zeroed struct means: default stream, default grid. */
+typedef struct tessera_launch_options {
+  tessera_stream stream;
+  uint32_t grid[3];  /* groups per dimension; all 0 = DESIGN.md default rules */
+  uint32_t group[3]; /* tiles per group; all 0 = the kernel's group shape (or the runtime's) */
+  uint64_t dynamic_shared_bytes; /* added to the kernel's shared_bytes */
+} tessera_launch_options;
+
+/* One launch argument, in parameter order. Scalars carry their dtype and their bits in the
+ * dtype's natural layout in value.bytes (use the tessera_arg_* helpers of runtime.hpp). */
+typedef struct tessera_arg {
+  int32_t kind;  /* tessera_param_kind */
+  int32_t dtype; /* scalars */
+  union {
+    const tessera_tensor *tensor;
+    int64_t i;
+    uint64_t u;
+    double f64;
+    float f32;
+    uint8_t bytes[8];
+  } value;
+} tessera_arg;
+
+/* Checks the arguments against the kernel's metadata and launches. On any check failure
+ * nothing is launched and the message names kernel, parameter and problem. */
+tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                              const tessera_arg *args, uint32_t num_args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_RUNTIME_H */
