@@ -42,7 +42,7 @@ public:
           atLineStart = true;
           continue;
         case TokenKind::Comment:
-          if (opts_.keepComments) push(TokenKind::Comment, t.begin, t.end, !lineHasTokens);
+          if (opts_.keepComments) push(TokenKind::Comment, t.begin, t.end, s_.startsLine(t.begin));
           continue;
         case TokenKind::Eof:
           if (lineHasTokens) push(TokenKind::Newline, t.begin, t.begin, false);
@@ -60,7 +60,7 @@ public:
           break;
         default: break;
       }
-      push(t.kind, t.begin, t.end, !lineHasTokens);
+      push(t.kind, t.begin, t.end, !lineHasTokens || s_.startsLine(t.begin));
       lineHasTokens = true;
     }
   }
@@ -138,7 +138,7 @@ private:
 std::vector<Token> lexBuffer(const SourceManager& sm, FileID file, DiagnosticEngine& diags, LexOptions opts) {
   std::string_view text = sm.bufferText(file);
   std::vector<Token> tokens;
-  tokens.reserve(text.size() / 5 + 16);
+  tokens.reserve(text.size() / 4 + 16);  // dense code has about one token per 3 bytes
   size_t skip = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a UTF-8 byte order mark
   // text is a std::string's view, so text.data()[text.size()] is the '\0' sentinel.
   Scanner scanner(text.data() + skip, text.data() + text.size(), text.data() + skip,
@@ -161,7 +161,7 @@ std::vector<Token> lexFragment(const SourceManager& sm, SourceRange range, Diagn
   std::string copy(text);
   tokens.reserve(text.size() / 2 + 2);
   Scanner s(copy.data(), copy.data() + copy.size(), text.data(), range.begin.offset, diags);
-  bool first = true;
+  s.startIsLineStart = false;
   for (;;) {
     RawToken t = s.next();
     if (t.kind == TokenKind::Newline || t.kind == TokenKind::Comment) continue;
@@ -169,8 +169,7 @@ std::vector<Token> lexFragment(const SourceManager& sm, SourceRange range, Diagn
     tok.kind = t.kind;
     tok.range = s.range(t.begin, t.end);
     if (t.kind != TokenKind::Eof) tok.text = s.text(t.begin, t.end);
-    tok.atLineStart = first;
-    first = false;
+    tok.atLineStart = t.kind != TokenKind::Eof && s.startsLine(t.begin);
     tokens.push_back(tok);
     if (t.kind == TokenKind::Eof) break;
   }

@@ -37,9 +37,16 @@ public:
     return {textBase_ + (b - start_), static_cast<size_t>(e - b)};
   }
   bool atEnd(const unsigned char* p) const { return p >= end_; }
+  // True when only blanks precede `p` on its physical line (the start of a fragment does not
+  // count as a line start: a fragment is lexed as if inside brackets).
+  bool startsLine(const unsigned char* p) const {
+    while (p > start_ && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\f')) --p;
+    return p == start_ ? startIsLineStart : p[-1] == '\n' || p[-1] == '\r';
+  }
   const unsigned char* bufferEnd() const { return end_; }
 
   const unsigned char* cur;  // the next character to scan
+  bool startIsLineStart = true;
 
 private:
   RawToken make(TokenKind k, const unsigned char* b) const { return {k, b, cur}; }

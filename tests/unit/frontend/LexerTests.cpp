@@ -239,10 +239,11 @@ TEST_CASE("brackets join lines whatever their indentation") {
                      "IntLiteral r_square comma l_brace IntLiteral colon IntLiteral r_brace r_paren Newline "
                      "Identifier Newline Eof");
   CHECK(l.diagCount() == 0);
-  // Only the first token of the logical line is at a line start.
-  CHECK(l.toks[0].atLineStart);
-  CHECK(!l.toks[6].atLineStart);
-  CHECK(l.toks[21].atLineStart);
+  // The first token of each physical line is at a line start, inside brackets too.
+  std::vector<std::string> starts;
+  for (const Token& t : l.toks)
+    if (t.atLineStart) starts.push_back(l.at(t.range.begin));
+  CHECK(starts == std::vector<std::string>{"1:1", "2:10", "3:3", "4:1", "5:9", "6:1"});
 }
 
 TEST_CASE("a stray closer leaves the depth at zero") {
@@ -302,12 +303,15 @@ TEST_CASE("an indented first line gives an Indent (the parser reports it)") {
   CHECK(l.diagCount() == 0);
 }
 
-TEST_CASE("atLineStart marks the first token of each logical line") {
-  Lex l("a = b\n  c\nd(e,\n f)\n");
+TEST_CASE("atLineStart marks the first token of each physical line") {
+  Lex l("a = b\n  c\nd(e,\n f) + \\\n g  # x\n# y\n", LexOptions{true});
   std::vector<std::string> starts;
   for (const Token& t : l.toks)
     if (t.atLineStart) starts.push_back(std::string(t.text));
-  CHECK(starts == std::vector<std::string>{"a", "c", "d"});
+  CHECK(starts == std::vector<std::string>{"a", "c", "d", "f", "g", "# y"});
+  // Layout tokens are never at a line start.
+  for (const Token& t : l.toks)
+    if (t.isOneOf(TokenKind::Newline, TokenKind::Indent, TokenKind::Dedent, TokenKind::Eof)) CHECK(!t.atLineStart);
 }
 
 TEST_CASE("a byte order mark is skipped") {
@@ -591,6 +595,9 @@ TEST_CASE("lexFragment keeps exact locations and adds no layout tokens") {
   CHECK(kinds == "Identifier plus Identifier l_square IntLiteral r_square Eof ");
   CHECK(toks[0].range.begin.offset == base.offset + b);
   CHECK(toks[0].text == "a");
+  CHECK(!toks[0].atLineStart);  // as if inside brackets
+  CHECK(toks[2].atLineStart);   // `b` begins line 2
+  CHECK(!toks[3].atLineStart);
   CHECK(sm.lineColumn(toks[2].range.begin).line == 2);
   CHECK(sm.lineColumn(toks[2].range.begin).column == 3);
   CHECK(toks.back().range.begin.offset == base.offset + e);
