@@ -58,7 +58,7 @@ TEST_CASE("text printer: location, message, source line, caret and underline, fi
   std::string out = os.str();
   CHECK(out.find("t.tessera:2:6: error: cannot open input file 'a': b\n") == 0);
   // The tab expands to 8 columns, so the caret sits under 'x'.
-  CHECK(out.find("        y = x +\n             ^~~\n") != std::string::npos);
+  CHECK(out.find("        y = x +\n            ^~~\n") != std::string::npos);
   CHECK(out.find("1 error generated.") != std::string::npos);
 }
 
