@@ -141,6 +141,7 @@ RawToken Scanner::scanString(const unsigned char* start, const unsigned char* qu
       "\\" (["'\\ntrabfv\n] | "\r\n" | "\r" | [0-7]{1,3} | "x" hex{2} | "u" hex{4} | "U" hex{8}) { continue; }
       "\\" "\x00" { cur = s + 1; continue; }
       "\\" [^\x00] {
+        while ((*cur & 0xC0) == 0x80) ++cur;  // the whole UTF-8 character after the backslash
         if (!raw) {
           std::string_view esc = text(s + 1, cur);
           diags_.report(DiagID::warn_lex_invalid_escape, range(s, cur)) << esc;

@@ -518,6 +518,9 @@ TEST_CASE("invalid escapes are warnings and the string stays a string") {
   CHECK(Lex("r'\\d'").diagCount() == 0);
   Lex x("'\\x4'");
   CHECK(x.only() == "warn_lex_invalid_escape 1:2-1:4");
+  Lex u("'\\\xC3\xA9'");
+  CHECK(u.only() == "warn_lex_invalid_escape 1:2-1:5");
+  CHECK(u.diag().message == "invalid escape sequence '\\\xC3\xA9'");
 }
 
 TEST_CASE("malformed numbers: one precise error each, then lexing goes on") {
