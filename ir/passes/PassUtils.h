@@ -1,0 +1,22 @@
+// Helpers shared by the passes.
+#pragma once
+
+#include "ir/IR.h"
+
+namespace tessera::ir {
+
+// The constant attribute of `v` when it is defined by arith.constant.
+const Attribute* constantOf(const Value* v);
+// True when dropping `op` (results unused) cannot change behaviour: pure or allocating ops, and
+// scf.if / scf.for / tile.range whose regions only hold such ops.
+bool isRemovableWhenDead(Operation* op);
+bool resultsUnused(const Operation* op);
+// Replaces the results of `op` by `values` and erases it.
+void replaceOp(Operation* op, const std::vector<Value*>& values);
+// Moves the ops of `from` (all but its terminator) before `before`; returns the terminator's
+// operands (what the region yields).
+std::vector<Value*> inlineBlockBefore(Block& from, Operation* before, IRMapping* argMap = nullptr);
+// Collects every op nested in `root` (post-order: inner ops before the op holding them).
+void collectPostOrder(Block& b, std::vector<Operation*>& out);
+
+}  // namespace tessera::ir
