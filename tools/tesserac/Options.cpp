@@ -88,6 +88,8 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
         return false;
       }
       opts.errorLimit = static_cast<unsigned>(lim);
+    } else if (a == "--print-builtins-markdown") {
+      opts.printBuiltinsMarkdown = true;
     } else if (a == "-Werror") {
       opts.warningsAsErrors = true;
     // --- formatter (issue 7)
@@ -103,7 +105,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.inputs.emplace_back(a);
     }
   }
-  if (!opts.showHelp && opts.inputs.empty()) {
+  if (!opts.showHelp && !opts.printBuiltinsMarkdown && opts.inputs.empty()) {
     error = "no input file";
     return false;
   }
@@ -123,7 +125,8 @@ void printDriverHelp() {
       "  --color=auto|always|never colour diagnostics (auto: only on a terminal)\n"
       "  --error-limit=N           stop after N errors (0: no limit; default 20)\n"
       "  -Werror                   treat warnings as errors\n"
-      "  --format [-i]             print the formatted source (-i: rewrite the file in place)\n");
+      "  --format [-i]             print the formatted source (-i: rewrite the file in place)\n"
+      "  --print-builtins-markdown print the builtins reference of docs/language.md and exit\n");
 }
 
 }  // namespace tessera

@@ -21,6 +21,7 @@ struct DriverOptions {
   unsigned errorLimit = 20;
   bool warningsAsErrors = false;
   bool showHelp = false;
+  bool printBuiltinsMarkdown = false;  // --print-builtins-markdown (docs/language.md)
   // --- formatter (issue 7): --format prints the formatted source, -i rewrites the file.
   bool format = false;
   bool formatInPlace = false;

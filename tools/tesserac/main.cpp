@@ -11,6 +11,10 @@
 #include "frontend/Parser.h"
 #include "llvm/Support/Process.h"
 #include "tools/tesserac/Options.h"
+#if HAVE_TESSERA_SEMA
+#include "sema/Builtins.h"
+#include "sema/Sema.h"
+#endif
 
 using namespace tessera;
 
@@ -106,6 +110,19 @@ int run(const DriverOptions& opts) {
   }
 
   // Later stages (sema, Tile IR, code generation) plug in here.
+#if HAVE_TESSERA_SEMA
+  // ---- sema (issue 3): names, types and kernel rules. --check stops here; --emit=sema prints
+  // the AST with every expression's type.
+  SemaContext sema(sm, ctx);
+  sema.includePaths = opts.includePaths;
+  analyzeModule(*module, sema, diags);
+  if (opts.checkOnly || (opts.emitGiven && opts.emit == EmitKind::Sema)) {
+    if (opts.emitGiven && opts.emit == EmitKind::Sema)
+      dumpAST(*module, sm, out.os(), [&](const Node& n) { return sema.annotate(n); });
+    diags.finish();
+    return diags.hasErrors() ? 1 : 0;
+  }
+#endif
   if (!diags.hasErrors())
     std::cerr << "tesserac: error: this build of tesserac has no later stage than the parser; "
                  "use --parse-only or --emit=tokens|ast\n";
@@ -126,5 +143,11 @@ int main(int argc, char** argv) {
     printDriverHelp();
     return 0;
   }
+#if HAVE_TESSERA_SEMA
+  if (opts.printBuiltinsMarkdown) {  // the generated section of docs/language.md
+    std::cout << builtinsMarkdown();
+    return 0;
+  }
+#endif
   return run(opts);
 }

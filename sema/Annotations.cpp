@@ -1,0 +1,525 @@
+// Types written by the programmer: parameter and variable annotations (dtypes, tensors with
+// symbolic shapes, mut, Region privileges), numeric policies, and the kernel declaration
+// (decorators and their clauses).
+#include <algorithm>
+
+#include "sema/Checker.h"
+
+namespace tessera {
+
+namespace {
+const char* kHostTypeNames[] = {"str", "list", "dict", "tuple", "any", "Any", "object"};
+
+std::string nameOf(Expr* e) {
+  if (auto* n = dyn_cast<NameExpr>(e)) return n->name;
+  if (auto* a = dyn_cast<AttributeExpr>(e))
+    if (auto* b = dyn_cast<NameExpr>(a->base); b && (b->name == "tessera" || b->name == "ts")) return a->name;
+  return "";
+}
+
+bool looksLikeDType(Expr* e) {
+  if (auto* b = dyn_cast<BinaryExpr>(e); b && b->op == BinaryOp::MatMul) return looksLikeDType(b->lhs);
+  std::string n = nameOf(e);
+  return !n.empty() && (lookupDType(n) || dtypeMathMode(n));
+}
+}  // namespace
+
+void Checker::reportUnknownDType(Expr* e, const std::string& name) {
+  if (const char* doc = dtypeMathMode(name)) {
+    diags.report(DiagID::err_math_mode_not_dtype, e->range) << name << doc;
+    return;
+  }
+  std::vector<std::string> cands;
+  for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
+  std::string best = closestMatch(name, cands);
+  if (!best.empty()) diags.report(DiagID::err_unknown_dtype_suggest, e->range) << name << best;
+  else diags.report(DiagID::err_unknown_dtype, e->range) << name;
+}
+
+bool Checker::dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown) {
+  if (!e) return false;
+  if (auto* b = dyn_cast<BinaryExpr>(e); b && b->op == BinaryOp::MatMul) {
+    if (!dtypeFromExpr(b->lhs, d, policy, reportUnknown)) return false;
+    applyPolicy(b->rhs, d, policy);
+    return true;
+  }
+  std::string n = nameOf(e);
+  if (auto* s = dyn_cast<StringLiteralExpr>(e)) n = s->value;
+  if (!n.empty()) {
+    if (auto x = lookupDType(n)) {
+      d = *x;
+      return true;
+    }
+    if (reportUnknown) reportUnknownDType(e, n);
+    return false;
+  }
+  if (isa<ErrorExpr>(e)) return false;
+  if (reportUnknown) diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+  return false;
+}
+
+void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
+  if (!pe) return;
+  std::string name;
+  std::vector<Expr*> args;
+  SourceRange nameRange = pe->range;
+  if (auto* n = dyn_cast<NameExpr>(pe)) {
+    name = n->name;
+  } else if (auto* c = dyn_cast<CallExpr>(pe); c && isa<NameExpr>(c->callee)) {
+    name = cast<NameExpr>(c->callee)->name;
+    nameRange = c->callee->range;
+    for (Argument& a : c->args) args.push_back(a.value);
+  } else if (isa<ErrorExpr>(pe)) {
+    return;
+  } else {
+    diags.report(DiagID::err_unknown_policy, pe->range) << text(pe->range);
+    return;
+  }
+  auto p = lookupPolicy(name);
+  if (!p) {
+    std::string best = closestMatch(name, allPolicyNames());
+    if (!best.empty()) diags.report(DiagID::err_unknown_policy_suggest, nameRange) << name << best;
+    else diags.report(DiagID::err_unknown_policy, nameRange) << name;
+    return;
+  }
+  const PolicyInfo& info = policyInfo(*p);
+  if (args.size() < info.minArgs || args.size() > info.maxArgs) {
+    std::string want = info.minArgs == info.maxArgs ? std::to_string(info.minArgs)
+                                                    : std::to_string(info.minArgs) + " to " + std::to_string(info.maxArgs);
+    diags.report(DiagID::err_policy_arity, pe->range) << name << want << args.size();
+    return;
+  }
+  auto setRound = [&](RoundMode m, const char* source) {
+    if (!isFloat(storage)) {
+      diags.report(DiagID::err_policy_on_non_float, nameRange) << source << dtypeInfo(storage).shortName;
+      return;
+    }
+    if (policy.round) {
+      if (policy.roundSource && std::string(policy.roundSource) == source)
+        diags.report(DiagID::err_policy_duplicate, nameRange) << source;
+      else
+        diags.report(DiagID::err_round_conflict, nameRange) << (policy.roundSource ? policy.roundSource : "round") << source;
+      return;
+    }
+    policy.round = m;
+    policy.roundSource = source;
+  };
+  switch (*p) {
+    case Policy::Accum: {
+      DType a;
+      NumericPolicy inner;
+      if (!dtypeFromExpr(args[0], a, inner, true)) return;
+      if (policy.accum) {
+        diags.report(DiagID::err_policy_duplicate, nameRange) << name;
+        return;
+      }
+      if (a == DType::BOOL) {
+        diags.report(DiagID::err_accum_bool, args[0]->range);
+        return;
+      }
+      if (!widensTo(storage, a)) {
+        diags.report(DiagID::err_accum_narrower, args[0]->range) << dtypeInfo(a).name << dtypeInfo(storage).name;
+        return;
+      }
+      policy.accum = a;
+      return;
+    }
+    case Policy::Round: {
+      std::string mode;
+      if (auto* n = dyn_cast<NameExpr>(args[0])) mode = n->name;
+      else if (auto* s = dyn_cast<StringLiteralExpr>(args[0])) mode = s->value;
+      else mode = text(args[0]->range);
+      auto m = lookupRoundMode(mode);
+      if (!m) {
+        diags.report(DiagID::err_unknown_round_mode, args[0]->range) << mode;
+        return;
+      }
+      setRound(*m, "round");
+      return;
+    }
+    case Policy::StochasticRound: setRound(RoundMode::Stochastic, "stochastic_round"); return;
+    case Policy::Saturate:
+      if (!isFloat(storage)) {
+        diags.report(DiagID::err_policy_on_non_float, nameRange) << name << dtypeInfo(storage).shortName;
+        return;
+      }
+      if (policy.saturate) {
+        diags.report(DiagID::err_policy_duplicate, nameRange) << name;
+        return;
+      }
+      policy.saturate = true;
+      return;
+    case Policy::Scale:
+      if (!policy.scale.empty()) {
+        diags.report(DiagID::err_policy_duplicate, nameRange) << name;
+        return;
+      }
+      for (size_t i = 0; i < args.size(); ++i) policy.scale += (i ? "," : "") + text(args[i]->range);
+      return;
+    default: return;
+  }
+}
+
+Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned dim) {
+  if (!e) return "?";
+  const Type* i64 = T.scalar(DType::INT64);
+  switch (e->kind) {
+    case NodeKind::IntLiteralExpr: {
+      auto c = evalConst(e, &diags);
+      e->type = T.intLiteral();
+      if (!c) return "?";
+      if (c->i <= 0) {
+        diags.report(DiagID::err_extent_not_positive, e->range) << c->i;
+        return "?";
+      }
+      return std::to_string(c->i);
+    }
+    case NodeKind::StringLiteralExpr:
+    case NodeKind::NameExpr: {
+      std::string name = e->kind == NodeKind::NameExpr ? cast<NameExpr>(e)->name : cast<StringLiteralExpr>(e)->value;
+      if (name.empty()) {
+        diags.report(DiagID::err_bad_extent, e->range);
+        return "?";
+      }
+      Symbol* sym = scope->lookup(name);
+      auto* ne = dyn_cast<NameExpr>(e);
+      if (sym && ne) ne->symbol = sym;
+      e->type = i64;
+      if (sym && (sym->kind == SymbolKind::Constant || sym->kind == SymbolKind::Variable) && sym->value &&
+          sym->value->kind == ConstValue::Int) {
+        if (sym->value->i <= 0) {
+          diags.report(DiagID::err_extent_not_positive, e->range) << sym->value->i;
+          return "?";
+        }
+        return std::to_string(sym->value->i);
+      }
+      if (sym && sym->kind == SymbolKind::Builtin && sym->builtin && sym->builtin->sig.isValue) {
+        if (fn_) checkBuiltinUse(*sym->builtin, e->range);
+        return name;
+      }
+      if (sym && sym->kind == SymbolKind::Parameter) {
+        const Type* t = sym->type;
+        if (t && !t->isLenient() && !t->isIntegral()) {
+          diags.report(DiagID::err_shape_symbol_not_int, e->range) << name << t->str();
+          return "?";
+        }
+        return name;
+      }
+      if (sym && (sym->kind == SymbolKind::ShapeSymbol || sym->kind == SymbolKind::AutotuneParam)) {
+        if (fn_ && sym->kind == SymbolKind::ShapeSymbol) fn_->shapeBindings.push_back({name, paramName, dim});
+        return name;
+      }
+      if (fn_ && scope->kind == Scope::Function) {
+        Symbol* s = declareLocal(name, e->range, i64, SymbolKind::ShapeSymbol);
+        if (ne) ne->symbol = s;
+        fn_->shapeBindings.push_back({name, paramName, dim});
+      }
+      return name;
+    }
+    case NodeKind::BinaryExpr: {
+      auto* b = cast<BinaryExpr>(e);
+      bool arith = b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul ||
+                   b->op == BinaryOp::Div || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod;
+      if (!arith) {
+        diags.report(DiagID::err_bad_extent, e->range);
+        return "?";
+      }
+      Extent l = extentFromExpr(b->lhs, "", 0);
+      Extent r = extentFromExpr(b->rhs, "", 0);
+      if (l == "?" || r == "?") return "?";
+      e->type = i64;
+      if (extentIsConst(l) && extentIsConst(r)) {
+        auto c = evalConst(e, &diags);
+        if (!c) return "?";
+        if (c->kind != ConstValue::Int || c->i <= 0) {
+          diags.report(DiagID::err_extent_not_positive, e->range) << c->str();
+          return "?";
+        }
+        return std::to_string(c->i);
+      }
+      return text(e->range);
+    }
+    case NodeKind::ErrorExpr: return "?";
+    default:
+      diags.report(DiagID::err_bad_extent, e->range);
+      return "?";
+  }
+}
+
+const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName) {
+  if (!e) return T.dynamic();
+  const Type* result = T.error();
+  switch (e->kind) {
+    case NodeKind::ErrorExpr: return T.error();
+    case NodeKind::NoneLiteralExpr: result = T.none(); break;
+    case NodeKind::StringLiteralExpr: result = T.dynamic(); break;
+    case NodeKind::MutExpr: {
+      auto* m = cast<MutExpr>(e);
+      if (!allowMut) {
+        diags.report(DiagID::err_mut_outside_param, e->range);
+        return T.error();
+      }
+      const Type* inner = typeFromAnnotation(m->type, false, paramName);
+      if (inner->kind == TypeKind::Tensor)
+        result = T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, true, inner->privilege);
+      else if (inner->isLenient())
+        result = inner;
+      else {
+        diags.report(DiagID::err_mut_not_tensor, e->range) << inner->str();
+        result = T.error();
+      }
+      break;
+    }
+    case NodeKind::NameExpr:
+    case NodeKind::AttributeExpr: {
+      std::string n = nameOf(e);
+      if (n.empty()) {
+        const Type* t = check(e);
+        if (t->kind == TypeKind::DTypeValue) result = T.scalar(t->dtype, t->policy);
+        else if (t->isLenient()) result = t;
+        else {
+          diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+          result = T.error();
+        }
+        break;
+      }
+      if (auto d = lookupDType(n)) {
+        result = T.scalar(*d);
+        break;
+      }
+      if (n == "tensor" || n == "Tensor" || n == "Region") {
+        result = T.tensor(DType::FP32, false, {}, {}, false, false);
+        break;
+      }
+      if (std::find(std::begin(kHostTypeNames), std::end(kHostTypeNames), n) != std::end(kHostTypeNames)) {
+        result = n == "str" ? T.str() : T.dynamic();
+        break;
+      }
+      Symbol* sym = isa<NameExpr>(e) ? scope->lookup(n) : nullptr;
+      if (sym && sym->kind != SymbolKind::DType) {
+        diags.report(DiagID::err_not_a_type, e->range) << n;
+        return T.error();
+      }
+      reportUnknownDType(e, n);
+      return T.error();
+    }
+    case NodeKind::BinaryExpr: {
+      auto* b = cast<BinaryExpr>(e);
+      if (b->op != BinaryOp::MatMul) {
+        diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+        return T.error();
+      }
+      const Type* base = typeFromAnnotation(b->lhs, false, paramName);
+      if (base->kind == TypeKind::Scalar || (base->kind == TypeKind::Tensor && base->dtypeKnown)) {
+        NumericPolicy p = base->policy;
+        applyPolicy(b->rhs, base->dtype, p);
+        result = T.withElement(base, base->dtype, p);
+      } else {
+        result = base;
+      }
+      break;
+    }
+    case NodeKind::SubscriptExpr: {
+      auto* s = cast<SubscriptExpr>(e);
+      std::string n = nameOf(s->base);
+      std::vector<Expr*> idx;
+      for (Argument& a : s->indices)
+        if (a.value) idx.push_back(a.value);
+      if (auto d = lookupDType(n)) {
+        std::vector<Extent> dims;
+        for (size_t i = 0; i < idx.size(); ++i) dims.push_back(extentFromExpr(idx[i], paramName, static_cast<unsigned>(i)));
+        result = T.tensor(*d, true, {}, dims, true, false);
+        break;
+      }
+      if (n == "tensor" || n == "Tensor") {
+        DType d = DType::FP32;
+        NumericPolicy p;
+        bool known = false;
+        size_t dimCount = idx.size();
+        if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()))) {
+          known = dtypeFromExpr(idx.back(), d, p, true);
+          if (!known) return T.error();
+          dimCount = idx.size() - 1;
+        } else {
+          diags.report(DiagID::err_tensor_missing_dtype, e->range);
+          return T.error();
+        }
+        std::vector<Extent> dims;
+        for (size_t i = 0; i < dimCount; ++i) dims.push_back(extentFromExpr(idx[i], paramName, static_cast<unsigned>(i)));
+        result = T.tensor(d, known, p, dims, dimCount > 0, false);
+        break;
+      }
+      if (n == "Region") {
+        Privilege pr = Privilege::None;
+        std::string pn;
+        if (idx.size() == 1) {
+          if (auto* ne = dyn_cast<NameExpr>(idx[0])) pn = ne->name;
+          else if (auto* se = dyn_cast<StringLiteralExpr>(idx[0])) pn = se->value;
+        }
+        if (pn == "read") pr = Privilege::Read;
+        else if (pn == "write") pr = Privilege::Write;
+        else if (pn == "reduce_sum") pr = Privilege::ReduceSum;
+        else if (pn == "reduce_max") pr = Privilege::ReduceMax;
+        else if (pn == "reduce_min") pr = Privilege::ReduceMin;
+        else {
+          diags.report(DiagID::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
+              << (pn.empty() && !idx.empty() ? text(idx[0]->range) : pn);
+          return T.error();
+        }
+        result = T.tensor(DType::FP32, false, {}, {}, false, false, pr);
+        break;
+      }
+      if (n.empty()) {
+        diags.report(DiagID::err_not_a_type, s->base->range) << text(s->base->range);
+        return T.error();
+      }
+      Symbol* sym = scope->lookup(n);
+      if (sym) diags.report(DiagID::err_not_a_type, s->base->range) << n;
+      else reportUnknownDType(s->base, n);
+      return T.error();
+    }
+    case NodeKind::TupleExpr: {
+      std::vector<const Type*> elems;
+      for (Expr* x : cast<TupleExpr>(e)->elements) elems.push_back(typeFromAnnotation(x, false, paramName));
+      result = T.tuple(std::move(elems));
+      break;
+    }
+    default:
+      diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+      return T.error();
+  }
+  e->type = result;
+  return result;
+}
+
+// ---------------------------------------------------------------- decorators
+
+void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
+  for (Decorator& d : f->decorators) {
+    if (!d.expr) continue;
+    auto* call = dyn_cast<CallExpr>(d.expr);
+    Expr* head = call ? call->callee : d.expr;
+    check(d.expr);
+    const Type* ht = head->type ? head->type : T.dynamic();
+    bool isKernelDecorator = false;
+    if (ht->kind == TypeKind::Builtin && ht->builtin) {
+      switch (ht->builtin->id) {
+        case BuiltinId::Kernel:
+        case BuiltinId::KernelAutotune: {
+          isKernelDecorator = true;
+          info.kind = FunctionKind::Kernel;
+          info.kernelDecoratorRange = d.expr->range;
+          if (!call) break;
+          for (Argument& a : call->args) {
+            if (a.keyword == "deterministic")
+              if (auto c = evalConst(a.value, nullptr); c && c->isNumber()) info.deterministic = c->asDouble() != 0;
+            if (a.keyword == "space") {
+              bool valid = false;
+              auto addCands = [&](const std::string& name, Expr* v) {
+                std::vector<Expr*> elems;
+                if (auto* l = dyn_cast<ListExpr>(v)) elems = l->elements;
+                else if (auto* t = dyn_cast<TupleExpr>(v)) elems = t->elements;
+                else return false;
+                std::vector<long long> cands;
+                for (Expr* x : elems) {
+                  auto c = evalConst(x, nullptr);
+                  if (!c || c->kind != ConstValue::Int) return false;
+                  cands.push_back(c->i);
+                }
+                if (cands.empty() || name.empty()) return false;
+                info.autotuneSpace[name] = cands;
+                return true;
+              };
+              if (auto* dc = dyn_cast<CallExpr>(a.value); dc && isa<NameExpr>(dc->callee) &&
+                                                          cast<NameExpr>(dc->callee)->name == "dict") {
+                valid = true;
+                for (Argument& kv : dc->args)
+                  if (kv.kind != Argument::Keyword || !addCands(kv.keyword, kv.value)) valid = false;
+              } else if (auto* de = dyn_cast<DictExpr>(a.value)) {
+                valid = true;
+                for (DictEntry& kv : de->entries) {
+                  auto* ks = dyn_cast<StringLiteralExpr>(kv.key);
+                  if (!ks || !addCands(ks->value, kv.value)) valid = false;
+                }
+              }
+              if (!valid) diags.report(DiagID::err_autotune_space_invalid, a.value ? a.value->range : a.range);
+            }
+          }
+          break;
+        }
+        case BuiltinId::Jit:
+        case BuiltinId::Autodiff:
+        case BuiltinId::GraphModule:
+          if (info.kind != FunctionKind::Kernel) info.kind = FunctionKind::Jit;
+          break;
+        default: diags.report(DiagID::err_not_a_decorator, head->range) << ht->builtin->name; break;
+      }
+    } else if (!ht->isLenient() && ht->kind != TypeKind::Function) {
+      diags.report(DiagID::err_not_a_decorator, head->range) << text(head->range);
+    }
+    if (d.clauses.empty()) continue;
+    if (!isKernelDecorator) {
+      diags.report(DiagID::err_clause_without_kernel, d.clauses[0]->range);
+      continue;
+    }
+    // Clauses see the autotune parameters and the module's constants.
+    Scope* outer = scope;
+    scope = sc.symbols.makeScope(Scope::Comprehension, outer);
+    for (auto& [name, cands] : info.autotuneSpace) {
+      Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
+      s->value = ConstValue::ofInt(*std::max_element(cands.begin(), cands.end()));
+    }
+    for (Expr* c : d.clauses) {
+      auto constInt = [&](Expr* x) -> std::optional<long long> {
+        check(x);
+        auto v = evalConst(x, &diags);
+        if (v && v->kind == ConstValue::Int) return v->i;
+        return std::nullopt;
+      };
+      if (auto* sub = dyn_cast<SubscriptExpr>(c); sub && nameOf(sub->base) == "tile") {
+        std::vector<Expr*> parts;
+        if (sub->indices.size() == 1 && sub->indices[0].value) {
+          if (auto* t = dyn_cast<TupleExpr>(sub->indices[0].value)) parts = t->elements;
+          else parts = {sub->indices[0].value};
+        } else {
+          for (Argument& a : sub->indices) parts.push_back(a.value);
+        }
+        std::vector<long long> shape;
+        bool valid = !parts.empty() && parts.size() <= 3;
+        for (Expr* p : parts) {
+          auto v = p ? constInt(p) : std::nullopt;
+          if (!v || *v <= 0) valid = false;
+          else shape.push_back(*v);
+        }
+        if (!valid) {
+          diags.report(DiagID::err_group_shape_invalid, c->range);
+          continue;
+        }
+        long long total = 1;
+        for (long long v : shape) total = total > 4096 ? total : total * v;
+        if (total > 1024) {
+          diags.report(DiagID::err_group_shape_too_large, c->range) << total;
+          continue;
+        }
+        info.groupShape = shape;
+      } else if (auto* sh = dyn_cast<CallExpr>(c); sh && nameOf(sh->callee) == "shared" && sh->args.size() == 1) {
+        auto v = constInt(sh->args[0].value);
+        if (!v || *v < 0) {
+          diags.report(DiagID::err_shared_extent_not_const, sh->args[0].value ? sh->args[0].value->range : c->range);
+          continue;
+        }
+        info.sharedClauseRange = c->range;
+        if (*v > kHopperSharedLimit) {
+          diags.report(DiagID::err_shared_budget_too_large, c->range) << *v;
+          continue;
+        }
+        info.sharedBudget = *v;
+      } else {
+        diags.report(DiagID::err_unknown_kernel_clause, c->range);
+      }
+    }
+    scope = outer;
+  }
+}
+
+}  // namespace tessera

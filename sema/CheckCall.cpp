@@ -1,0 +1,550 @@
+// Calls: builtins (driven by the signatures of Builtins.def), casts, user functions and kernels,
+// and the rules attached to builtin uses (context, group features, determinism, writes).
+#include <algorithm>
+
+#include "sema/Checker.h"
+
+namespace tessera {
+
+namespace {
+const char* kindDescription(const std::string& k) {
+  if (k == "int") return "an integer";
+  if (k == "num") return "a number";
+  if (k == "scalar") return "a scalar";
+  if (k == "bool") return "a bool";
+  if (k == "str") return "a string";
+  if (k == "dtype") return "a dtype";
+  if (k == "tensor") return "a tensor";
+  if (k == "tile") return "a tile value, tensor or shared array";
+  if (k == "shared") return "a shared array";
+  if (k == "ref") return "an element of a tensor or shared array (t[i])";
+  if (k == "seq") return "a list, tuple or range";
+  if (k == "dict") return "a dict";
+  if (k == "callable") return "a function";
+  if (k == "Group") return "a cooperative group";
+  if (k == "Graph") return "a graph";
+  if (k == "Stream") return "a stream";
+  if (k == "Mesh") return "a mesh";
+  if (k == "Domain") return "a domain";
+  return "a value";
+}
+std::string arityText(const BuiltinSignature& s) {
+  unsigned lo = s.minPositional(), hi = s.maxPositional();
+  if (hi == UINT32_MAX) return "at least " + std::to_string(lo);
+  if (lo == hi) return std::to_string(lo);
+  return std::to_string(lo) + " to " + std::to_string(hi);
+}
+}  // namespace
+
+bool Checker::argumentFits(const std::string& k, const Type* t, Expr* arg) {
+  if (t->isLenient() || k == "any") return true;
+  switch (t->kind) {
+    case TypeKind::Scalar:
+      if (k == "int") return t->isIntegral();
+      if (k == "num") return t->isNumeric() || t->dtype == DType::BOOL;
+      if (k == "scalar" || k == "bool") return true;
+      if (k == "ref") return arg && isa<SubscriptExpr>(arg);
+      return false;
+    case TypeKind::Str: return k == "str";
+    case TypeKind::Tensor: return k == "tensor" || k == "tile";
+    case TypeKind::Tile:
+    case TypeKind::Fragment: return k == "tile";
+    case TypeKind::Shared: return k == "tile" || k == "shared";
+    case TypeKind::List:
+    case TypeKind::Tuple:
+    case TypeKind::Range: return k == "seq";
+    case TypeKind::Dict: return k == "dict";
+    case TypeKind::DTypeValue: return k == "dtype";
+    case TypeKind::Function:
+    case TypeKind::Builtin: return k == "callable";
+    case TypeKind::Opaque: return k == t->name;
+    default: return false;
+  }
+}
+
+const Type* Checker::checkCall(CallExpr* e) {
+  const Type* callee = check(e->callee);
+  auto checkArgs = [&] {
+    for (Argument& a : e->args) check(a.value);
+  };
+  switch (callee->kind) {
+    case TypeKind::Error: checkArgs(); return T.error();
+    case TypeKind::Dynamic: checkArgs(); return T.dynamic();
+    case TypeKind::Builtin: {
+      SourceRange at = e->callee->range;
+      if (auto* a = dyn_cast<AttributeExpr>(e->callee)) at = SourceRange(a->base->range.begin, a->nameRange.end);
+      return checkBuiltinCall(*callee->builtin, callee->typeArg, e, at);
+    }
+    case TypeKind::DTypeValue: return checkCast(callee, e);
+    case TypeKind::Function: return checkUserCall(callee, e);
+    default:
+      checkArgs();
+      diags.report(DiagID::err_not_callable, e->callee->range) << callee->str();
+      return T.error();
+  }
+}
+
+const Type* Checker::checkCast(const Type* dt, CallExpr* e) {
+  std::vector<const Type*> args;
+  for (Argument& a : e->args) args.push_back(check(a.value));
+  std::string name = dtypeInfo(dt->dtype).shortName;
+  if (e->args.size() != 1 || e->args[0].kind != Argument::Positional) {
+    diags.report(DiagID::err_cast_arity, e->callee->range) << name << e->args.size();
+    return T.error();
+  }
+  const Type* a = args[0];
+  if (a->isError()) return T.error();
+  if (a->isDynamic()) return T.scalar(dt->dtype, dt->policy);
+  if (a->kind == TypeKind::Scalar) return T.scalar(dt->dtype, dt->policy);
+  if (a->isTileLike()) {
+    if (a->kind == TypeKind::Tensor && !inKernel()) return T.withElement(a, dt->dtype, dt->policy);
+    return T.tile(dt->dtype, true, a->dims, a->rankKnown && (a->kind != TypeKind::Shared || !a->dims.empty()), dt->policy);
+  }
+  diags.report(DiagID::err_cast_operand, e->args[0].value->range) << a->str() << name;
+  return T.error();
+}
+
+const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
+  std::vector<const Type*> args;
+  bool star = false;
+  for (Argument& a : e->args) {
+    args.push_back(check(a.value));
+    if (a.kind == Argument::Star || a.kind == Argument::DoubleStar) star = true;
+  }
+  const FunctionDefStmt* f = fnType->function;
+  if (inKernel() && fnType->functionKind == FunctionKind::Kernel) {
+    diags.report(DiagID::err_kernel_calls_kernel, e->callee->range) << fnType->name;
+    return T.error();
+  }
+  if (!f) return fnType->result ? fnType->result : T.dynamic();
+  bool varargs = false, kwargs = false;
+  unsigned required = 0, positional = 0;
+  for (const Param& p : f->params) {
+    if (p.paramKind == Param::VarArgs) varargs = true;
+    else if (p.paramKind == Param::KwArgs) kwargs = true;
+    else if (p.paramKind == Param::Normal) {
+      ++positional;
+      if (!p.defaultValue) ++required;
+    }
+  }
+  if (star) return fnType->result ? fnType->result : T.dynamic();
+  unsigned given = 0;
+  std::vector<const Param*> bound;
+  size_t pi = 0;
+  std::vector<const Param*> normals;
+  for (const Param& p : f->params)
+    if (p.paramKind == Param::Normal && !p.name.empty()) normals.push_back(&p);
+  for (size_t i = 0; i < e->args.size(); ++i) {
+    Argument& a = e->args[i];
+    const Param* target = nullptr;
+    if (a.kind == Argument::Positional) {
+      ++given;
+      if (pi < normals.size()) target = normals[pi++];
+    } else if (a.kind == Argument::Keyword) {
+      ++given;
+      for (const Param* p : normals)
+        if (p->name == a.keyword) target = p;
+      if (!target && !kwargs) {
+        std::vector<std::string> names;
+        for (const Param* p : normals) names.push_back(p->name);
+        std::string best = closestMatch(a.keyword, names);
+        if (!best.empty())
+          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange) << fnType->name << a.keyword << best;
+        else
+          diags.report(DiagID::err_call_unknown_keyword, a.keywordRange) << fnType->name << a.keyword;
+        return fnType->result ? fnType->result : T.dynamic();
+      }
+    }
+    if (target) {
+      size_t idx = 0;
+      for (const Param& p : f->params) {
+        if (&p == target) break;
+        if (p.paramKind == Param::Normal && !p.name.empty()) ++idx;
+      }
+      if (idx < fnType->elems.size()) {
+        const Type* pt = fnType->elems[idx];
+        const Type* at = args[i];
+        bool ok = true;
+        if (!pt->isLenient() && !at->isLenient()) {
+          if (pt->kind == TypeKind::Tensor) ok = at->kind == TypeKind::Tensor;
+          else if (pt->kind == TypeKind::Scalar) ok = at->kind == TypeKind::Scalar;
+        }
+        if (!ok)
+          diags.report(DiagID::err_call_argument_type, a.value->range)
+              << fnType->name << target->name << ("'" + pt->str() + "'") << at->str();
+      }
+    }
+  }
+  if ((!varargs && given > positional) || given < required) {
+    std::string want = required == positional ? std::to_string(positional)
+                                              : std::to_string(required) + " to " + std::to_string(positional);
+    if (varargs) want = "at least " + std::to_string(required);
+    diags.report(DiagID::err_call_arity, e->parenRange.valid() ? e->parenRange : e->range) << fnType->name << want << given;
+  }
+  return fnType->result ? fnType->result : T.dynamic();
+}
+
+void Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
+  if (b.context == BuiltinContext::Kernel && !inKernel()) {
+    diags.report(DiagID::err_builtin_kernel_only, at) << b.name;
+    return;
+  }
+  if (b.context == BuiltinContext::Host && inKernel()) {
+    diags.report(DiagID::err_builtin_host_only, at) << b.name;
+    return;
+  }
+  if (!inKernel()) return;
+  FunctionInfo& info = *fn_;
+  if (b.has(eff::GroupFeature) && info.groupShape.empty() && !info.reportedGroupFeature) {
+    info.reportedGroupFeature = true;
+    const FunctionDefStmt* f = info.def;
+    auto d = diags.report(DiagID::err_group_feature_without_shape, at);
+    d << b.name << f->name;
+    if (info.kernelDecoratorRange.valid()) {
+      d.note(DiagID::note_declare_group_shape, info.kernelDecoratorRange);
+      d.fixitInsert(info.kernelDecoratorRange.end, " tile[(128,)]");
+    }
+  }
+  if (b.has(eff::NonDeterministic) && info.deterministic)
+    diags.report(DiagID::err_nondeterministic_builtin, at) << b.name;
+}
+
+void Checker::checkWriteAccess(Expr* target, SourceRange at, bool augmented, BinaryOp augOp) {
+  Symbol* p = rootParam(target);
+  if (!p || !p->type) return;
+  const Type* t = p->type;
+  if (t->kind != TypeKind::Tensor) return;
+  if (t->privilege == Privilege::Read) {
+    diags.report(DiagID::err_write_region_privilege, at) << p->name << privilegeName(t->privilege);
+    return;
+  }
+  if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax || t->privilege == Privilege::ReduceMin) {
+    const char* want = t->privilege == Privilege::ReduceSum ? "+=" : t->privilege == Privilege::ReduceMax ? "max(...)" : "min(...)";
+    bool ok = t->privilege == Privilege::ReduceSum && augmented && augOp == BinaryOp::Add;
+    if (!ok) diags.report(DiagID::err_region_reduce_only, at) << p->name << privilegeName(t->privilege) << want;
+    return;
+  }
+  if (t->privilege == Privilege::Write || t->mut) return;
+  auto d = diags.report(DiagID::err_write_readonly_param, at);
+  d << p->name;
+  if (p->param && p->param->annotation) {
+    d.note(DiagID::note_make_mut, p->param->nameRange, {p->name, text(p->param->annotation->range)});
+    d.fixitInsert(p->param->annotation->range.begin, "mut ");
+  }
+}
+
+Symbol* Checker::rootParam(Expr* e) {
+  while (e) {
+    if (auto* s = dyn_cast<SubscriptExpr>(e)) e = s->base;
+    else if (auto* n = dyn_cast<NameExpr>(e)) {
+      Symbol* sym = const_cast<Symbol*>(n->symbol);
+      return sym && sym->kind == SymbolKind::Parameter ? sym : nullptr;
+    } else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg, CallExpr* call, SourceRange at) {
+  const BuiltinSignature& sig = b.sig;
+  std::vector<const Type*> argTypes;
+  bool star = false;
+  for (Argument& a : call->args) {
+    argTypes.push_back(check(a.value));
+    if (a.kind == Argument::Star || a.kind == Argument::DoubleStar) star = true;
+  }
+  checkBuiltinUse(b, at);
+  if (sig.isValue || sig.isTypeConstructor) {
+    diags.report(DiagID::err_not_callable, call->callee->range) << T.builtin(&b)->str();
+    return T.error();
+  }
+  if (sig.hasTypeParam && !typeArg && !sig.typeParamOptional && !(b.id == BuiltinId::TileAllocShared)) {
+    diags.report(DiagID::err_builtin_needs_type_argument, at) << b.name;
+    return T.error();
+  }
+  // Bind arguments to parameters.
+  std::vector<Expr*> bound(sig.params.size(), nullptr);
+  std::vector<const Type*> boundType(sig.params.size(), nullptr);
+  std::vector<Expr*> variadic;
+  std::vector<const Type*> variadicTypes;
+  bool ok = true;
+  size_t nextPos = 0;
+  unsigned positional = 0;
+  for (size_t i = 0; i < call->args.size(); ++i) {
+    Argument& a = call->args[i];
+    if (a.kind == Argument::Positional) {
+      ++positional;
+      while (nextPos < sig.params.size() && sig.params[nextPos].keywordOnly && !sig.params[nextPos].variadic) ++nextPos;
+      if (nextPos < sig.params.size() && sig.params[nextPos].variadic) {
+        variadic.push_back(a.value);
+        variadicTypes.push_back(argTypes[i]);
+      } else if (nextPos < sig.params.size() && !sig.params[nextPos].keywordOnly) {
+        bound[nextPos] = a.value;
+        boundType[nextPos] = argTypes[i];
+        ++nextPos;
+      } else if (!star) {
+        diags.report(DiagID::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
+            << b.name << arityText(sig) << static_cast<unsigned>(std::count_if(call->args.begin(), call->args.end(),
+                                                                                  [](const Argument& x) { return x.kind == Argument::Positional; }));
+        return T.error();
+      }
+    } else if (a.kind == Argument::Keyword) {
+      size_t idx = SIZE_MAX;
+      for (size_t p = 0; p < sig.params.size(); ++p)
+        if (sig.params[p].name == a.keyword && !sig.params[p].variadic) idx = p;
+      if (idx == SIZE_MAX) {
+        if (sig.acceptsAnyKeywords) continue;
+        std::vector<std::string> names;
+        for (const BuiltinParam& p : sig.params)
+          if (!p.variadic) names.push_back(p.name);
+        std::string best = closestMatch(a.keyword, names);
+        if (!best.empty())
+          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
+        else
+          diags.report(DiagID::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
+        ok = false;
+        continue;
+      }
+      if (bound[idx]) {
+        diags.report(DiagID::err_call_duplicate_argument, a.range) << b.name << a.keyword;
+        ok = false;
+        continue;
+      }
+      bound[idx] = a.value;
+      boundType[idx] = argTypes[i];
+    }
+  }
+  if (!ok) return T.error();
+  if (!star)
+    for (size_t p = 0; p < sig.params.size(); ++p)
+      if (!bound[p] && !sig.params[p].optional && !sig.params[p].variadic) {
+        if (!sig.params[p].keywordOnly && positional < sig.minPositional())
+          diags.report(DiagID::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
+              << b.name << arityText(sig) << positional;
+        else
+          diags.report(DiagID::err_call_missing_argument, call->parenRange.valid() ? call->parenRange : call->range)
+              << b.name << sig.params[p].name;
+        return T.error();
+      }
+  for (size_t p = 0; p < sig.params.size(); ++p) {
+    auto checkOne = [&](Expr* e, const Type* t) {
+      if (!e || !t || argumentFits(sig.params[p].kind, t, e)) return true;
+      diags.report(DiagID::err_call_argument_type, e->range)
+          << b.name << sig.params[p].name << kindDescription(sig.params[p].kind) << t->str();
+      return false;
+    };
+    if (sig.params[p].variadic) {
+      for (size_t v = 0; v < variadic.size(); ++v)
+        if (!checkOne(variadic[v], variadicTypes[v])) ok = false;
+    } else if (!checkOne(bound[p], boundType[p])) {
+      ok = false;
+    }
+  }
+  if (!ok) return T.error();
+
+  auto arg = [&](const char* name) -> Expr* {
+    for (size_t p = 0; p < sig.params.size(); ++p)
+      if (sig.params[p].name == name) return bound[p];
+    return nullptr;
+  };
+  auto argType = [&](const char* name) -> const Type* {
+    for (size_t p = 0; p < sig.params.size(); ++p)
+      if (sig.params[p].name == name) return boundType[p];
+    return nullptr;
+  };
+  const Type* first = !sig.params.empty() && boundType[0] ? boundType[0] : T.dynamic();
+
+  // Writes through parameters.
+  if (b.has(eff::MemWrite) && inKernel()) {
+    if (Expr* dst = arg("dst")) checkWriteAccess(dst, dst->range, false, BinaryOp::Add);
+    if (Expr* ref = arg("ref")) checkWriteAccess(ref, ref->range, b.id == BuiltinId::AtomicAdd, BinaryOp::Add);
+  }
+  // Determinism of atomics.
+  if (b.has(eff::Atomic) && inKernel() && fn_->deterministic && !b.has(eff::NonDeterministic)) {
+    const Type* rt = argType("ref");
+    if (rt && rt->kind == TypeKind::Scalar && isFloat(rt->dtype))
+      diags.report(DiagID::err_float_atomic, at) << b.name << rt->str();
+  }
+
+  switch (b.id) {
+    case BuiltinId::TSharedAlloc:
+    case BuiltinId::TileAllocShared: {
+      DType d = typeArg && typeArg->kind == TypeKind::Scalar ? typeArg->dtype : DType::FP32;
+      std::vector<Extent> dims;
+      long long elems = 1;
+      bool known = !variadic.empty();
+      for (Expr* x : variadic) {
+        auto c = evalConst(x, &diags);
+        if (!c || c->kind != ConstValue::Int) {
+          if (!c) diags.report(DiagID::err_shared_extent_not_const, x->range);
+          else diags.report(DiagID::err_shared_extent_not_const, x->range);
+          return T.error();
+        }
+        if (c->i <= 0) {
+          diags.report(DiagID::err_shared_extent_not_positive, x->range) << c->i;
+          return T.error();
+        }
+        dims.push_back(std::to_string(c->i));
+        if (__builtin_mul_overflow(elems, c->i, &elems)) elems = LLONG_MAX / 64;
+      }
+      Swizzle sw = Swizzle::None;
+      if (Expr* s = arg("swizzle")) {
+        auto c = evalConst(s, nullptr);
+        if (c && c->kind == ConstValue::Str) {
+          if (auto z = lookupSwizzle(c->s)) sw = *z;
+          else diags.report(DiagID::err_unknown_swizzle, s->range) << c->s;
+        }
+      }
+      if (inKernel()) {
+        long long bits = static_cast<long long>(dtypeInfo(d).bits);
+        long long bytes = -1;
+        if (known) bytes = elems > LLONG_MAX / 64 ? LLONG_MAX / 8 : (elems * bits + 7) / 8;
+        fn_->sharedAllocations.push_back({call, bytes});
+      }
+      return T.shared(d, dims, sw);
+    }
+    case BuiltinId::TileCpAsync: {
+      const Type* src = first;
+      if (src->kind == TypeKind::Shared) return T.none();  // copy into a shared buffer
+      if (src->isLenient()) return src->isError() ? T.error() : T.tile(DType::FP32, false, {}, false);
+      return T.tile(src->dtype, src->dtypeKnown, {}, false, src->policy);
+    }
+    case BuiltinId::TileRange: {
+      const Type* ext = first;
+      if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
+        if (ext->kind == TypeKind::Tensor || arg("axis")) return T.range(T.slice());
+      }
+      return T.range(T.scalar(DType::INT32));
+    }
+    case BuiltinId::Range: {
+      DType d = DType::INT32;
+      for (const Type* t : boundType)
+        if (t && t->kind == TypeKind::Scalar && !t->weak && isInteger(t->dtype)) d = promote(d, t->dtype);
+      return T.range(T.scalar(d));
+    }
+    case BuiltinId::TileDot: {
+      const Type *a = boundType[0], *c = boundType[1];
+      DType accum = DType::FP32;
+      if (const Type* at2 = argType("accum"); at2 && at2->kind == TypeKind::DTypeValue) accum = at2->dtype;
+      auto rows = [](const Type* t) -> Extent {
+        return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.front() : "?";
+      };
+      auto cols = [](const Type* t) -> Extent {
+        return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
+      };
+      if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && a->dims.size() == 2 && c->dims.size() == 2) {
+        const Extent &k1 = a->dims[1], &k2 = c->dims[0];
+        if (extentIsConst(k1) && extentIsConst(k2) && k1 != k2) {
+          diags.report(DiagID::err_shape_mismatch, call->range) << "tile.dot" << a->str() << c->str();
+          return T.error();
+        }
+      }
+      bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
+      if (!known) return T.tile(accum, true, {}, false);
+      return T.tile(accum, true, {rows(a), cols(c)}, true);
+    }
+    case BuiltinId::TileMma: {
+      DType accum = DType::FP32;
+      if (Expr* ax = arg("accum")) {
+        const Type* at2 = argType("accum");
+        if (at2 && at2->kind == TypeKind::DTypeValue) {
+          if (at2->dtype != DType::FP32 && at2->dtype != DType::FP16) {
+            diags.report(DiagID::err_mma_accum_dtype, ax->range) << dtypeInfo(at2->dtype).shortName;
+            return T.error();
+          }
+          accum = at2->dtype;
+        }
+      }
+      if (arg("BM") || arg("BN") || arg("BK")) {
+        const Type* i = T.scalar(DType::INT32);
+        return T.range(T.tuple({i, i, i}));
+      }
+      const Type *a = boundType[0], *c = boundType[1];
+      std::vector<Extent> dims;
+      if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && !a->dims.empty() && !c->dims.empty())
+        dims = {a->dims.front(), c->dims.back()};
+      return T.fragment(accum, dims);
+    }
+    case BuiltinId::TileZeros:
+    case BuiltinId::TileFull: {
+      std::vector<Extent> dims;
+      Expr* shape = arg("shape");
+      std::vector<Expr*> parts;
+      if (auto* t = dyn_cast<TupleExpr>(shape)) parts = t->elements;
+      else if (shape) parts = {shape};
+      for (Expr* p : parts) {
+        auto c = evalConst(p, nullptr);
+        dims.push_back(c && c->kind == ConstValue::Int ? std::to_string(c->i) : text(p->range));
+      }
+      DType d = DType::FP32;
+      if (const Type* dt = argType("dtype"); dt && dt->kind == TypeKind::DTypeValue) d = dt->dtype;
+      return T.tile(d, true, dims, true);
+    }
+    case BuiltinId::WarpShuffleDown:
+    case BuiltinId::WarpShuffleUp:
+    case BuiltinId::WarpShuffleXor:
+    case BuiltinId::WarpShuffleIdx: {
+      Expr* off = bound[1];
+      if (auto c = evalConst(off, nullptr); c && c->kind == ConstValue::Int && (c->i < 0 || c->i >= 32)) {
+        diags.report(DiagID::err_shuffle_offset_range, off->range) << c->i;
+        return T.error();
+      }
+      return first->kind == TypeKind::Scalar && first->weak ? T.scalar(first->dtype) : first;
+    }
+    case BuiltinId::CooperativeGroup: {
+      if (Expr* s = arg("size"))
+        if (auto c = evalConst(s, nullptr); c && c->kind == ConstValue::Int &&
+                                            (c->i < 1 || c->i > 1024 || (c->i & (c->i - 1)) != 0)) {
+          diags.report(DiagID::err_cooperative_group_size, s->range) << c->i;
+          return T.error();
+        }
+      return T.opaque("Group");
+    }
+    default: break;
+  }
+
+  // Generic results.
+  const std::string& r = sig.result;
+  if (r == "none") return T.none();
+  if (r == "any" || r == "decorator") return T.dynamic();
+  if (r == "i32") return T.scalar(DType::INT32);
+  if (r == "i64") return T.scalar(DType::INT64);
+  if (r == "u32") return T.scalar(DType::UINT32);
+  if (r == "f32") return T.scalar(DType::FP32);
+  if (r == "bool") return T.boolType();
+  if (r == "str") return T.str();
+  if (r == "dict") return T.dict();
+  if (r == "range") return T.range(T.scalar(DType::INT32));
+  if (r == "same") {
+    if (first->kind == TypeKind::Shared) return T.withElement(first, first->dtype, first->policy);
+    if (first->kind == TypeKind::Tensor && inKernel())
+      return T.tile(first->dtype, first->dtypeKnown, first->dims, first->rankKnown, first->policy);
+    return first;
+  }
+  if (r == "elem") {
+    if (first->kind == TypeKind::Tile && arg("axis")) return T.tile(first->dtype, first->dtypeKnown, {}, false);
+    return T.elementOf(first);
+  }
+  if (r == "float") {
+    if (first->kind == TypeKind::Scalar)
+      return isFloat(first->dtype) && !first->weak ? first : T.scalar(DType::FP32);
+    if (first->isTileLike())
+      return T.tile(isFloat(first->dtype) ? first->dtype : DType::FP32, first->dtypeKnown, first->dims,
+                    first->rankKnown && (first->kind != TypeKind::Shared || !first->dims.empty()));
+    return first->isError() ? T.error() : T.dynamic();
+  }
+  if (r == "arith") {
+    const Type* acc = nullptr;
+    std::vector<const Type*> all;
+    for (const Type* t : boundType)
+      if (t) all.push_back(t);
+    for (const Type* t : variadicTypes) all.push_back(t);
+    for (const Type* t : all) acc = acc ? binaryResult(BinaryOp::Add, acc, t, at, call->range) : t;
+    return acc ? acc : T.dynamic();
+  }
+  if (r == "tile") return T.tile(DType::FP32, false, {}, false);
+  if (!r.empty() && r[0] >= 'A' && r[0] <= 'Z') return T.opaque(r);
+  return T.dynamic();
+}
+
+}  // namespace tessera

@@ -1,0 +1,375 @@
+// Statements, functions and the module walk.
+#include <algorithm>
+
+#include "sema/Checker.h"
+
+namespace tessera {
+
+Checker::Checker(SemaContext& sc, DiagnosticEngine& diags, ModuleInfo& mod)
+    : sc(sc), diags(diags), T(sc.types), mod(mod) {}
+
+std::string Checker::text(SourceRange r) const {
+  std::string_view t = sc.sm.text(r);
+  std::string out;
+  for (char c : t)
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\\' && c != '\r') out += c;
+  return out;
+}
+
+Symbol* Checker::declareLocal(const std::string& name, SourceRange at, const Type* t, SymbolKind k) {
+  Symbol* s = sc.symbols.make(k, name, at, t);
+  scope->declare(s);
+  return s;
+}
+
+void Checker::reportUndefined(const std::string& name, SourceRange at) {
+  std::string best = closestMatch(name, scope->visibleNames());
+  if (!best.empty()) diags.report(DiagID::err_undefined_name_suggest, at) << name << best;
+  else diags.report(DiagID::err_undefined_name, at) << name;
+}
+
+void Checker::checkModule() {
+  scope = mod.scope;
+  // Functions are visible everywhere in the module (bodies run after the module is loaded).
+  for (Stmt* s : mod.module->stmts)
+    if (auto* f = dyn_cast<FunctionDefStmt>(s)) {
+      if (f->name.empty()) continue;
+      if (Symbol* prev = scope->lookupLocal(f->name); prev && prev->kind == SymbolKind::Function) {
+        (diags.report(DiagID::err_redefinition, f->nameRange) << f->name)
+            .note(DiagID::note_previous_declaration, prev->declRange, {f->name});
+        continue;
+      }
+      Symbol* sym = declareLocal(f->name, f->nameRange, T.dynamic(), SymbolKind::Function);
+      sym->function = f;
+    }
+  for (Stmt* s : mod.module->stmts) checkStmt(s);
+  for (size_t i = 0; i < deferred.size(); ++i) checkFunctionBody(deferred[i]);
+}
+
+void Checker::checkBlock(const Block& b) {
+  for (Stmt* s : b.stmts) checkStmt(s);
+}
+
+void Checker::checkStmt(Stmt* s) {
+  if (!s || diags.stopped()) return;
+  switch (s->kind) {
+    case NodeKind::ExprStmt: {
+      auto* es = cast<ExprStmt>(s);
+      check(es->expr);
+      return;
+    }
+    case NodeKind::AssignStmt: return checkAssign(cast<AssignStmt>(s));
+    case NodeKind::AugAssignStmt: return checkAugAssign(cast<AugAssignStmt>(s));
+    case NodeKind::AnnAssignStmt: return checkAnnAssign(cast<AnnAssignStmt>(s));
+    case NodeKind::PassStmt: return;
+    case NodeKind::BreakStmt:
+    case NodeKind::ContinueStmt:
+      if (loopDepth == 0)
+        diags.report(DiagID::err_break_outside_loop, s->range) << (s->kind == NodeKind::BreakStmt ? "break" : "continue");
+      return;
+    case NodeKind::ReturnStmt: return checkReturn(cast<ReturnStmt>(s));
+    case NodeKind::IfStmt: {
+      auto* i = cast<IfStmt>(s);
+      check(i->cond);
+      checkBlock(i->thenBlock);
+      checkBlock(i->elseBlock);
+      return;
+    }
+    case NodeKind::WhileStmt: {
+      auto* w = cast<WhileStmt>(s);
+      check(w->cond);
+      ++loopDepth;
+      checkBlock(w->body);
+      --loopDepth;
+      checkBlock(w->elseBlock);
+      return;
+    }
+    case NodeKind::ForStmt: return checkFor(cast<ForStmt>(s));
+    case NodeKind::WithStmt: {
+      auto* w = cast<WithStmt>(s);
+      for (WithItem& item : w->items) {
+        const Type* t = check(item.context);
+        if (item.target) assignTo(item.target, t, nullptr);
+      }
+      checkBlock(w->body);
+      return;
+    }
+    case NodeKind::ImportStmt: return checkImport(cast<ImportStmt>(s));
+    case NodeKind::ImportFromStmt: return checkImportFrom(cast<ImportFromStmt>(s));
+    case NodeKind::FunctionDefStmt: {
+      auto* f = cast<FunctionDefStmt>(s);
+      declareFunction(f);
+      if (functionDepth == 0 && scope == mod.scope) deferred.push_back(f);
+      else checkFunctionBody(f);
+      return;
+    }
+    case NodeKind::ErrorStmt: return;
+    default: return;
+  }
+}
+
+void Checker::checkReturn(ReturnStmt* s) {
+  const Type* t = s->value ? check(s->value) : T.none();
+  if (!fn_) {
+    diags.report(DiagID::err_return_outside_function, s->range);
+    return;
+  }
+  if (fn_->isKernel() && s->value && t->kind != TypeKind::None && !t->isError())
+    diags.report(DiagID::err_kernel_returns_value, s->value->range);
+}
+
+void Checker::checkAssign(AssignStmt* s) {
+  const Type* v = check(s->value);
+  if (v->kind == TypeKind::Builtin && v->builtin && !v->builtin->sig.isValue && !v->builtin->sig.isTypeConstructor &&
+      s->value) {
+    std::string name = v->builtin->name;
+    diags.report(DiagID::err_builtin_not_called, s->value->range) << name;
+    v = T.error();
+  }
+  for (Expr* target : s->targets) assignTo(target, v, s->value);
+}
+
+void Checker::checkAugAssign(AugAssignStmt* s) {
+  const Type* v = check(s->value);
+  if (auto* n = dyn_cast<NameExpr>(s->target)) {
+    const Type* cur = check(n);
+    if (cur->isError()) return;
+    const Type* r = binaryResult(s->op, cur, v, s->opRange, s->range);
+    Symbol* sym = const_cast<Symbol*>(n->symbol);
+    if (sym && (sym->kind == SymbolKind::Parameter) && (cur->kind == TypeKind::Tensor || cur->isDynamic())) {
+      checkWriteAccess(n, n->range, true, s->op);
+      return;
+    }
+    if (sym && (sym->kind == SymbolKind::Variable || sym->kind == SymbolKind::Constant)) {
+      if (inKernel() && !r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, false);
+      sym->assignments++;
+    }
+    return;
+  }
+  const Type* cur = check(s->target);
+  if (isa<SubscriptExpr>(s->target) || isa<AttributeExpr>(s->target)) {
+    if (isa<SubscriptExpr>(s->target)) checkWriteAccess(s->target, s->target->range, true, s->op);
+    const Type* r = binaryResult(s->op, cur, v, s->opRange, s->range);
+    if (!r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, true);
+    return;
+  }
+  if (!cur->isError()) diags.report(DiagID::err_invalid_assign_target, s->target->range);
+}
+
+void Checker::checkAnnAssign(AnnAssignStmt* s) {
+  const Type* t = typeFromAnnotation(s->annotation, false, "");
+  if (s->value) {
+    const Type* v = check(s->value);
+    if (!v->isLenient() && !t->isLenient()) checkConversion(v, t, s->value->range, false);
+  }
+  if (auto* n = dyn_cast<NameExpr>(s->target)) {
+    Symbol* sym = scope->lookupLocal(n->name);
+    if (!sym || sym->kind == SymbolKind::Builtin) sym = declareLocal(n->name, n->range, t);
+    else sym->type = t;
+    sym->assignments++;
+    if (s->value && scope == mod.scope)
+      if (auto c = evalConst(s->value, nullptr)) {
+        sym->value = c;
+        sym->kind = SymbolKind::Constant;
+      }
+    n->symbol = sym;
+    n->type = t;
+    return;
+  }
+  if (s->target) check(s->target);
+}
+
+void Checker::checkFor(ForStmt* s) {
+  const Type* it = check(s->iter);
+  const Type* elem = iterationElement(it, s->iter ? s->iter->range : s->range);
+  assignTo(s->target, elem, nullptr);
+  ++loopDepth;
+  checkBlock(s->body);
+  --loopDepth;
+  checkBlock(s->elseBlock);
+}
+
+// A type a new local takes from its first value: literals get their default dtype.
+static const Type* strengthen(TypeContext& T, const Type* t) {
+  if (t->kind == TypeKind::Scalar && t->weak) return T.scalar(t->dtype, t->policy);
+  return t;
+}
+
+void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented, BinaryOp augOp) {
+  if (!target) return;
+  switch (target->kind) {
+    case NodeKind::NameExpr: {
+      auto* n = cast<NameExpr>(target);
+      Symbol* sym = scope->lookupLocal(n->name);
+      if (sym && (sym->kind == SymbolKind::Variable || sym->kind == SymbolKind::Constant)) {
+        if (inKernel() && sym->type && !sym->type->isLenient() && !t->isLenient()) {
+          bool sameFamily = (sym->type->kind == TypeKind::Scalar) == (t->kind == TypeKind::Scalar);
+          if (!sameFamily)
+            diags.report(DiagID::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
+          else if (t->kind == TypeKind::Scalar)
+            checkConversion(t, sym->type, value ? value->range : n->range, false);
+        } else if (!inKernel()) {
+          sym->type = strengthen(T, t);
+        }
+        sym->assignments++;
+        if (sym->assignments > 1 && sym->kind == SymbolKind::Constant) sym->kind = SymbolKind::Variable;
+      } else if (sym && sym->kind == SymbolKind::Parameter) {
+        sym->type = strengthen(T, t);  // rebinding a parameter name
+      } else {
+        sym = declareLocal(n->name, n->range, strengthen(T, t));
+        sym->assignments = 1;
+        if (value && scope == mod.scope)
+          if (auto c = evalConst(value, &diags)) {
+            sym->value = c;
+            sym->kind = SymbolKind::Constant;
+          }
+      }
+      n->symbol = sym;
+      n->type = sym->type;
+      return;
+    }
+    case NodeKind::TupleExpr:
+    case NodeKind::ListExpr: {
+      auto& elems = target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
+      bool starred = std::any_of(elems.begin(), elems.end(), [](Expr* e) { return isa<StarredExpr>(e); });
+      std::vector<Expr*> valueElems;
+      if (auto* tv = dyn_cast<TupleExpr>(value)) valueElems = tv->elements;
+      if (t->kind == TypeKind::Tuple && !starred) {
+        if (t->elems.size() != elems.size()) {
+          diags.report(DiagID::err_unpack_count, target->range) << t->elems.size() << elems.size();
+          for (Expr* e : elems) assignTo(e, T.error(), nullptr);
+        } else {
+          for (size_t i = 0; i < elems.size(); ++i)
+            assignTo(elems[i], t->elems[i], i < valueElems.size() ? valueElems[i] : nullptr);
+        }
+      } else {
+        const Type* each = t->isError() ? T.error() : t->kind == TypeKind::List ? t->elems[0] : T.dynamic();
+        if (!t->isLenient() && t->kind != TypeKind::List && t->kind != TypeKind::Tuple && t->kind != TypeKind::Range) {
+          diags.report(DiagID::err_not_iterable, value ? value->range : target->range) << t->str();
+          each = T.error();
+        }
+        for (Expr* e : elems) assignTo(e, each, nullptr);
+      }
+      target->type = t;
+      return;
+    }
+    case NodeKind::StarredExpr: {
+      auto* st = cast<StarredExpr>(target);
+      assignTo(st->value, t->isError() ? t : T.dynamic(), nullptr);
+      target->type = t;
+      return;
+    }
+    case NodeKind::SubscriptExpr: {
+      const Type* slot = check(target);
+      checkWriteAccess(target, target->range, augmented, augOp);
+      if (!slot->isLenient() && !t->isLenient()) checkConversion(t, slot, value ? value->range : target->range, true);
+      return;
+    }
+    case NodeKind::AttributeExpr: {
+      auto* a = cast<AttributeExpr>(target);
+      const Type* base = check(a->base);
+      if (!base->isLenient() && base->kind != TypeKind::Module)
+        diags.report(DiagID::err_invalid_assign_target, target->range);
+      target->type = T.dynamic();
+      return;
+    }
+    case NodeKind::ErrorExpr: target->type = T.error(); return;
+    default:
+      check(target);
+      diags.report(DiagID::err_invalid_assign_target, target->range);
+      return;
+  }
+}
+
+// ---------------------------------------------------------------- functions
+
+void Checker::declareFunction(FunctionDefStmt* f) {
+  auto owned = std::make_unique<FunctionInfo>();
+  FunctionInfo& info = *owned;
+  info.def = f;
+  sc.functions[f] = std::move(owned);
+  checkDecorators(f, info);
+
+  Scope* outer = scope;
+  info.scope = sc.symbols.makeScope(Scope::Function, outer);
+  info.scope->function = &info;
+  FunctionInfo* savedFn = fn_;
+  // Default values are evaluated in the enclosing scope.
+  for (Param& p : f->params)
+    if (p.defaultValue) check(p.defaultValue);
+  scope = info.scope;
+  fn_ = &info;
+  for (auto& [name, cands] : info.autotuneSpace) {
+    Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
+    s->candidates = cands;
+    if (!cands.empty()) s->value = ConstValue::ofInt(*std::max_element(cands.begin(), cands.end()));
+  }
+  // Declare every parameter first, so extents may name later scalar parameters.
+  std::vector<Symbol*> paramSyms;
+  for (Param& p : f->params) {
+    if (p.name.empty()) {
+      paramSyms.push_back(nullptr);
+      continue;
+    }
+    if (Symbol* prev = scope->lookupLocal(p.name); prev && prev->kind == SymbolKind::Parameter) {
+      (diags.report(DiagID::err_duplicate_param, p.nameRange) << p.name)
+          .note(DiagID::note_previous_declaration, prev->declRange, {p.name});
+      paramSyms.push_back(nullptr);
+      continue;
+    }
+    Symbol* s = declareLocal(p.name, p.nameRange, T.dynamic(), SymbolKind::Parameter);
+    s->param = &p;
+    paramSyms.push_back(s);
+  }
+  std::vector<const Type*> paramTypes;
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    Param& p = f->params[i];
+    const Type* t = p.annotation ? typeFromAnnotation(p.annotation, true, p.name) : T.dynamic();
+    if (paramSyms[i]) paramSyms[i]->type = t;
+    if (p.paramKind == Param::Normal && !p.name.empty()) paramTypes.push_back(t);
+  }
+  const Type* result = f->returns ? typeFromAnnotation(f->returns, false, "") : nullptr;
+  if (info.isKernel() && !result) result = T.none();
+  info.type = T.function(f, f->name, info.kind, paramTypes, result);
+  scope = outer;
+  fn_ = savedFn;
+  if (!f->name.empty()) {
+    Symbol* sym = scope->lookupLocal(f->name);
+    if (!sym || sym->function != f) {
+      sym = declareLocal(f->name, f->nameRange, info.type, SymbolKind::Function);
+      sym->function = f;
+    }
+    sym->type = info.type;
+    sym->functionInfo = &info;
+  }
+}
+
+void Checker::checkFunctionBody(FunctionDefStmt* f) {
+  auto it = sc.functions.find(f);
+  if (it == sc.functions.end()) return;
+  FunctionInfo& info = *it->second;
+  Scope* outer = scope;
+  FunctionInfo* savedFn = fn_;
+  unsigned savedLoop = loopDepth;
+  scope = info.scope;
+  fn_ = &info;
+  loopDepth = 0;
+  ++functionDepth;
+  checkBlock(f->body);
+  --functionDepth;
+  loopDepth = savedLoop;
+  scope = outer;
+  fn_ = savedFn;
+
+  // A body that is only `...` declares the function without defining it.
+  if (f->body.stmts.size() == 1)
+    if (auto* es = dyn_cast<ExprStmt>(f->body.stmts[0]); es && isa<EllipsisExpr>(es->expr))
+      diags.report(DiagID::warn_ellipsis_body, f->nameRange) << f->name;
+
+  if (info.isKernel() && !diags.stopped()) {
+    checkKernelUniformity(f, info, diags);
+    checkSharedMemory(f, info, diags);
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,95 @@
+// The type checker's internals: one Checker per module walks its statements, resolves names,
+// types every expression and applies the rules that need types. Split over CheckStmt.cpp,
+// CheckExpr.cpp, CheckCall.cpp, Annotations.cpp, Imports.cpp; the kernel-wide rules (uniformity,
+// races, shared memory) run afterwards in KernelRules.cpp and SharedMemory.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sema/Sema.h"
+
+namespace tessera {
+
+class Checker {
+public:
+  Checker(SemaContext& sc, DiagnosticEngine& diags, ModuleInfo& mod);
+  void checkModule();
+
+  // ---- statements (CheckStmt.cpp)
+  void checkBlock(const Block& b);
+  void checkStmt(Stmt* s);
+  void checkAssign(AssignStmt* s);
+  void checkAugAssign(AugAssignStmt* s);
+  void checkAnnAssign(AnnAssignStmt* s);
+  void checkFor(ForStmt* s);
+  void checkReturn(ReturnStmt* s);
+  // Binds `target` to a value of type `t` (`value` is the source expression when there is one).
+  void assignTo(Expr* target, const Type* t, Expr* value, bool augmented = false, BinaryOp augOp = BinaryOp::Add);
+  void declareFunction(FunctionDefStmt* fn);  // decorators and signature
+  void checkFunctionBody(FunctionDefStmt* fn);
+
+  // ---- expressions (CheckExpr.cpp)
+  const Type* check(Expr* e);
+  const Type* checkName(NameExpr* e);
+  const Type* checkAttribute(AttributeExpr* e);
+  const Type* checkSubscript(SubscriptExpr* e);
+  const Type* checkBinary(BinaryExpr* e);
+  const Type* checkUnary(UnaryExpr* e);
+  const Type* checkConditional(ConditionalExpr* e);
+  const Type* checkComprehension(ComprehensionExpr* e);
+  const Type* binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole);
+  const Type* iterationElement(const Type* t, SourceRange at);
+  // Checks an implicit conversion for a store or assignment; reports narrowing.
+  void checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore);
+  Extent sliceExtent(SliceExpr* s, const Extent& full);
+
+  // ---- calls (CheckCall.cpp)
+  const Type* checkCall(CallExpr* e);
+  const Type* checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg, CallExpr* call, SourceRange calleeRange);
+  const Type* checkUserCall(const Type* fn, CallExpr* call);
+  const Type* checkCast(const Type* dt, CallExpr* call);
+  // Context, group-feature and determinism rules of one builtin use.
+  void checkBuiltinUse(const BuiltinInfo& b, SourceRange at);
+  bool argumentFits(const std::string& kind, const Type* t, Expr* arg);
+  void checkWriteAccess(Expr* target, SourceRange at, bool augmented, BinaryOp augOp);
+
+  // ---- annotations, policies, decorators (Annotations.cpp)
+  const Type* typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName);
+  bool dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown);
+  void applyPolicy(Expr* policyExpr, DType storage, NumericPolicy& policy);
+  Extent extentFromExpr(Expr* e, const std::string& paramName, unsigned dim);
+  void checkDecorators(FunctionDefStmt* fn, FunctionInfo& info);
+  void reportUnknownDType(Expr* e, const std::string& name);
+
+  // ---- imports (Imports.cpp)
+  void checkImport(ImportStmt* s);
+  void checkImportFrom(ImportFromStmt* s);
+  ModuleInfo* loadModule(const std::string& dotted, SourceRange at);
+
+  // ---- helpers
+  Symbol* declareLocal(const std::string& name, SourceRange at, const Type* t, SymbolKind k = SymbolKind::Variable);
+  void reportUndefined(const std::string& name, SourceRange at);
+  bool inKernel() const { return fn_ && fn_->isKernel(); }
+  std::string text(SourceRange r) const;
+  // The parameter symbol a target expression writes through (x in x[i], x[a:b], x), or null.
+  Symbol* rootParam(Expr* e);
+
+  SemaContext& sc;
+  DiagnosticEngine& diags;
+  TypeContext& T;
+  ModuleInfo& mod;
+  Scope* scope = nullptr;
+  FunctionInfo* fn_ = nullptr;
+  unsigned loopDepth = 0;
+  unsigned functionDepth = 0;
+  std::vector<FunctionDefStmt*> deferred;
+};
+
+// Kernel-wide rules over a checked kernel body (KernelRules.cpp): uniformity of barriers and
+// collectives, same-element store races.
+void checkKernelUniformity(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
+// Shared-memory budget and the device limit (SharedMemory.cpp).
+void checkSharedMemory(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
+
+}  // namespace tessera

@@ -1,0 +1,160 @@
+// Imports: `import tessera [as ts]`, `from tessera[.ns] import ...` (builtins), and user
+// modules found as NAME.tessera (a.b -> a/b.tessera) next to the importing file or on -I.
+#include <filesystem>
+
+#include "frontend/Parser.h"
+#include "sema/Checker.h"
+
+namespace tessera {
+
+namespace {
+// "tessera", "tessera.dist" -> "", "dist"; other names -> nullopt.
+std::optional<std::string> builtinPrefix(const std::string& dotted) {
+  if (dotted == "tessera") return std::string();
+  if (dotted.rfind("tessera.", 0) == 0) return dotted.substr(8);
+  return std::nullopt;
+}
+}  // namespace
+
+ModuleInfo* Checker::loadModule(const std::string& dotted, SourceRange at) {
+  std::string rel = dotted;
+  for (char& c : rel)
+    if (c == '.') c = '/';
+  rel += ".tessera";
+  std::vector<std::string> dirs;
+  std::filesystem::path self(mod.path);
+  if (!mod.path.empty()) dirs.push_back(self.parent_path().string());
+  for (const std::string& d : sc.includePaths) dirs.push_back(d);
+  std::string found;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::path(d.empty() ? "." : d) / rel;
+    if (std::filesystem::is_regular_file(p, ec)) {
+      found = std::filesystem::weakly_canonical(p, ec).string();
+      if (ec) found = p.string();
+      break;
+    }
+  }
+  if (found.empty()) {
+    diags.report(DiagID::err_module_not_found, at) << dotted;
+    return nullptr;
+  }
+  auto it = sc.modules.find(found);
+  if (it != sc.modules.end()) {
+    if (it->second->analyzing) {
+      diags.report(DiagID::err_import_cycle, at) << dotted;
+      return nullptr;
+    }
+    return it->second.get();
+  }
+  FileID file;
+  std::string error;
+  if (!sc.sm.addFile(found, file, error)) {
+    diags.report(DiagID::err_module_not_found, at) << dotted;
+    return nullptr;
+  }
+  auto info = std::make_unique<ModuleInfo>();
+  ModuleInfo* m = info.get();
+  m->name = dotted;
+  m->path = found;
+  m->analyzing = true;
+  sc.modules[found] = std::move(info);
+  m->module = parseBuffer(sc.sm, file, sc.ast, diags);
+  m->scope = sc.symbols.makeScope(Scope::Module, sc.prelude());
+  if (m->module) {
+    Checker sub(sc, diags, *m);
+    sub.checkModule();
+  }
+  m->analyzing = false;
+  return m;
+}
+
+void Checker::checkImport(ImportStmt* s) {
+  for (ImportName& n : s->names) {
+    std::string bindName = n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.alias;
+    SourceRange bindRange = n.alias.empty() ? n.nameRange : n.aliasRange;
+    if (auto prefix = builtinPrefix(n.name)) {
+      if (!prefix->empty() && !isBuiltinNamespace(*prefix) && !lookupBuiltin(*prefix)) {
+        diags.report(DiagID::err_module_not_found, n.nameRange) << n.name;
+        continue;
+      }
+      // `import tessera.dist` binds `tessera`; `import tessera.dist as d` binds the namespace.
+      const Type* t = T.ns(n.alias.empty() ? std::string() : *prefix);
+      declareLocal(bindName, bindRange, t, SymbolKind::Namespace);
+      continue;
+    }
+    ModuleInfo* m = loadModule(n.name, n.nameRange);
+    const Type* t = m ? T.module(m, n.name) : T.error();
+    if (!n.alias.empty() || n.name.find('.') == std::string::npos) declareLocal(bindName, bindRange, t, SymbolKind::Module);
+    else declareLocal(bindName, bindRange, m ? T.dynamic() : T.error(), SymbolKind::Module);
+  }
+}
+
+void Checker::checkImportFrom(ImportFromStmt* s) {
+  if (s->level > 0) {
+    diags.report(DiagID::err_relative_import, s->range);
+    return;
+  }
+  if (auto prefix = builtinPrefix(s->module)) {
+    if (!prefix->empty() && !isBuiltinNamespace(*prefix)) {
+      diags.report(DiagID::err_module_not_found, s->moduleRange) << s->module;
+      return;
+    }
+    if (s->star) return;  // the builtins are visible anyway
+    for (ImportName& n : s->names) {
+      std::string q = prefix->empty() ? n.name : *prefix + "." + n.name;
+      std::string bind = n.alias.empty() ? n.name : n.alias;
+      SourceRange at = n.alias.empty() ? n.nameRange : n.aliasRange;
+      if (const BuiltinInfo* b = lookupBuiltin(q)) {
+        Symbol* sym = declareLocal(bind, at, T.builtin(b), SymbolKind::Builtin);
+        sym->builtin = b;
+      } else if (isBuiltinNamespace(q)) {
+        declareLocal(bind, at, T.ns(q), SymbolKind::Namespace);
+      } else if (auto d = prefix->empty() ? lookupDType(n.name) : std::nullopt) {
+        declareLocal(bind, at, T.dtypeValue(*d), SymbolKind::DType);
+      } else {
+        std::vector<std::string> cands = builtinMembers(*prefix);
+        std::string best = closestMatch(n.name, cands);
+        if (!best.empty())
+          diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+        else
+          diags.report(DiagID::err_import_name_not_found, n.nameRange) << s->module << n.name;
+        declareLocal(bind, at, T.error(), SymbolKind::Variable);
+      }
+    }
+    return;
+  }
+  ModuleInfo* m = loadModule(s->module, s->moduleRange);
+  if (!m || !m->scope) {
+    for (ImportName& n : s->names) declareLocal(n.alias.empty() ? n.name : n.alias, n.nameRange, T.error());
+    return;
+  }
+  if (s->star) {
+    for (auto& [name, sym] : m->scope->symbols())
+      if (!name.empty() && name[0] != '_') scope->declare(sym);
+    return;
+  }
+  for (ImportName& n : s->names) {
+    Symbol* sym = m->scope->lookupLocal(n.name);
+    if (!sym) {
+      std::vector<std::string> cands;
+      for (auto& [name, x] : m->scope->symbols()) cands.push_back(name);
+      std::string best = closestMatch(n.name, cands);
+      if (!best.empty())
+        diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+      else
+        diags.report(DiagID::err_import_name_not_found, n.nameRange) << s->module << n.name;
+      declareLocal(n.alias.empty() ? n.name : n.alias, n.nameRange, T.error());
+      continue;
+    }
+    if (n.alias.empty()) scope->declare(sym);
+    else {
+      Symbol* alias = sc.symbols.make(sym->kind, n.alias, n.aliasRange, sym->type);
+      *alias = *sym;
+      alias->name = n.alias;
+      scope->declare(alias);
+    }
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,320 @@
+// Uniformity analysis of a kernel body and the rules that use it.
+//
+// Every expression gets a divergence level: 0 when all tiles of the group hold the same value,
+// 1 when it differs between warps but not inside one (tile.warp_id()), 2 when it differs
+// between tiles (tile.linear_id(), launch.thread_id(), loads indexed by those, ...). Locals take
+// the join of everything assigned to them, and anything assigned under divergent control flow is
+// divergent; this runs to a fixed point. Control flow is divergent inside an `if` or loop whose
+// condition or trip count is divergent, and after a tile may have left early (return, or
+// break/continue under a divergent condition).
+//
+// Rules: a barrier or group collective needs uniform control flow (level 0), a warp collective
+// warp-uniform control flow (level <= 1); a scalar store whose index is uniform, reached under
+// uniform control flow, is made by every tile to the same element: a race, reported as a warning.
+#include <map>
+#include <optional>
+
+#include "sema/Checker.h"
+
+namespace tessera {
+
+namespace {
+
+struct Reason {
+  SourceRange range;
+  DiagID note;
+  int level;
+};
+
+template <class F>
+void forEachChild(Expr* e, F f) {
+  if (!e) return;
+  switch (e->kind) {
+    case NodeKind::FStringExpr:
+      for (FStringPart& p : cast<FStringExpr>(e)->parts) f(p.expr);
+      return;
+    case NodeKind::UnaryExpr: f(cast<UnaryExpr>(e)->operand); return;
+    case NodeKind::BinaryExpr: f(cast<BinaryExpr>(e)->lhs); f(cast<BinaryExpr>(e)->rhs); return;
+    case NodeKind::ConditionalExpr: {
+      auto* c = cast<ConditionalExpr>(e);
+      f(c->cond); f(c->thenExpr); f(c->elseExpr);
+      return;
+    }
+    case NodeKind::CallExpr:
+      f(cast<CallExpr>(e)->callee);
+      for (Argument& a : cast<CallExpr>(e)->args) f(a.value);
+      return;
+    case NodeKind::SubscriptExpr:
+      f(cast<SubscriptExpr>(e)->base);
+      for (Argument& a : cast<SubscriptExpr>(e)->indices) f(a.value);
+      return;
+    case NodeKind::SliceExpr: {
+      auto* s = cast<SliceExpr>(e);
+      f(s->lower); f(s->upper); f(s->step);
+      return;
+    }
+    case NodeKind::AttributeExpr: f(cast<AttributeExpr>(e)->base); return;
+    case NodeKind::TupleExpr: for (Expr* x : cast<TupleExpr>(e)->elements) f(x); return;
+    case NodeKind::ListExpr: for (Expr* x : cast<ListExpr>(e)->elements) f(x); return;
+    case NodeKind::DictExpr:
+      for (DictEntry& d : cast<DictExpr>(e)->entries) { f(d.key); f(d.value); }
+      return;
+    case NodeKind::ComprehensionExpr: {
+      auto* c = cast<ComprehensionExpr>(e);
+      f(c->element);
+      for (ComprehensionClause& cl : c->clauses) {
+        f(cl.target); f(cl.iter);
+        for (Expr* x : cl.conditions) f(x);
+      }
+      return;
+    }
+    case NodeKind::MutExpr: f(cast<MutExpr>(e)->type); return;
+    case NodeKind::StarredExpr: f(cast<StarredExpr>(e)->value); return;
+    default: return;
+  }
+}
+
+const BuiltinInfo* calledBuiltin(const CallExpr* c) {
+  if (!c->callee || !c->callee->type) return nullptr;
+  const Type* t = c->callee->type;
+  return t->kind == TypeKind::Builtin ? t->builtin : nullptr;
+}
+
+std::string rootName(Expr* e) {
+  while (auto* s = dyn_cast<SubscriptExpr>(e)) e = s->base;
+  if (auto* n = dyn_cast<NameExpr>(e)) return n->name;
+  if (auto* a = dyn_cast<AttributeExpr>(e)) return a->name;
+  return "?";
+}
+
+class Uniformity {
+public:
+  Uniformity(FunctionInfo& info, DiagnosticEngine& diags) : info_(info), diags_(diags) {}
+
+  void run(FunctionDefStmt* fn) {
+    for (int i = 0; i < 32; ++i) {
+      changed_ = false;
+      block(fn->body, nullptr, nullptr);
+      if (!changed_) break;
+    }
+    reporting_ = true;
+    block(fn->body, nullptr, nullptr);
+  }
+
+private:
+  int level(Expr* e) {
+    if (!e) return 0;
+    if (auto* n = dyn_cast<NameExpr>(e)) {
+      auto it = var_.find(n->symbol);
+      return it == var_.end() ? 0 : it->second;
+    }
+    int l = 0;
+    if (auto* c = dyn_cast<CallExpr>(e))
+      if (const BuiltinInfo* b = calledBuiltin(c); b && b->has(eff::Divergent))
+        l = b->id == BuiltinId::TileWarpId ? 1 : 2;
+    forEachChild(e, [&](Expr* x) { l = std::max(l, level(x)); });
+    return l;
+  }
+
+  static const Reason* stronger(const Reason* a, const Reason* b) {
+    if (!a) return b;
+    if (!b) return a;
+    return b->level > a->level ? b : a;
+  }
+
+  void setVar(Expr* target, int l) {
+    if (!target) return;
+    if (auto* n = dyn_cast<NameExpr>(target)) {
+      if (!n->symbol) return;
+      int& cur = var_[n->symbol];
+      if (l > cur) {
+        cur = l;
+        changed_ = true;
+      }
+      return;
+    }
+    if (auto* t = dyn_cast<TupleExpr>(target))
+      for (Expr* x : t->elements) setVar(x, l);
+    if (auto* t = dyn_cast<ListExpr>(target))
+      for (Expr* x : t->elements) setVar(x, l);
+    if (auto* s = dyn_cast<StarredExpr>(target)) setVar(s->value, l);
+  }
+
+  void collectives(Expr* e, const Reason* ctrl) {
+    if (!e) return;
+    forEachChild(e, [&](Expr* x) { collectives(x, ctrl); });
+    auto* c = dyn_cast<CallExpr>(e);
+    if (!c || !reporting_) return;
+    const BuiltinInfo* b = calledBuiltin(c);
+    if (!b) return;
+    SourceRange at = c->callee->range;
+    if (ctrl && ctrl->level >= 1 && (b->has(eff::Barrier) || b->has(eff::GroupCollective))) {
+      auto d = b->has(eff::Barrier) ? diags_.report(DiagID::err_barrier_divergent, at)
+                                    : diags_.report(DiagID::err_collective_divergent, at);
+      d << b->name;
+      if (!b->has(eff::Barrier)) d << "group";
+      d.note(ctrl->note, ctrl->range);
+    } else if (ctrl && ctrl->level >= 2 && b->has(eff::WarpCollective)) {
+      diags_.report(DiagID::err_collective_divergent, at) << b->name << "warp";
+    }
+    if (b->id == BuiltinId::TileStore && !ctrl) {
+      Expr* dst = nullptr;
+      Expr* index = nullptr;
+      size_t pos = 0;
+      for (Argument& a : c->args) {
+        if (a.kind == Argument::Keyword) {
+          if (a.keyword == "index") index = a.value;
+          if (a.keyword == "dst") dst = a.value;
+        } else if (a.kind == Argument::Positional) {
+          if (pos == 0) dst = a.value;
+          if (pos == 1) index = a.value;
+          ++pos;
+        }
+      }
+      if (dst && index && level(index) == 0) {
+        auto d = diags_.report(DiagID::warn_same_element_store, c->range);
+        d << rootName(dst);
+        d.note(DiagID::note_uniform_index, index->range);
+      }
+    }
+  }
+
+  void storeRace(Expr* target, Expr* value, const Reason* ctrl) {
+    auto* s = dyn_cast<SubscriptExpr>(target);
+    if (!s || ctrl || !reporting_ || s->indices.empty()) return;
+    const Type* bt = s->base ? s->base->type : nullptr;
+    bool memory = bt && (bt->kind == TypeKind::Tensor || bt->kind == TypeKind::Shared);
+    if (!memory && bt && bt->isDynamic())
+      if (auto* n = dyn_cast<NameExpr>(s->base); n && n->symbol && n->symbol->kind == SymbolKind::Parameter) memory = true;
+    if (!memory) return;
+    if (value && value->type && (value->type->isTileLike())) return;
+    for (Argument& a : s->indices) {
+      if (!a.value || isa<SliceExpr>(a.value)) return;
+      if (a.value->type && a.value->type->kind == TypeKind::Slice) return;
+      if (level(a.value) != 0) return;
+    }
+    auto d = diags_.report(DiagID::warn_same_element_store, target->range);
+    d << rootName(target);
+    d.note(DiagID::note_uniform_index, s->indices[0].value->range);
+  }
+
+  // Returns the reason when a tile may have returned early inside `b`.
+  std::optional<Reason> block(const Block& b, const Reason* ctrl, const Stmt* loop) {
+    std::optional<Reason> exit;
+    for (Stmt* s : b.stmts) {
+      const Reason* c = exit ? stronger(ctrl, &*exit) : ctrl;
+      if (auto e = stmt(s, c, loop); e && !exit) exit = e;
+    }
+    return exit;
+  }
+
+  std::optional<Reason> stmt(Stmt* s, const Reason* ctrl, const Stmt* loop) {
+    if (!s) return std::nullopt;
+    int cl = ctrl ? ctrl->level : 0;
+    switch (s->kind) {
+      case NodeKind::ExprStmt: collectives(cast<ExprStmt>(s)->expr, ctrl); return std::nullopt;
+      case NodeKind::AssignStmt: {
+        auto* a = cast<AssignStmt>(s);
+        collectives(a->value, ctrl);
+        int l = std::max(level(a->value), cl);
+        for (Expr* t : a->targets) {
+          if (isa<SubscriptExpr>(t)) {
+            collectives(t, ctrl);
+            storeRace(t, a->value, ctrl);
+          } else {
+            setVar(t, l);
+          }
+        }
+        return std::nullopt;
+      }
+      case NodeKind::AugAssignStmt: {
+        auto* a = cast<AugAssignStmt>(s);
+        collectives(a->value, ctrl);
+        if (isa<SubscriptExpr>(a->target)) {
+          collectives(a->target, ctrl);
+          storeRace(a->target, a->value, ctrl);
+        } else {
+          setVar(a->target, std::max({level(a->value), level(a->target), cl}));
+        }
+        return std::nullopt;
+      }
+      case NodeKind::AnnAssignStmt: {
+        auto* a = cast<AnnAssignStmt>(s);
+        collectives(a->value, ctrl);
+        setVar(a->target, std::max(level(a->value), cl));
+        return std::nullopt;
+      }
+      case NodeKind::ReturnStmt: {
+        collectives(cast<ReturnStmt>(s)->value, ctrl);
+        if (ctrl) return Reason{ctrl->range, DiagID::note_divergent_exit, ctrl->level};
+        return std::nullopt;
+      }
+      case NodeKind::BreakStmt:
+      case NodeKind::ContinueStmt:
+        if (ctrl && loop && !loopExit_.count(loop)) {
+          loopExit_[loop] = Reason{ctrl->range, DiagID::note_divergent_exit, ctrl->level};
+          changed_ = true;
+        }
+        return std::nullopt;
+      case NodeKind::IfStmt: {
+        auto* i = cast<IfStmt>(s);
+        collectives(i->cond, ctrl);
+        int l = level(i->cond);
+        Reason r{i->cond ? i->cond->range : s->range, DiagID::note_divergent_condition, l};
+        const Reason* inner = l > cl ? &r : ctrl;
+        auto e1 = block(i->thenBlock, inner, loop);
+        auto e2 = block(i->elseBlock, inner, loop);
+        return e1 ? e1 : e2;
+      }
+      case NodeKind::WhileStmt: {
+        auto* w = cast<WhileStmt>(s);
+        collectives(w->cond, ctrl);
+        int l = level(w->cond);
+        Reason r{w->cond ? w->cond->range : s->range, DiagID::note_divergent_loop, l};
+        const Reason* inner = l > cl ? &r : ctrl;
+        auto it = loopExit_.find(s);
+        if (it != loopExit_.end()) inner = stronger(inner, &it->second);
+        auto e = block(w->body, inner, s);
+        auto e2 = block(w->elseBlock, inner, loop);
+        return e ? e : e2;
+      }
+      case NodeKind::ForStmt: {
+        auto* f = cast<ForStmt>(s);
+        collectives(f->iter, ctrl);
+        int l = level(f->iter);
+        setVar(f->target, std::max(l, cl));
+        Reason r{f->iter ? f->iter->range : s->range, DiagID::note_divergent_loop, l};
+        const Reason* inner = l > cl ? &r : ctrl;
+        auto it = loopExit_.find(s);
+        if (it != loopExit_.end()) inner = stronger(inner, &it->second);
+        auto e = block(f->body, inner, s);
+        auto e2 = block(f->elseBlock, inner, loop);
+        return e ? e : e2;
+      }
+      case NodeKind::WithStmt: {
+        auto* w = cast<WithStmt>(s);
+        for (WithItem& item : w->items) {
+          collectives(item.context, ctrl);
+          setVar(item.target, std::max(level(item.context), cl));
+        }
+        return block(w->body, ctrl, loop);
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  FunctionInfo& info_;
+  DiagnosticEngine& diags_;
+  std::map<const Symbol*, int> var_;
+  std::map<const Stmt*, Reason> loopExit_;
+  bool changed_ = false, reporting_ = false;
+};
+
+}  // namespace
+
+void checkKernelUniformity(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags) {
+  Uniformity u(info, diags);
+  u.run(fn);
+}
+
+}  // namespace tessera

@@ -1,0 +1,89 @@
+// Semantic analysis: names, types and the kernel rules (DESIGN.md). The entry point is
+// analyzeModule; it fills Expr::type and NameExpr::symbol, reports diagnostics, and leaves
+// per-function facts (FunctionInfo) for later stages and the language server.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/AST.h"
+#include "frontend/Diagnostics.h"
+#include "sema/Scope.h"
+#include "sema/Type.h"
+
+namespace tessera {
+
+constexpr long long kHopperSharedLimit = 227 * 1024;  // bytes of shared memory per group (sm_90)
+
+struct SharedAllocation {
+  const CallExpr* call = nullptr;
+  long long bytes = -1;  // -1: unknown (shape taken from the first copy)
+};
+
+// Where a shape symbol is bound: parameter `param`, dimension `dim`.
+struct ShapeBinding {
+  std::string symbol;
+  std::string param;
+  unsigned dim = 0;
+};
+
+struct FunctionInfo {
+  const FunctionDefStmt* def = nullptr;
+  FunctionKind kind = FunctionKind::Plain;
+  const Type* type = nullptr;
+  Scope* scope = nullptr;
+  // Kernels
+  std::vector<long long> groupShape;  // empty: none declared
+  long long sharedBudget = -1;        // -1: none declared
+  SourceRange sharedClauseRange;
+  SourceRange kernelDecoratorRange;   // the `@kernel...` decorator expression
+  bool deterministic = true;
+  std::map<std::string, std::vector<long long>> autotuneSpace;
+  std::vector<ShapeBinding> shapeBindings;
+  std::vector<SharedAllocation> sharedAllocations;
+  bool reportedGroupFeature = false;
+  bool isKernel() const { return kind == FunctionKind::Kernel; }
+};
+
+struct ModuleInfo {
+  Module* module = nullptr;
+  std::string name;
+  std::string path;
+  Scope* scope = nullptr;
+  bool analyzing = false;
+};
+
+class SemaContext {
+public:
+  SemaContext(SourceManager& sm, ASTContext& ast) : sm(sm), ast(ast), symbols(types) {}
+  SourceManager& sm;
+  ASTContext& ast;
+  TypeContext types;
+  SymbolTable symbols;
+  std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
+
+  // Facts about every function analysed, by definition.
+  std::map<const FunctionDefStmt*, std::unique_ptr<FunctionInfo>> functions;
+  // Modules by resolved path (imports), plus the main module under "".
+  std::map<std::string, std::unique_ptr<ModuleInfo>> modules;
+  Scope* prelude();
+
+  // The text --emit=sema prints after a node: ": <type>" for expressions (plus "= value" for
+  // folded constants), the kernel's declaration for functions.
+  std::string annotate(const Node& n) const;
+
+private:
+  Scope* prelude_ = nullptr;
+};
+
+// Analyses `module` (and, through its imports, the modules it names). Returns false when an
+// error was reported.
+bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags);
+
+// Folds a compile-time expression (literals, module constants, autotune parameters, arithmetic).
+// Reports division by zero and overflow when `diags` is given.
+std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags);
+
+}  // namespace tessera
