@@ -69,6 +69,8 @@ tessera_status CpuExecutor::run(const LaunchPlan &plan) {
       }
     }
   });
+  if (firstFault.load() == UINT64_MAX)
+    return TESSERA_SUCCESS;
   for (unsigned w = 0; w < workers; ++w)
     if (faultGroup[w] == firstFault.load())
       return fail(TESSERA_ERROR_KERNEL_FAULT, "kernel '", k.name, "': group ", faultGroup[w],

@@ -1,0 +1,371 @@
+// Every launch-check error: the status, the message (kernel, parameter, problem), and that
+// nothing ran, both on a recording backend and on the real CPU executor.
+#include "RuntimeTestUtil.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdint>
+
+using namespace rttest;
+
+namespace {
+
+std::atomic<int> tilesRun{0};
+void countTiles(void **, const tessera_cpu_ctx *) { tilesRun.fetch_add(1); }
+
+const std::vector<tessera_expr_op> kOverTp = {
+    {TESSERA_EXPR_SYMBOL, 1, 0}, {TESSERA_EXPR_SYMBOL, 2, 0}, {TESSERA_EXPR_DIV, 0, 0}};
+
+KernelSpec saxpySpec() {
+  KernelSpec k;
+  k.name = "saxpy";
+  k.params = {scalarParam("alpha", TESSERA_F32), tensorParam("x", TESSERA_F32, {sym(0)}),
+              tensorParam("y", TESSERA_F32, {sym(0)}, true)};
+  k.symbols = {"n"};
+  k.cpu = countTiles;
+  return k;
+}
+KernelSpec groupSumSpec() {
+  KernelSpec k;
+  k.name = "group_sum";
+  k.params = {tensorParam("x", TESSERA_F32, {sym(0)}), tensorParam("out", TESSERA_F32, {sym(1)}, true)};
+  k.symbols = {"n", "grid_groups"};
+  k.gridSymbol = 1;
+  k.flags |= TESSERA_KERNEL_GROUPED;
+  k.group[0] = 128;
+  k.shared = 512;
+  k.cpu = countTiles;
+  return k;
+}
+KernelSpec noGridSpec() {
+  KernelSpec k;
+  k.name = "tiled";
+  k.params = {tensorParam("y", TESSERA_F32, {sym(0)}, true)};
+  k.symbols = {"n"};
+  k.flags |= TESSERA_KERNEL_GROUPED;
+  k.group[0] = 64;
+  k.cpu = countTiles;
+  return k;
+}
+KernelSpec noMutSpec() {
+  KernelSpec k;
+  k.name = "reader";
+  k.params = {tensorParam("x", TESSERA_F32, {sym(0)})};
+  k.symbols = {"n"};
+  k.cpu = countTiles;
+  return k;
+}
+KernelSpec twoMutSpec() {
+  KernelSpec k;
+  k.name = "two_out";
+  k.params = {tensorParam("a", TESSERA_F32, {any()}, true), tensorParam("b", TESSERA_F32, {any()}, true),
+              tensorParam("c", TESSERA_F32, {any()})};
+  k.cpu = countTiles;
+  return k;
+}
+KernelSpec shapesSpec() {
+  KernelSpec k;
+  k.name = "shard";
+  k.params = {tensorParam("w", TESSERA_F16, {sym(0), expr(kOverTp)}, true),
+              tensorParam("k", TESSERA_I8, {sym(1)}), tensorParam("t", TESSERA_I8, {sym(2)}),
+              tensorParam("c", TESSERA_F32, {cst(4), any()})};
+  k.symbols = {"M", "K", "tp"};
+  k.cpu = countTiles;
+  return k;
+}
+KernelSpec bigSharedSpec() {
+  KernelSpec k = groupSumSpec();
+  k.name = "big_shared";
+  k.shared = 300 * 1024;
+  return k;
+}
+KernelSpec unboundGridSpec() {
+  KernelSpec k = groupSumSpec();
+  k.name = "unbound_grid";
+  k.params = {tensorParam("x", TESSERA_F32, {sym(0)}, true)};
+  return k;
+}
+
+struct Fixture {
+  TestModule m{"launch_checks", {saxpySpec(), groupSumSpec(), noGridSpec(), noMutSpec(), twoMutSpec(),
+                                 shapesSpec(), bigSharedSpec(), unboundGridSpec()}};
+  const tessera_kernel_desc *saxpy = m.kernel(0), *groupSum = m.kernel(1), *noGrid = m.kernel(2),
+                            *noMut = m.kernel(3), *twoMut = m.kernel(4), *shapes = m.kernel(5),
+                            *bigShared = m.kernel(6), *unboundGrid = m.kernel(7);
+  std::vector<float> xs = std::vector<float>(64, 1.f), ys = std::vector<float>(64, 2.f);
+  tessera_tensor x = tessera::tensor(xs.data(), {10}), y = tessera::tensor(ys.data(), {10});
+  Fixture() { REQUIRE(m.status == TESSERA_SUCCESS); }
+};
+
+// Runs the launch on a recording backend and on the CPU executor: both must fail with `status`
+// and a message containing every part of `expected`, and nothing may run.
+void expectRejected(const tessera_kernel_desc *k, const tessera_launch_options *opts,
+                    std::initializer_list<tessera_arg> args, tessera_status status,
+                    std::initializer_list<const char *> expected) {
+  RecordingBackend rec;
+  tessera_status s = rec.run(k, opts, args);
+  CHECK(tessera_status_name(s) == std::string(tessera_status_name(status)));
+  std::string msg = tessera_last_error_message();
+  for (const char *part : expected)
+    CHECK_MESSAGE(msg.find(part) != std::string::npos, "message: ", msg, "\nmissing: ", part);
+  CHECK(rec.launches == 0);
+
+  tilesRun = 0;
+  tessera_clear_error();
+  CHECK(cpuLaunch(k, opts, args) == status);
+  CHECK(std::string(tessera_last_error_message()) == msg);
+  CHECK(tilesRun == 0);
+}
+
+} // namespace
+
+TEST_CASE("launch: a valid launch runs one tile per element of the first mut tensor") {
+  Fixture f;
+  RecordingBackend rec;
+  CHECK(rec.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) ==
+        TESSERA_SUCCESS);
+  CHECK(rec.launches == 1);
+  CHECK(rec.last.launchTiles == 10);
+  tilesRun = 0;
+  CHECK_MESSAGE(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) ==
+                    TESSERA_SUCCESS,
+                std::string(tessera_last_error_message()));
+  CHECK(tilesRun == 10);
+}
+
+TEST_CASE("launch: wrong rank names kernel, parameter and both ranks") {
+  Fixture f;
+  tessera_tensor x2 = tessera::tensor(f.xs.data(), {2, 5});
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(x2), tessera::arg(f.y)},
+                 TESSERA_ERROR_RANK_MISMATCH,
+                 {"kernel 'saxpy': parameter 'x': expected rank 1, got rank 2 (shape [2, 5])"});
+}
+
+TEST_CASE("launch: equal symbols must bind equal sizes") {
+  Fixture f;
+  tessera_tensor y12 = tessera::tensor(f.ys.data(), {12});
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(y12)},
+                 TESSERA_ERROR_SHAPE_MISMATCH,
+                 {"kernel 'saxpy': parameter 'y': dimension 0 has size 12 but symbol 'n' is 10 "
+                  "(bound by parameter 'x' dimension 0)"});
+}
+
+TEST_CASE("launch: wrong tensor dtype and wrong scalar dtype") {
+  Fixture f;
+  tessera_tensor xh = f.x;
+  xh.dtype = TESSERA_F16;
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(xh), tessera::arg(f.y)},
+                 TESSERA_ERROR_DTYPE_MISMATCH, {"kernel 'saxpy': parameter 'x': expected dtype f32, got f16"});
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.0), tessera::arg(f.x), tessera::arg(f.y)},
+                 TESSERA_ERROR_DTYPE_MISMATCH,
+                 {"kernel 'saxpy': parameter 'alpha': expected a scalar of dtype f32, got f64"});
+}
+
+TEST_CASE("launch: argument count and kinds") {
+  Fixture f;
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x)}, TESSERA_ERROR_INVALID_ARGUMENT,
+                 {"kernel 'saxpy': expected 3 arguments, got 2"});
+  expectRejected(f.saxpy, nullptr, {tessera::arg(f.x), tessera::arg(f.x), tessera::arg(f.y)},
+                 TESSERA_ERROR_INVALID_ARGUMENT,
+                 {"kernel 'saxpy': parameter 'alpha': expected a scalar f32, got a tensor"});
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::scalar(1.f), tessera::arg(f.y)},
+                 TESSERA_ERROR_INVALID_ARGUMENT,
+                 {"kernel 'saxpy': parameter 'x': expected a tensor f32[...], got a scalar"});
+}
+
+TEST_CASE("launch: null data pointer of a non-empty tensor") {
+  Fixture f;
+  tessera_tensor xn = f.x;
+  xn.data = nullptr;
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(xn), tessera::arg(f.y)},
+                 TESSERA_ERROR_NULL_POINTER,
+                 {"kernel 'saxpy': parameter 'x': null data pointer for a tensor of shape [10]"});
+  tessera_arg nullView{};
+  nullView.kind = TESSERA_PARAM_TENSOR;
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), nullView, tessera::arg(f.y)},
+                 TESSERA_ERROR_NULL_POINTER, {"kernel 'saxpy': parameter 'x': null tensor view"});
+}
+
+TEST_CASE("launch: empty tensors may have null data and launch nothing") {
+  Fixture f;
+  tessera_tensor x0 = tessera::tensor(static_cast<float *>(nullptr), {0});
+  tessera_tensor y0 = tessera::tensor(static_cast<float *>(nullptr), {0});
+  tilesRun = 0;
+  CHECK(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(x0), tessera::arg(y0)}) ==
+        TESSERA_SUCCESS);
+  CHECK(tilesRun == 0);
+}
+
+TEST_CASE("launch: host pointers passed to a GPU launch") {
+  Fixture f;
+  RecordingBackend gpu;
+  gpu.deviceKind = TESSERA_DEVICE_GPU;
+  tessera_tensor xh = f.x;
+  xh.device = TESSERA_HOST;
+  CHECK(gpu.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(xh), tessera::arg(f.y)}) ==
+        TESSERA_ERROR_HOST_POINTER);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'saxpy': parameter 'x': host memory (view device is TESSERA_HOST) passed to a GPU "
+        "launch; copy it to memory from tessera_malloc");
+  gpu.pointersUsable = false; // what cuPointerGetAttribute says of pageable memory
+  CHECK(gpu.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) ==
+        TESSERA_ERROR_HOST_POINTER);
+  std::string msg = tessera_last_error_message();
+  CHECK(msg.find("kernel 'saxpy': parameter 'x': pointer ") == 0);
+  CHECK(msg.find("is not device memory (test says so); allocate it with tessera_malloc") != std::string::npos);
+  CHECK(gpu.launches == 0);
+  // The CPU executor reads host memory directly: the same views are fine there.
+  CHECK(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(xh), tessera::arg(f.y)}) ==
+        TESSERA_SUCCESS);
+}
+
+TEST_CASE("launch: two aliased mut tensors") {
+  Fixture f;
+  tessera_tensor a = tessera::tensor(f.ys.data(), {8});
+  tessera_tensor b = tessera::tensor(f.ys.data() + 7, {8}); // shares element 7
+  tessera_tensor c = tessera::tensor(f.ys.data(), {16});   // read-only: may alias
+  expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)},
+                 TESSERA_ERROR_ALIASED_MUT,
+                 {"kernel 'two_out': mut parameters 'a' and 'b' overlap in memory (32 bytes at ",
+                  "two mut tensors may not alias"});
+  // A strided view reaching over the other one overlaps too.
+  tessera_tensor s = tessera::tensor(f.ys.data() + 20, {3});
+  s.strides[0] = -10; // elements 20, 10, 0
+  tessera_tensor mid = tessera::tensor(f.ys.data() + 9, {1});
+  expectRejected(f.twoMut, nullptr, {tessera::arg(s), tessera::arg(mid), tessera::arg(c)},
+                 TESSERA_ERROR_ALIASED_MUT, {"mut parameters 'a' and 'b' overlap"});
+  // Adjacent, non-overlapping ranges are fine.
+  tessera_tensor b2 = tessera::tensor(f.ys.data() + 8, {8});
+  RecordingBackend rec;
+  CHECK(rec.run(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b2), tessera::arg(c)}) ==
+        TESSERA_SUCCESS);
+  CHECK(rec.launches == 1);
+}
+
+TEST_CASE("launch: constant and expression extents") {
+  Fixture f;
+  std::vector<uint16_t> w(64 * 16);
+  std::vector<int8_t> kbuf(64), tbuf(4);
+  std::vector<float> cbuf(4 * 3);
+  tessera_tensor wt = tessera::tensor(w.data(), TESSERA_F16, {2, 16});
+  tessera_tensor kt = tessera::tensor(kbuf.data(), {64});
+  tessera_tensor tt = tessera::tensor(tbuf.data(), {4});
+  tessera_tensor ct = tessera::tensor(cbuf.data(), {4, 3});
+  RecordingBackend rec;
+  CHECK(rec.run(f.shapes, nullptr, {tessera::arg(wt), tessera::arg(kt), tessera::arg(tt), tessera::arg(ct)}) ==
+        TESSERA_SUCCESS);
+
+  tessera_tensor wbad = tessera::tensor(w.data(), TESSERA_F16, {2, 15});
+  expectRejected(f.shapes, nullptr, {tessera::arg(wbad), tessera::arg(kt), tessera::arg(tt), tessera::arg(ct)},
+                 TESSERA_ERROR_SHAPE_MISMATCH,
+                 {"kernel 'shard': parameter 'w': dimension 1 has size 15, expected K/tp = 16"});
+  tessera_tensor t3 = tessera::tensor(tbuf.data(), {3});
+  expectRejected(f.shapes, nullptr, {tessera::arg(wt), tessera::arg(kt), tessera::arg(t3), tessera::arg(ct)},
+                 TESSERA_ERROR_SHAPE_MISMATCH,
+                 {"kernel 'shard': parameter 'w': dimension 1 extent K/tp: 64 is not divisible by 3"});
+  tessera_tensor c5 = tessera::tensor(cbuf.data(), {5, 2});
+  expectRejected(f.shapes, nullptr, {tessera::arg(wt), tessera::arg(kt), tessera::arg(tt), tessera::arg(c5)},
+                 TESSERA_ERROR_SHAPE_MISMATCH,
+                 {"kernel 'shard': parameter 'c': dimension 0 has size 5, expected 4 (shape [5, 2])"});
+}
+
+TEST_CASE("launch: grouped kernels take grid_groups from the parameter that names it") {
+  Fixture f;
+  tessera_tensor out = tessera::tensor(f.ys.data(), {5});
+  RecordingBackend rec;
+  CHECK(rec.run(f.groupSum, nullptr, {tessera::arg(f.x), tessera::arg(out)}) == TESSERA_SUCCESS);
+  CHECK(rec.last.groups == 5);
+  CHECK(rec.last.groupTiles == 128);
+  CHECK(rec.last.launchTiles == 5 * 128);
+  CHECK(rec.last.sharedBytes == 512);
+}
+
+TEST_CASE("launch: no launch size derivable") {
+  Fixture f;
+  expectRejected(f.noGrid, nullptr, {tessera::arg(f.y)}, TESSERA_ERROR_NO_LAUNCH_SIZE,
+                 {"kernel 'tiled': no launch size: the kernel has a group shape but no parameter "
+                  "names grid_groups; pass a grid in the launch options"});
+  expectRejected(f.noMut, nullptr, {tessera::arg(f.x)}, TESSERA_ERROR_NO_LAUNCH_SIZE,
+                 {"kernel 'reader': no launch size: the kernel has no group shape and no mut tensor "
+                  "parameter to size the launch by; pass a grid and group in the launch options"});
+  expectRejected(f.unboundGrid, nullptr, {tessera::arg(f.y)}, TESSERA_ERROR_NO_LAUNCH_SIZE,
+                 {"kernel 'unbound_grid': no launch size: symbol 'grid_groups' is not bound by any "
+                  "parameter's shape"});
+  // An explicit grid makes both launchable.
+  tessera_launch_options o = gridOptions(3);
+  tilesRun = 0;
+  CHECK(cpuLaunch(f.noGrid, &o, {tessera::arg(f.y)}) == TESSERA_SUCCESS);
+  CHECK(tilesRun == 3 * 64);
+  o = gridOptions(2, 32);
+  tilesRun = 0;
+  CHECK(cpuLaunch(f.noMut, &o, {tessera::arg(f.x)}) == TESSERA_SUCCESS);
+  CHECK(tilesRun == 64);
+}
+
+TEST_CASE("launch: grids the kernel or device cannot take") {
+  Fixture f;
+  tessera_launch_options o = gridOptions(4294967295u);
+  expectRejected(f.noGrid, &o, {tessera::arg(f.y)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'tiled': grid (4294967295, 1, 1) exceeds the device limit of 2147483647 groups in x"});
+  o = gridOptions(2, 32);
+  expectRejected(f.noGrid, &o, {tessera::arg(f.y)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'tiled': the kernel declares group shape (64, 1, 1) but the launch asks for (32, 1, 1)"});
+  o = gridOptions(2, 2048);
+  expectRejected(f.noMut, &o, {tessera::arg(f.x)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'reader': group (2048, 1, 1) exceeds the device limit of 1024 tiles in x"});
+  o = tessera_launch_options{};
+  o.grid[0] = 1;
+  o.group[0] = 64;
+  o.group[1] = 32;
+  expectRejected(f.noMut, &o, {tessera::arg(f.x)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'reader': group (64, 32, 1) has 2048 tiles, above the device limit of 1024"});
+  o = gridOptions(2);
+  expectRejected(f.noMut, &o, {tessera::arg(f.x)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'reader': an explicit grid (2, 1, 1) for a kernel without a group shape "
+                  "needs a group size (tiles per group) too"});
+  o = tessera_launch_options{};
+  o.grid[1] = 3;
+  expectRejected(f.noGrid, &o, {tessera::arg(f.y)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'tiled': grid (0, 3, 0) has a zero x dimension"});
+  tessera_tensor out = tessera::tensor(f.ys.data(), {5});
+  expectRejected(f.bigShared, nullptr, {tessera::arg(f.x), tessera::arg(out)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'big_shared': needs 307200 bytes of shared memory per group (307200 "
+                  "declared + 0 dynamic), above the device limit of 232448"});
+  o = tessera_launch_options{};
+  o.dynamic_shared_bytes = 232448;
+  expectRejected(f.groupSum, &o, {tessera::arg(f.x), tessera::arg(out)}, TESSERA_ERROR_INVALID_GRID,
+                 {"(512 declared + 232448 dynamic)"});
+}
+
+TEST_CASE("launch: grid_groups above the device limit") {
+  Fixture f;
+  RecordingBackend rec;
+  rec.lim.maxGrid[0] = 4;
+  tessera_tensor out = tessera::tensor(f.ys.data(), {5});
+  CHECK(rec.run(f.groupSum, nullptr, {tessera::arg(f.x), tessera::arg(out)}) == TESSERA_ERROR_INVALID_GRID);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'group_sum': grid of 5 groups (from symbol 'grid_groups') exceeds the device limit of 4");
+  CHECK(rec.launches == 0);
+}
+
+TEST_CASE("launch: a kernel that is not registered") {
+  Fixture f;
+  tessera_kernel_desc copy = *f.saxpy; // same metadata, but not inside a registered module
+  expectRejected(&copy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)},
+                 TESSERA_ERROR_NOT_FOUND,
+                 {"kernel 'saxpy' is not registered (its module must call tessera_register_module first)"});
+}
+
+TEST_CASE("launch: a kernel without CPU code on the CPU executor") {
+  KernelSpec k = saxpySpec();
+  k.cpu = nullptr;
+  TestModule m("gpu_only", {k});
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  std::vector<float> xs(4), ys(4);
+  tessera_tensor x = tessera::tensor(xs.data(), {4}), y = tessera::tensor(ys.data(), {4});
+  CHECK(cpuLaunch(m.kernel(), nullptr, {tessera::scalar(1.f), tessera::arg(x), tessera::arg(y)}) ==
+        TESSERA_ERROR_NOT_SUPPORTED);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'saxpy' has no CPU code (module 'gpu_only' was built without it)");
+}

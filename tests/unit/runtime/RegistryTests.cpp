@@ -1,0 +1,117 @@
+// Module registration: validation of descriptors, lookup, duplicates, unregistration.
+#include "RuntimeTestUtil.h"
+
+#include <doctest/doctest.h>
+
+using namespace rttest;
+
+namespace {
+KernelSpec simple(const char *name) {
+  KernelSpec k;
+  k.name = name;
+  k.params = {tensorParam("y", TESSERA_F32, {sym(0)}, true)};
+  k.symbols = {"n"};
+  return k;
+}
+std::string msg() { return tessera_last_error_message(); }
+} // namespace
+
+TEST_CASE("registry: register, find, unregister") {
+  const tessera_kernel_desc *k = nullptr;
+  {
+    TestModule m("reg_a", {simple("k1"), simple("k2")});
+    REQUIRE(m.status == TESSERA_SUCCESS);
+    CHECK(tessera_find_kernel("reg_a", "k2", &k) == TESSERA_SUCCESS);
+    CHECK(k == m.kernel(1));
+    CHECK(tessera_find_kernel("reg_a", "k3", &k) == TESSERA_ERROR_NOT_FOUND);
+    CHECK(msg() == "module 'reg_a' has no kernel 'k3'");
+  }
+  CHECK(tessera_find_kernel("reg_a", "k1", &k) == TESSERA_ERROR_NOT_FOUND);
+  CHECK(msg() == "no module 'reg_a' is registered");
+}
+
+TEST_CASE("registry: duplicates are rejected") {
+  TestModule m("reg_dup", {simple("k")});
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ALREADY_REGISTERED);
+  CHECK(msg() == "module 'reg_dup' is already registered");
+  TestModule other("reg_dup", {simple("k")}, nullptr, 0, false);
+  CHECK(tessera_register_module(other.desc()) == TESSERA_ERROR_ALREADY_REGISTERED);
+  CHECK(msg() == "another module named 'reg_dup' is already registered (module names must be "
+                 "unique in a process)");
+  TestModule twice("reg_twice", {simple("k"), simple("k")}, nullptr, 0, false);
+  CHECK(tessera_register_module(twice.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg() == "module 'reg_twice': kernel 'k' is defined twice");
+}
+
+TEST_CASE("registry: unregistering an unknown module") {
+  TestModule m("reg_never", {simple("k")}, nullptr, 0, false);
+  CHECK(tessera_unregister_module(m.desc()) == TESSERA_ERROR_NOT_FOUND);
+  CHECK(msg() == "module 'reg_never' is not registered");
+}
+
+TEST_CASE("registry: ABI version and struct sizes are checked") {
+  TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
+  m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 2, this runtime implements ABI 1") == 0);
+  m.desc()->abi_version = TESSERA_ABI_VERSION;
+  m.mutableKernel()->struct_size = 8;
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
+  CHECK(msg().find("module 'reg_abi': kernel 'k': descriptor size 8, runtime expects ") == 0);
+}
+
+TEST_CASE("registry: malformed metadata is rejected with the kernel and parameter named") {
+  SUBCASE("symbol out of range") {
+    KernelSpec k = simple("k");
+    k.params[0].extents = {sym(3)};
+    TestModule m("reg_bad", {k}, nullptr, 0, false);
+    CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+    CHECK(msg() == "module 'reg_bad': kernel 'k': parameter 'y': dimension 0 names symbol 3 of 1");
+  }
+  SUBCASE("grid symbol out of range") {
+    KernelSpec k = simple("k");
+    k.gridSymbol = 1;
+    TestModule m("reg_bad", {k}, nullptr, 0, false);
+    CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+    CHECK(msg() == "module 'reg_bad': kernel 'k': grid_symbol 1 is out of range");
+  }
+  SUBCASE("invalid dtype") {
+    KernelSpec k = simple("k");
+    k.params[0].dtype = 77;
+    TestModule m("reg_bad", {k}, nullptr, 0, false);
+    CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+    CHECK(msg() == "module 'reg_bad': kernel 'k': parameter 'y': invalid dtype 77");
+  }
+  SUBCASE("grouped kernel with a zero group dimension") {
+    KernelSpec k = simple("k");
+    k.flags |= TESSERA_KERNEL_GROUPED;
+    k.group[1] = 0;
+    TestModule m("reg_bad", {k}, nullptr, 0, false);
+    CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+    CHECK(msg() == "module 'reg_bad': kernel 'k': grouped kernel with a zero group dimension");
+  }
+  SUBCASE("null descriptor") {
+    CHECK(tessera_register_module(nullptr) == TESSERA_ERROR_INVALID_ARGUMENT);
+    CHECK(msg() == "null module descriptor");
+  }
+}
+
+TEST_CASE("status names and dtype facts") {
+  CHECK(std::string(tessera_status_name(TESSERA_ERROR_ALIASED_MUT)) == "TESSERA_ERROR_ALIASED_MUT");
+  CHECK(std::string(tessera_dtype_name(TESSERA_BF16)) == "bf16");
+  CHECK(std::string(tessera_dtype_name(99)) == "invalid");
+  CHECK(tessera_dtype_bits(TESSERA_F6_E3M2) == 6);
+  CHECK(tessera_dtype_bits(TESSERA_F4_E2M1) == 4);
+  CHECK(tessera_dtype_bits(TESSERA_F64) == 64);
+  int64_t shape[3] = {2, 3, 4};
+  tessera_tensor t;
+  tessera_tensor_init(&t, nullptr, TESSERA_F32, 3, shape, TESSERA_HOST);
+  CHECK(t.strides[0] == 12);
+  CHECK(t.strides[1] == 4);
+  CHECK(t.strides[2] == 1);
+  CHECK(tessera_tensor_numel(&t) == 24);
+  tessera::Status s = tessera::Status::from(tessera_find_kernel("nope", "k", nullptr));
+  CHECK(s.code() == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(s.toString() == "TESSERA_ERROR_INVALID_ARGUMENT: tessera_find_kernel: null argument");
+}
