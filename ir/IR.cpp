@@ -242,6 +242,15 @@ std::string printAttribute(const Attribute& a) {
       }
       return s + "]";
     }
+    case AttrKind::Dict: {
+      std::string s = "{";
+      for (size_t i = 0; i < a.array.size() && i < a.keys.size(); ++i) {
+        if (i) s += ", ";
+        s += a.keys[i];
+        if (a.array[i].kind != AttrKind::Unit) s += " = " + printAttribute(a.array[i]);
+      }
+      return s + "}";
+    }
   }
   return "unit";
 }
@@ -262,6 +271,7 @@ bool Attribute::operator==(const Attribute& o) const {
     case AttrKind::Symbol: return s == o.s;
     case AttrKind::Type: return type == o.type;
     case AttrKind::Array: return array == o.array;
+    case AttrKind::Dict: return keys == o.keys && array == o.array;
   }
   return false;
 }

@@ -115,7 +115,7 @@ std::string printShape(const std::vector<Dim>& shape);
 // Attributes
 // ---------------------------------------------------------------------------------------------
 
-enum class AttrKind : uint8_t { Unit, Int, Float, String, Symbol, Type, Array };
+enum class AttrKind : uint8_t { Unit, Int, Float, String, Symbol, Type, Array, Dict };
 
 struct Attribute {
   AttrKind kind = AttrKind::Unit;
@@ -123,7 +123,8 @@ struct Attribute {
   double f = 0;
   std::string s;                // String and Symbol
   Type type = nullptr;
-  std::vector<Attribute> array;
+  std::vector<Attribute> array;    // Array elements, or Dict values
+  std::vector<std::string> keys;   // Dict keys (parallel to `array`)
 
   static Attribute unit() { return {}; }
   static Attribute integer(int64_t v) { Attribute a; a.kind = AttrKind::Int; a.i = v; return a; }
@@ -132,6 +133,13 @@ struct Attribute {
   static Attribute symbol(std::string v) { Attribute a; a.kind = AttrKind::Symbol; a.s = std::move(v); return a; }
   static Attribute typeAttr(Type t) { Attribute a; a.kind = AttrKind::Type; a.type = t; return a; }
   static Attribute arrayOf(std::vector<Attribute> v) { Attribute a; a.kind = AttrKind::Array; a.array = std::move(v); return a; }
+  static Attribute dict(std::vector<std::string> k, std::vector<Attribute> v) {
+    Attribute a;
+    a.kind = AttrKind::Dict;
+    a.keys = std::move(k);
+    a.array = std::move(v);
+    return a;
+  }
   static Attribute ints(const std::vector<int64_t>& v);
   bool operator==(const Attribute& o) const;
   bool operator!=(const Attribute& o) const { return !(*this == o); }

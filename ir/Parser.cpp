@@ -516,6 +516,16 @@ private:
           a.array.push_back(std::move(e));
         } while (consume(Tok::Comma));
         return expect(Tok::RBracket, "']'");
+      case Tok::LBrace: {
+        std::vector<NamedAttr> entries;
+        if (!parseAttrDict(entries)) return false;
+        a.kind = AttrKind::Dict;
+        for (auto& e : entries) {
+          a.keys.push_back(std::move(e.name));
+          a.array.push_back(std::move(e.value));
+        }
+        return true;
+      }
       case Tok::Bare:
         if (tok_.text == "unit") {
           a.kind = AttrKind::Unit;

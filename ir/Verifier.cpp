@@ -172,7 +172,12 @@ private:
       if (!operandIs(op, i, isIndexLike(op->operand(i)->type), "an integer or index")) return false;
     return true;
   }
-  bool isTileLike(Type t) { return t->kind == TypeKind::Tile || t->kind == TypeKind::Smem || t->kind == TypeKind::Frag; }
+  // Operands of tile.dot / tile.mma: register tiles, fragments, shared buffers, or global views
+  // of static shape (codegen streams those through shared memory).
+  bool isTileLike(Type t) {
+    return t->kind == TypeKind::Tile || t->kind == TypeKind::Smem || t->kind == TypeKind::Frag ||
+           (t->kind == TypeKind::Tensor && staticElementCount(t) >= 0);
+  }
   bool requireStaticTile(Operation* op, unsigned i, Type t) {
     if (t->kind == TypeKind::Tile && staticElementCount(t) < 0)
       return operandIs(op, i, false, "a tile of static shape");
@@ -540,10 +545,11 @@ bool Verifier::verifyBroadcast(Operation* op) {
 }
 bool Verifier::verifyDot(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, r = op->result(0)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
-  if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->shape.size() == 2 && isFloatLike(r) == isFloatLike(a),
-                "a rank-2 tile"))
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
+  bool floatIn = isScalar(a->elem) && scalarClass(baseScalar(a->elem)) == ScalarClass::Float;
+  if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->shape.size() == 2 && isFloatLike(r) == floatIn,
+                floatIn ? "a rank-2 float tile" : "a rank-2 integer tile"))
     return false;
   if (!shapesCompatible({a->shape[1]}, {b->shape[0]})) return shapeError(op, a->shape, b->shape);
   if (!shapesCompatible({a->shape[0], b->shape[1]}, r->shape))
@@ -553,8 +559,8 @@ bool Verifier::verifyDot(Operation* op) {
 }
 bool Verifier::verifyMma(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, c = op->operand(2)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment or shared buffer")) return false;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
   if (!operandIs(op, 2, c->kind == TypeKind::Frag && c->role == FragRole::Acc && c->shape.size() == 2,
                  "an accumulator fragment (!frag<T, [M, N], acc>)"))
     return false;

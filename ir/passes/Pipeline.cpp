@@ -1,6 +1,6 @@
 // pipeline: software pipelining of `tile.range ... {prefetch = k}` into k stages of async copies.
 //
-// Input: a tile.range (no loop-carried values) whose body starts its iteration by copying
+// Input: a tile.range (loop-carried values are kept as they are) whose body starts its iteration by copying
 // global slices into shared buffers (`async.copy %buf, %src` at the top level of the body, %buf
 // an smem.alloc outside the loop, %src computed from the induction variable by pure ops),
 // possibly followed by `async.wait` on those copies and a `tile.barrier`.
@@ -109,7 +109,7 @@ private:
       loop->removeAttr("prefetch");
       return true;
     }
-    if (loop->numResults() != 0 || loop->numOperands() != 3) return skip(loop, "it carries values between iterations");
+    if (loop->numOperands() < 3 || loop->regions.size() != 1) return false;
     Block& body = loop->body();
     Operation* func = loop;
     while (func->parentOp()) func = func->parentOp();
