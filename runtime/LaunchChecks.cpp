@@ -344,9 +344,14 @@ tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launc
   if (!kernel)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_launch: null kernel descriptor");
   const tessera_module_desc *module = Registry::instance().moduleOf(kernel);
-  if (!module)
+  if (!module) {
+    std::string why = Registry::instance().rejectionOf(kernel);
+    if (!why.empty())
+      return fail(TESSERA_ERROR_NOT_FOUND, "kernel '", kernel->name ? kernel->name : "<unnamed>",
+                  "' is not registered: its module was rejected at registration: ", why);
     return fail(TESSERA_ERROR_NOT_FOUND, "kernel '", kernel->name ? kernel->name : "<unnamed>",
                 "' is not registered (its module must call tessera_register_module first)");
+  }
   const tessera_kernel_desc &k = *kernel;
   plan = LaunchPlan();
   plan.kernel = kernel;

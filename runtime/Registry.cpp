@@ -100,8 +100,16 @@ tessera_status validateModule(const tessera_module_desc *m) {
 }
 
 tessera_status Registry::add(const tessera_module_desc *module) {
-  TESSERA_TRY(validateModule(module));
+  tessera_status st = validateModule(module);
   std::lock_guard<std::mutex> lock(mutex_);
+  if (st != TESSERA_SUCCESS) {
+    if (module && module->kernels) {
+      if (rejected_.size() == 64)
+        rejected_.erase(rejected_.begin());
+      rejected_.push_back({module->kernels, module->kernels + module->num_kernels, lastError()});
+    }
+    return st;
+  }
   for (const tessera_module_desc *m : modules_) {
     if (m == module)
       return fail(TESSERA_ERROR_ALREADY_REGISTERED, "module '", module->name,
@@ -111,6 +119,8 @@ tessera_status Registry::add(const tessera_module_desc *module) {
                   "' is already registered (module names must be unique in a process)");
   }
   modules_.push_back(module);
+  const tessera_kernel_desc *b = module->kernels, *e = b + module->num_kernels;
+  std::erase_if(rejected_, [&](const Rejection &r) { return r.begin < e && b < r.end; });
   return TESSERA_SUCCESS;
 }
 
@@ -146,6 +156,14 @@ tessera_status Registry::find(const char *module, const char *kernel,
     return fail(TESSERA_ERROR_NOT_FOUND, "module '", module, "' has no kernel '", kernel, "'");
   }
   return fail(TESSERA_ERROR_NOT_FOUND, "no module '", module, "' is registered");
+}
+
+std::string Registry::rejectionOf(const tessera_kernel_desc *kernel) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = rejected_.rbegin(); it != rejected_.rend(); ++it)
+    if (kernel >= it->begin && kernel < it->end)
+      return it->why;
+  return "";
 }
 
 const tessera_module_desc *Registry::moduleOf(const tessera_kernel_desc *kernel) const {

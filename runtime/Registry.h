@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace tessera::rt {
@@ -25,12 +26,20 @@ public:
   tessera_status find(const char *module, const char *kernel, const tessera_kernel_desc **out) const;
   // The module holding `kernel`, or null if it is not registered.
   const tessera_module_desc *moduleOf(const tessera_kernel_desc *kernel) const;
+  // Why the module holding `kernel` was refused by add(), or "" (launch errors quote it).
+  std::string rejectionOf(const tessera_kernel_desc *kernel) const;
   // Called (under no registry lock) before a module is removed, so backends drop caches.
   void setUnloadHook(std::function<void(const tessera_module_desc *)> hook);
 
 private:
   mutable std::mutex mutex_;
   std::vector<const tessera_module_desc *> modules_;
+  // Kernel ranges of refused modules and why (copied: the descriptors may go away).
+  struct Rejection {
+    const tessera_kernel_desc *begin, *end;
+    std::string why;
+  };
+  std::vector<Rejection> rejected_;
   std::function<void(const tessera_module_desc *)> unloadHook_;
 };
 

@@ -59,6 +59,13 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
   CHECK(msg().find("module 'reg_abi': kernel 'k': descriptor size 8, runtime expects ") == 0);
+  // Launches of a rejected module's kernels say why it was rejected.
+  m.mutableKernel()->struct_size = sizeof(tessera_kernel_desc);
+  std::vector<float> y(4);
+  tessera_tensor yt = tessera::tensor(y.data(), {4});
+  CHECK(cpuLaunch(m.kernel(), nullptr, {tessera::arg(yt)}) == TESSERA_ERROR_NOT_FOUND);
+  CHECK(msg().find("kernel 'k' is not registered: its module was rejected at registration: "
+                   "module 'reg_abi': kernel 'k': descriptor size 8, runtime expects ") == 0);
 }
 
 TEST_CASE("registry: malformed metadata is rejected with the kernel and parameter named") {
