@@ -516,7 +516,7 @@ Expr* Parser::parsePrimary() {
     default: break;
   }
   SourceRange here = hereRange();
-  const Token& prev = pos_ > 0 ? toks_[pos_ - 1] : t;
+  const Token& prev = pos_ > 0 ? (*toks_)[pos_ - 1] : t;
   if (atLineEnd() && pos_ > 0 && isOperatorToken(prev.kind)) {
     DiagBuilder b = fail(DiagID::err_parse_trailing_operator, prev.range);
     b << std::string(prev.text);
@@ -560,7 +560,10 @@ Expr* Parser::parseParenthesized() {
     t->range = rangeFrom(begin);
     return t;
   }
-  if (isa<StarredExpr>(first)) error(DiagID::err_parse_star_not_allowed, first->range);
+  if (auto* star = dyn_cast<StarredExpr>(first)) {
+    error(DiagID::err_parse_star_not_allowed, star->range);
+    first = star->value;  // reported once; the star is dropped
+  }
   expectCloser(TokenKind::r_paren, open);
   return first;
 }
@@ -663,12 +666,12 @@ Expr* Parser::parseStrings() {
   size_t last = pos_;
   if (!anyF) {
     auto* s = ctx_.make<StringLiteralExpr>(rangeFrom(begin));
-    for (size_t i = first; i < last; ++i) s->value += decodeStringLiteral(toks_[i].text);
+    for (size_t i = first; i < last; ++i) s->value += decodeStringLiteral((*toks_)[i].text);
     return s;
   }
   auto* f = ctx_.make<FStringExpr>(rangeFrom(begin));
   for (size_t i = first; i < last; ++i) {
-    const Token& t = toks_[i];
+    const Token& t = (*toks_)[i];
     if (t.is(TokenKind::StringLiteral)) {
       FStringPart p;
       p.range = t.range;

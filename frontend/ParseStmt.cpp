@@ -84,14 +84,14 @@ void Parser::setDocstring(const std::vector<Stmt*>& stmts, std::string& doc) {
 
 SourceRange Parser::firstRealTokenRange() const {
   size_t i = pos_;
-  while (i + 1 < toks_.size() && toks_[i].isOneOf(TokenKind::Dedent, TokenKind::Indent, TokenKind::Newline)) ++i;
-  const Token& t = toks_[i];
+  while (i + 1 < toks_->size() && (*toks_)[i].isOneOf(TokenKind::Dedent, TokenKind::Indent, TokenKind::Newline)) ++i;
+  const Token& t = (*toks_)[i];
   if (t.is(TokenKind::Eof)) return insertionPoint();
   return t.range;
 }
 
 void Parser::skipLine(SourceLoc begin, std::vector<Stmt*>* out) {
-  while (!at(TokenKind::Newline) && !at(TokenKind::Eof)) consume();
+  skipToLineEnd();
   if (out) out->push_back(makeErrorStmt(begin));
   tryConsume(TokenKind::Newline);
   panic_ = false;
@@ -111,11 +111,13 @@ void Parser::parseStatementInto(std::vector<Stmt*>& out) {
       SourceRange r = peek().range;
       error(DiagID::err_parse_unexpected_indent, SourceRange(r.begin, r.begin.valid() ? SourceLoc{r.begin.offset + 1} : r.end));
       consume();
+      blockColumns_.push_back(sm_.lineColumn(tok().range.begin).column);
       while (!at(TokenKind::Dedent) && !at(TokenKind::Eof) && !diags_.stopped()) {
         if (tryConsume(TokenKind::Newline)) continue;
         parseStatementInto(out);
       }
       tryConsume(TokenKind::Dedent);
+      blockColumns_.pop_back();
       return;
     }
     case TokenKind::at:
@@ -146,8 +148,14 @@ void Parser::parseStatementInto(std::vector<Stmt*>& out) {
 
 void Parser::parseUnsupportedStatement(std::vector<Stmt*>& out) {
   SourceLoc begin = startLoc();
+  bool isTry = at(TokenKind::kw_try);
   fail(DiagID::err_parse_unsupported, tok().range) << unsupportedWhat(tok().kind);
   skipLine(begin, &out);
+  // The clauses of a 'try' belong to the one reported statement.
+  while (isTry && tok().isOneOf(TokenKind::kw_except, TokenKind::kw_finally, TokenKind::kw_else)) {
+    panic_ = true;
+    skipLine(startLoc(), nullptr);
+  }
 }
 
 void Parser::parseStrayClause(std::vector<Stmt*>& out) {
@@ -450,11 +458,13 @@ Stmt* Parser::parseImportFrom() {
 
 void Parser::parseIndentedBlock(Block& block) {
   consume();  // Indent
+  blockColumns_.push_back(sm_.lineColumn(tok().range.begin).column);
   while (!at(TokenKind::Dedent) && !at(TokenKind::Eof) && !diags_.stopped()) {
     if (tryConsume(TokenKind::Newline)) continue;
     parseStatementInto(block.stmts);
   }
   tryConsume(TokenKind::Dedent);
+  blockColumns_.pop_back();
   setBlockRange(block);
 }
 
@@ -467,7 +477,7 @@ void Parser::parseSuite(Block& block, const char* colonWhat, const char* blockWh
   }
   if (panic_) {
     // A bad header: skip what is left of it, but still read the block that follows.
-    while (!at(TokenKind::Newline) && !at(TokenKind::Eof)) consume();
+    skipToLineEnd();
     tryConsume(TokenKind::Newline);
     panic_ = false;
     if (at(TokenKind::Indent)) parseIndentedBlock(block);
@@ -606,7 +616,7 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
   bool kwargs = false;
   size_t kwargsIndex = 0;
   SourceRange firstDefault;
-  bool reportedAfterKwargs = false;
+  bool reportedAfterKwargs = false, duplicateStar = false;
   fn->params.reserve(4);
   while (!at(TokenKind::r_paren)) {
     Param p;
@@ -618,7 +628,10 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
     if (at(TokenKind::star)) {
       SourceRange starRange = tok().range;
       consume();
-      if (seenStar) error(DiagID::err_parse_duplicate_star, starRange);
+      if (seenStar && !kwargs) {
+        error(DiagID::err_parse_duplicate_star, starRange);
+        duplicateStar = true;
+      }
       seenStar = true;
       if (at(TokenKind::Identifier)) {
         p.paramKind = Param::VarArgs;
@@ -647,6 +660,11 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
       consume();
       if (!tryConsume(TokenKind::comma)) break;
       continue;
+    } else if (at(TokenKind::kw_mut) && peek().is(TokenKind::Identifier)) {
+      // `mut b: f32`: 'mut' belongs in the annotation (`b: mut f32`).
+      error(DiagID::err_parse_mut_outside_param, tok().range);
+      consume();
+      continue;
     } else if (at(TokenKind::Identifier)) {
       p.name.assign(tok().text);
       p.nameRange = tok().range;
@@ -671,7 +689,7 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
     if (!tryConsume(TokenKind::comma)) break;
   }
   if (!panic_) {
-    for (size_t i = 0; i < fn->params.size(); ++i)
+    for (size_t i = 0; i < fn->params.size() && !duplicateStar; ++i)
       if (fn->params[i].paramKind == Param::KeywordOnlyMarker &&
           (i + 1 == fn->params.size() || fn->params[i + 1].paramKind != Param::Normal)) {
         error(DiagID::err_parse_bare_star_at_end, fn->params[i].range);
@@ -688,7 +706,7 @@ Stmt* Parser::parseFunctionDef() {
     Decorator d;
     if (!parseDecorator(d)) {
       // A bad decorator line: skip it; the function that follows is still read.
-      while (!at(TokenKind::Newline) && !at(TokenKind::Eof)) consume();
+      skipToLineEnd();
       tryConsume(TokenKind::Newline);
       panic_ = false;
       continue;
@@ -698,14 +716,16 @@ Stmt* Parser::parseFunctionDef() {
     if (tryConsume(TokenKind::Newline)) continue;
     if (!at(TokenKind::Eof)) {
       if (!swallowLexError()) fail(DiagID::err_parse_expected_newline, tok().range);
-      while (!at(TokenKind::Newline) && !at(TokenKind::Eof)) consume();
+      skipToLineEnd();
       tryConsume(TokenKind::Newline);
       panic_ = false;
     }
   }
   if (!at(TokenKind::kw_def)) {
     SourceLoc end = prevEnd_;
-    if (!decorators.empty()) error(DiagID::err_parse_decorator_without_def, firstRealTokenRange());
+    // A decorated 'class' or 'async def' gets only its own "not supported" error.
+    if (!decorators.empty() && !unsupportedWhat(tok().kind))
+      error(DiagID::err_parse_decorator_without_def, firstRealTokenRange());
     return ctx_.make<ErrorStmt>(SourceRange(begin, end));
   }
   SourceLoc defBegin = startLoc();

@@ -32,8 +32,108 @@ const std::vector<Token>& selectTokens(const std::vector<Token>& in, std::vector
 }  // namespace
 
 Parser::Parser(const std::vector<Token>& tokens, const SourceManager& sm, ASTContext& ctx, DiagnosticEngine& diags)
-    : toks_(selectTokens(tokens, filtered_)), sm_(sm), ctx_(ctx), diags_(diags) {
-  prevEnd_ = toks_.front().range.begin;
+    : toks_(&selectTokens(tokens, filtered_)), sm_(sm), ctx_(ctx), diags_(diags) {
+  prevEnd_ = toks_->front().range.begin;
+  blockColumns_.reserve(16);
+  blockColumns_.push_back(1);
+  // Bracket balance at the end, as the scanner counts it (a stray closer never goes below 0).
+  unsigned depth = 0;
+  for (size_t i = 0; i < toks_->size(); ++i) {
+    switch ((*toks_)[i].kind) {
+      case TokenKind::l_paren: case TokenKind::l_square: case TokenKind::l_brace: ++depth; break;
+      case TokenKind::r_paren: case TokenKind::r_square: case TokenKind::r_brace:
+        if (depth) --depth;
+        break;
+      default: break;
+    }
+  }
+  unbalancedAtEof_ = depth > 0;
+  lastLogicalLineStart_ = finalLineStart(*toks_);
+}
+
+// Index of the first token of the final logical line: just after the last Newline that real
+// tokens follow.
+size_t Parser::finalLineStart(const std::vector<Token>& v) {
+  for (size_t j = v.size(); j-- > 0;)
+    if (v[j].is(TokenKind::Newline) && j + 1 < v.size() && !v[j + 1].isOneOf(TokenKind::Dedent, TokenKind::Eof))
+      return j + 1;
+  return 0;
+}
+
+bool Parser::startsPhysicalLine(size_t i) const {
+  if (i == 0 || i >= toks_->size()) return false;
+  const Token& prev = (*toks_)[i - 1];
+  const Token& t = (*toks_)[i];
+  if (prev.isOneOf(TokenKind::Newline, TokenKind::Indent, TokenKind::Dedent)) return true;
+  if (!prev.range.end.valid() || !t.range.begin.valid() || t.range.begin < prev.range.end) return false;
+  std::string_view gap = sm_.text(SourceRange(prev.range.end, t.range.begin));
+  return gap.find('\n') != std::string_view::npos;
+}
+
+void Parser::skipToLineEnd() {
+  while (!at(TokenKind::Newline) && !at(TokenKind::Eof)) {
+    // Resynchronise only inside the joined line, never at its first token (which would loop).
+    if (unbalancedAtEof_ && pos_ > lastLogicalLineStart_ && pos_ > 0 &&
+        !(*toks_)[pos_ - 1].isOneOf(TokenKind::Newline, TokenKind::Indent, TokenKind::Dedent) &&
+        !tok().isOneOf(TokenKind::Indent, TokenKind::Dedent) && startsPhysicalLine(pos_)) {
+      resyncLayout();
+      return;
+    }
+    consume();
+  }
+}
+
+void Parser::resyncLayout() {
+  // Rebuild Newline/Indent/Dedent for the tokens from pos_ on, as the scanner would have done
+  // had the open bracket been closed at the end of the previous physical line.
+  const std::vector<Token>& old = *toks_;
+  std::vector<Token>& out = repaired_.emplace_back();
+  out.reserve(old.size() - pos_ + 16);
+  std::vector<uint32_t> levels = blockColumns_;
+  unsigned depth = 0;
+  auto layout = [&](TokenKind k, SourceLoc at) {
+    Token t;
+    t.kind = k;
+    t.range = SourceRange(at, at);
+    out.push_back(t);
+  };
+  SourceLoc lastEnd = old[pos_].range.begin;
+  size_t start = pos_;
+  for (size_t i = start; i < old.size(); ++i) {
+    const Token& t = old[i];
+    if (t.isOneOf(TokenKind::Newline, TokenKind::Indent, TokenKind::Dedent, TokenKind::Eof)) continue;
+    if (depth == 0 && (i == start || startsPhysicalLine(i))) {
+      layout(TokenKind::Newline, lastEnd);
+      uint32_t col = sm_.lineColumn(t.range.begin).column;
+      if (col > levels.back()) {
+        levels.push_back(col);
+        layout(TokenKind::Indent, t.range.begin);
+      } else {
+        while (levels.size() > 1 && col < levels.back()) {
+          levels.pop_back();
+          layout(TokenKind::Dedent, t.range.begin);
+        }
+      }
+    }
+    switch (t.kind) {
+      case TokenKind::l_paren: case TokenKind::l_square: case TokenKind::l_brace: ++depth; break;
+      case TokenKind::r_paren: case TokenKind::r_square: case TokenKind::r_brace:
+        if (depth) --depth;
+        break;
+      default: break;
+    }
+    Token copy = t;
+    out.push_back(copy);
+    lastEnd = t.range.end;
+  }
+  layout(TokenKind::Newline, lastEnd);
+  SourceLoc eofLoc = old.back().range.begin;
+  for (size_t i = levels.size(); i-- > 1;) layout(TokenKind::Dedent, eofLoc);
+  out.push_back(old.back());  // Eof
+  toks_ = &out;
+  pos_ = 0;
+  unbalancedAtEof_ = depth > 0;
+  lastLogicalLineStart_ = finalLineStart(out);
 }
 
 DiagBuilder Parser::error(DiagID id, SourceRange r) {
@@ -87,13 +187,13 @@ bool Parser::expectCloser(TokenKind closer, const Token& opener, const char* bet
     DiagBuilder b = fail(DiagID::err_parse_mismatched_closer, tok().range);
     b << std::string(tok().text) << open;
     b.note(DiagID::note_parse_to_match, opener.range, {open});
-  } else if (between && startsExpr(tok()) && !tok().atLineStart) {
+  } else if (between && startsExpr(tok()) && !startsPhysicalLine(pos_)) {
     DiagBuilder b = fail(DiagID::err_parse_missing_comma, tok().range);
     b << between;
     b.fixitInsert(prevEnd_, ",");
     return false;
   } else {
-    DiagBuilder b = fail(DiagID::err_parse_expected_closer, hereRange());
+    DiagBuilder b = fail(DiagID::err_parse_expected_closer, startsPhysicalLine(pos_) ? insertionPoint() : hereRange());
     b << closerSpelling(closer);
     b.note(DiagID::note_parse_to_match, opener.range, {open});
   }
@@ -122,7 +222,7 @@ Stmt* Parser::makeErrorStmt(SourceLoc begin) {
 
 Module* Parser::parseModule(FileID file) {
   Module* m = ctx_.makeModule(file);
-  m->stmts.reserve(toks_.size() / 8 + 4);
+  m->stmts.reserve(toks_->size() / 8 + 4);
   SourceLoc begin = tok().range.begin;
   while (!at(TokenKind::Eof) && !diags_.stopped()) {
     if (at(TokenKind::Newline) || at(TokenKind::Dedent)) {  // stray layout tokens (already diagnosed)

@@ -9,6 +9,7 @@
 // goes on normally.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,16 +30,16 @@ public:
 
 private:
   // ---------------------------------------------------------------- tokens
-  const Token& tok() const { return toks_[pos_]; }
+  const Token& tok() const { return (*toks_)[pos_]; }
   const Token& peek(size_t n = 1) const {
     size_t i = pos_ + n;
-    return i < toks_.size() ? toks_[i] : toks_.back();
+    return i < toks_->size() ? (*toks_)[i] : toks_->back();
   }
-  bool at(TokenKind k) const { return toks_[pos_].kind == k; }
+  bool at(TokenKind k) const { return (*toks_)[pos_].kind == k; }
   // prevEnd_ follows the last consumed token that is not a layout token, so node ranges end at
   // real text and a missing ':' is reported right after the header.
   void consume() {
-    const Token& t = toks_[pos_];
+    const Token& t = (*toks_)[pos_];
     if (t.kind == TokenKind::Eof) return;
     if (!t.isOneOf(TokenKind::Newline, TokenKind::Indent, TokenKind::Dedent)) prevEnd_ = t.range.end;
     ++pos_;
@@ -96,6 +97,13 @@ private:
   static void setBlockRange(Block& block);
   void parseIndentedBlock(Block& block);
   // Skips the rest of a bad logical line; swallows an indented block that follows it.
+  // Skips to the end of the logical line. When a bracket was never closed, the scanner joined the
+  // rest of the file into this line; then the layout is rebuilt from the next physical line so
+  // that the statements after the error are still read.
+  void skipToLineEnd();
+  bool startsPhysicalLine(size_t i) const;
+  void resyncLayout();
+  static size_t finalLineStart(const std::vector<Token>& v);
   // Pushes an ErrorStmt from `begin` to the line's end onto `out` (when given).
   void skipLine(SourceLoc begin, std::vector<Stmt*>* out);
   SourceRange firstRealTokenRange() const;
@@ -135,7 +143,12 @@ private:
   void splitFString(const Token& t, FStringExpr* fs);
 
   std::vector<Token> filtered_;  // only when the stream carries Comment tokens or lacks Eof
-  const std::vector<Token>& toks_;
+  const std::vector<Token>* toks_;
+  // Token streams rebuilt by resyncLayout (kept alive: earlier tokens may still be referenced).
+  std::deque<std::vector<Token>> repaired_;
+  bool unbalancedAtEof_ = false;   // the scanner reached the end inside an open bracket
+  size_t lastLogicalLineStart_ = 0;  // index of the first token of the final logical line
+  std::vector<uint32_t> blockColumns_;  // indentation column of each open block (module: 1)
   size_t pos_ = 0;
   SourceLoc prevEnd_;
   const SourceManager& sm_;
