@@ -1,4 +1,5 @@
-// canonicalize: constant folding and local simplifications, to a fixed point.
+// canonicalize: constant folding and local simplifications, to a fixed point; dead pure ops
+// are dropped along the way (as dce does).
 //   - arith ops on constant scalars (integers wrap at their width; f32/f64 only for floats,
 //     with IEEE results computed exactly as the device would: +, -, *, /, min, max, neg, sqrt,
 //     floor, ceil, abs), comparisons, selects, conversions, mem.dim of static extents;
@@ -46,7 +47,10 @@ public:
     for (int round = 0; round < 32; ++round) {
       changed_ = false;
       for (Operation* f : m_.funcs())
-        if (!f->regions.empty()) block(f->body());
+        if (!f->regions.empty()) {
+          block(f->body());
+          changed_ |= eraseDeadOps(f->body());
+        }
       if (!changed_) break;
     }
     return true;
@@ -69,12 +73,16 @@ private:
   Value* constInt(Operation* at, int64_t v, Type t) {
     b_.setInsertionPoint(at);
     b_.setLoc(at->loc);
-    return b_.constInt(wrapInt(v, t), t);
+    Value* c = b_.constInt(wrapInt(v, t), t);
+    if (at->numResults() == 1) c->nameHint = at->result(0)->nameHint;
+    return c;
   }
   Value* constFloat(Operation* at, double v, Type t) {
     b_.setInsertionPoint(at);
     b_.setLoc(at->loc);
-    return b_.constFloat(roundFloat(v, t), t);
+    Value* c = b_.constFloat(roundFloat(v, t), t);
+    if (at->numResults() == 1) c->nameHint = at->result(0)->nameHint;
+    return c;
   }
   void replace(Operation* op, Value* v) {
     replaceOp(op, {v});

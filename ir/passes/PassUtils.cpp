@@ -53,6 +53,21 @@ std::vector<Value*> inlineBlockBefore(Block& from, Operation* before, IRMapping*
   return yielded;
 }
 
+bool eraseDeadOps(Block& b) {
+  bool changed = false;
+  std::vector<Operation*> ops;
+  for (auto& o : b.ops) ops.push_back(o.get());
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Operation* op = *it;
+    for (auto& r : op->regions) changed |= eraseDeadOps(r->block());
+    if (!op->has(T_Terminator) && resultsUnused(op) && isRemovableWhenDead(op)) {
+      b.erase(op);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 void collectPostOrder(Block& b, std::vector<Operation*>& out) {
   for (auto& op : b.ops) {
     for (auto& r : op->regions) collectPostOrder(r->block(), out);

@@ -16,6 +16,9 @@ void replaceOp(Operation* op, const std::vector<Value*>& values);
 // Moves the ops of `from` (all but its terminator) before `before`; returns the terminator's
 // operands (what the region yields).
 std::vector<Value*> inlineBlockBefore(Block& from, Operation* before, IRMapping* argMap = nullptr);
+// Erases dead removable ops in `b` and nested blocks (one sweep, innermost and last first).
+// Returns true when something was erased.
+bool eraseDeadOps(Block& b);
 // Collects every op nested in `root` (post-order: inner ops before the op holding them).
 void collectPostOrder(Block& b, std::vector<Operation*>& out);
 
