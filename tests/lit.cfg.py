@@ -22,3 +22,4 @@ if config.have_cuda:
     config.available_features.add("cuda")
 if os.path.isdir(os.path.join(config.tessera_src_root, "..", "shared", "spec")):
     config.available_features.add("spec")
+config.substitutions.append(("%tessera-lsp", os.path.join(tools, "tessera-lsp")))

@@ -1,0 +1,53 @@
+// One analysed version of a document: its source buffer, tokens (comments kept), the AST, the
+// diagnostics, and sema's results when the build has sema. Immutable once built; features read
+// it through a shared_ptr so a newer version can replace it at any time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/AST.h"
+#include "frontend/Diagnostics.h"
+#include "frontend/Token.h"
+#include "lsp/Protocol.h"
+
+#ifdef HAVE_TESSERA_SEMA
+#include "sema/Sema.h"
+#endif
+
+namespace tessera::lsp {
+
+struct Analysis {
+  std::string uri;
+  int64_t version = 0;
+  SourceManager sm;
+  FileID file = 0;
+  std::vector<Token> tokens;  // with Comment tokens
+  ASTContext ast;
+  Module* module = nullptr;
+  std::vector<Diagnostic> diagnostics;
+  LineTable lines;
+  bool hasSema = false;
+#ifdef HAVE_TESSERA_SEMA
+  std::unique_ptr<SemaContext> sema;
+#endif
+
+  std::string_view text() const { return sm.bufferText(file); }
+  uint32_t base() const { return sm.bufferStart(file).offset; }
+  // Offsets inside the buffer <-> locations.
+  uint32_t offsetOf(SourceLoc loc) const;
+  SourceLoc locAt(uint32_t offset) const { return {base() + offset}; }
+  Position position(SourceLoc loc) const { return lines.position(offsetOf(loc)); }
+  Range range(SourceRange r) const;
+  bool contains(SourceRange r, uint32_t offset) const;  // inclusive of the end (cursor after a name)
+  // The token whose range contains `offset` (or ends at it); nullptr between tokens.
+  const Token* tokenAt(uint32_t offset) const;
+  // The offset for a request's position; throws LSPError(InvalidParams) past the last line.
+  uint32_t offsetFor(Position p) const;
+};
+
+// Lexes, parses and (when built with sema) analyses `text`.
+std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::string& text, int64_t version);
+
+}  // namespace tessera::lsp
