@@ -239,7 +239,7 @@ private:
     }
     Operation* last = b.ops.empty() ? nullptr : b.ops.back().get();
     if (!last || !last->has(T_Terminator)) {
-      report(last ? last : parent, DiagID::err_ir_missing_terminator) << parent->name();
+      report(parent, DiagID::err_ir_missing_terminator) << parent->name();
     } else if (std::string_view(last->name()) != allowedTerminator(parent, index)) {
       report(last, DiagID::err_ir_wrong_terminator) << last->name() << parent->name();
     }
