@@ -92,6 +92,34 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.printBuiltinsMarkdown = true;
     } else if (a == "-Werror") {
       opts.warningsAsErrors = true;
+    // --- code generation (issue 5, 6)
+    } else if (a == "-H" || (startsWith(a, "-H") && a.size() > 2)) {
+      if (!value("-H", v)) return false;
+      opts.headerOutput = v;
+    } else if (startsWith(a, "--gpu=")) {
+      opts.gpuArchs = std::string(a.substr(6));
+    } else if (startsWith(a, "--target=")) {
+      std::string_view t = a.substr(9);
+      if (t == "all") opts.target = DriverOptions::Target::All;
+      else if (t == "gpu" || t == "cuda") opts.target = DriverOptions::Target::Gpu;
+      else if (t == "cpu") opts.target = DriverOptions::Target::Cpu;
+      else {
+        error = "unknown --target '" + std::string(t) + "' (expected all, gpu or cpu)";
+        return false;
+      }
+    } else if (a.size() == 3 && startsWith(a, "-O") && a[2] >= '0' && a[2] <= '3') {
+      opts.optLevel = static_cast<unsigned>(a[2] - '0');
+    } else if (a == "-g") {
+      opts.debugInfo = true;
+    } else if (startsWith(a, "--passes=")) {
+      opts.passes = std::string(a.substr(9));
+    } else if (a == "--print-after-all") {
+      opts.printAfterAll = true;
+    } else if (a == "--time-passes") {
+      opts.timePasses = true;
+    } else if (a == "--verify-each") {
+      opts.verifyEach = true;
+    // --- end code generation
     // --- formatter (issue 7)
     } else if (a == "--format") {
       opts.format = true;
@@ -125,6 +153,15 @@ void printDriverHelp() {
       "  --color=auto|always|never colour diagnostics (auto: only on a terminal)\n"
       "  --error-limit=N           stop after N errors (0: no limit; default 20)\n"
       "  -Werror                   treat warnings as errors\n"
+      "  -H FILE                   also write the C/C++ header of the module to FILE\n"
+      "  --gpu=ARCHS               GPU architectures, e.g. sm_80,sm_90a (default sm_90a)\n"
+      "  --target=all|gpu|cpu      code for the GPU, the CPU executor, or both (default)\n"
+      "  -O0 .. -O3                optimisation level (default -O3)\n"
+      "  -g                        line information in the GPU code\n"
+      "  --passes=a,b,c            the Tile IR pipeline to run instead of the default\n"
+      "  --print-after-all         print the Tile IR after every pass\n"
+      "  --time-passes             time every Tile IR pass\n"
+      "  --verify-each             verify the Tile IR after every pass\n"
       "  --format [-i]             print the formatted source (-i: rewrite the file in place)\n"
       "  --print-builtins-markdown print the builtins reference of docs/language.md and exit\n");
 }

@@ -26,6 +26,17 @@ struct DriverOptions {
   bool format = false;
   bool formatInPlace = false;
   // --- end formatter
+  // --- code generation (issue 5, 6)
+  std::string headerOutput;    // -H: also write the C/C++ header here
+  std::string gpuArchs = "sm_90a";  // --gpu=sm_80,sm_90a
+  enum class Target { All, Gpu, Cpu } target = Target::All;  // --target=
+  unsigned optLevel = 3;       // -O0..-O3
+  bool debugInfo = false;      // -g: line info in cubins
+  std::string passes;          // --passes=: Tile IR pipeline instead of the default
+  bool printAfterAll = false;  // --print-after-all
+  bool timePasses = false;     // --time-passes
+  bool verifyEach = false;     // --verify-each
+  // --- end code generation
 };
 
 // Returns false and sets `error` on a bad command line.

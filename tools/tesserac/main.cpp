@@ -11,6 +11,9 @@
 #include "frontend/Parser.h"
 #include "llvm/Support/Process.h"
 #include "tools/tesserac/Options.h"
+#include "ir/AsmFormat.h"
+#include "ir/IR.h"
+#include "tools/tesserac/Backend.h"
 #if HAVE_TESSERA_SEMA
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
@@ -87,6 +90,17 @@ int run(const DriverOptions& opts) {
     return 0;
   }
   // --- end formatter
+
+  // --- Tile IR input (issues 4, 5): a .tir module goes straight to the back end.
+  if (opts.inputs[0].size() > 4 && opts.inputs[0].substr(opts.inputs[0].size() - 4) == ".tir") {
+    std::unique_ptr<ir::Module> irModule = ir::parseModule(sm, file, diags);
+    if (!irModule) {
+      diags.finish();
+      return 1;
+    }
+    return runBackend(*irModule, opts, diags);
+  }
+  // --- end Tile IR input
 
   OutputFile out;
   if (!out.open(opts.output, error)) {

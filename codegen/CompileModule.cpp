@@ -1,0 +1,123 @@
+#include "codegen/CompileModule.h"
+
+#include "codegen/CudaToolkit.h"
+#include "codegen/HostModule.h"
+#include "codegen/LowerToLLVM.h"
+#include "ir/IR.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+namespace tessera::codegen {
+
+namespace {
+
+std::string printLLVM(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+// GPU math (exp, log, tanh, ...) calls libdevice's __nv_* functions; link the ones used.
+bool linkLibdevice(llvm::Module& m, const CudaToolkit& cuda, std::string& error) {
+  bool needed = false;
+  for (const llvm::Function& f : m)
+    needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
+  if (!needed) return true;
+  std::string path = cuda.root() + "/nvvm/libdevice/libdevice.10.bc";
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read libdevice at '" + path + "' (needed for GPU math functions): " + buffer.getError().message();
+    return false;
+  }
+  auto lib = llvm::parseBitcodeFile(buffer.get()->getMemBufferRef(), m.getContext());
+  if (!lib) {
+    error = "cannot parse libdevice: " + llvm::toString(lib.takeError());
+    return false;
+  }
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded)) {
+    error = "cannot link libdevice";
+    return false;
+  }
+  // libdevice functions are internal helpers once linked; let the optimiser inline them.
+  for (llvm::Function& f : m)
+    if (f.getName().starts_with("__nv_") && !f.isDeclaration()) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return true;
+}
+
+}  // namespace
+
+bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, CompileOutput& out,
+                   std::string& error) {
+  CudaToolkit cuda = CudaToolkit::locate();
+  HostModuleInput host;
+  host.moduleName = opts.moduleName;
+  host.sourceName = opts.sourceName;
+
+  // ---- GPU
+  if (!opts.archs.empty()) {
+    llvm::LLVMContext ctx;
+    llvm::Module gpu(opts.moduleName + ".gpu", ctx);
+    gpu.setTargetTriple(nvptxTriple());
+    std::vector<KernelInterface> kernels;
+    if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error)) return false;
+    out.gpuLLVM = printLLVM(gpu);
+    host.kernels = kernels;
+    if (stop == StopAfter::LLVM && opts.cpu == false) {
+      out.kernels = host.kernels;
+      return true;
+    }
+    if (stop != StopAfter::LLVM) {
+      std::vector<CudaToolkit::Image> images;
+      for (const GpuArch& arch : opts.archs) {
+        std::unique_ptr<llvm::Module> copy = llvm::CloneModule(gpu);
+        if (!linkLibdevice(*copy, cuda, error)) return false;
+        auto ptx = emitPTX(*copy, arch, opts.optLevel, error);
+        if (!ptx) return false;
+        out.ptx.push_back(*ptx);
+        if (stop == StopAfter::PTX) continue;
+        std::string cubin;
+        if (!cuda.assemble(*ptx, arch, opts.optLevel, opts.lineInfo, cubin, error)) return false;
+        out.cubins.push_back(cubin);
+        images.push_back({arch, cubin});
+      }
+      if (stop == StopAfter::PTX) return true;
+      if (stop == StopAfter::Cubin) return true;
+      // PTX of the newest architecture rides along so that newer GPUs can JIT it.
+      if (!cuda.fatbinary(images, out.ptx.back(), opts.archs.back(), out.fatbin, error)) return false;
+      host.fatbin = out.fatbin;
+    }
+  }
+
+  // ---- host: CPU executor code, registration, stubs
+  llvm::LLVMContext hctx;
+  llvm::Module hostModule(opts.moduleName, hctx);
+  std::vector<KernelInterface> cpuKernels;
+  if (opts.cpu) {
+    if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error)) return false;
+    out.cpuLLVM = printLLVM(hostModule);
+  }
+  if (host.kernels.empty()) {
+    host.kernels = cpuKernels;
+  } else {
+    for (size_t i = 0; i < host.kernels.size() && i < cpuKernels.size(); ++i) {
+      host.kernels[i].cpuEntry = cpuKernels[i].cpuEntry;
+      host.kernels[i].cpuSync = cpuKernels[i].cpuSync;
+      host.kernels[i].cpuPerGroup = cpuKernels[i].cpuPerGroup;
+    }
+  }
+  out.kernels = host.kernels;
+  out.header = writeHeader(host);
+  if (stop != StopAfter::Object) return true;
+  if (!buildHostModule(hostModule, host, error)) return false;
+  return emitHostObject(hostModule, opts.optLevel, out.object, error);
+}
+
+}  // namespace tessera::codegen

@@ -1,0 +1,60 @@
+// How device-level operations become LLVM IR on each target. The GPU reads special registers
+// and calls NVVM intrinsics; the CPU executor's code reads its tessera_cpu_ctx and calls the
+// runtime's services through ctx->ops (runtime/include/tessera/runtime.h). Everything else in
+// a kernel lowers the same way on both.
+#pragma once
+
+#include <memory>
+
+#include "llvm/IR/IRBuilder.h"
+
+namespace tessera::codegen {
+
+// What ids mean for the kernel being lowered.
+struct KernelShape {
+  bool grouped = false;       // declares tile[(...)]: tile.linear_id() is the index in the group
+  unsigned groupTiles = 0;    // grouped: tiles per group
+};
+
+class DeviceHooks {
+public:
+  virtual ~DeviceHooks() = default;
+  virtual bool isGpu() const = 0;
+
+  // Called once at the function entry (the builder is positioned there).
+  virtual void beginFunction(llvm::IRBuilder<>& b) {}
+
+  virtual llvm::Value* tileLinear(llvm::IRBuilder<>& b) = 0;    // index of the tile in its group
+  virtual llvm::Value* globalLinear(llvm::IRBuilder<>& b) = 0;  // launch.thread_id()
+  virtual llvm::Value* groupLinear(llvm::IRBuilder<>& b) = 0;   // group_linear_id()
+  virtual llvm::Value* groupTiles(llvm::IRBuilder<>& b) = 0;    // group_tile_count()
+  virtual llvm::Value* numGroups(llvm::IRBuilder<>& b) = 0;     // grid_groups
+  virtual llvm::Value* laneId(llvm::IRBuilder<>& b);            // tileLinear % 32
+  virtual llvm::Value* sharedBase(llvm::IRBuilder<>& b) = 0;    // the group's shared memory (i8*)
+  virtual unsigned sharedAddressSpace() const = 0;
+
+  virtual void barrier(llvm::IRBuilder<>& b) = 0;
+  // Barrier over the aligned partition of `size` tiles that holds this tile.
+  virtual void partitionSync(llvm::IRBuilder<>& b, unsigned size) = 0;
+  // Warp shuffle (mode: 0 idx, 1 up, 2 down, 3 xor) of a 32- or 64-bit value. A source lane
+  // outside the warp or past the warp's last live tile yields the caller's own value.
+  virtual llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* laneOrDelta) = 0;
+
+  // Math functions without an exact LLVM intrinsic on every target (exp, log, tanh, erf, sin,
+  // cos, pow): libdevice on the GPU, libm on the CPU.
+  virtual llvm::FunctionCallee mathFunction(llvm::Module& m, const std::string& name, llvm::Type* type,
+                                            unsigned arity) = 0;
+};
+
+// GPU hooks; ids come from special registers.
+std::unique_ptr<DeviceHooks> makeGpuHooks(const KernelShape& shape);
+
+// CPU hooks; ids come from `ctx` (a tessera_cpu_ctx*), except that per-group entries pass the
+// tile index of their loop as `tileOverride`.
+std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value* ctx, llvm::Value* tileOverride);
+
+// The LLVM struct type of tessera_cpu_ctx and tessera_cpu_ops.
+llvm::StructType* cpuCtxType(llvm::LLVMContext& c);
+llvm::StructType* cpuOpsType(llvm::LLVMContext& c);
+
+}  // namespace tessera::codegen

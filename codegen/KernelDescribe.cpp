@@ -1,0 +1,184 @@
+// The host-side description of a kernel, read off its tile.func: parameters with dtypes, ranks
+// and extents, the symbols that the extents name, the group shape and the shared memory.
+#include <cctype>
+#include <map>
+
+#include "codegen/LowerToLLVM.h"
+#include "ir/IR.h"
+#include "runtime/include/tessera/runtime.h"
+
+namespace tessera::codegen {
+
+namespace {
+
+int32_t dtypeOf(ir::ScalarKind k) {
+  using S = ir::ScalarKind;
+  switch (k) {
+    case S::I1: return TESSERA_BOOL;
+    case S::I4: return TESSERA_I4;
+    case S::I8: return TESSERA_I8;
+    case S::I16: return TESSERA_I16;
+    case S::I32: return TESSERA_I32;
+    case S::I64: return TESSERA_I64;
+    case S::Index: return TESSERA_I64;
+    case S::U8: return TESSERA_U8;
+    case S::U16: return TESSERA_U16;
+    case S::U32: return TESSERA_U32;
+    case S::U64: return TESSERA_U64;
+    case S::F4E2M1: return TESSERA_F4_E2M1;
+    case S::F6E2M3: return TESSERA_F6_E2M3;
+    case S::F6E3M2: return TESSERA_F6_E3M2;
+    case S::F8E4M3: return TESSERA_F8_E4M3;
+    case S::F8E5M2: return TESSERA_F8_E5M2;
+    case S::F16: return TESSERA_F16;
+    case S::BF16: return TESSERA_BF16;
+    case S::F32: return TESSERA_F32;
+    case S::F64: return TESSERA_F64;
+  }
+  return TESSERA_DTYPE_INVALID;
+}
+
+// Parses an extent written as an expression over symbols ("K/tp", "2*n+1") into a postfix
+// program, interning symbols as it goes. Precedence: * / % over + -; parentheses.
+class ExtentParser {
+public:
+  ExtentParser(const std::string& text, std::vector<std::string>& symbols) : s_(text), symbols_(symbols) {}
+
+  bool parse(std::vector<ExtentOp>& out) {
+    if (!sum(out)) return false;
+    skip();
+    return pos_ == s_.size();
+  }
+
+private:
+  void skip() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool sum(std::vector<ExtentOp>& out) {
+    if (!product(out)) return false;
+    for (;;) {
+      skip();
+      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) return true;
+      char op = s_[pos_++];
+      if (!product(out)) return false;
+      out.push_back({op == '+' ? ExtentOp::Add : ExtentOp::Sub, 0, 0});
+    }
+  }
+  bool product(std::vector<ExtentOp>& out) {
+    if (!atom(out)) return false;
+    for (;;) {
+      skip();
+      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/' && s_[pos_] != '%')) return true;
+      char op = s_[pos_++];
+      if (op == '/' && pos_ < s_.size() && s_[pos_] == '/') ++pos_;  // `//` is the same exact division
+      if (!atom(out)) return false;
+      out.push_back({op == '*' ? ExtentOp::Mul : op == '/' ? ExtentOp::Div : ExtentOp::Mod, 0, 0});
+    }
+  }
+  bool atom(std::vector<ExtentOp>& out) {
+    skip();
+    if (pos_ >= s_.size()) return false;
+    if (s_[pos_] == '(') {
+      ++pos_;
+      if (!sum(out)) return false;
+      skip();
+      if (pos_ >= s_.size() || s_[pos_] != ')') return false;
+      ++pos_;
+      return true;
+    }
+    if (isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      int64_t v = 0;
+      while (pos_ < s_.size() && isdigit(static_cast<unsigned char>(s_[pos_]))) v = v * 10 + (s_[pos_++] - '0');
+      out.push_back({ExtentOp::Const, 0, v});
+      return true;
+    }
+    size_t start = pos_;
+    while (pos_ < s_.size() && (isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
+    if (start == pos_) return false;
+    out.push_back({ExtentOp::Symbol, symbolIndex(s_.substr(start, pos_ - start)), 0});
+    return true;
+  }
+  int32_t symbolIndex(const std::string& name) {
+    for (size_t i = 0; i < symbols_.size(); ++i)
+      if (symbols_[i] == name) return static_cast<int32_t>(i);
+    symbols_.push_back(name);
+    return static_cast<int32_t>(symbols_.size() - 1);
+  }
+
+  const std::string& s_;
+  std::vector<std::string>& symbols_;
+  size_t pos_ = 0;
+};
+
+// Bytes of shared memory the function's buffers occupy once smem-plan has placed them.
+int64_t plannedSharedBytes(ir::Operation& func) {
+  int64_t end = 0;
+  func.walk([&](ir::Operation* op) {
+    if (op->id != ir::OpId::SmemAlloc) return;
+    int64_t bytes = ir::staticElementCount(op->result()->type) * ir::elementBytes(op->result()->type);
+    end = std::max(end, op->intAttr("offset", 0) + bytes);
+  });
+  return end;
+}
+
+}  // namespace
+
+bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error) {
+  k.name = func.funcName();
+  if (const ir::Attribute* g = func.attr("group")) {
+    k.grouped = true;
+    for (size_t i = 0; i < g->array.size() && i < 3; ++i) k.groupShape[i] = static_cast<uint32_t>(g->array[i].i);
+  }
+  k.deterministic = !func.hasAttr("nondeterministic");
+  k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr("shared", 0), plannedSharedBytes(func)));
+  for (auto& arg : func.body().args) {
+    KernelParam p;
+    p.name = arg->nameHint.empty() ? "arg" + std::to_string(arg->index) : arg->nameHint;
+    ir::Type t = arg->type;
+    if (t->kind == ir::TypeKind::Tensor) {
+      p.isTensor = true;
+      p.isMut = t->access != ir::Access::Read;
+      p.dtype = dtypeOf(ir::baseScalar(t->elem));
+      if (t->shape.size() > TESSERA_MAX_RANK) {
+        error = "kernel '" + k.name + "': parameter '" + p.name + "' has rank " + std::to_string(t->shape.size()) +
+                ", more than the " + std::to_string(TESSERA_MAX_RANK) + " a launch can pass";
+        return false;
+      }
+      for (const ir::Dim& d : t->shape) {
+        Extent e;
+        if (d.isStatic()) {
+          e.kind = Extent::Const;
+          e.value = d.size;
+        } else if (!d.sym.empty()) {
+          std::vector<ExtentOp> program;
+          ExtentParser parser(d.sym, k.symbols);
+          if (!parser.parse(program)) {
+            error = "kernel '" + k.name + "': cannot read the extent '" + d.sym + "' of parameter '" + p.name + "'";
+            return false;
+          }
+          if (program.size() == 1 && program[0].op == ExtentOp::Symbol) {
+            e.kind = Extent::Symbol;
+            e.symbol = program[0].symbol;
+          } else {
+            e.kind = Extent::Expr;
+            e.expr = std::move(program);
+          }
+        }
+        p.extents.push_back(std::move(e));
+      }
+    } else if (ir::isScalar(t)) {
+      p.isTensor = false;
+      p.dtype = dtypeOf(ir::baseScalar(t));
+    } else {
+      error = "kernel '" + k.name + "': parameter '" + p.name + "' of type " + ir::printType(t) +
+              " cannot be passed from the host";
+      return false;
+    }
+    k.params.push_back(std::move(p));
+  }
+  for (size_t i = 0; i < k.symbols.size(); ++i)
+    if (k.symbols[i] == "grid_groups") k.gridSymbol = static_cast<int32_t>(i);
+  return true;
+}
+
+}  // namespace tessera::codegen

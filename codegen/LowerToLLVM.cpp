@@ -1,0 +1,853 @@
+// Tile IR -> LLVM IR for one target. The same op-by-op lowering serves the GPU and the CPU:
+// per-tile (SPMD) code whose ids, barriers, shuffles and shared memory come from DeviceHooks.
+// Structured control flow becomes branches and phis; views become (pointer, shape, strides).
+#include "codegen/LowerToLLVM.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "codegen/DeviceHooks.h"
+#include "ir/IR.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "runtime/include/tessera/runtime.h"
+
+namespace tessera::codegen {
+
+namespace {
+
+using ir::OpId;
+
+// A view of memory: element (i0..ik) is at ptr + sum(i_j * strides[j]) elements.
+struct View {
+  llvm::Value* ptr = nullptr;
+  llvm::Type* elem = nullptr;  // the LLVM type elements are stored as
+  std::vector<llvm::Value*> shape, strides;  // i64
+};
+
+// The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
+llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
+  if (auto* t = llvm::StructType::getTypeByName(c, "tessera_kernel_tensor")) return t;
+  auto* a8 = llvm::ArrayType::get(llvm::Type::getInt64Ty(c), TESSERA_MAX_RANK);
+  return llvm::StructType::create(c, {llvm::PointerType::get(c, 0), a8, a8}, "tessera_kernel_tensor");
+}
+
+class Lowering {
+public:
+  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error)
+      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error) {}
+
+  bool kernel(ir::Operation& func, KernelInterface& k);
+
+private:
+  // ---- errors
+  bool fail(const ir::Operation& op, const std::string& what) {
+    if (error_.empty()) error_ = std::string(op.name()) + ": " + what;
+    return false;
+  }
+
+  // ---- types
+  llvm::Type* scalarType(ir::Type t) {
+    using S = ir::ScalarKind;
+    switch (ir::baseScalar(t)) {
+      case S::I1: return b_.getInt1Ty();
+      case S::I4: case S::I8: case S::U8: return b_.getInt8Ty();
+      case S::I16: case S::U16: return b_.getInt16Ty();
+      case S::I32: case S::U32: return b_.getInt32Ty();
+      case S::I64: case S::U64: case S::Index: return b_.getInt64Ty();
+      case S::F16: return b_.getHalfTy();
+      case S::BF16: return b_.getBFloatTy();
+      case S::F32: return b_.getFloatTy();
+      case S::F64: return b_.getDoubleTy();
+      // Narrow floats are storage types; arithmetic on them happens in the accumulation type,
+      // which lowering makes explicit with arith.convert (software conversions, not yet here).
+      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: case S::F8E4M3: case S::F8E5M2: return nullptr;
+    }
+    return nullptr;
+  }
+  // How an element sits in memory (i1 as a byte).
+  llvm::Type* storageType(ir::Type elem) {
+    llvm::Type* t = scalarType(elem);
+    return t && t->isIntegerTy(1) ? b_.getInt8Ty() : t;
+  }
+  bool isUnsigned(ir::Type t) {
+    ir::ScalarClass c = ir::scalarClass(ir::baseScalar(t));
+    return c == ir::ScalarClass::UInt || c == ir::ScalarClass::Bool;
+  }
+
+  // ---- values
+  llvm::Value* get(const ir::Value* v) { return vals_[v]; }
+  void set(const ir::Value* v, llvm::Value* l) { vals_[v] = l; }
+  View* view(const ir::Value* v) {
+    auto it = views_.find(v);
+    return it == views_.end() ? nullptr : &it->second;
+  }
+  llvm::Value* asI64(llvm::Value* v, bool isUnsignedValue = false) {
+    if (v->getType()->isIntegerTy(64)) return v;
+    return isUnsignedValue ? b_.CreateZExt(v, b_.getInt64Ty()) : b_.CreateSExt(v, b_.getInt64Ty());
+  }
+
+  // ---- entry points
+  bool gpuEntry(ir::Operation& func, KernelInterface& k);
+  bool cpuEntry(ir::Operation& func, KernelInterface& k);
+  void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
+                  const std::vector<llvm::Value*>& scalars);
+
+  // ---- bodies
+  // Lowers the ops of `block`; returns its terminator (not lowered) or null.
+  bool lowerBlock(ir::Block& block, ir::Operation** terminator);
+  bool lowerOp(ir::Operation& op);
+  bool lowerArith(ir::Operation& op);
+  bool lowerMath(ir::Operation& op);
+  bool lowerConvert(ir::Operation& op);
+  bool lowerMemory(ir::Operation& op);
+  bool lowerFor(ir::Operation& op);
+  bool lowerIf(ir::Operation& op);
+  bool lowerWhile(ir::Operation& op);
+  llvm::Value* address(View& v, const std::vector<llvm::Value*>& idx);
+  llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
+  void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
+  void copyCooperative(View& dst, View& src, ir::Type elem);
+  llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
+
+  ir::Module& m_;
+  DeviceTarget target_;
+  llvm::Module& out_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  std::string& error_;
+  std::unique_ptr<DeviceHooks> hooks_;
+  llvm::Function* fn_ = nullptr;
+  std::unordered_map<const ir::Value*, llvm::Value*> vals_;
+  std::unordered_map<const ir::Value*, View> views_;
+};
+
+// ------------------------------------------------------------------------------- entries
+
+bool usesGroupSync(ir::Operation& func) {
+  bool sync = false;
+  func.walk([&](ir::Operation* op) {
+    sync |= op->has(ir::T_Barrier) || op->has(ir::T_WarpCollective) || op->id == OpId::AsyncCopy ||
+            op->id == OpId::TileCoopSync;
+  });
+  return sync;
+}
+
+KernelShape shapeOf(const KernelInterface& k) {
+  KernelShape s;
+  s.grouped = k.grouped;
+  s.groupTiles = k.groupShape[0] * k.groupShape[1] * k.groupShape[2];
+  return s;
+}
+
+void Lowering::bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
+                          const std::vector<llvm::Value*>& scalars) {
+  auto* kt = kernelTensorType(c_);
+  size_t ti = 0, si = 0;
+  for (auto& arg : func.body().args) {
+    ir::Type t = arg->type;
+    if (t->kind == ir::TypeKind::Tensor) {
+      llvm::Value* block = tensorBlocks[ti++];  // pointer to a tessera_kernel_tensor
+      View v;
+      v.elem = storageType(t->elem);
+      llvm::Value* data = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(kt, block, 0), arg->nameHint + ".data");
+      if (hooks_->isGpu()) data = b_.CreateAddrSpaceCast(data, b_.getPtrTy(1));
+      v.ptr = data;
+      for (size_t d = 0; d < t->shape.size(); ++d) {
+        v.shape.push_back(b_.CreateLoad(
+            b_.getInt64Ty(), b_.CreateGEP(kt, block, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
+        v.strides.push_back(b_.CreateLoad(
+            b_.getInt64Ty(), b_.CreateGEP(kt, block, {b_.getInt32(0), b_.getInt32(2), b_.getInt32(d)})));
+      }
+      views_[arg.get()] = v;
+    } else {
+      set(arg.get(), scalars[si++]);
+    }
+  }
+}
+
+bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
+  auto* kt = kernelTensorType(c_);
+  std::vector<llvm::Type*> params;
+  for (auto& arg : func.body().args)
+    params.push_back(arg->type->kind == ir::TypeKind::Tensor ? static_cast<llvm::Type*>(b_.getPtrTy())
+                                                             : scalarType(arg->type));
+  params.push_back(b_.getInt64Ty());  // launch_tiles
+  auto* fnTy = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn_ = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage, k.name, out_);
+  fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  // Tensor blocks travel by value in the parameter space, as clang passes CUDA structs.
+  unsigned i = 0;
+  for (auto& arg : func.body().args) {
+    if (arg->type->kind == ir::TypeKind::Tensor) {
+      fn_->addParamAttr(i, llvm::Attribute::getWithByValType(c_, kt));
+      fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(c_, llvm::Align(8)));
+    }
+    fn_->getArg(i)->setName(arg->nameHint);
+    ++i;
+  }
+  auto* md = out_.getOrInsertNamedMetadata("nvvm.annotations");
+  auto annotate = [&](const char* key, unsigned v) {
+    md->addOperand(llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, key),
+                                          llvm::ValueAsMetadata::get(b_.getInt32(v))}));
+  };
+  annotate("kernel", 1);
+  if (k.grouped) {
+    annotate("maxntidx", k.groupShape[0]);
+    annotate("maxntidy", k.groupShape[1]);
+    annotate("maxntidz", k.groupShape[2]);
+  }
+
+  hooks_ = makeGpuHooks(shapeOf(k));
+  auto* entry = llvm::BasicBlock::Create(c_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  std::vector<llvm::Value*> tensors, scalars;
+  i = 0;
+  for (auto& arg : func.body().args) {
+    (arg->type->kind == ir::TypeKind::Tensor ? tensors : scalars).push_back(fn_->getArg(i));
+    ++i;
+  }
+  bindParams(func, tensors, scalars);
+  if (!k.grouped) {
+    // Ungrouped launches round up to whole hardware groups: tiles past the launch do nothing.
+    llvm::Value* launchTiles = fn_->getArg(static_cast<unsigned>(params.size() - 1));
+    auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "past_launch", fn_);
+    b_.CreateCondBr(b_.CreateICmpULT(hooks_->globalLinear(b_), launchTiles), body, done);
+    b_.SetInsertPoint(done);
+    b_.CreateRetVoid();
+    b_.SetInsertPoint(body);
+  }
+  ir::Operation* term = nullptr;
+  if (!lowerBlock(func.body(), &term)) return false;
+  b_.CreateRetVoid();
+  k.gpuEntry = k.name;
+  return true;
+}
+
+bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
+  auto* fnTy = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy()}, false);
+  std::string name = k.name + "_cpu";
+  fn_ = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage, name, out_);
+  llvm::Value* args = fn_->getArg(0);
+  llvm::Value* ctx = fn_->getArg(1);
+  args->setName("args");
+  ctx->setName("ctx");
+  auto* entry = llvm::BasicBlock::Create(c_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+
+  std::vector<llvm::Value*> tensors, scalars;
+  unsigned i = 0;
+  for (auto& arg : func.body().args) {
+    llvm::Value* slot = b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_32(b_.getPtrTy(), args, i));
+    if (arg->type->kind == ir::TypeKind::Tensor) tensors.push_back(slot);
+    else scalars.push_back(b_.CreateLoad(scalarType(arg->type), slot, arg->nameHint));
+    ++i;
+  }
+  llvm::Value* launchTiles =
+      b_.CreateLoad(b_.getInt64Ty(), b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_32(b_.getPtrTy(), args, i)));
+
+  bool perTile = usesGroupSync(func);
+  k.cpuSync = perTile;
+  k.cpuPerGroup = !perTile;
+  if (perTile) {
+    // Barriers and warp operations: the runtime runs each tile as a fiber and calls us per tile.
+    hooks_ = makeCpuHooks(shapeOf(k), ctx, nullptr);
+    bindParams(func, tensors, scalars);
+    ir::Operation* term = nullptr;
+    if (!lowerBlock(func.body(), &term)) return false;
+    b_.CreateRetVoid();
+  } else {
+    // No synchronisation: one call per group runs its tiles in a loop LLVM can vectorise.
+    auto* ctxTy = cpuCtxType(c_);
+    llvm::Value* first = b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(ctxTy, ctx, 8));
+    llvm::Value* groupTiles =
+        b_.CreateZExt(b_.CreateLoad(b_.getInt32Ty(), b_.CreateStructGEP(ctxTy, ctx, 3)), b_.getInt64Ty());
+    llvm::Value* left = b_.CreateSub(launchTiles, first);
+    llvm::Value* tiles = b_.CreateSelect(b_.CreateICmpULT(left, groupTiles), left, groupTiles);
+    auto* header = llvm::BasicBlock::Create(c_, "tiles", fn_);
+    auto* body = llvm::BasicBlock::Create(c_, "tile", fn_);
+    auto* exit = llvm::BasicBlock::Create(c_, "done", fn_);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* t = b_.CreatePHI(b_.getInt64Ty(), 2, "t");
+    t->addIncoming(b_.getInt64(0), pre);
+    b_.CreateCondBr(b_.CreateICmpULT(t, tiles), body, exit);
+    b_.SetInsertPoint(body);
+    hooks_ = makeCpuHooks(shapeOf(k), ctx, t);
+    // Parameters are loop-invariant; LLVM hoists their loads.
+    bindParams(func, tensors, scalars);
+    ir::Operation* term = nullptr;
+    if (!lowerBlock(func.body(), &term)) return false;
+    t->addIncoming(b_.CreateAdd(t, b_.getInt64(1)), b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+    b_.CreateRetVoid();
+  }
+  k.cpuEntry = name;
+  return true;
+}
+
+bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
+  vals_.clear();
+  views_.clear();
+  if (!describeKernel(func, k, error_)) return false;
+  return target_ == DeviceTarget::Gpu ? gpuEntry(func, k) : cpuEntry(func, k);
+}
+
+// ------------------------------------------------------------------------------- bodies
+
+bool Lowering::lowerBlock(ir::Block& block, ir::Operation** terminator) {
+  *terminator = nullptr;
+  for (auto& op : block.ops) {
+    if (op->has(ir::T_Terminator)) {
+      *terminator = op.get();
+      return true;
+    }
+    b_.SetCurrentDebugLocation(llvm::DebugLoc());
+    if (!lowerOp(*op)) return false;
+  }
+  return true;
+}
+
+bool Lowering::lowerOp(ir::Operation& op) {
+  switch (op.id) {
+    case OpId::ArithConstant: {
+      ir::Type t = op.result()->type;
+      llvm::Type* lt = scalarType(t);
+      if (!lt) return fail(op, "constants of type " + ir::printType(t) + " are not supported by code generation yet");
+      const ir::Attribute* a = op.attr("value");
+      set(op.result(), lt->isFloatingPointTy() ? llvm::ConstantFP::get(lt, a->f)
+                                               : llvm::ConstantInt::get(lt, static_cast<uint64_t>(a->i), true));
+      return true;
+    }
+    case OpId::ArithConvert: return lowerConvert(op);
+    case OpId::TileLinearId: set(op.result(), hooks_->tileLinear(b_)); return true;
+    case OpId::TileThreadId: set(op.result(), hooks_->globalLinear(b_)); return true;
+    case OpId::TileLaneId: set(op.result(), hooks_->laneId(b_)); return true;
+    case OpId::TileWarpId: set(op.result(), b_.CreateLShr(hooks_->tileLinear(b_), 5)); return true;
+    case OpId::TileGroupId: set(op.result(), hooks_->groupLinear(b_)); return true;
+    case OpId::TileGroupSize: set(op.result(), hooks_->groupTiles(b_)); return true;
+    case OpId::TileNumGroups: set(op.result(), hooks_->numGroups(b_)); return true;
+    case OpId::TileBarrier: hooks_->barrier(b_); return true;
+    case OpId::TileShuffle: {
+      std::string mode = op.strAttr("mode");
+      int m = mode == "idx" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
+      llvm::Value* v = get(op.operand(0));
+      unsigned bits = v->getType()->getPrimitiveSizeInBits();
+      if (bits != 32 && bits != 64) {
+        // Narrow values travel widened to 32 bits.
+        llvm::Type* orig = v->getType();
+        llvm::Value* w = b_.CreateZExt(b_.CreateBitCast(v, b_.getIntNTy(bits)), b_.getInt32Ty());
+        llvm::Value* r = hooks_->shuffle(b_, w, m, get(op.operand(1)));
+        set(op.result(), b_.CreateBitCast(b_.CreateTrunc(r, b_.getIntNTy(bits)), orig));
+        return true;
+      }
+      set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1))));
+      return true;
+    }
+    case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr("size", 1))); return true;
+    case OpId::TileCoopSync:
+      hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count));
+      return true;
+    case OpId::TileCoopRank:
+      set(op.result(), b_.CreateURem(hooks_->tileLinear(b_), b_.getInt64(op.operand(0)->type->count)));
+      return true;
+    case OpId::ScfFor:
+    case OpId::TileRange: return lowerFor(op);
+    case OpId::ScfIf: return lowerIf(op);
+    case OpId::ScfWhile: return lowerWhile(op);
+    case OpId::FuncCall: return fail(op, "calls must be inlined before code generation (run the `inline` pass)");
+    default: break;
+  }
+  if (op.id >= OpId::MathExp && op.id <= OpId::MathFma) return lowerMath(op);
+  if (op.id >= OpId::ArithAddI && op.id <= OpId::ArithSelect) return lowerArith(op);
+  return lowerMemory(op);
+}
+
+bool Lowering::lowerArith(ir::Operation& op) {
+  ir::Type t = op.operand(0)->type;
+  if (ir::isValueShaped(t) || ir::isValueShaped(op.result()->type))
+    return fail(op, "arithmetic on tile values is not supported by code generation yet");
+  if (!scalarType(t)) return fail(op, "arithmetic on " + ir::printType(t) + " is not supported by code generation yet");
+  llvm::Value* a = get(op.operand(0));
+  llvm::Value* b = op.numOperands() > 1 ? get(op.operand(1)) : nullptr;
+  llvm::Value* r = nullptr;
+  switch (op.id) {
+    case OpId::ArithAddI: r = b_.CreateAdd(a, b); break;
+    case OpId::ArithSubI: r = b_.CreateSub(a, b); break;
+    case OpId::ArithMulI: r = b_.CreateMul(a, b); break;
+    case OpId::ArithDivSI: r = b_.CreateSDiv(a, b); break;
+    case OpId::ArithDivUI: r = b_.CreateUDiv(a, b); break;
+    case OpId::ArithRemSI: r = b_.CreateSRem(a, b); break;
+    case OpId::ArithRemUI: r = b_.CreateURem(a, b); break;
+    case OpId::ArithAndI: r = b_.CreateAnd(a, b); break;
+    case OpId::ArithOrI: r = b_.CreateOr(a, b); break;
+    case OpId::ArithXOrI: r = b_.CreateXor(a, b); break;
+    case OpId::ArithShLI: r = b_.CreateShl(a, b); break;
+    case OpId::ArithShRSI: r = b_.CreateAShr(a, b); break;
+    case OpId::ArithShRUI: r = b_.CreateLShr(a, b); break;
+    case OpId::ArithMinSI: r = b_.CreateSelect(b_.CreateICmpSLT(a, b), a, b); break;
+    case OpId::ArithMaxSI: r = b_.CreateSelect(b_.CreateICmpSGT(a, b), a, b); break;
+    case OpId::ArithAddF: r = b_.CreateFAdd(a, b); break;
+    case OpId::ArithSubF: r = b_.CreateFSub(a, b); break;
+    case OpId::ArithMulF: r = b_.CreateFMul(a, b); break;
+    case OpId::ArithDivF: r = b_.CreateFDiv(a, b); break;
+    case OpId::ArithRemF: r = b_.CreateFRem(a, b); break;
+    case OpId::ArithMinF: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, b); break;
+    case OpId::ArithMaxF: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, b); break;
+    case OpId::ArithNegF: r = b_.CreateFNeg(a); break;
+    case OpId::ArithCmpI: {
+      static const std::map<std::string, llvm::CmpInst::Predicate> preds = {
+          {"eq", llvm::CmpInst::ICMP_EQ},   {"ne", llvm::CmpInst::ICMP_NE},   {"slt", llvm::CmpInst::ICMP_SLT},
+          {"sle", llvm::CmpInst::ICMP_SLE}, {"sgt", llvm::CmpInst::ICMP_SGT}, {"sge", llvm::CmpInst::ICMP_SGE},
+          {"ult", llvm::CmpInst::ICMP_ULT}, {"ule", llvm::CmpInst::ICMP_ULE}, {"ugt", llvm::CmpInst::ICMP_UGT},
+          {"uge", llvm::CmpInst::ICMP_UGE}};
+      r = b_.CreateICmp(preds.at(op.strAttr("pred")), a, b);
+      break;
+    }
+    case OpId::ArithCmpF: {
+      static const std::map<std::string, llvm::CmpInst::Predicate> preds = {
+          {"oeq", llvm::CmpInst::FCMP_OEQ}, {"one", llvm::CmpInst::FCMP_ONE}, {"olt", llvm::CmpInst::FCMP_OLT},
+          {"ole", llvm::CmpInst::FCMP_OLE}, {"ogt", llvm::CmpInst::FCMP_OGT}, {"oge", llvm::CmpInst::FCMP_OGE},
+          {"ord", llvm::CmpInst::FCMP_ORD}, {"uno", llvm::CmpInst::FCMP_UNO}, {"ueq", llvm::CmpInst::FCMP_UEQ},
+          {"une", llvm::CmpInst::FCMP_UNE}};
+      r = b_.CreateFCmp(preds.at(op.strAttr("pred")), a, b);
+      break;
+    }
+    case OpId::ArithSelect: r = b_.CreateSelect(a, b, get(op.operand(2))); break;
+    default: return fail(op, "unexpected op");
+  }
+  set(op.result(), r);
+  return true;
+}
+
+bool Lowering::lowerMath(ir::Operation& op) {
+  ir::Type t = op.result()->type;
+  if (ir::isValueShaped(t)) return fail(op, "math on tile values is not supported by code generation yet");
+  llvm::Value* a = get(op.operand(0));
+  llvm::Type* lt = a->getType();
+  if (op.id == OpId::MathAbs && lt->isIntegerTy()) {
+    set(op.result(), b_.CreateSelect(b_.CreateICmpSLT(a, llvm::ConstantInt::get(lt, 0)), b_.CreateNeg(a), a));
+    return true;
+  }
+  // Half-precision math runs in f32 and rounds back, as CUDA's half functions do.
+  bool widen = lt->isHalfTy() || lt->isBFloatTy();
+  auto in = [&](llvm::Value* v) { return widen ? b_.CreateFPExt(v, b_.getFloatTy()) : v; };
+  llvm::Type* ct = widen ? b_.getFloatTy() : lt;
+  llvm::Value* x = in(a);
+  auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, x); };
+  auto lib = [&](const char* name, std::vector<llvm::Value*> args) {
+    return b_.CreateCall(hooks_->mathFunction(out_, name, ct, static_cast<unsigned>(args.size())), args);
+  };
+  llvm::Value* r = nullptr;
+  switch (op.id) {
+    case OpId::MathSqrt: r = unary(llvm::Intrinsic::sqrt); break;
+    case OpId::MathRsqrt: r = b_.CreateFDiv(llvm::ConstantFP::get(ct, 1.0), unary(llvm::Intrinsic::sqrt)); break;
+    case OpId::MathFloor: r = unary(llvm::Intrinsic::floor); break;
+    case OpId::MathCeil: r = unary(llvm::Intrinsic::ceil); break;
+    case OpId::MathAbs: r = unary(llvm::Intrinsic::fabs); break;
+    case OpId::MathRelu: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, llvm::ConstantFP::get(ct, 0.0)); break;
+    case OpId::MathFma:
+      r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {x, in(get(op.operand(1))), in(get(op.operand(2)))});
+      break;
+    case OpId::MathExp: r = lib("exp", {x}); break;
+    case OpId::MathExp2: r = lib("exp2", {x}); break;
+    case OpId::MathLog: r = lib("log", {x}); break;
+    case OpId::MathLog2: r = lib("log2", {x}); break;
+    case OpId::MathTanh: r = lib("tanh", {x}); break;
+    case OpId::MathErf: r = lib("erf", {x}); break;
+    case OpId::MathSin: r = lib("sin", {x}); break;
+    case OpId::MathCos: r = lib("cos", {x}); break;
+    case OpId::MathPow: r = lib("pow", {x, in(get(op.operand(1)))}); break;
+    default: return fail(op, "unexpected op");
+  }
+  set(op.result(), widen ? b_.CreateFPTrunc(r, lt) : r);
+  return true;
+}
+
+bool Lowering::lowerConvert(ir::Operation& op) {
+  ir::Type from = op.operand(0)->type, to = op.result()->type;
+  if (!ir::isScalar(from) || !ir::isScalar(to))
+    return fail(op, "conversions of tile values are not supported by code generation yet");
+  llvm::Type* ft = scalarType(from);
+  llvm::Type* tt = scalarType(to);
+  if (!ft || !tt)
+    return fail(op, "conversion from " + ir::printType(from) + " to " + ir::printType(to) +
+                        " is not supported by code generation yet (fp8/fp6/fp4)");
+  std::string round = op.strAttr("round");
+  if (round == "stochastic" || round == "toward_zero")
+    return fail(op, "rounding '" + round + "' is not supported by code generation yet");
+  llvm::Value* v = get(op.operand(0));
+  bool fFloat = ft->isFloatingPointTy(), tFloat = tt->isFloatingPointTy();
+  llvm::Value* r;
+  if (fFloat && tFloat) {
+    r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
+                                                                                   : b_.CreateFPTrunc(v, tt);
+    // bf16 <-> f16 goes through f32 (neither is wider than the other).
+    if ((ft->isHalfTy() && tt->isBFloatTy()) || (ft->isBFloatTy() && tt->isHalfTy()))
+      r = b_.CreateFPTrunc(b_.CreateFPExt(v, b_.getFloatTy()), tt);
+  } else if (fFloat) {
+    r = isUnsigned(to) ? b_.CreateFPToUI(v, tt) : b_.CreateFPToSI(v, tt);
+  } else if (tFloat) {
+    r = isUnsigned(from) ? b_.CreateUIToFP(v, tt) : b_.CreateSIToFP(v, tt);
+  } else if (tt->isIntegerTy(1)) {
+    r = b_.CreateICmpNE(v, llvm::ConstantInt::get(ft, 0));
+  } else {
+    r = b_.CreateIntCast(v, tt, !isUnsigned(from));
+  }
+  set(op.result(), r);
+  return true;
+}
+
+// ------------------------------------------------------------------------------- memory
+
+llvm::Value* Lowering::address(View& v, const std::vector<llvm::Value*>& idx) {
+  llvm::Value* off = b_.getInt64(0);
+  for (size_t d = 0; d < idx.size() && d < v.strides.size(); ++d)
+    off = b_.CreateAdd(off, b_.CreateMul(idx[d], v.strides[d]));
+  return b_.CreateGEP(v.elem, v.ptr, off);
+}
+
+llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
+  llvm::Value* x = b_.CreateLoad(v.elem, address(v, idx));
+  llvm::Type* want = scalarType(elem);
+  return want->isIntegerTy(1) ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
+}
+
+void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem) {
+  if (value->getType()->isIntegerTy(1)) value = b_.CreateZExt(value, b_.getInt8Ty());
+  b_.CreateStore(value, address(v, idx));
+}
+
+// A copy that the tiles of a group share: tile t moves elements t, t + n, t + 2n, ... in
+// row-major order of both views.
+void Lowering::copyCooperative(View& dst, View& src, ir::Type elem) {
+  llvm::Value* count = b_.getInt64(1);
+  for (llvm::Value* s : dst.shape) count = b_.CreateMul(count, s);
+  llvm::Value* start = hooks_->tileLinear(b_);
+  llvm::Value* step = hooks_->groupTiles(b_);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(c_, "copy", fn_);
+  auto* body = llvm::BasicBlock::Create(c_, "copy.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(c_, "copy.done", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* e = b_.CreatePHI(b_.getInt64Ty(), 2);
+  e->addIncoming(start, pre);
+  b_.CreateCondBr(b_.CreateICmpULT(e, count), body, exit);
+  b_.SetInsertPoint(body);
+  auto unflatten = [&](View& v) {
+    std::vector<llvm::Value*> idx(v.shape.size());
+    llvm::Value* rest = e;
+    for (size_t d = v.shape.size(); d-- > 0;) {
+      idx[d] = b_.CreateURem(rest, v.shape[d]);
+      rest = b_.CreateUDiv(rest, v.shape[d]);
+    }
+    return idx;
+  };
+  storeElem(dst, unflatten(dst), loadElem(src, unflatten(src), elem), elem);
+  e->addIncoming(b_.CreateAdd(e, step), b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+}
+
+// Sum/max/min of a whole view in a fixed pairwise tree: a[i] op= a[i + s] for s = 1, 2, 4, ...
+// over a private copy, so the result has the same bits on every target and run.
+llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kind) {
+  llvm::Value* n = b_.getInt64(1);
+  for (llvm::Value* s : v.shape) n = b_.CreateMul(n, s);
+  llvm::Type* et = scalarType(elem);
+  // Private scratch (local memory on the GPU): static views get it once in the entry block.
+  llvm::Value* scratch;
+  if (llvm::isa<llvm::ConstantInt>(n)) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    scratch = entry.CreateAlloca(et, n, "reduce.scratch");
+  } else {
+    scratch = b_.CreateAlloca(et, n, "reduce.scratch");
+  }
+  View flat{scratch, et, {n}, {b_.getInt64(1)}};
+  // Copy in (row-major).
+  {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* h = llvm::BasicBlock::Create(c_, "reduce.copy", fn_);
+    auto* bd = llvm::BasicBlock::Create(c_, "reduce.copy.body", fn_);
+    auto* x = llvm::BasicBlock::Create(c_, "reduce.copy.done", fn_);
+    b_.CreateBr(h);
+    b_.SetInsertPoint(h);
+    llvm::PHINode* e = b_.CreatePHI(b_.getInt64Ty(), 2);
+    e->addIncoming(b_.getInt64(0), pre);
+    b_.CreateCondBr(b_.CreateICmpULT(e, n), bd, x);
+    b_.SetInsertPoint(bd);
+    std::vector<llvm::Value*> idx(v.shape.size());
+    llvm::Value* rest = e;
+    for (size_t d = v.shape.size(); d-- > 0;) {
+      idx[d] = b_.CreateURem(rest, v.shape[d]);
+      rest = b_.CreateUDiv(rest, v.shape[d]);
+    }
+    storeElem(flat, {e}, loadElem(v, idx, elem), elem);
+    e->addIncoming(b_.CreateAdd(e, b_.getInt64(1)), b_.GetInsertBlock());
+    b_.CreateBr(h);
+    b_.SetInsertPoint(x);
+  }
+  // for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i+s]
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* outer = llvm::BasicBlock::Create(c_, "reduce.level", fn_);
+  auto* innerH = llvm::BasicBlock::Create(c_, "reduce.pair", fn_);
+  auto* innerB = llvm::BasicBlock::Create(c_, "reduce.pair.body", fn_);
+  auto* next = llvm::BasicBlock::Create(c_, "reduce.level.next", fn_);
+  auto* done = llvm::BasicBlock::Create(c_, "reduce.done", fn_);
+  b_.CreateBr(outer);
+  b_.SetInsertPoint(outer);
+  llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2);
+  s->addIncoming(b_.getInt64(1), pre);
+  llvm::BasicBlock* outerEntry = b_.GetInsertBlock();
+  b_.CreateCondBr(b_.CreateICmpULT(s, n), innerH, done);
+  b_.SetInsertPoint(innerH);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
+  i->addIncoming(b_.getInt64(0), outerEntry);
+  b_.CreateCondBr(b_.CreateICmpULT(b_.CreateAdd(i, s), n), innerB, next);
+  b_.SetInsertPoint(innerB);
+  llvm::Value* a0 = loadElem(flat, {i}, elem);
+  llvm::Value* a1 = loadElem(flat, {b_.CreateAdd(i, s)}, elem);
+  bool isF = et->isFloatingPointTy();
+  llvm::Value* r;
+  if (kind == "sum") r = isF ? b_.CreateFAdd(a0, a1) : b_.CreateAdd(a0, a1);
+  else if (kind == "max")
+    r = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a0, a1)
+            : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpUGT(a0, a1) : b_.CreateICmpSGT(a0, a1), a0, a1);
+  else
+    r = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a0, a1)
+            : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpULT(a0, a1) : b_.CreateICmpSLT(a0, a1), a0, a1);
+  storeElem(flat, {i}, r, elem);
+  i->addIncoming(b_.CreateAdd(i, b_.CreateShl(s, 1)), b_.GetInsertBlock());
+  b_.CreateBr(innerH);
+  b_.SetInsertPoint(next);
+  s->addIncoming(b_.CreateShl(s, 1), next);
+  b_.CreateBr(outer);
+  b_.SetInsertPoint(done);
+  // n == 0 sums to zero.
+  llvm::Value* result = loadElem(flat, {b_.getInt64(0)}, elem);
+  llvm::Value* zero = isF ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0);
+  return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
+}
+
+bool Lowering::lowerMemory(ir::Operation& op) {
+  auto indices = [&](unsigned from) {
+    std::vector<llvm::Value*> idx;
+    for (unsigned i = from; i < op.numOperands(); ++i)
+      idx.push_back(asI64(get(op.operand(i)), isUnsigned(op.operand(i)->type)));
+    return idx;
+  };
+  switch (op.id) {
+    case OpId::MemDim: {
+      View* v = view(op.operand(0));
+      if (!v) return fail(op, "dimensions of tile values are not supported by code generation yet");
+      set(op.result(), v->shape[static_cast<size_t>(op.intAttr("axis", 0))]);
+      return true;
+    }
+    case OpId::MemLoad: {
+      View* v = view(op.operand(0));
+      if (!v->elem) return fail(op, "loads of " + ir::printType(op.result()->type) + " are not supported yet");
+      set(op.result(), loadElem(*v, indices(1), op.result()->type));
+      return true;
+    }
+    case OpId::MemStore: {
+      View* v = view(op.operand(1));
+      if (!v->elem) return fail(op, "stores of " + ir::printType(op.operand(0)->type) + " are not supported yet");
+      storeElem(*v, indices(2), get(op.operand(0)), op.operand(0)->type);
+      return true;
+    }
+    case OpId::MemSlice: {
+      View src = *view(op.operand(0));
+      View r = src;
+      r.ptr = address(src, indices(1));
+      const ir::Attribute* sizes = op.attr("sizes");
+      for (size_t d = 0; d < r.shape.size(); ++d) r.shape[d] = b_.getInt64(sizes->array[d].i);
+      views_[op.result()] = r;
+      return true;
+    }
+    case OpId::MemReduce: {
+      View* v = view(op.operand(0));
+      set(op.result(), reduceTree(*v, op.result()->type, op.strAttr("kind")));
+      return true;
+    }
+    case OpId::SmemAlloc: {
+      if (!op.hasAttr("offset"))
+        return fail(op, "shared buffers must be placed by the smem-plan pass before code generation");
+      ir::Type t = op.result()->type;
+      if (t->swizzle != ir::Swizzle::None)
+        return fail(op, "swizzled shared buffers are not supported by code generation yet");
+      View v;
+      v.elem = storageType(t->elem);
+      if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
+      v.ptr = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), op.intAttr("offset", 0));
+      // Row-major (or column-major) static strides.
+      int64_t stride = 1;
+      v.shape.resize(t->shape.size());
+      v.strides.resize(t->shape.size());
+      for (size_t d = t->shape.size(); d-- > 0;) {
+        size_t dim = t->layout == ir::Layout::Col ? t->shape.size() - 1 - d : d;
+        v.shape[dim] = b_.getInt64(t->shape[dim].size);
+        v.strides[dim] = b_.getInt64(stride);
+        stride *= t->shape[dim].size;
+      }
+      views_[op.result()] = v;
+      return true;
+    }
+    case OpId::SmemStage: {
+      View src = *view(op.operand(0));
+      View r;
+      r.elem = src.elem;
+      r.ptr = b_.CreateGEP(src.elem, src.ptr,
+                           b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]));
+      r.shape.assign(src.shape.begin() + 1, src.shape.end());
+      r.strides.assign(src.strides.begin() + 1, src.strides.end());
+      views_[op.result()] = r;
+      return true;
+    }
+    case OpId::AsyncCopy: {
+      // Synchronous and cooperative for now: the copy is complete when every tile has done its
+      // share, which the program's next barrier (required before reading) guarantees.
+      View* dst = view(op.operand(0));
+      View* src = view(op.operand(1));
+      copyCooperative(*dst, *src, op.operand(0)->type->elem);
+      set(op.result(), b_.getInt32(0));
+      return true;
+    }
+    case OpId::AsyncCommit:
+    case OpId::AsyncWait:
+    case OpId::AsyncWaitPending: return true;  // copies above are already complete
+    default: break;
+  }
+  return fail(op, "not supported by code generation yet");
+}
+
+// ------------------------------------------------------------------------------- control flow
+
+bool Lowering::lowerFor(ir::Operation& op) {
+  llvm::Value* lb = get(op.operand(0));
+  llvm::Value* ub = get(op.operand(1));
+  llvm::Value* step = get(op.operand(2));
+  bool uns = isUnsigned(op.operand(0)->type);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
+  auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(c_, "for.done", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  ir::Block& blk = op.body();
+  llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  std::vector<llvm::PHINode*> carried;
+  for (unsigned i = 3; i < op.numOperands(); ++i) {
+    llvm::Value* init = get(op.operand(i));
+    llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
+    p->addIncoming(init, pre);
+    carried.push_back(p);
+  }
+  // Python range semantics: counts up while iv < ub for a positive step, down for a negative.
+  llvm::Value* cond;
+  auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
+  if (uns || (cstep && !cstep->isNegative())) {
+    cond = uns ? b_.CreateICmpULT(iv, ub) : b_.CreateICmpSLT(iv, ub);
+  } else {
+    llvm::Value* zero = llvm::ConstantInt::get(step->getType(), 0);
+    cond = b_.CreateSelect(b_.CreateICmpSGT(step, zero), b_.CreateICmpSLT(iv, ub), b_.CreateICmpSGT(iv, ub));
+  }
+  b_.CreateCondBr(cond, body, exit);
+  b_.SetInsertPoint(body);
+  set(blk.arg(0), iv);
+  for (size_t i = 0; i < carried.size(); ++i) set(blk.arg(static_cast<unsigned>(i + 1)), carried[i]);
+  ir::Operation* yield = nullptr;
+  if (!lowerBlock(blk, &yield)) return false;
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  iv->addIncoming(b_.CreateAdd(iv, step), latch);
+  for (size_t i = 0; i < carried.size(); ++i) carried[i]->addIncoming(get(yield->operand(static_cast<unsigned>(i))), latch);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  for (size_t i = 0; i < carried.size(); ++i) set(op.result(static_cast<unsigned>(i)), carried[i]);
+  return true;
+}
+
+bool Lowering::lowerIf(ir::Operation& op) {
+  auto* thenBB = llvm::BasicBlock::Create(c_, "then", fn_);
+  auto* elseBB = llvm::BasicBlock::Create(c_, "else", fn_);
+  auto* merge = llvm::BasicBlock::Create(c_, "endif", fn_);
+  b_.CreateCondBr(get(op.operand(0)), thenBB, elseBB);
+  std::vector<std::pair<llvm::BasicBlock*, ir::Operation*>> arms;
+  for (unsigned r = 0; r < 2; ++r) {
+    b_.SetInsertPoint(r == 0 ? thenBB : elseBB);
+    ir::Operation* yield = nullptr;
+    if (!lowerBlock(op.region(r).block(), &yield)) return false;
+    arms.push_back({b_.GetInsertBlock(), yield});
+    b_.CreateBr(merge);
+  }
+  b_.SetInsertPoint(merge);
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    llvm::Value* a = get(arms[0].second->operand(i));
+    llvm::PHINode* p = b_.CreatePHI(a->getType(), 2);
+    p->addIncoming(a, arms[0].first);
+    p->addIncoming(get(arms[1].second->operand(i)), arms[1].first);
+    set(op.result(i), p);
+  }
+  return true;
+}
+
+bool Lowering::lowerWhile(ir::Operation& op) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* before = llvm::BasicBlock::Create(c_, "while", fn_);
+  auto* after = llvm::BasicBlock::Create(c_, "while.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(c_, "while.done", fn_);
+  b_.CreateBr(before);
+  b_.SetInsertPoint(before);
+  ir::Block& cb = op.region(0).block();
+  ir::Block& bb = op.region(1).block();
+  std::vector<llvm::PHINode*> args;
+  for (unsigned i = 0; i < op.numOperands(); ++i) {
+    llvm::Value* init = get(op.operand(i));
+    llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
+    p->addIncoming(init, pre);
+    args.push_back(p);
+    set(cb.arg(i), p);
+  }
+  ir::Operation* condition = nullptr;
+  if (!lowerBlock(cb, &condition)) return false;
+  llvm::BasicBlock* condEnd = b_.GetInsertBlock();
+  std::vector<llvm::Value*> forwarded;
+  for (unsigned i = 1; i < condition->numOperands(); ++i) forwarded.push_back(get(condition->operand(i)));
+  b_.CreateCondBr(get(condition->operand(0)), after, exit);
+  b_.SetInsertPoint(after);
+  for (unsigned i = 0; i < bb.numArgs(); ++i) set(bb.arg(i), forwarded[i]);
+  ir::Operation* yield = nullptr;
+  if (!lowerBlock(bb, &yield)) return false;
+  for (size_t i = 0; i < args.size(); ++i) args[i]->addIncoming(get(yield->operand(static_cast<unsigned>(i))), b_.GetInsertBlock());
+  b_.CreateBr(before);
+  b_.SetInsertPoint(exit);
+  for (unsigned i = 0; i < op.numResults(); ++i) set(op.result(i), forwarded[i]);
+  (void)condEnd;
+  return true;
+}
+
+}  // namespace
+
+bool lowerKernels(ir::Module& m, DeviceTarget target, llvm::Module& out, std::vector<KernelInterface>& kernels,
+                  std::string& error) {
+  for (ir::Operation* f : m.funcs()) {
+    if (!f->hasAttr("kernel")) continue;
+    Lowering l(m, target, out, error);
+    KernelInterface k;
+    if (!l.kernel(*f, k)) {
+      error = "kernel '" + f->funcName() + "': " + error;
+      return false;
+    }
+    kernels.push_back(std::move(k));
+  }
+  return true;
+}
+
+}  // namespace tessera::codegen

@@ -1,0 +1,111 @@
+#include "tools/tesserac/Backend.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "codegen/CompileModule.h"
+#include "codegen/HostModule.h"
+#include "ir/AsmFormat.h"
+#include "ir/Pass.h"
+
+namespace tessera {
+
+namespace {
+
+// The default Tile IR pipeline: device functions inlined, then cleaned up, then shared memory
+// placed (code generation needs its offsets).
+const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,smem-plan";
+const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
+
+std::string stem(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = base.find_last_of('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+bool writeFile(const std::string& path, const std::string& data) {
+  if (path.empty() || path == "-") {
+    std::cout << data;
+    return static_cast<bool>(std::cout);
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << data;
+  return static_cast<bool>(f.flush());
+}
+
+int fail(const std::string& message) {
+  std::cerr << "tesserac: error: " << message << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags) {
+  ir::PassManagerOptions pmOpts;
+  pmOpts.verifyEach = pmOpts.verifyEach || opts.verifyEach;
+  pmOpts.printAfterAll = opts.printAfterAll;
+  pmOpts.timePasses = opts.timePasses;
+  pmOpts.log = &std::cerr;
+  ir::PassManager pm(pmOpts);
+  std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
+  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags)) {
+    diags.finish();
+    return 1;
+  }
+  EmitKind emit = opts.emitGiven ? opts.emit : EmitKind::Obj;
+  if (emit == EmitKind::TileIR) {
+    diags.finish();
+    return writeFile(opts.output, ir::printModule(m)) ? 0 : fail("cannot write '" + opts.output + "'");
+  }
+
+  codegen::CompileOptions co;
+  std::string input = opts.inputs[0];
+  co.moduleName = codegen::cIdentifier(stem(input));
+  co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
+  co.optLevel = opts.optLevel;
+  co.lineInfo = opts.debugInfo;
+  co.cpu = opts.target != DriverOptions::Target::Gpu;
+  std::string error;
+  if (opts.target != DriverOptions::Target::Cpu && !codegen::parseGpuArchList(opts.gpuArchs, co.archs, error))
+    return fail(error);
+  if ((emit == EmitKind::PTX || emit == EmitKind::Cubin) && co.archs.size() != 1)
+    return fail("--emit=ptx and --emit=cubin need exactly one GPU architecture (--gpu=sm_XX)");
+
+  codegen::StopAfter stop = emit == EmitKind::LLVM   ? codegen::StopAfter::LLVM
+                            : emit == EmitKind::PTX   ? codegen::StopAfter::PTX
+                            : emit == EmitKind::Cubin ? codegen::StopAfter::Cubin
+                                                      : codegen::StopAfter::Object;
+  if (emit == EmitKind::Header) stop = codegen::StopAfter::LLVM;
+  codegen::CompileOutput out;
+  if (!codegen::compileModule(m, co, stop, out, error)) return fail(error);
+
+  std::string path = opts.output;
+  switch (emit) {
+    case EmitKind::LLVM:
+      // The device module when there is one, else the CPU executor's.
+      if (!writeFile(path, co.archs.empty() ? out.cpuLLVM : out.gpuLLVM)) return fail("cannot write '" + path + "'");
+      break;
+    case EmitKind::PTX:
+      if (!writeFile(path, out.ptx[0])) return fail("cannot write '" + path + "'");
+      break;
+    case EmitKind::Cubin:
+      if (path.empty()) path = stem(input) + ".cubin";
+      if (!writeFile(path, out.cubins[0])) return fail("cannot write '" + path + "'");
+      break;
+    case EmitKind::Header:
+      if (!writeFile(path, out.header)) return fail("cannot write '" + path + "'");
+      break;
+    default:
+      if (path.empty()) path = stem(input) + ".o";
+      if (path == "-") return fail("an object file is not written to stdout; use -o FILE");
+      if (!writeFile(path, out.object)) return fail("cannot write '" + path + "'");
+      break;
+  }
+  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header))
+    return fail("cannot write '" + opts.headerOutput + "'");
+  diags.finish();
+  return 0;
+}
+
+}  // namespace tessera
