@@ -71,8 +71,10 @@ const Type* Checker::checkCall(CallExpr* e) {
     case TypeKind::Error: checkArgs(); return T.error();
     case TypeKind::Dynamic: checkArgs(); return T.dynamic();
     case TypeKind::Builtin: {
-      SourceRange at = e->callee->range;
-      if (auto* a = dyn_cast<AttributeExpr>(e->callee)) at = SourceRange(a->base->range.begin, a->nameRange.end);
+      Expr* head = e->callee;
+      if (auto* sub = dyn_cast<SubscriptExpr>(head)) head = sub->base;  // tshared.alloc[f16](...)
+      SourceRange at = head->range;
+      if (auto* a = dyn_cast<AttributeExpr>(head)) at = SourceRange(a->base->range.begin, a->nameRange.end);
       return checkBuiltinCall(*callee->builtin, callee->typeArg, e, at);
     }
     case TypeKind::DTypeValue: return checkCast(callee, e);
@@ -184,29 +186,32 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
   return fnType->result ? fnType->result : T.dynamic();
 }
 
-void Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
+bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
+  std::string spelled = text(at);
+  if (spelled.empty()) spelled = b.name;
   if (b.context == BuiltinContext::Kernel && !inKernel()) {
-    diags.report(DiagID::err_builtin_kernel_only, at) << b.name;
-    return;
+    diags.report(DiagID::err_builtin_kernel_only, at) << spelled;
+    return false;
   }
   if (b.context == BuiltinContext::Host && inKernel()) {
-    diags.report(DiagID::err_builtin_host_only, at) << b.name;
-    return;
+    diags.report(DiagID::err_builtin_host_only, at) << spelled;
+    return false;
   }
-  if (!inKernel()) return;
+  if (!inKernel()) return true;
   FunctionInfo& info = *fn_;
   if (b.has(eff::GroupFeature) && info.groupShape.empty() && !info.reportedGroupFeature) {
     info.reportedGroupFeature = true;
     const FunctionDefStmt* f = info.def;
     auto d = diags.report(DiagID::err_group_feature_without_shape, at);
-    d << b.name << f->name;
+    d << spelled << f->name;
     if (info.kernelDecoratorRange.valid()) {
       d.note(DiagID::note_declare_group_shape, info.kernelDecoratorRange);
       d.fixitInsert(info.kernelDecoratorRange.end, " tile[(128,)]");
     }
   }
   if (b.has(eff::NonDeterministic) && info.deterministic)
-    diags.report(DiagID::err_nondeterministic_builtin, at) << b.name;
+    diags.report(DiagID::err_nondeterministic_builtin, at) << spelled;
+  return true;
 }
 
 void Checker::checkWriteAccess(Expr* target, SourceRange at, bool augmented, BinaryOp augOp) {
@@ -253,7 +258,10 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     argTypes.push_back(check(a.value));
     if (a.kind == Argument::Star || a.kind == Argument::DoubleStar) star = true;
   }
-  checkBuiltinUse(b, at);
+  if (!checkBuiltinUse(b, at)) return T.error();
+  if (std::any_of(argTypes.begin(), argTypes.end(), [](const Type* t) { return t->isError(); }) &&
+      (b.id == BuiltinId::TSharedAlloc || b.id == BuiltinId::TileAllocShared))
+    return T.error();
   if (sig.isValue || sig.isTypeConstructor) {
     diags.report(DiagID::err_not_callable, call->callee->range) << T.builtin(&b)->str();
     return T.error();

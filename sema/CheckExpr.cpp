@@ -104,6 +104,7 @@ const Type* Checker::check(Expr* e) {
 
 const Type* Checker::checkName(NameExpr* e) {
   Symbol* s = scope->lookup(e->name);
+  if (!s && fn_ && moduleGlobals.count(e->name)) return T.dynamic();  // assigned later at module level
   if (!s) {
     reportUndefined(e->name, e->range);
     return T.error();
@@ -140,7 +141,7 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
     std::string q = prefix.empty() ? name : prefix + "." + name;
     if (const BuiltinInfo* bi = lookupBuiltin(q)) {
       if (bi->sig.isValue) {
-        checkBuiltinUse(*bi, e->nameRange);
+        checkBuiltinUse(*bi, e->range);
         return T.scalar(DType::INT64);
       }
       return T.builtin(bi);

@@ -1,5 +1,6 @@
 // Statements, functions and the module walk.
 #include <algorithm>
+#include <functional>
 
 #include "sema/Checker.h"
 
@@ -42,8 +43,30 @@ void Checker::checkModule() {
       Symbol* sym = declareLocal(f->name, f->nameRange, T.dynamic(), SymbolKind::Function);
       sym->function = f;
     }
+  // Module-level names a function body may use before the statement that assigns them has run.
+  std::function<void(Expr*)> collect = [&](Expr* t) {
+    if (auto* n = dyn_cast<NameExpr>(t)) moduleGlobals.insert(n->name);
+    else if (auto* tu = dyn_cast<TupleExpr>(t))
+      for (Expr* x : tu->elements) collect(x);
+    else if (auto* l = dyn_cast<ListExpr>(t))
+      for (Expr* x : l->elements) collect(x);
+    else if (auto* st = dyn_cast<StarredExpr>(t))
+      collect(st->value);
+  };
+  for (Stmt* s : mod.module->stmts) {
+    if (auto* a = dyn_cast<AssignStmt>(s))
+      for (Expr* t : a->targets) collect(t);
+    else if (auto* an = dyn_cast<AnnAssignStmt>(s)) collect(an->target);
+    else if (auto* f = dyn_cast<ForStmt>(s)) collect(f->target);
+    else if (auto* w = dyn_cast<WithStmt>(s)) {
+      for (WithItem& i : w->items) collect(i.target);
+    } else if (auto* im = dyn_cast<ImportStmt>(s)) {
+      for (ImportName& n : im->names) moduleGlobals.insert(n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.alias);
+    } else if (auto* imf = dyn_cast<ImportFromStmt>(s)) {
+      for (ImportName& n : imf->names) moduleGlobals.insert(n.alias.empty() ? n.name : n.alias);
+    }
+  }
   for (Stmt* s : mod.module->stmts) checkStmt(s);
-  for (size_t i = 0; i < deferred.size(); ++i) checkFunctionBody(deferred[i]);
 }
 
 void Checker::checkBlock(const Block& b) {
@@ -99,8 +122,7 @@ void Checker::checkStmt(Stmt* s) {
     case NodeKind::FunctionDefStmt: {
       auto* f = cast<FunctionDefStmt>(s);
       declareFunction(f);
-      if (functionDepth == 0 && scope == mod.scope) deferred.push_back(f);
-      else checkFunctionBody(f);
+      checkFunctionBody(f);
       return;
     }
     case NodeKind::ErrorStmt: return;
@@ -130,9 +152,9 @@ void Checker::checkAssign(AssignStmt* s) {
 }
 
 void Checker::checkAugAssign(AugAssignStmt* s) {
-  const Type* v = check(s->value);
   if (auto* n = dyn_cast<NameExpr>(s->target)) {
     const Type* cur = check(n);
+    const Type* v = check(s->value);
     if (cur->isError()) return;
     const Type* r = binaryResult(s->op, cur, v, s->opRange, s->range);
     Symbol* sym = const_cast<Symbol*>(n->symbol);
@@ -147,6 +169,7 @@ void Checker::checkAugAssign(AugAssignStmt* s) {
     return;
   }
   const Type* cur = check(s->target);
+  const Type* v = check(s->value);
   if (isa<SubscriptExpr>(s->target) || isa<AttributeExpr>(s->target)) {
     if (isa<SubscriptExpr>(s->target)) checkWriteAccess(s->target, s->target->range, true, s->op);
     const Type* r = binaryResult(s->op, cur, v, s->opRange, s->range);

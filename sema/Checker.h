@@ -4,6 +4,7 @@
 // races, shared memory) run afterwards in KernelRules.cpp and SharedMemory.cpp.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ public:
   const Type* checkUserCall(const Type* fn, CallExpr* call);
   const Type* checkCast(const Type* dt, CallExpr* call);
   // Context, group-feature and determinism rules of one builtin use.
-  void checkBuiltinUse(const BuiltinInfo& b, SourceRange at);
+  bool checkBuiltinUse(const BuiltinInfo& b, SourceRange at);
   bool argumentFits(const std::string& kind, const Type* t, Expr* arg);
   void checkWriteAccess(Expr* target, SourceRange at, bool augmented, BinaryOp augOp);
 
@@ -83,7 +84,8 @@ public:
   FunctionInfo* fn_ = nullptr;
   unsigned loopDepth = 0;
   unsigned functionDepth = 0;
-  std::vector<FunctionDefStmt*> deferred;
+  // Names assigned at module level: function bodies may use them before the assignment runs.
+  std::set<std::string> moduleGlobals;
 };
 
 // Kernel-wide rules over a checked kernel body (KernelRules.cpp): uniformity of barriers and

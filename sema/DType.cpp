@@ -166,7 +166,7 @@ std::string lower(std::string_view s) {
 
 std::string closestMatch(std::string_view name, const std::vector<std::string>& candidates) {
   if (name.empty() || name.size() > 64) return "";
-  size_t limit = name.size() <= 2 ? 0 : name.size() <= 5 ? 1 : name.size() <= 10 ? 2 : 3;
+  size_t limit = name.size() <= 2 ? 0 : name.size() <= 6 ? 1 : name.size() <= 12 ? 2 : 3;
   std::string best;
   size_t bestDist = SIZE_MAX;
   std::string lname = lower(name);
