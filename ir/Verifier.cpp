@@ -22,6 +22,12 @@ std::string typeList(const std::vector<Type>& ts) {
   }
   return s;
 }
+std::string paren(const std::string& s) {
+  std::string r(1, '(');
+  r.append(s);
+  r.push_back(')');
+  return r;
+}
 std::vector<Type> typesOf(const std::vector<Value*>& vs, size_t from = 0) {
   std::vector<Type> ts;
   for (size_t i = from; i < vs.size(); ++i) ts.push_back(vs[i]->type);
@@ -308,7 +314,7 @@ private:
     for (unsigned i = 0; i < types.size(); ++i)
       if (b.arg(i)->type != types[i]) {
         report(op, DiagID::err_ir_block_args)
-            << op->name() << "(" + typeList(types) + ")" << "(" + typeList(typesOf(argsOf(b))) + ")";
+            << op->name() << paren(typeList(types)) << paren(typeList(typesOf(argsOf(b))));
         return false;
       }
     return true;
@@ -659,8 +665,8 @@ bool Verifier::verifyCall(Operation* op) {
   }
   std::vector<Type> want = callee->funcResultTypes();
   if (resultTypes(op) != want) {
-    report(op, DiagID::err_ir_result_count) << op->name() << "(" + typeList(want) + ")"
-                                            << "(" + typeList(resultTypes(op)) + ")";
+    report(op, DiagID::err_ir_result_count) << op->name() << paren(typeList(want))
+                                            << paren(typeList(resultTypes(op)));
     return false;
   }
   return true;
