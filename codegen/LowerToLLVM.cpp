@@ -85,6 +85,21 @@ private:
     auto it = views_.find(v);
     return it == views_.end() ? nullptr : &it->second;
   }
+  // Values that flow through loops and branches: a view travels as its pointer; its shape
+  // and strides are those of `tmpl` (views of one type share them: static for shared buffers).
+  llvm::Value* carried(const ir::Value* v) {
+    if (ir::isView(v->type)) return view(v)->ptr;
+    return get(v);
+  }
+  void bindCarried(const ir::Value* v, llvm::Value* l, const ir::Value* tmpl) {
+    if (ir::isView(v->type)) {
+      View w = *view(tmpl);
+      w.ptr = l;
+      views_[v] = w;
+    } else {
+      set(v, l);
+    }
+  }
   llvm::Value* asI64(llvm::Value* v, bool isUnsignedValue = false) {
     if (v->getType()->isIntegerTy(64)) return v;
     return isUnsignedValue ? b_.CreateZExt(v, b_.getInt64Ty()) : b_.CreateSExt(v, b_.getInt64Ty());
@@ -743,12 +758,12 @@ bool Lowering::lowerFor(ir::Operation& op) {
   ir::Block& blk = op.body();
   llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
   iv->addIncoming(lb, pre);
-  std::vector<llvm::PHINode*> carried;
+  std::vector<llvm::PHINode*> phis;
   for (unsigned i = 3; i < op.numOperands(); ++i) {
-    llvm::Value* init = get(op.operand(i));
+    llvm::Value* init = carried(op.operand(i));
     llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
     p->addIncoming(init, pre);
-    carried.push_back(p);
+    phis.push_back(p);
   }
   // Python range semantics: counts up while iv < ub for a positive step, down for a negative.
   llvm::Value* cond;
@@ -762,15 +777,18 @@ bool Lowering::lowerFor(ir::Operation& op) {
   b_.CreateCondBr(cond, body, exit);
   b_.SetInsertPoint(body);
   set(blk.arg(0), iv);
-  for (size_t i = 0; i < carried.size(); ++i) set(blk.arg(static_cast<unsigned>(i + 1)), carried[i]);
+  for (size_t i = 0; i < phis.size(); ++i)
+    bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
   ir::Operation* yield = nullptr;
   if (!lowerBlock(blk, &yield)) return false;
   llvm::BasicBlock* latch = b_.GetInsertBlock();
   iv->addIncoming(b_.CreateAdd(iv, step), latch);
-  for (size_t i = 0; i < carried.size(); ++i) carried[i]->addIncoming(get(yield->operand(static_cast<unsigned>(i))), latch);
+  for (size_t i = 0; i < phis.size(); ++i)
+    phis[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
-  for (size_t i = 0; i < carried.size(); ++i) set(op.result(static_cast<unsigned>(i)), carried[i]);
+  for (size_t i = 0; i < phis.size(); ++i)
+    bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
   return true;
 }
 
@@ -789,11 +807,11 @@ bool Lowering::lowerIf(ir::Operation& op) {
   }
   b_.SetInsertPoint(merge);
   for (unsigned i = 0; i < op.numResults(); ++i) {
-    llvm::Value* a = get(arms[0].second->operand(i));
+    llvm::Value* a = carried(arms[0].second->operand(i));
     llvm::PHINode* p = b_.CreatePHI(a->getType(), 2);
     p->addIncoming(a, arms[0].first);
-    p->addIncoming(get(arms[1].second->operand(i)), arms[1].first);
-    set(op.result(i), p);
+    p->addIncoming(carried(arms[1].second->operand(i)), arms[1].first);
+    bindCarried(op.result(i), p, arms[0].second->operand(i));
   }
   return true;
 }
@@ -809,26 +827,27 @@ bool Lowering::lowerWhile(ir::Operation& op) {
   ir::Block& bb = op.region(1).block();
   std::vector<llvm::PHINode*> args;
   for (unsigned i = 0; i < op.numOperands(); ++i) {
-    llvm::Value* init = get(op.operand(i));
+    llvm::Value* init = carried(op.operand(i));
     llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
     p->addIncoming(init, pre);
     args.push_back(p);
-    set(cb.arg(i), p);
+    bindCarried(cb.arg(i), p, op.operand(i));
   }
   ir::Operation* condition = nullptr;
   if (!lowerBlock(cb, &condition)) return false;
   llvm::BasicBlock* condEnd = b_.GetInsertBlock();
   std::vector<llvm::Value*> forwarded;
-  for (unsigned i = 1; i < condition->numOperands(); ++i) forwarded.push_back(get(condition->operand(i)));
+  for (unsigned i = 1; i < condition->numOperands(); ++i) forwarded.push_back(carried(condition->operand(i)));
   b_.CreateCondBr(get(condition->operand(0)), after, exit);
   b_.SetInsertPoint(after);
-  for (unsigned i = 0; i < bb.numArgs(); ++i) set(bb.arg(i), forwarded[i]);
+  for (unsigned i = 0; i < bb.numArgs(); ++i) bindCarried(bb.arg(i), forwarded[i], condition->operand(i + 1));
   ir::Operation* yield = nullptr;
   if (!lowerBlock(bb, &yield)) return false;
-  for (size_t i = 0; i < args.size(); ++i) args[i]->addIncoming(get(yield->operand(static_cast<unsigned>(i))), b_.GetInsertBlock());
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), b_.GetInsertBlock());
   b_.CreateBr(before);
   b_.SetInsertPoint(exit);
-  for (unsigned i = 0; i < op.numResults(); ++i) set(op.result(i), forwarded[i]);
+  for (unsigned i = 0; i < op.numResults(); ++i) bindCarried(op.result(i), forwarded[i], condition->operand(i + 1));
   (void)condEnd;
   return true;
 }
