@@ -95,14 +95,14 @@ bool GroupRunner::run(const LaunchPlan &plan, uint64_t group, std::string &fault
 void GroupRunner::fiberMain() {
   GroupRunner &r = *activeRunner;
   uint32_t t = r.current_;
+  fiberStarted(r.scheduler_);
   r.plan_->kernel->cpu_entry(const_cast<void **>(r.plan_->argPtrs.data()), &r.ctx_[t]);
   r.state_[t] = State::Finished;
   for (Partitions &ps : r.partitions_) {
     ++ps.finished[t / ps.size];
     r.releaseIfComplete(ps, t / ps.size);
   }
-  fiberSwitch(r.fibers_[t], r.scheduler_); // never resumed
-  __builtin_trap();
+  fiberExit(r.fibers_[t], r.scheduler_);
 }
 
 void GroupRunner::runFibers() {

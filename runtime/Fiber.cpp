@@ -3,6 +3,18 @@
 
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_RT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_RT_ASAN 1
+#endif
+#endif
+#if TESSERA_RT_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -45,6 +57,9 @@ namespace tessera::rt {
 
 #if defined(__x86_64__)
 void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
+#if TESSERA_RT_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(stack, size); // redzones of the stack's previous fiber
+#endif
   auto top = reinterpret_cast<uintptr_t>(stack + size) & ~uintptr_t(15);
   // After the switch pops 64 bytes and returns, rsp = top - 8: the alignment a function sees
   // right after a call.
@@ -56,20 +71,54 @@ void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
   std::memcpy(reinterpret_cast<char *>(frame) + 4, &fpucw, 2);
   frame[7] = reinterpret_cast<uint64_t>(entry);
   fiber.sp = frame;
+  fiber.stackBottom = stack;
+  fiber.stackSize = size;
 }
 
-void fiberSwitch(FiberContext &from, FiberContext &to) { tessera_rt_fiber_switch(&from.sp, to.sp); }
+static void rawSwitch(FiberContext &from, FiberContext &to) { tessera_rt_fiber_switch(&from.sp, to.sp); }
 #else
 void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
+#if TESSERA_RT_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(stack, size);
+#endif
   getcontext(&fiber.uc);
   fiber.uc.uc_stack.ss_sp = stack;
   fiber.uc.uc_stack.ss_size = size;
   fiber.uc.uc_link = nullptr;
   makecontext(&fiber.uc, entry, 0);
+  fiber.stackBottom = stack;
+  fiber.stackSize = size;
 }
 
-void fiberSwitch(FiberContext &from, FiberContext &to) { swapcontext(&from.uc, &to.uc); }
+static void rawSwitch(FiberContext &from, FiberContext &to) { swapcontext(&from.uc, &to.uc); }
 #endif
+
+void fiberSwitch(FiberContext &from, FiberContext &to) {
+#if TESSERA_RT_ASAN
+  void *fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, to.stackBottom, to.stackSize);
+  rawSwitch(from, to);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  rawSwitch(from, to);
+#endif
+}
+
+void fiberStarted(FiberContext &from) {
+#if TESSERA_RT_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &from.stackBottom, &from.stackSize);
+#else
+  (void)from;
+#endif
+}
+
+void fiberExit(FiberContext &self, FiberContext &to) {
+#if TESSERA_RT_ASAN
+  __sanitizer_start_switch_fiber(nullptr, to.stackBottom, to.stackSize); // frees our fake stack
+#endif
+  rawSwitch(self, to);
+  __builtin_trap(); // never resumed
+}
 
 size_t FiberStack::guard() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 

@@ -22,13 +22,21 @@ struct FiberContext {
 #else
   ucontext_t uc;
 #endif
+  // Stack bounds, for AddressSanitizer's fiber annotations (a thread's own stack is learnt
+  // when a fiber first starts).
+  const void *stackBottom = nullptr;
+  size_t stackSize = 0;
 };
 
-// Prepares `fiber` to run entry() on [stack, stack + size). entry must never return: it ends by
-// switching away for good.
+// Prepares `fiber` to run entry() on [stack, stack + size). entry must first call
+// fiberStarted() and must never return: it ends with fiberExit().
 void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)());
 // Saves the running context into `from` and resumes `to`.
 void fiberSwitch(FiberContext &from, FiberContext &to);
+// First thing in a fiber's entry: completes the switch from `from` (records its stack).
+void fiberStarted(FiberContext &from);
+// Leaves a finished fiber for good.
+[[noreturn]] void fiberExit(FiberContext &self, FiberContext &to);
 
 // A fiber stack with a guard page below it (mmap'd, committed lazily by the OS).
 class FiberStack {
