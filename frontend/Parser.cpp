@@ -223,7 +223,7 @@ Stmt* Parser::makeErrorStmt(SourceLoc begin) {
 Module* Parser::parseModule(FileID file) {
   Module* m = ctx_.makeModule(file);
   m->stmts.reserve(toks_->size() / 8 + 4);
-  SourceLoc begin = tok().range.begin;
+  SourceLoc begin = sm_.bufferStart(file);  // the module spans its whole file
   while (!at(TokenKind::Eof) && !diags_.stopped()) {
     if (at(TokenKind::Newline) || at(TokenKind::Dedent)) {  // stray layout tokens (already diagnosed)
       consume();
@@ -231,7 +231,7 @@ Module* Parser::parseModule(FileID file) {
     }
     parseStatementInto(m->stmts);
   }
-  m->range = SourceRange(begin, tok().range.end.valid() ? tok().range.end : prevEnd_);
+  m->range = SourceRange(begin, toks_->back().range.end.valid() ? toks_->back().range.end : prevEnd_);
   setDocstring(m->stmts, m->docstring);
   return m;
 }
