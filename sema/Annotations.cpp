@@ -255,10 +255,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
     case NodeKind::StringLiteralExpr: result = T.dynamic(); break;
     case NodeKind::MutExpr: {
       auto* m = cast<MutExpr>(e);
-      if (!allowMut) {
-        diags.report(DiagID::err_mut_outside_param, e->range);
-        return T.error();
-      }
+      if (!allowMut) return T.error();  // misplaced `mut`: the parser reports it
       const Type* inner = typeFromAnnotation(m->type, false, paramName);
       if (inner->kind == TypeKind::Tensor)
         result = T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, true, inner->privilege);

@@ -326,7 +326,9 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
   if (!star)
     for (size_t p = 0; p < sig.params.size(); ++p)
       if (!bound[p] && !sig.params[p].optional && !sig.params[p].variadic) {
-        if (!sig.params[p].keywordOnly && positional < sig.minPositional())
+        bool anyKeyword = std::any_of(call->args.begin(), call->args.end(),
+                                      [](const Argument& x) { return x.kind == Argument::Keyword; });
+        if (!sig.params[p].keywordOnly && !anyKeyword && positional < sig.minPositional())
           diags.report(DiagID::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
               << b.name << arityText(sig) << positional;
         else

@@ -88,8 +88,7 @@ const Type* Checker::check(Expr* e) {
       t = T.dict();
       break;
     case NodeKind::ComprehensionExpr: t = checkComprehension(cast<ComprehensionExpr>(e)); break;
-    case NodeKind::MutExpr:
-      diags.report(DiagID::err_mut_outside_param, e->range);
+    case NodeKind::MutExpr:  // misplaced `mut`: the parser reports it
       t = T.error();
       break;
     case NodeKind::StarredExpr:

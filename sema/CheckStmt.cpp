@@ -87,9 +87,7 @@ void Checker::checkStmt(Stmt* s) {
     case NodeKind::PassStmt: return;
     case NodeKind::BreakStmt:
     case NodeKind::ContinueStmt:
-      if (loopDepth == 0)
-        diags.report(DiagID::err_break_outside_loop, s->range) << (s->kind == NodeKind::BreakStmt ? "break" : "continue");
-      return;
+      return;  // outside a loop: the parser reports it
     case NodeKind::ReturnStmt: return checkReturn(cast<ReturnStmt>(s));
     case NodeKind::IfStmt: {
       auto* i = cast<IfStmt>(s);
@@ -132,10 +130,7 @@ void Checker::checkStmt(Stmt* s) {
 
 void Checker::checkReturn(ReturnStmt* s) {
   const Type* t = s->value ? check(s->value) : T.none();
-  if (!fn_) {
-    diags.report(DiagID::err_return_outside_function, s->range);
-    return;
-  }
+  if (!fn_) return;  // outside a function: the parser reports it
   if (fn_->isKernel() && s->value && t->kind != TypeKind::None && !t->isError())
     diags.report(DiagID::err_kernel_returns_value, s->value->range);
 }
@@ -176,7 +171,6 @@ void Checker::checkAugAssign(AugAssignStmt* s) {
     if (!r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, true);
     return;
   }
-  if (!cur->isError()) diags.report(DiagID::err_invalid_assign_target, s->target->range);
 }
 
 void Checker::checkAnnAssign(AnnAssignStmt* s) {
@@ -298,8 +292,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
     }
     case NodeKind::ErrorExpr: target->type = T.error(); return;
     default:
-      check(target);
-      diags.report(DiagID::err_invalid_assign_target, target->range);
+      check(target);  // literals, calls, ...: the parser reports the target
       return;
   }
 }
@@ -344,13 +337,20 @@ void Checker::declareFunction(FunctionDefStmt* f) {
     s->param = &p;
     paramSyms.push_back(s);
   }
+  // Scalar parameters (plain dtype names) first: extents of other parameters may name them.
+  std::vector<const Type*> types(f->params.size(), nullptr);
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      Param& p = f->params[i];
+      bool simple = p.annotation && (isa<NameExpr>(p.annotation) || isa<AttributeExpr>(p.annotation));
+      if ((pass == 0) != simple) continue;
+      const Type* t = p.annotation ? typeFromAnnotation(p.annotation, true, p.name) : T.dynamic();
+      types[i] = t;
+      if (paramSyms[i]) paramSyms[i]->type = t;
+    }
   std::vector<const Type*> paramTypes;
-  for (size_t i = 0; i < f->params.size(); ++i) {
-    Param& p = f->params[i];
-    const Type* t = p.annotation ? typeFromAnnotation(p.annotation, true, p.name) : T.dynamic();
-    if (paramSyms[i]) paramSyms[i]->type = t;
-    if (p.paramKind == Param::Normal && !p.name.empty()) paramTypes.push_back(t);
-  }
+  for (size_t i = 0; i < f->params.size(); ++i)
+    if (f->params[i].paramKind == Param::Normal && !f->params[i].name.empty()) paramTypes.push_back(types[i]);
   const Type* result = f->returns ? typeFromAnnotation(f->returns, false, "") : nullptr;
   if (info.isKernel() && !result) result = T.none();
   info.type = T.function(f, f->name, info.kind, paramTypes, result);

@@ -155,7 +155,7 @@ private:
       if (!b->has(eff::Barrier)) d << "group";
       d.note(ctrl->note, ctrl->range);
     } else if (ctrl && ctrl->level >= 2 && b->has(eff::WarpCollective)) {
-      diags_.report(DiagID::err_collective_divergent, at) << b->name << "warp";
+      (diags_.report(DiagID::err_collective_divergent, at) << b->name << "warp").note(ctrl->note, ctrl->range);
     }
     if (b->id == BuiltinId::TileStore && !ctrl) {
       Expr* dst = nullptr;
@@ -171,7 +171,7 @@ private:
           ++pos;
         }
       }
-      if (dst && index && level(index) == 0) {
+      if (dst && index && level(index) == 0 && !(index->type && index->type->isError())) {
         auto d = diags_.report(DiagID::warn_same_element_store, c->range);
         d << rootName(dst);
         d.note(DiagID::note_uniform_index, index->range);
@@ -190,7 +190,7 @@ private:
     if (value && value->type && (value->type->isTileLike())) return;
     for (Argument& a : s->indices) {
       if (!a.value || isa<SliceExpr>(a.value)) return;
-      if (a.value->type && a.value->type->kind == TypeKind::Slice) return;
+      if (a.value->type && (a.value->type->kind == TypeKind::Slice || a.value->type->isError())) return;
       if (level(a.value) != 0) return;
     }
     auto d = diags_.report(DiagID::warn_same_element_store, target->range);
