@@ -52,7 +52,7 @@ private:
   SourceLoc startLoc() const { return tok().range.begin; }
   SourceRange rangeFrom(SourceLoc begin) const { return {begin, prevEnd_}; }
   // Where a missing token should have been: right after the previous token.
-  SourceRange insertionPoint() const { return SourceRange(prevEnd_, SourceLoc{prevEnd_.offset + 1}); }
+  SourceRange insertionPoint() const { return SourceRange(prevEnd_, prevEnd_); }
   bool atLineEnd() const { return at(TokenKind::Newline) || at(TokenKind::Eof); }
 
   // ---------------------------------------------------------------- diagnostics
