@@ -211,6 +211,7 @@ public:
     return TESSERA_SUCCESS;
   }
   tessera_status streamDestroy(tessera_stream stream) override {
+    d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
     auto *s = static_cast<GpuStream *>(stream);
     CUresult r = d_.cuStreamDestroy(s->s);
     delete s;
@@ -228,6 +229,7 @@ public:
     return TESSERA_SUCCESS;
   }
   tessera_status eventDestroy(tessera_event event) override {
+    d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
     auto *e = static_cast<GpuEvent *>(event);
     CUresult r = d_.cuEventDestroy(e->e);
     delete e;
@@ -277,6 +279,7 @@ public:
     return check(d_.cuGraphLaunch(static_cast<GpuGraph *>(graph)->exec, raw(stream)), "cuGraphLaunch");
   }
   tessera_status graphDestroy(tessera_graph graph) override {
+    d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
     auto *g = static_cast<GpuGraph *>(graph);
     CUresult r1 = d_.cuGraphExecDestroy(g->exec), r2 = d_.cuGraphDestroy(g->graph);
     delete g;

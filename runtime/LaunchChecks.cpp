@@ -155,6 +155,9 @@ tessera_status checkArgs(Checker &c, const tessera_arg *args, Backend &backend) 
       if (t->shape[d] < 0)
         return c.paramErr(TESSERA_ERROR_SHAPE_MISMATCH, p, "dimension ", d, " has negative size ",
                           t->shape[d]);
+    if (t->device != TESSERA_HOST && t->device != 0)
+      return c.paramErr(TESSERA_ERROR_INVALID_ARGUMENT, p, "view names device ", t->device,
+                        "; only TESSERA_HOST (-1) and the active device (0) exist");
     int64_t numel = tessera_tensor_numel(t);
     if (numel > 0 && !t->data)
       return c.paramErr(TESSERA_ERROR_NULL_POINTER, p, "null data pointer for a tensor of shape ",

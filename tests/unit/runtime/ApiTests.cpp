@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace rttest;
 
@@ -154,4 +155,42 @@ TEST_CASE("api: graph capture records launches and copies; replay runs them in o
   REQUIRE(tessera_stream_synchronize(s.get()) == TESSERA_SUCCESS);
   CHECK(host[63] == 4.f);
   CHECK(tessera_stream_end_capture(s.get(), g.out()) == TESSERA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("api: error messages are per thread") {
+  CHECK(tessera_find_kernel("no_such_module", "k", nullptr) == TESSERA_ERROR_INVALID_ARGUMENT);
+  std::string other = "unset";
+  std::thread([&] {
+    other = tessera_last_error_message();
+    const tessera_kernel_desc *k;
+    tessera_find_kernel("no_such_module", "k", &k);
+  }).join();
+  CHECK(other.empty());
+  CHECK(std::string(tessera_last_error_message()) == "tessera_find_kernel: null argument");
+  tessera_clear_error();
+  CHECK(std::string(tessera_last_error_message()).empty());
+}
+
+TEST_CASE("api: the C++ layer: typed views, scalars, buffers, Status") {
+  std::vector<int16_t> v(6);
+  tessera_tensor t = tessera::tensor(v.data(), {2, 3}, TESSERA_HOST);
+  CHECK(t.dtype == TESSERA_I16);
+  CHECK(t.rank == 2);
+  CHECK(t.strides[0] == 3);
+  CHECK(t.device == TESSERA_HOST);
+  tessera_arg a = tessera::scalar(uint16_t(0x3C00), TESSERA_F16); // 1.0 in f16 bits
+  CHECK(a.kind == TESSERA_PARAM_SCALAR);
+  CHECK(a.dtype == TESSERA_F16);
+  CHECK(a.value.bytes[0] == 0x00);
+  CHECK(a.value.bytes[1] == 0x3C);
+  tessera::Buffer b1;
+  REQUIRE(b1.allocate(64).ok());
+  void *p = b1.data();
+  tessera::Buffer b2 = std::move(b1);
+  CHECK(b1.data() == nullptr);
+  CHECK(b2.data() == p);
+  CHECK(b2.size() == 64);
+  tessera::Status ok = tessera::Status::from(TESSERA_SUCCESS);
+  CHECK(ok.ok());
+  CHECK(ok.toString() == "ok");
 }

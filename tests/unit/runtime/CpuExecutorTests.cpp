@@ -371,3 +371,44 @@ TEST_CASE("cpu: a barrier in a kernel not marked CPU_SYNC faults instead of cras
         "kernel 'early_exit': group 0 faulted on the CPU: kernel uses a barrier or warp operation "
         "but its descriptor lacks TESSERA_KERNEL_CPU_SYNC");
 }
+
+TEST_CASE("cpu: launches from several host threads at once are each correct") {
+  Kernels k;
+  uint64_t seed = freshSeed();
+  INFO("seed ", seed);
+  const int64_t n = 5000;
+  std::vector<std::vector<float>> xs, ys, refs;
+  for (int t = 0; t < 4; ++t) {
+    xs.push_back(randomFloats(n, seed + 2 * t));
+    ys.push_back(randomFloats(n, seed + 2 * t + 1));
+    refs.push_back(ys.back());
+  }
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      tessera_tensor xt = tessera::tensor(xs[t].data(), {n}), yt = tessera::tensor(ys[t].data(), {n});
+      for (int rep = 0; rep < 10; ++rep)
+        failures[t] += cpuLaunch(k.m.kernel(0), nullptr,
+                                 {tessera::scalar(0.5f), tessera::arg(xt), tessera::arg(yt)}) != TESSERA_SUCCESS;
+      // group_sum on this thread too: fibers on the caller's runner. (No doctest assertions
+      // off the main thread.)
+      std::vector<float> out(7, -1.f);
+      tessera_tensor ot = tessera::tensor(out.data(), {7});
+      failures[t] += cpuLaunch(k.m.kernel(1), nullptr, {tessera::arg(xt), tessera::arg(ot)}) != TESSERA_SUCCESS;
+      failures[t] += out[6] == -1.f;
+    });
+  for (std::thread &th : threads)
+    th.join();
+  for (int t = 0; t < 4; ++t) {
+    CHECK(failures[t] == 0);
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float r = refs[t][i];
+      for (int rep = 0; rep < 10; ++rep)
+        r = saxpyOp(0.5f, xs[t][i], r);
+      bad += ys[t][i] != r;
+    }
+    CHECK(bad == 0);
+  }
+}

@@ -187,6 +187,16 @@ TEST_CASE("launch: null data pointer of a non-empty tensor") {
                  TESSERA_ERROR_NULL_POINTER, {"kernel 'saxpy': parameter 'x': null tensor view"});
 }
 
+TEST_CASE("launch: a view naming a device that does not exist") {
+  Fixture f;
+  tessera_tensor x3 = f.x;
+  x3.device = 3;
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(x3), tessera::arg(f.y)},
+                 TESSERA_ERROR_INVALID_ARGUMENT,
+                 {"kernel 'saxpy': parameter 'x': view names device 3; only TESSERA_HOST (-1) and "
+                  "the active device (0) exist"});
+}
+
 TEST_CASE("launch: empty tensors may have null data and launch nothing") {
   Fixture f;
   tessera_tensor x0 = tessera::tensor(static_cast<float *>(nullptr), {0});
