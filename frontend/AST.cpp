@@ -11,13 +11,33 @@ const char* nodeKindName(NodeKind k) {
   return "?";
 }
 
-// Nodes have no virtual destructor (they are plain data); delete through the concrete type.
+// Nodes have no virtual destructor (they are plain data); destroy through the concrete type.
 void ASTContext::Deleter::operator()(Node* n) const {
   switch (n->kind) {
-#define EXPR(NAME) case NodeKind::NAME##Expr: delete static_cast<NAME##Expr*>(n); return;
-#define STMT(NAME) case NodeKind::NAME##Stmt: delete static_cast<NAME##Stmt*>(n); return;
+#define EXPR(NAME) case NodeKind::NAME##Expr: static_cast<NAME##Expr*>(n)->~NAME##Expr(); return;
+#define STMT(NAME) case NodeKind::NAME##Stmt: static_cast<NAME##Stmt*>(n)->~NAME##Stmt(); return;
 #include "frontend/ASTNodes.def"
   }
+}
+
+ASTContext::~ASTContext() {
+  Deleter destroy;
+  for (Node* n : nodes_) destroy(n);
+}
+
+void* ASTContext::allocate(size_t size) {
+  constexpr size_t kAlign = alignof(std::max_align_t);
+  size = (size + kAlign - 1) & ~(kAlign - 1);
+  if (static_cast<size_t>(end_ - cur_) < size) {
+    constexpr size_t kSlab = 256 * 1024;
+    size_t bytes = size > kSlab ? size : kSlab;
+    slabs_.emplace_back(new std::max_align_t[bytes / sizeof(std::max_align_t) + 1]);
+    cur_ = reinterpret_cast<char*>(slabs_.back().get());
+    end_ = cur_ + bytes;
+  }
+  void* p = cur_;
+  cur_ += size;
+  return p;
 }
 
 const char* unaryOpSpelling(UnaryOp op) {

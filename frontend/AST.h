@@ -3,7 +3,9 @@
 // parsing except for the annotation fields that sema fills in (type, symbol).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <deque>
 #include <memory>
 #include <string>
@@ -376,13 +378,21 @@ struct Module {
   std::string docstring;
 };
 
-// Owns every node of one or more modules.
+// Owns every node of one or more modules. Nodes are bump-allocated in large slabs and destroyed
+// in place when the context dies, so a 100,000-line module is freed in a few milliseconds instead
+// of one free() per node.
 class ASTContext {
 public:
+  ASTContext() = default;
+  ASTContext(const ASTContext&) = delete;
+  ASTContext& operator=(const ASTContext&) = delete;
+  ~ASTContext();
+
   template <class T>
   T* make(SourceRange r) {
-    T* raw = new T(r);
-    nodes_.emplace_back(raw);
+    static_assert(alignof(T) <= alignof(std::max_align_t), "node alignment");
+    T* raw = new (allocate(sizeof(T))) T(r);
+    nodes_.push_back(raw);
     return raw;
   }
   Module* makeModule(FileID file) {
@@ -393,9 +403,13 @@ public:
 
 private:
   struct Deleter {
-    void operator()(Node* n) const;
+    void operator()(Node* n) const;  // runs the node's destructor (the slab owns the memory)
   };
-  std::deque<std::unique_ptr<Node, Deleter>> nodes_;
+  void* allocate(size_t size);
+  std::vector<Node*> nodes_;
+  std::vector<std::unique_ptr<std::max_align_t[]>> slabs_;
+  char* cur_ = nullptr;
+  char* end_ = nullptr;
   std::deque<std::unique_ptr<Module>> modules_;
 };
 
