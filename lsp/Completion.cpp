@@ -115,7 +115,8 @@ const FunctionDefStmt* functionAtCursor(const Analysis& a, uint32_t offset) {
     if (curIndent <= defCol && !curLine.substr(0, cur.character).empty() &&
         curLine.find_first_not_of(" \t") != std::string_view::npos)
       return false;
-    for (uint32_t l = start.line + 1; l < cur.line; ++l) {
+    uint32_t header = f->nameRange.valid() ? a.position(f->nameRange.begin).line : start.line;
+    for (uint32_t l = header + 1; l < cur.line; ++l) {
       std::string_view t = a.lines.lineText(l);
       size_t ind = t.find_first_not_of(" \t");
       if (ind == std::string_view::npos || t[ind] == '#') continue;

@@ -67,8 +67,9 @@ json codeActions(const Analysis& a, const Range& range) {
       if (!sameBuffer(a, f.range)) continue;
       edits.push_back({{"range", toJSON(a.range(f.range))}, {"newText", f.replacement}});
       if (title.empty())
-        title = f.replacement.empty() ? "Remove '" + std::string(a.sm.text(f.range)) + "'"
-                                      : "Change to '" + f.replacement + "'";
+        title = f.replacement.empty()                ? "Remove '" + std::string(a.sm.text(f.range)) + "'"
+                : f.range.begin == f.range.end ? "Insert '" + f.replacement + "'"
+                                               : "Change to '" + f.replacement + "'";
     }
     if (edits.empty()) continue;
     json diag = {{"range", toJSON(dr)}, {"severity", lspSeverity(d.severity)}, {"code", diagInfo(d.id).name},

@@ -60,7 +60,7 @@ std::string functionMarkdown(const Analysis& a, const FunctionDefStmt* f) {
 
 std::string symbolMarkdown(const Analysis& a, const Symbol* s, const Expr* use) {
   const Type* t = use && use->type ? use->type : s->type;
-  std::string ty = t ? t->str() : "?";
+  std::string ty = t && !t->isError() ? t->str() : "?";
   switch (s->kind) {
     case SymbolKind::Parameter: return code("(parameter) " + s->name + ": " + ty);
     case SymbolKind::Variable: return code("(variable) " + s->name + ": " + ty);

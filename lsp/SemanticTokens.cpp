@@ -5,6 +5,7 @@
 #include <map>
 
 #include "lsp/ASTWalk.h"
+#include "lsp/BuiltinDocs.h"
 #include "lsp/Features.h"
 
 namespace tessera::lsp {
@@ -79,6 +80,12 @@ std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
           e = at->base;
         }
         if (auto* nm = dyn_cast<NameExpr>(e)) out[nm->range.begin.offset] = {tDecorator};
+        // Clauses: `tile[(128,)]`, `shared(8_KiB)`.
+        for (const Expr* c : d.clauses) {
+          if (auto* call = dyn_cast<CallExpr>(c)) c = call->callee;
+          else if (auto* sub = dyn_cast<SubscriptExpr>(c)) c = sub->base;
+          if (auto* cn = dyn_cast<NameExpr>(c)) out[cn->range.begin.offset] = {tDecorator};
+        }
       }
     } else if (auto* at = dyn_cast<AttributeExpr>(n)) {
       Kind k{tProperty};
@@ -90,6 +97,8 @@ std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
       Kind k{tVariable};
 #ifdef HAVE_TESSERA_SEMA
       if (auto s = fromSymbol(nm->symbol)) k = *s;
+      else if (lookupDType(nm->name)) k = Kind{tType, mDefaultLibrary};  // annotations: f32, bf16
+      else if (lookupPolicy(nm->name)) k = Kind{tDecorator, mDefaultLibrary};  // @accum(...)
       if (nm->symbol && nm->symbol->declRange.begin == nm->range.begin) k.mods |= mDeclaration;
 #endif
       out.emplace(nm->range.begin.offset, k);
