@@ -39,9 +39,6 @@ std::vector<Type> resultTypes(const Operation* op) {
   return ts;
 }
 
-class Verifier;
-using Hook = bool (Verifier::*)(Operation*);
-
 class Verifier {
 public:
   Verifier(Module& m, DiagnosticEngine& d) : m_(m), diags_(d) {}
@@ -294,11 +291,13 @@ private:
     }
     if (op->has(T_NeedsGroup) && func_->hasAttr("kernel") && !func_->hasAttr("group"))
       report(op, DiagID::err_ir_needs_group) << op->name() << func_->funcName();
-    static const Hook hooks[] = {
-#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) &Verifier::verify##VERIFY,
+    bool hookOk = true;
+    switch (op->id) {
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) \
+  case OpId::ID: hookOk = verify##VERIFY(op); break;
 #include "ir/Ops.def"
-    };
-    bool hookOk = (this->*hooks[static_cast<size_t>(op->id)])(op);
+      default: break;
+    }
     // Regions are checked after the op's own types (block arguments first).
     if (!hookOk) return;
     for (unsigned i = 0; i < op->regions.size(); ++i) region(op, i);
