@@ -11,6 +11,16 @@
 #define TESSERA_RT_ASAN 1
 #endif
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define TESSERA_RT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TESSERA_RT_TSAN 1
+#endif
+#endif
+#if TESSERA_RT_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 #if TESSERA_RT_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -93,7 +103,22 @@ void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
 static void rawSwitch(FiberContext &from, FiberContext &to) { swapcontext(&from.uc, &to.uc); }
 #endif
 
+// Tells ThreadSanitizer which context runs next (the switch orders memory like a lock).
+static void tsanSwitch(FiberContext &from, FiberContext &to) {
+#if TESSERA_RT_TSAN
+  if (!from.tsanFiber)
+    from.tsanFiber = __tsan_get_current_fiber();
+  if (!to.tsanFiber)
+    to.tsanFiber = __tsan_create_fiber(0);
+  __tsan_switch_to_fiber(to.tsanFiber, 0);
+#else
+  (void)from;
+  (void)to;
+#endif
+}
+
 void fiberSwitch(FiberContext &from, FiberContext &to) {
+  tsanSwitch(from, to);
 #if TESSERA_RT_ASAN
   void *fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, to.stackBottom, to.stackSize);
@@ -113,6 +138,7 @@ void fiberStarted(FiberContext &from) {
 }
 
 void fiberExit(FiberContext &self, FiberContext &to) {
+  tsanSwitch(self, to);
 #if TESSERA_RT_ASAN
   __sanitizer_start_switch_fiber(nullptr, to.stackBottom, to.stackSize); // frees our fake stack
 #endif

@@ -26,6 +26,7 @@ struct FiberContext {
   // when a fiber first starts).
   const void *stackBottom = nullptr;
   size_t stackSize = 0;
+  void *tsanFiber = nullptr; // ThreadSanitizer's identity for this context
 };
 
 // Prepares `fiber` to run entry() on [stack, stack + size). entry must first call
