@@ -307,10 +307,21 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
         return T.error();
       }
       const Type* base = typeFromAnnotation(b->lhs, false, paramName);
+      // `f16 @accum(f32)[n]` reads as `f16 @ (accum(f32)[n])`: a policy followed by extents.
+      Expr* policyExpr = b->rhs;
+      auto* dimsOf = dyn_cast<SubscriptExpr>(b->rhs);
+      if (dimsOf && (isa<CallExpr>(dimsOf->base) || isa<NameExpr>(dimsOf->base))) policyExpr = dimsOf->base;
+      else dimsOf = nullptr;
       if (base->kind == TypeKind::Scalar || (base->kind == TypeKind::Tensor && base->dtypeKnown)) {
         NumericPolicy p = base->policy;
-        applyPolicy(b->rhs, base->dtype, p);
+        applyPolicy(policyExpr, base->dtype, p);
         result = T.withElement(base, base->dtype, p);
+        if (dimsOf && base->kind == TypeKind::Scalar) {
+          std::vector<Extent> dims;
+          for (size_t i = 0; i < dimsOf->indices.size(); ++i)
+            dims.push_back(extentFromExpr(dimsOf->indices[i].value, paramName, static_cast<unsigned>(i)));
+          result = T.tensor(base->dtype, true, p, dims, true, false);
+        }
       } else {
         result = base;
       }

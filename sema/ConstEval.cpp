@@ -31,6 +31,16 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
       if (s && s->kind == SymbolKind::Variable && s->value && s->assignments <= 1) return s->value;
       return std::nullopt;
     }
+    case NodeKind::AttributeExpr: {  // a constant of an imported module: helpers.BLOCK
+      auto* a = cast<AttributeExpr>(e);
+      auto* base = dyn_cast<NameExpr>(a->base);
+      if (!base || !base->symbol || base->symbol->kind != SymbolKind::Module || !base->symbol->type) return std::nullopt;
+      const ModuleInfo* m = base->symbol->type->module;
+      if (!m || !m->scope) return std::nullopt;
+      const Symbol* s = m->scope->lookupLocal(a->name);
+      if (s && s->kind == SymbolKind::Constant && s->value) return s->value;
+      return std::nullopt;
+    }
     case NodeKind::UnaryExpr: {
       auto* u = cast<UnaryExpr>(e);
       auto v = evalConst(u->operand, diags);

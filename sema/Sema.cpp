@@ -31,7 +31,7 @@ std::string SemaContext::annotate(const Node& n) const {
     if (!e->type) return "";
     std::string s = " : " + e->type->str();
     if (!isa<IntLiteralExpr>(e) && !isa<FloatLiteralExpr>(e) && !isa<StringLiteralExpr>(e) && !isa<BoolLiteralExpr>(e) &&
-        (isa<NameExpr>(e) || isa<BinaryExpr>(e) || isa<UnaryExpr>(e)))
+        (isa<NameExpr>(e) || isa<BinaryExpr>(e) || isa<UnaryExpr>(e) || isa<AttributeExpr>(e)))
       if (auto c = evalConst(e, nullptr)) s += " = " + c->str();
     if (auto* ne = dyn_cast<NameExpr>(e); ne && ne->symbol) s += std::string(" (") + symbolKindName(ne->symbol->kind) + ")";
     return s;

@@ -91,7 +91,7 @@ std::string Type::str() const {
     }
     case TypeKind::Builtin:
       return std::string("builtin ") + (builtin ? builtin->name : "?") + (typeArg ? "[" + typeArg->str() + "]" : "");
-    case TypeKind::Namespace: return "namespace " + name;
+    case TypeKind::Namespace: return "namespace " + (name.empty() ? std::string("tessera") : name);
     case TypeKind::Module: return "module " + name;
     case TypeKind::DTypeValue: return "dtype " + elemStr(*this);
     case TypeKind::Opaque: return name;
