@@ -990,7 +990,17 @@ LV FnLowering::lowerBinary(BinaryExpr* e, I::Type want) {
   // A literal operand takes the other operand's type: lower the typed side first.
   bool weakL = e->lhs->type && e->lhs->type->kind == TypeKind::Scalar && e->lhs->type->weak;
   I::Value *a, *b;
-  if (weakL) {
+  // With sema's (strong) scalar result type known, literals are made in its compute type.
+  I::Type target = nullptr;
+  if (!isComparison(e->op) && e->op != BinaryOp::Shl && e->op != BinaryOp::Shr && e->op != BinaryOp::Pow && e->type &&
+      e->type->kind == TypeKind::Scalar && !e->type->weak) {
+    target = computeType(scalarType(e->type->dtype, e->type->policy));
+    if (e->op == BinaryOp::Div && !isFloatKind(I::baseScalar(target))) target = ctx().scalar(I::ScalarKind::F32);
+  }
+  if (target) {
+    a = value(lower(e->lhs, target), e->lhs->range);
+    b = value(lower(e->rhs, target), e->rhs->range);
+  } else if (weakL) {
     b = value(lower(e->rhs), e->rhs->range);
     a = value(lower(e->lhs, b->type), e->lhs->range);
   } else {

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (input.empty()) input = "-";
+  if (input.empty()) input = std::string(1, '-');
   (void)errorLimitSet;
 
   SourceManager sm;

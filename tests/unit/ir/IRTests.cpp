@@ -48,12 +48,12 @@ std::unique_ptr<Module> buildScale() {
   Type yT = ctx.tensor(f32, {Dim{-1, "n"}}, MemSpace::Global, Access::ReadWrite);
   Operation* f = b.func("scale", {xT, yT, f32}, {}, {{"kernel", Attribute::unit()}});
   Block& body = f->body();
-  body.arg(0)->nameHint = "x";
-  body.arg(1)->nameHint = "y";
-  body.arg(2)->nameHint = "alpha";
+  body.arg(0)->nameHint = std::string("x");
+  body.arg(1)->nameHint = std::string("y");
+  body.arg(2)->nameHint = std::string("alpha");
   b.setInsertionPointToEnd(body);
   Value* i = b.create(OpId::TileLinearId, {}, {ctx.index()})->result();
-  i->nameHint = "i";
+  i->nameHint = std::string("i");
   Value* n = b.create(OpId::MemDim, {body.arg(0)}, {ctx.index()}, {{"axis", Attribute::integer(0)}})->result();
   Value* c = b.cmpi("slt", i, n);
   Operation* iff = b.create(OpId::ScfIf, {c}, {});
