@@ -88,7 +88,8 @@ DType promote(DType a, DType b) {
     DType f = isFloat(a) ? a : b;
     DType o = f == a ? b : a;
     if (isFloat(o)) return dtypeInfo(a).bits >= 32 || dtypeInfo(b).bits >= 32 ? DType::FP64 : DType::FP32;
-    return widensTo(o, DType::FP32) && widensTo(f, DType::FP32) ? DType::FP32 : DType::FP64;
+    // An integer with a float gives the float, at least fp32 (as in C: i32 + f16 is f32).
+    return dtypeInfo(f).bits >= 32 ? f : DType::FP32;
   }
   return DType::INT64;
 }
