@@ -338,6 +338,27 @@ typedef struct tessera_arg {
   } value;
 } tessera_arg;
 
+/* Argument builders for C callers and generated stubs. */
+static inline tessera_arg tessera_arg_tensor(const tessera_tensor *t) {
+  tessera_arg a;
+  a.kind = TESSERA_PARAM_TENSOR;
+  a.dtype = t ? t->dtype : TESSERA_DTYPE_INVALID;
+  a.value.u = 0;
+  a.value.tensor = t;
+  return a;
+}
+/* `value` points to `size` (<= 8) bytes holding the scalar in dtype's layout. */
+static inline tessera_arg tessera_arg_scalar(int32_t dtype, const void *value, size_t size) {
+  tessera_arg a;
+  size_t i;
+  a.kind = TESSERA_PARAM_SCALAR;
+  a.dtype = dtype;
+  a.value.u = 0;
+  for (i = 0; i < size && i < 8; ++i)
+    a.value.bytes[i] = ((const uint8_t *)value)[i];
+  return a;
+}
+
 /* Checks the arguments against the kernel's metadata and launches. On any check failure
  * nothing is launched and the message names kernel, parameter and problem. */
 tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,

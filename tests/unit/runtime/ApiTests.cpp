@@ -190,6 +190,15 @@ TEST_CASE("api: the C++ layer: typed views, scalars, buffers, Status") {
   CHECK(b1.data() == nullptr);
   CHECK(b2.data() == p);
   CHECK(b2.size() == 64);
+  // The C builders agree with the C++ ones.
+  float alpha = 2.5f;
+  tessera_arg c = tessera_arg_scalar(TESSERA_F32, &alpha, sizeof alpha);
+  tessera_arg cpp = tessera::scalar(2.5f);
+  CHECK(c.kind == cpp.kind);
+  CHECK(c.dtype == cpp.dtype);
+  CHECK(std::memcmp(c.value.bytes, cpp.value.bytes, 8) == 0);
+  CHECK(tessera_arg_tensor(&t).value.tensor == &t);
+  CHECK(tessera_arg_tensor(&t).kind == TESSERA_PARAM_TENSOR);
   tessera::Status ok = tessera::Status::from(TESSERA_SUCCESS);
   CHECK(ok.ok());
   CHECK(ok.toString() == "ok");
