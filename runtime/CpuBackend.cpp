@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace tessera::rt {

@@ -10,8 +10,6 @@
 #include "runtime/Backend.h"
 
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 namespace tessera::rt {
 
