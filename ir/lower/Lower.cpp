@@ -177,7 +177,6 @@ private:
 
   // ---- types
   I::Type scalarType(DType d, const NumericPolicy& p = {});
-  I::Type typeOf(const Type* t, SourceRange at, const std::string& what);
   I::Type paramType(const Param& p, const Type* t);
   I::Type computeType(I::Type t);
   I::Type promote(I::Type a, I::Type b);
@@ -318,11 +317,6 @@ I::Type FnLowering::scalarType(DType d, const NumericPolicy& p) {
     }
   }
   return ctx().num(base, accum, r, p.saturate);
-}
-
-I::Type FnLowering::typeOf(const Type* t, SourceRange at, const std::string& what) {
-  if (t && t->kind == TypeKind::Scalar) return scalarType(t->dtype, t->policy);
-  unsupported(at, what + " of type '" + (t ? t->str() : std::string("?")) + "'");
 }
 
 I::Type FnLowering::paramType(const Param& p, const Type* t) {

@@ -18,6 +18,10 @@
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
 #endif
+#if HAVE_TESSERA_SEMA && HAVE_TESSERA_LOWER
+#include "ir/Verifier.h"
+#include "ir/lower/Lower.h"
+#endif
 
 using namespace tessera;
 
@@ -136,6 +140,26 @@ int run(const DriverOptions& opts) {
     diags.finish();
     return diags.hasErrors() ? 1 : 0;
   }
+#endif
+#if HAVE_TESSERA_SEMA && HAVE_TESSERA_LOWER
+  // ---- lowering (issue 4): the typed AST -> Tile IR (ir/lower). --emit=tile-ir prints the
+  // lowered, verified module (after the pipeline only when --passes= names one); every later
+  // emit hands it to the back end.
+  if (!diags.hasErrors()) {
+    std::unique_ptr<ir::Module> lowered = lowerToTileIR(*module, sema, diags);
+    if (!lowered || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
+      diags.finish();
+      return 1;
+    }
+    if (opts.emitGiven && opts.emit == EmitKind::TileIR && opts.passes.empty()) {
+      out.os() << ir::printModule(*lowered);
+      diags.finish();
+      return out.os().flush() ? 0 : 1;
+    }
+    return runBackend(*lowered, opts, diags);
+  }
+  diags.finish();
+  return 1;
 #endif
   if (!diags.hasErrors())
     std::cerr << "tesserac: error: this build of tesserac has no later stage than the parser; "
