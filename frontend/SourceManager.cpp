@@ -41,9 +41,12 @@ uint32_t SourceManager::offsetInBuffer(SourceLoc loc) const { return loc.offset 
 
 void SourceManager::computeLines(const Buffer& b) const {
   if (!b.lineStarts.empty()) return;
+  // Line breaks as the scanner sees them: \n, \r\n, and a lone \r.
   b.lineStarts.push_back(0);
-  for (uint32_t i = 0; i < b.text.size(); ++i)
+  for (uint32_t i = 0; i < b.text.size(); ++i) {
     if (b.text[i] == '\n') b.lineStarts.push_back(i + 1);
+    else if (b.text[i] == '\r' && (i + 1 >= b.text.size() || b.text[i + 1] != '\n')) b.lineStarts.push_back(i + 1);
+  }
 }
 
 LineColumn SourceManager::lineColumn(SourceLoc loc) const {

@@ -118,3 +118,13 @@ TEST_CASE("JSON printer writes one object per diagnostic with 1-based ranges") {
         "'a\\\"q': b\",\"range\":{\"file\":\"t.tessera\",\"start\":{\"line\":2,\"column\":6},\"end\":{\"line\":2,"
         "\"column\":9}},\"notes\":[],\"fixits\":[]}\n");
 }
+
+TEST_CASE("line numbers count \\n, \\r\\n and a lone \\r as line breaks") {
+  SourceManager sm;
+  FileID f = sm.addBuffer("cr.tessera", "a\rb\r\nc\nd");
+  CHECK(sm.lineColumn(sm.locAt(f, 2)).line == 2);  // b
+  CHECK(sm.lineColumn(sm.locAt(f, 5)).line == 3);  // c
+  CHECK(sm.lineColumn(sm.locAt(f, 7)).line == 4);  // d
+  CHECK(sm.lineText(sm.locAt(f, 2)) == "b");
+  CHECK(sm.lineText(sm.locAt(f, 7)) == "d");
+}
