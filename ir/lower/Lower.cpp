@@ -2293,6 +2293,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
     if (v->type->kind != I::TypeKind::Tensor || v->type->shape.size() != 2)
       unsupported(call->range, "'tile.mma' iteration over operands that are not rank-2 tensors");
   loc(s);
+  if (C->type->access == I::Access::Read) error(DiagID::err_lower_mma_output_readonly, cE->range, text(cE->range));
   if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
   I::Value* sA = prologue(I::OpId::SmemAlloc, ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::None))->result();
   sA->nameHint = "sA";

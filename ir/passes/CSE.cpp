@@ -1,4 +1,4 @@
-// cse: a pure op (no regions, not an allocation) that repeats an earlier one with the same
+// cse: a pure op (no regions, not an allocation, not reading memory through a view) that repeats an earlier one with the same
 // operands, attributes and result types is replaced by it. Scoped by region: a value computed
 // in an enclosing block is reused inside nested regions, never the other way round.
 // Commutative ops match with their operands in either order.
@@ -52,7 +52,7 @@ private:
     for (auto it = b.ops.begin(); it != b.ops.end();) {
       Operation* op = it->get();
       ++it;
-      if (op->has(T_Pure) && op->regions.empty() && !op->results.empty()) {
+      if (isMovablePure(op) && op->regions.empty() && !op->results.empty()) {
         std::string k = keyOf(op);
         if (Operation* prev = lookup(k)) {
           std::vector<Value*> vs;

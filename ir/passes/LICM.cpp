@@ -1,7 +1,8 @@
 // licm: hoists loop-invariant code out of scf.for and tile.range (innermost loops first, so
 // code climbs as far as it can):
 //   - pure ops without regions whose operands are all defined outside the loop, except ops
-//     that may trap (integer division: T_NoSpeculate);
+//     that may trap (integer division: T_NoSpeculate) and ops that read memory through a view
+//     (tile.dot on a shared buffer: the buffer may change in the loop);
 //   - mem.load from a read-only global tensor with invariant indices, when the loop provably
 //     runs at least once (constant bounds) and so the load would have happened anyway.
 #include "ir/Pass.h"
@@ -27,7 +28,7 @@ bool runsAtLeastOnce(Operation* loop) {
 bool hoistable(Operation* op, Operation* loop) {
   if (!op->regions.empty() || op->has(T_Terminator)) return false;
   bool ok = false;
-  if (op->has(T_Pure) && !op->has(T_NoSpeculate)) ok = true;
+  if (isMovablePure(op) && !op->has(T_NoSpeculate)) ok = true;
   if (op->id == OpId::MemLoad && op->numOperands() >= 1) {
     Type t = op->operand(0)->type;
     ok = t->kind == TypeKind::Tensor && t->space == MemSpace::Global && t->access == Access::Read &&

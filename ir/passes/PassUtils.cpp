@@ -7,6 +7,14 @@ const Attribute* constantOf(const Value* v) {
   return v->defOp->attr("value");
 }
 
+bool isMovablePure(const Operation* op) {
+  if (!op->has(T_Pure)) return false;
+  if (op->has(T_ViewLike) || op->id == OpId::MemDim) return true;
+  for (const Value* v : op->operands)
+    if (isView(v->type)) return false;
+  return true;
+}
+
 bool resultsUnused(const Operation* op) {
   for (auto& r : op->results)
     if (r->hasUses()) return false;

@@ -5,6 +5,10 @@
 
 namespace tessera::ir {
 
+// True when `op` may be moved or merged like a pure computation: T_Pure, and it does not read
+// memory through a view operand (tile.dot / tile.mma on shared buffers or global views read
+// memory even though their results are values; views themselves and mem.dim do not).
+bool isMovablePure(const Operation* op);
 // The constant attribute of `v` when it is defined by arith.constant.
 const Attribute* constantOf(const Value* v);
 // True when dropping `op` (results unused) cannot change behaviour: pure or allocating ops, and
