@@ -488,6 +488,12 @@ void Parser::parseSuite(Block& block, const char* colonWhat, const char* blockWh
     if (!at(TokenKind::Indent)) {
       error(DiagID::err_parse_expected_indented_block, firstRealTokenRange())
           << blockWhat << sm_.lineColumn(headerStart).line;
+      // Read the next statement as the body the user forgot to indent, so that a `return` or
+      // `break` there is not reported a second time as outside its function or loop.
+      if (!at(TokenKind::Dedent) && !at(TokenKind::Eof) && !diags_.stopped()) {
+        parseStatementInto(block.stmts);
+        setBlockRange(block);
+      }
       return;
     }
     parseIndentedBlock(block);
