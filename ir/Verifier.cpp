@@ -1,5 +1,6 @@
 #include "ir/Verifier.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "ir/Uniformity.h"
@@ -240,6 +241,7 @@ private:
         added.push_back(r.get());
       }
     }
+    asyncHazards(b);
     Operation* last = b.ops.empty() ? nullptr : b.ops.back().get();
     if (!last || !last->has(T_Terminator)) {
       report(parent, DiagID::err_ir_missing_terminator) << parent->name();
@@ -301,6 +303,79 @@ private:
     // Regions are checked after the op's own types (block arguments first).
     if (!hookOk) return;
     for (unsigned i = 0; i < op->regions.size(); ++i) region(op, i);
+  }
+
+  // The buffer a view is a view of (through smem.stage / mem.slice).
+  static const Value* rootOf(const Value* v) {
+    for (int guard = 0; guard < 64 && v->defOp && v->defOp->has(T_ViewLike) && v->defOp->numOperands() > 0; ++guard)
+      v = v->defOp->operand(0);
+    return v;
+  }
+  static bool readsMemoryOf(const Operation* op, const Value* root) {
+    switch (op->id) {
+      case OpId::MemLoad:
+      case OpId::MemReduce:
+      case OpId::TileLoad:
+      case OpId::TileDot:
+      case OpId::TileMma: break;
+      default: return false;
+    }
+    for (const Value* v : op->operands)
+      if (rootOf(v) == root) return true;
+    return false;
+  }
+
+  // Within one block: a read of a buffer after an async.copy into it must follow a wait covering
+  // the copy and then a barrier (each tile waits for its own part; the barrier makes every
+  // part visible). Ops with regions are checked for reads; waits or barriers inside them end
+  // the tracking (conservatively: no error).
+  void asyncHazards(Block& b) {
+    struct Pending {
+      const Value* root;
+      Operation* copy;
+      bool waited;
+    };
+    std::vector<Pending> pending;
+    for (auto& opPtr : b.ops) {
+      Operation* op = opPtr.get();
+      if (pending.empty() && op->id != OpId::AsyncCopy) continue;
+      switch (op->id) {
+        case OpId::AsyncCopy:
+          if (op->numOperands() == 2 && op->numResults() == 1) pending.push_back({rootOf(op->operand(0)), op, false});
+          continue;
+        case OpId::AsyncWait:
+          for (Pending& p : pending)
+            for (Value* t : op->operands)
+              if (t == p.copy->result(0)) p.waited = true;
+          continue;
+        case OpId::AsyncWaitPending:
+          for (Pending& p : pending) p.waited = true;
+          continue;
+        case OpId::TileBarrier:
+          pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending& p) { return p.waited; }),
+                        pending.end());
+          continue;
+        default: break;
+      }
+      bool syncInside = false;
+      std::vector<Operation*> ops;
+      op->walk([&](Operation* inner) {
+        ops.push_back(inner);
+        syncInside |= inner->id == OpId::TileBarrier || inner->id == OpId::AsyncWait ||
+                      inner->id == OpId::AsyncWaitPending;
+      });
+      for (Operation* inner : ops)
+        for (const Pending& p : pending)
+          if (readsMemoryOf(inner, p.root)) {
+            auto d = report(inner, DiagID::err_ir_async_read_before_sync);
+            d << inner->name();
+            SourceLoc at = locationOf(p.copy);
+            d.note(DiagID::note_ir_async_copy_here, SourceRange(at, SourceLoc{at.offset + 1}));
+            pending.clear();
+            break;
+          }
+      if (syncInside) pending.clear();
+    }
   }
 
   // Checks the block arguments of region `r` against `types`.
