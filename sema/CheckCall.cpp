@@ -1,6 +1,8 @@
 // Calls: builtins (driven by the signatures of Builtins.def), casts, user functions and kernels,
 // and the rules attached to builtin uses (context, group features, determinism, writes).
 #include <algorithm>
+#include <cctype>
+#include <map>
 
 #include "sema/Checker.h"
 
@@ -136,9 +138,11 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
   std::vector<const Param*> normals;
   for (const Param& p : f->params)
     if (p.paramKind == Param::Normal && !p.name.empty()) normals.push_back(&p);
+  std::map<std::string, std::pair<std::string, std::string>> symbolSizes;  // symbol -> (size, parameter)
   for (size_t i = 0; i < e->args.size(); ++i) {
     Argument& a = e->args[i];
     const Param* target = nullptr;
+    bool conflict = false;
     if (a.kind == Argument::Positional) {
       ++given;
       if (pi < normals.size()) target = normals[pi++];
@@ -170,7 +174,31 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
         if (!pt->isLenient() && !at->isLenient()) {
           if (pt->kind == TypeKind::Tensor) ok = at->kind == TypeKind::Tensor;
           else if (pt->kind == TypeKind::Scalar) ok = at->kind == TypeKind::Scalar;
+          // Ranks and static extents must match; a shape symbol must bind one size.
+          if (ok && pt->kind == TypeKind::Tensor && pt->rankKnown && at->rankKnown) {
+            if (pt->dims.size() != at->dims.size()) ok = false;
+            for (size_t d = 0; ok && d < pt->dims.size(); ++d) {
+              const Extent &want = pt->dims[d], &got = at->dims[d];
+              if (!extentIsConst(got)) continue;
+              if (extentIsConst(want)) {
+                if (want != got) ok = false;
+                continue;
+              }
+              bool symbol = !want.empty() && (std::isalpha(static_cast<unsigned char>(want[0])) || want[0] == '_') &&
+                            std::all_of(want.begin(), want.end(), [](char ch) {
+                              return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+                            });
+              if (!symbol) continue;
+              auto [it, inserted] = symbolSizes.emplace(want, std::make_pair(got, target->name));
+              if (!inserted && it->second.first != got) {
+                diags.report(DiagID::err_shape_symbol_conflict, a.value->range)
+                    << want << fnType->name << it->second.first << it->second.second << got << target->name;
+                conflict = true;
+              }
+            }
+          }
         }
+        if (conflict) continue;
         if (!ok)
           diags.report(DiagID::err_call_argument_type, a.value->range)
               << fnType->name << target->name << ("'" + pt->str() + "'") << at->str();
@@ -352,6 +380,13 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
   }
   if (!ok) return T.error();
 
+  // With *args or **kwargs the binding is unknown: only the generic result below applies.
+  if (star) {
+    const std::string& r = sig.result;
+    if (r == "none") return T.none();
+    if (!r.empty() && r[0] >= 'A' && r[0] <= 'Z') return T.opaque(r);
+    return T.dynamic();
+  }
   auto arg = [&](const char* name) -> Expr* {
     for (size_t p = 0; p < sig.params.size(); ++p)
       if (sig.params[p].name == name) return bound[p];
