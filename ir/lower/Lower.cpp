@@ -137,6 +137,10 @@ private:
   };
   std::vector<Pending> pending_;
   bool needsGroup_ = false;
+  // A loop body that copies into shared memory and reads shared memory ends with a barrier, so
+  // that the next iteration's copies cannot overwrite what a slower tile still reads.
+  unsigned asyncCopies_ = 0;
+  bool smemReadSinceBarrier_ = false;
   std::vector<I::Value*> returned_;
   bool sawReturn_ = false;
   // The enclosing `for m, n, k in tile.mma(...)` loop.
@@ -563,6 +567,7 @@ I::Value* FnLowering::scalarValue(Expr* e, I::Type want) {
 // ---- async copies: completion is awaited lazily (DESIGN.md's pipelines overlap copies).
 
 void FnLowering::waitFor(I::Value* buf, bool barrier) {
+  if (barrier && buf->type->kind == I::TypeKind::Smem) smemReadSinceBarrier_ = true;
   std::vector<I::Value*> toks;
   bool sameRegion = true;
   for (auto it = pending_.begin(); it != pending_.end();) {
@@ -576,7 +581,10 @@ void FnLowering::waitFor(I::Value* buf, bool barrier) {
   }
   if (toks.empty()) return;
   op(I::OpId::AsyncWait, toks, {});
-  if (barrier && sameRegion && kernel_) op(I::OpId::TileBarrier, {}, {});
+  if (barrier && sameRegion && kernel_) {
+    op(I::OpId::TileBarrier, {}, {});
+    smemReadSinceBarrier_ = buf->type->kind == I::TypeKind::Smem;
+  }
 }
 
 void FnLowering::waitAll(bool) {
@@ -609,6 +617,7 @@ void FnLowering::asyncCopy(I::Value* dst, I::Value* src, SourceRange at) {
     unsupported(at, "an async copy of " + I::printType(src->type) + " into " + I::printType(dst->type),
                 "the shared buffer and the source need the same number of elements");
   waitFor(dst, false);
+  ++asyncCopies_;
   I::Value* tok = op1(I::OpId::AsyncCopy, {dst, src}, ctx().token());
   pending_.push_back({tok, dst, depth_});
 }
@@ -1386,6 +1395,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       loc(e);
       waitAll(true);
       op(I::OpId::TileBarrier, {}, {});
+      smemReadSinceBarrier_ = false;
       return LV();
     case BuiltinId::TSharedAlloc:
     case BuiltinId::TileAllocShared: {
@@ -1622,6 +1632,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       op(I::OpId::TileBarrier, {}, {});
       L.acc = op1(I::OpId::TileMma, {L.sA, L.sB, L.acc}, L.acc->type);
       op(I::OpId::TileBarrier, {}, {});
+      smemReadSinceBarrier_ = false;
       return LV();
     }
     case BuiltinId::TileSoftmax: {
@@ -2123,8 +2134,13 @@ void FnLowering::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* ste
   MmaLoop* savedMma = mma_;
   if (extraArg && mma_) mma_->acc = extraArg;
   bindIv(iv);
+  unsigned copiesBefore = asyncCopies_;
   lowerBlock(bodyStmts);
   flushRegion();
+  if (asyncCopies_ != copiesBefore && smemReadSinceBarrier_ && kernel_) {
+    op(I::OpId::TileBarrier, {}, {});
+    smemReadSinceBarrier_ = false;
+  }
   std::vector<I::Value*> ys;
   for (size_t i = 0; i < carried.size(); ++i) {
     auto it = env_.find(carried[i]);

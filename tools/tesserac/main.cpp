@@ -1,5 +1,6 @@
 // tesserac: the Tessera compiler driver. A thin layer over the stage libraries: it reads the
 // command line, loads the inputs, runs the stages in order and writes what --emit asks for.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -149,6 +150,7 @@ int run(const DriverOptions& opts) {
     std::unique_ptr<ir::Module> lowered = lowerToTileIR(*module, sema, diags);
     if (!lowered || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
       diags.finish();
+      if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output
       return 1;
     }
     if (opts.emitGiven && opts.emit == EmitKind::TileIR && opts.passes.empty()) {
