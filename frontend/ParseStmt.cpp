@@ -195,7 +195,6 @@ void Parser::parseSimpleStatementsInto(std::vector<Stmt*>& out) {
 
 Stmt* Parser::parseSimpleStatement() {
   const Token& t = tok();
-  SourceLoc begin = t.range.begin;
   switch (t.kind) {
     case TokenKind::kw_pass: consume(); return ctx_.make<PassStmt>(t.range);
     case TokenKind::kw_break:
@@ -228,7 +227,6 @@ Stmt* Parser::parseSimpleStatement() {
         fail(DiagID::err_parse_unsupported, t.range) << what;
         return nullptr;
       }
-      (void)begin;
       return parseExprOrAssignment();
   }
 }

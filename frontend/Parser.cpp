@@ -160,16 +160,6 @@ SourceRange Parser::hereRange() const {
   return t.range;
 }
 
-std::string Parser::describe(const Token& t) const {
-  switch (t.kind) {
-    case TokenKind::Newline: return "newline";
-    case TokenKind::Eof: return "end of file";
-    case TokenKind::Indent: return "indent";
-    case TokenKind::Dedent: return "dedent";
-    default: return "'" + std::string(t.text) + "'";
-  }
-}
-
 static const char* closerSpelling(TokenKind k) {
   switch (k) {
     case TokenKind::r_paren: return ")";

@@ -69,8 +69,6 @@ private:
   // the next token starts an expression on the same line.
   bool expectCloser(TokenKind closer, const Token& opener, const char* between = nullptr);
   static bool startsExpr(const Token& t);
-  // Describes what was found, for messages: "newline", "'x'", ...
-  std::string describe(const Token& t) const;
 
   // ---------------------------------------------------------------- statements (ParseStmt.cpp)
   void parseStatementInto(std::vector<Stmt*>& out);
@@ -157,7 +155,6 @@ private:
   bool panic_ = false;
   unsigned loopDepth_ = 0;
   unsigned funcDepth_ = 0;
-  unsigned suiteDepth_ = 0;  // > 0 while parsing a block (for "unexpected indent" recovery)
 };
 
 }  // namespace tessera
