@@ -279,7 +279,10 @@ std::string builtinsMarkdown() {
       if (c == '|') docEsc += "\\|";
       else docEsc += c;
     }
-    md += "| " + name + " | `" + esc + "` | " + builtinContextName(b->context) + " | " + effectNames(b->effects) +
+    std::string effects = effectNames(b->effects);
+    for (char& c : effects)
+      if (c == '|') c = ' ';  // a table cell cannot hold '|'
+    md += "| " + name + " | `" + esc + "` | " + builtinContextName(b->context) + " | " + effects +
           " | " + docEsc + " |\n";
   }
   md += "\n#### Dtypes\n\n| dtype | also spelled | bits | kind | exponent / mantissa bits | description |\n|---|---|---|---|---|---|\n";
