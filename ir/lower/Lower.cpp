@@ -102,6 +102,16 @@ I::Dim dimOf(const Extent& e) {
   return d;
 }
 
+// Symbols in source order (declaration position), so carried values have a stable order.
+struct SymLess {
+  bool operator()(const Symbol* a, const Symbol* b) const {
+    if (a->declRange.begin.offset != b->declRange.begin.offset) return a->declRange.begin.offset < b->declRange.begin.offset;
+    if (a->name != b->name) return a->name < b->name;
+    return a < b;
+  }
+};
+using SymSet = std::set<const Symbol*, SymLess>;
+
 class ModuleLowering;
 
 class FnLowering {
@@ -238,13 +248,13 @@ private:
   void lowerFor(ForStmt* s);
   void lowerWhile(WhileStmt* s);
   void lowerMmaLoop(ForStmt* s, CallExpr* call);
-  void assignedIn(const tessera::Block& b, std::set<const Symbol*>& out);
-  void assignedTarget(Expr* t, std::set<const Symbol*>& out);
+  void assignedIn(const tessera::Block& b, SymSet& out);
+  void assignedTarget(Expr* t, SymSet& out);
   I::Type carriedType(const Symbol* s, const LV& v, SourceRange at, const char* construct);
   // A loop over [lb, ub) by step; `body` lowers the body with the induction variable.
   void buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* step, std::vector<I::NamedAttr> attrs,
                  const tessera::Block& bodyStmts, SourceRange at, const char* construct,
-                 const std::function<void(I::Value*)>& bindIv, const std::set<const Symbol*>& exclude,
+                 const std::function<void(I::Value*)>& bindIv, const SymSet& exclude,
                  I::Value* extraInit = nullptr, I::Value** extraOut = nullptr);
   void finishFunction(SourceRange at);
 };
@@ -1812,7 +1822,7 @@ LV FnLowering::lowerUserCall(const Type* fnType, CallExpr* e) {
 
 // ------------------------------------------------------------------------------------ statements
 
-void FnLowering::assignedTarget(Expr* t, std::set<const Symbol*>& out) {
+void FnLowering::assignedTarget(Expr* t, SymSet& out) {
   if (auto* n = dyn_cast<NameExpr>(t)) {
     if (n->symbol) out.insert(n->symbol);
   } else if (auto* tu = dyn_cast<TupleExpr>(t)) {
@@ -1824,7 +1834,7 @@ void FnLowering::assignedTarget(Expr* t, std::set<const Symbol*>& out) {
   }
 }
 
-void FnLowering::assignedIn(const tessera::Block& b, std::set<const Symbol*>& out) {
+void FnLowering::assignedIn(const tessera::Block& b, SymSet& out) {
   for (Stmt* s : b.stmts) {
     if (auto* a = dyn_cast<AssignStmt>(s)) {
       for (Expr* t : a->targets) assignedTarget(t, out);
@@ -2033,7 +2043,7 @@ void FnLowering::lowerAugAssign(AugAssignStmt* s) {
 void FnLowering::lowerIf(IfStmt* s) {
   I::Value* c = toBool(value(lower(s->cond), s->cond->range), s->cond->range);
   loc(s);
-  std::set<const Symbol*> assigned;
+  SymSet assigned;
   assignedIn(s->thenBlock, assigned);
   assignedIn(s->elseBlock, assigned);
   I::Operation* ifOp = op(I::OpId::ScfIf, {c}, {});
@@ -2100,9 +2110,9 @@ void FnLowering::lowerIf(IfStmt* s) {
 
 void FnLowering::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* step, std::vector<I::NamedAttr> attrs,
                            const tessera::Block& bodyStmts, SourceRange at, const char* construct,
-                           const std::function<void(I::Value*)>& bindIv, const std::set<const Symbol*>& exclude,
+                           const std::function<void(I::Value*)>& bindIv, const SymSet& exclude,
                            I::Value* extraInit, I::Value** extraOut) {
-  std::set<const Symbol*> assigned;
+  SymSet assigned;
   assignedIn(bodyStmts, assigned);
   std::vector<const Symbol*> carried;
   std::vector<I::Type> types;
@@ -2172,7 +2182,7 @@ void FnLowering::lowerFor(ForStmt* s) {
   if (!s->elseBlock.stmts.empty()) unsupported(s->elseBlock.range, "'else' on a for loop");
   auto* call = dyn_cast<CallExpr>(s->iter);
   const BuiltinInfo* bi = call && call->callee->type && call->callee->type->kind == TypeKind::Builtin ? call->callee->type->builtin : nullptr;
-  std::set<const Symbol*> targets;
+  SymSet targets;
   assignedTarget(s->target, targets);
   auto* targetName = dyn_cast<NameExpr>(s->target);
   if (bi && bi->id == BuiltinId::TileMma) return lowerMmaLoop(s, call);
@@ -2335,7 +2345,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   MmaLoop L{A, B, m0, n0, nullptr, acc0, sA, sB, BM, BN, BK};
   MmaLoop* saved = mma_;
   mma_ = &L;
-  std::set<const Symbol*> targets;
+  SymSet targets;
   assignedTarget(s->target, targets);
   I::Value* accOut = nullptr;
   auto* mN = dyn_cast<NameExpr>(tu->elements[0]);
@@ -2360,7 +2370,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
 
 void FnLowering::lowerWhile(WhileStmt* s) {
   if (!s->elseBlock.stmts.empty()) unsupported(s->elseBlock.range, "'else' on a while loop");
-  std::set<const Symbol*> assigned;
+  SymSet assigned;
   assignedIn(s->body, assigned);
   std::vector<const Symbol*> carried;
   std::vector<I::Type> types;
