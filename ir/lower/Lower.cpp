@@ -4,6 +4,7 @@
 // that a branch or a loop body assigns. The rules are in docs/tile-ir.md, "Lowering from the AST".
 #include "ir/lower/Lower.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -584,7 +585,9 @@ void FnLowering::waitFor(I::Value* buf, bool barrier) {
     if (it->buf == buf) {
       toks.push_back(it->token);
       sameRegion = sameRegion && it->depth == depth_;
-      it = pending_.erase(it);
+      // A copy from an enclosing region stays pending there (this region may not run).
+      if (it->depth >= depth_) it = pending_.erase(it);
+      else ++it;
     } else {
       ++it;
     }
@@ -600,7 +603,8 @@ void FnLowering::waitFor(I::Value* buf, bool barrier) {
 void FnLowering::waitAll(bool) {
   std::vector<I::Value*> toks;
   for (auto& p : pending_) toks.push_back(p.token);
-  pending_.clear();
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.depth >= depth_; }),
+                 pending_.end());
   if (!toks.empty()) op(I::OpId::AsyncWait, toks, {});
 }
 
@@ -1215,7 +1219,10 @@ Expr* FnLowering::argument(CallExpr* e, const BuiltinInfo& b, const char* name) 
   size_t pos = 0;
   for (size_t p = 0; p < b.sig.params.size(); ++p) {
     const BuiltinParam& bp = b.sig.params[p];
-    if (bp.variadic) break;
+    if (bp.variadic) {
+      pos = SIZE_MAX / 2;  // later parameters are keyword-only
+      continue;
+    }
     if (bp.name == name) {
       for (const Argument& a : e->args)
         if (a.kind == Argument::Keyword && a.keyword == name) return a.value;
@@ -1840,7 +1847,11 @@ void FnLowering::assignedIn(const tessera::Block& b, SymSet& out) {
       for (Expr* t : a->targets) assignedTarget(t, out);
       // A copy into an unsized shared buffer gives the variable its buffer.
     } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      assignedTarget(au->target, out);
+      // `C += t` on a tensor parameter updates memory; it does not rebind the name.
+      auto* n = dyn_cast<NameExpr>(au->target);
+      if (!n || !n->symbol || n->symbol->kind != SymbolKind::Parameter || !n->symbol->type ||
+          n->symbol->type->kind != TypeKind::Tensor)
+        assignedTarget(au->target, out);
     } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
       assignedTarget(an->target, out);
     } else if (auto* i = dyn_cast<IfStmt>(s)) {
