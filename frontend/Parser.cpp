@@ -182,12 +182,34 @@ bool Parser::expectCloser(TokenKind closer, const Token& opener, const char* bet
     b << between;
     b.fixitInsert(prevEnd_, ",");
     return false;
+  } else if (neverClosed(opener)) {
+    // The scanner joined the following lines into this one: say so at the opener, and read on
+    // from the start of the physical line where the parser noticed.
+    fail(DiagID::err_parse_unclosed_bracket, opener.range) << open;
+    size_t openerIndex = static_cast<size_t>(&opener - toks_->data());
+    size_t i = pos_;
+    while (i > openerIndex + 1 && !startsPhysicalLine(i)) --i;
+    if (i > openerIndex && startsPhysicalLine(i)) {
+      pos_ = i;
+      resyncLayout();
+    }
   } else {
     DiagBuilder b = fail(DiagID::err_parse_expected_closer, startsPhysicalLine(pos_) ? insertionPoint() : hereRange());
     b << closerSpelling(closer);
     b.note(DiagID::note_parse_to_match, opener.range, {open});
   }
   return false;
+}
+
+bool Parser::neverClosed(const Token& opener) const {
+  if (!unbalancedAtEof_ || panic_) return false;
+  const Token* base = toks_->data();
+  if (&opener < base || &opener >= base + toks_->size()) return false;  // from before a resync
+  size_t openerIndex = static_cast<size_t>(&opener - base);
+  if (openerIndex < lastLogicalLineStart_) return false;
+  if (tok().isOneOf(TokenKind::Newline, TokenKind::Eof, TokenKind::Indent, TokenKind::Dedent)) return false;
+  if (startsPhysicalLine(pos_)) return false;
+  return sm_.lineColumn(opener.range.begin).line != sm_.lineColumn(tok().range.begin).line;
 }
 
 bool Parser::startsExpr(const Token& t) {

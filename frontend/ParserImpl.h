@@ -69,6 +69,9 @@ private:
   // the next token starts an expression on the same line.
   bool expectCloser(TokenKind closer, const Token& opener, const char* between = nullptr);
   static bool startsExpr(const Token& t);
+  // The opener was never closed: the scanner joined later lines into its logical line, and the
+  // parser failed in the middle of one of them.
+  bool neverClosed(const Token& opener) const;
 
   // ---------------------------------------------------------------- statements (ParseStmt.cpp)
   void parseStatementInto(std::vector<Stmt*>& out);

@@ -506,6 +506,9 @@ TEST_CASE("recovery: N independent errors give exactly N diagnostics") {
       {"for i range(3):\n    pass\nelse:\n    pass\nelse:\n    pass\n",
        "err_parse_expected_in 1:7; err_parse_else_without_if 5:1"},
       {"@kernel\nx = 1\ny = [1, 2 3]\n", "err_parse_decorator_without_def 2:1; err_parse_missing_comma 3:11"},
+      {"def f(x):\n    z = (\n    w = 1 2\n    return [1,\nv = 3 4\n",
+       "err_parse_unclosed_bracket 2:9; err_parse_expected_newline 3:11; err_parse_unclosed_bracket 4:12; "
+       "err_parse_expected_newline 5:7"},
       {"x = a +\ny = f(a]\nz = 1)\n",
        "err_parse_trailing_operator 1:7; err_parse_mismatched_closer 2:8; err_parse_unmatched_closer 3:6"},
   };
