@@ -963,8 +963,21 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
     }
     case BinaryOp::Pow: {
       if (isF) return bin(I::OpId::MathPow, a, b);
-      if (a->defOp && false) return a;
-      unsupported(at, "'**' on integers", "convert to a float first (f32(x) ** y)");
+      // Integers: a constant exponent in [0, 64] multiplies by squaring.
+      if (b->defOp && b->defOp->id == I::OpId::ArithConstant && !tiles) {
+        const I::Attribute* c = b->defOp->attr("value");
+        if (c && c->kind == I::AttrKind::Int && c->i >= 0 && c->i <= 64) {
+          I::Value* result = constant(1, t);
+          I::Value* base = a;
+          for (int64_t e = c->i; e > 0; e >>= 1) {
+            if (e & 1) result = bin(I::OpId::ArithMulI, result, base);
+            if (e > 1) base = bin(I::OpId::ArithMulI, base, base);
+          }
+          return result;
+        }
+      }
+      unsupported(at, "'**' on integers with an exponent that is not a constant in [0, 64]",
+                  "convert to a float first (f32(x) ** y)");
     }
     case BinaryOp::BitAnd: return bin(I::OpId::ArithAndI, a, b);
     case BinaryOp::BitOr: return bin(I::OpId::ArithOrI, a, b);
