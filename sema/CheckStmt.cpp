@@ -137,8 +137,9 @@ void Checker::checkReturn(ReturnStmt* s) {
 
 void Checker::checkAssign(AssignStmt* s) {
   const Type* v = check(s->value);
-  if (v->kind == TypeKind::Builtin && v->builtin && !v->builtin->sig.isValue && !v->builtin->sig.isTypeConstructor &&
-      s->value) {
+  // In a kernel a builtin is only ever called; host code may pass functions around as values.
+  if (inKernel() && v->kind == TypeKind::Builtin && v->builtin && !v->builtin->sig.isValue &&
+      !v->builtin->sig.isTypeConstructor && s->value) {
     std::string name = v->builtin->name;
     diags.report(DiagID::err_builtin_not_called, s->value->range) << name;
     v = T.error();
