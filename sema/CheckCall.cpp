@@ -501,6 +501,8 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         }
       }
       if (arg("BM") || arg("BN") || arg("BK")) {
+        // The iteration form accumulates into C (tile.mma_sync): C is written.
+        if (Expr* c = arg("c")) checkWriteAccess(c, c->range, false, BinaryOp::Add);
         const Type* i = T.scalar(DType::INT32);
         return T.range(T.tuple({i, i, i}));
       }
