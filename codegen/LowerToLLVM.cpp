@@ -277,6 +277,9 @@ bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
     b_.CreateRetVoid();
   } else {
     // No synchronisation: one call per group runs its tiles in a loop LLVM can vectorise.
+    // Parameters are read once, before the loop.
+    hooks_ = makeCpuHooks(shapeOf(k), ctx, nullptr);
+    bindParams(func, tensors, scalars);
     auto* ctxTy = cpuCtxType(c_);
     llvm::Value* first = b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(ctxTy, ctx, 8));
     llvm::Value* groupTiles =
@@ -294,8 +297,6 @@ bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
     b_.CreateCondBr(b_.CreateICmpULT(t, tiles), body, exit);
     b_.SetInsertPoint(body);
     hooks_ = makeCpuHooks(shapeOf(k), ctx, t);
-    // Parameters are loop-invariant; LLVM hoists their loads.
-    bindParams(func, tensors, scalars);
     ir::Operation* term = nullptr;
     if (!lowerBlock(func.body(), &term)) return false;
     t->addIncoming(b_.CreateAdd(t, b_.getInt64(1)), b_.GetInsertBlock());
@@ -330,6 +331,21 @@ bool Lowering::lowerBlock(ir::Block& block, ir::Operation** terminator) {
 }
 
 bool Lowering::lowerOp(ir::Operation& op) {
+  // Every operand must have been lowered (an op this lowering does not support fails before
+  // its users are reached, so this only guards against internal mistakes).
+  for (ir::Value* v : op.operands)
+    if (!vals_.count(v) && !views_.count(v)) return fail(op, "internal error: an operand was not lowered");
+  if (op.id == OpId::ArithSelect && ir::isView(op.result()->type)) {
+    View a = *view(op.operand(1)), b = *view(op.operand(2));
+    View r = a;
+    r.ptr = b_.CreateSelect(get(op.operand(0)), a.ptr, b.ptr);
+    for (size_t d = 0; d < r.shape.size(); ++d) {
+      r.shape[d] = b_.CreateSelect(get(op.operand(0)), a.shape[d], b.shape[d]);
+      r.strides[d] = b_.CreateSelect(get(op.operand(0)), a.strides[d], b.strides[d]);
+    }
+    views_[op.result()] = r;
+    return true;
+  }
   switch (op.id) {
     case OpId::ArithConstant: {
       ir::Type t = op.result()->type;
@@ -386,7 +402,10 @@ bool Lowering::lowerOp(ir::Operation& op) {
 
 bool Lowering::lowerArith(ir::Operation& op) {
   ir::Type t = op.operand(0)->type;
-  if (ir::isValueShaped(t) || ir::isValueShaped(op.result()->type))
+  for (ir::Value* v : op.operands)
+    if (ir::isValueShaped(v->type) || ir::isView(v->type))
+      return fail(op, "arithmetic on tile values is not supported by code generation yet");
+  if (ir::isValueShaped(op.result()->type))
     return fail(op, "arithmetic on tile values is not supported by code generation yet");
   if (!scalarType(t)) return fail(op, "arithmetic on " + ir::printType(t) + " is not supported by code generation yet");
   llvm::Value* a = get(op.operand(0));

@@ -54,9 +54,21 @@ tessera_status CpuExecutor::run(const LaunchPlan &plan) {
   std::vector<std::string> faults(workers);
   std::vector<uint64_t> faultGroup(workers, UINT64_MAX);
 
+  // Kernels without a group shape and without synchronisation cannot observe groups: each
+  // worker runs its whole range of tiles in one call, which the compiled tile loop vectorises.
+  bool wholeRange = (k.flags & TESSERA_KERNEL_CPU_PER_GROUP) && !(k.flags & TESSERA_KERNEL_GROUPED);
   pool_->run([&](unsigned w) {
     thread_local GroupRunner runner;
     uint64_t begin = groups * w / workers, end = groups * (w + 1) / workers;
+    if (wholeRange) {
+      if (begin < end && !runner.runTiles(plan, begin * plan.groupTiles, (end - begin) * plan.groupTiles, faults[w])) {
+        faultGroup[w] = begin;
+        uint64_t cur = firstFault.load();
+        while (begin < cur && !firstFault.compare_exchange_weak(cur, begin)) {
+        }
+      }
+      return;
+    }
     for (uint64_t g = begin; g < end; ++g) {
       if (g > firstFault.load(std::memory_order_relaxed))
         return; // a lower group already faulted: that one is reported

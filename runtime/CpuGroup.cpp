@@ -31,6 +31,30 @@ void opFault(const tessera_cpu_ctx *ctx, const char *message) { runnerOf(ctx).re
 const tessera_cpu_ops kOps = {opBarrier, opPartitionSync, opShuffle, opVote, opFault};
 } // namespace
 
+bool GroupRunner::runTiles(const LaunchPlan &plan, uint64_t first, uint64_t count, std::string &fault) {
+  plan_ = &plan;
+  faulted_ = false;
+  faultMessage_.clear();
+  tessera_cpu_ctx c{};
+  for (int i = 0; i < 3; ++i) {
+    c.group_shape[i] = plan.group[i];
+    c.grid_shape[i] = plan.grid[i];
+  }
+  uint64_t left = static_cast<uint64_t>(plan.launchTiles) - first;
+  c.group_tiles = static_cast<uint32_t>(std::min<uint64_t>({count, left, UINT32_MAX}));
+  c.group_linear = first / plan.groupTiles;
+  c.grid_groups = plan.groups;
+  c.global_linear = first;
+  c.launch_tiles = static_cast<uint64_t>(plan.launchTiles);
+  c.ops = &kOps;
+  c.runtime = this;
+  tiles_ = c.group_tiles;
+  plan.kernel->cpu_entry(const_cast<void **>(plan.argPtrs.data()), &c);
+  if (faulted_)
+    fault = faultMessage_;
+  return !faulted_;
+}
+
 bool GroupRunner::run(const LaunchPlan &plan, uint64_t group, std::string &fault) {
   const tessera_kernel_desc &k = *plan.kernel;
   plan_ = &plan;
@@ -65,6 +89,16 @@ bool GroupRunner::run(const LaunchPlan &plan, uint64_t group, std::string &fault
   base.ops = &kOps;
   base.runtime = this;
 
+  if (k.flags & TESSERA_KERNEL_CPU_PER_GROUP) {
+    // One call runs the whole group: it needs the group's context only, not one per tile.
+    ctx_.resize(1);
+    ctx_[0] = base;
+    ctx_[0].global_linear = first;
+    k.cpu_entry(const_cast<void **>(plan.argPtrs.data()), &ctx_[0]);
+    if (faulted_)
+      fault = faultMessage_;
+    return !faulted_;
+  }
   ctx_.assign(tiles_, base);
   for (uint32_t t = 0; t < tiles_; ++t) {
     tessera_cpu_ctx &c = ctx_[t];
@@ -76,10 +110,7 @@ bool GroupRunner::run(const LaunchPlan &plan, uint64_t group, std::string &fault
   }
   void **args = const_cast<void **>(plan.argPtrs.data());
 
-  if (k.flags & TESSERA_KERNEL_CPU_PER_GROUP) {
-    ctx_[0].global_linear = first;
-    k.cpu_entry(args, &ctx_[0]);
-  } else if (!(k.flags & TESSERA_KERNEL_CPU_SYNC)) {
+  if (!(k.flags & TESSERA_KERNEL_CPU_SYNC)) {
     for (uint32_t t = 0; t < tiles_ && !faulted_; ++t)
       k.cpu_entry(args, &ctx_[t]);
   } else {

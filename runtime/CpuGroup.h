@@ -25,6 +25,9 @@ public:
 
   // Runs group `group` of `plan`. Returns false if the group faulted (message in `fault`).
   bool run(const LaunchPlan &plan, uint64_t group, std::string &fault);
+  // Runs `count` tiles of an ungrouped, unsynchronised kernel starting at global tile `first`
+  // in one call of its per-group entry.
+  bool runTiles(const LaunchPlan &plan, uint64_t first, uint64_t count, std::string &fault);
 
   // Runtime services behind tessera_cpu_ops (called from compiled code on a tile's fiber).
   void partitionSync(uint32_t tile, uint32_t size);

@@ -84,20 +84,51 @@ TEST_CASE("cpu ctx: ungrouped launches run exactly one tile per element") {
   CHECK(bad == 0);
 }
 
-TEST_CASE("cpu ctx: per-group entries are called once per group") {
+TEST_CASE("cpu ctx: per-group entries of grouped kernels are called once per group") {
   KernelSpec k;
   k.name = "per_group";
   k.cpu = perGroupCpu;
   k.params = {tensorParam("out", TESSERA_U32, {sym(0)}, true)};
   k.symbols = {"n"};
-  k.flags |= TESSERA_KERNEL_CPU_PER_GROUP;
+  k.flags |= TESSERA_KERNEL_CPU_PER_GROUP | TESSERA_KERNEL_GROUPED;
+  k.group[0] = 256;
   TestModule m("ctx_per_group", {k});
   REQUIRE(m.status == TESSERA_SUCCESS);
-  std::vector<uint32_t> out(600, 0xFFFFFFFFu);
-  tessera_tensor ot = tessera::tensor(out.data(), {600});
-  REQUIRE(cpuLaunch(m.kernel(), nullptr, {tessera::arg(ot)}) == TESSERA_SUCCESS);
+  std::vector<uint32_t> out(768, 0xFFFFFFFFu);
+  tessera_tensor ot = tessera::tensor(out.data(), {768});
+  tessera_launch_options opts{};
+  opts.grid[0] = 3;
+  opts.grid[1] = opts.grid[2] = 1;
+  REQUIRE(cpuLaunch(m.kernel(), &opts, {tessera::arg(ot)}) == TESSERA_SUCCESS);
   int bad = 0;
-  for (uint32_t i = 0; i < 600; ++i) // groups of 256 tiles: 256, 256, 88
+  for (uint32_t i = 0; i < 768; ++i) // three groups of 256 tiles
     bad += out[i] != (i / 256) * 1000 + i % 256;
   CHECK(bad == 0);
+}
+
+TEST_CASE("cpu ctx: per-group entries of ungrouped kernels run whole ranges of tiles") {
+  KernelSpec k;
+  k.name = "per_range";
+  k.cpu = perGroupCpu;
+  k.params = {tensorParam("out", TESSERA_U32, {sym(0)}, true)};
+  k.symbols = {"n"};
+  k.flags |= TESSERA_KERNEL_CPU_PER_GROUP;
+  TestModule m("ctx_per_range", {k});
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  for (uint32_t threads : {1u, 2u, 5u}) {
+    REQUIRE(tessera_cpu_set_threads(threads) == TESSERA_SUCCESS);
+    std::vector<uint32_t> out(600, 0xFFFFFFFFu);
+    tessera_tensor ot = tessera::tensor(out.data(), {600});
+    REQUIRE(cpuLaunch(m.kernel(), nullptr, {tessera::arg(ot)}) == TESSERA_SUCCESS);
+    // Every tile is run exactly once, in contiguous ranges: out[i] - i % range is the same
+    // across a range, and every element was written.
+    int unwritten = 0;
+    for (uint32_t i = 0; i < 600; ++i) unwritten += out[i] == 0xFFFFFFFFu;
+    CHECK(unwritten == 0);
+    int calls = 0;
+    for (uint32_t i = 0; i < 600; ++i) calls += out[i] % 1000 == 0;
+    CHECK(calls >= 1);
+    CHECK(calls <= static_cast<int>(threads));
+  }
+  REQUIRE(tessera_cpu_set_threads(0) == TESSERA_SUCCESS);
 }

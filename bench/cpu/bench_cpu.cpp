@@ -1,0 +1,65 @@
+// The CPU executor against a plain C++ loop (-O3) over the same data: saxpy on 2^24 f32
+// elements. Reports the median of 15 runs after 2 warm-ups for the loop (one thread) and for the
+// executor with 1 thread and with every core; issue 6's bar is the executor within 3x of the loop.
+#include <tessera/runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "saxpy.h"
+
+namespace {
+void check(tessera_status s, const char* what) {
+  if (s != TESSERA_SUCCESS) {
+    std::printf("FAIL: %s: %s\n", what, tessera_last_error_message());
+    std::exit(1);
+  }
+}
+
+double medianMs(const std::function<void()>& run) {
+  for (int i = 0; i < 2; ++i) run();
+  std::vector<double> ms;
+  for (int i = 0; i < 15; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+__attribute__((noinline)) void plainSaxpy(const float* x, float* y, float a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("TESSERA_DEVICE", "cpu", 1);
+  int64_t n = argc > 1 ? std::atoll(argv[1]) : (int64_t(1) << 24);
+  check(tessera_init(), "init");
+  std::vector<float> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 1000) / 1000.0f;
+    y[i] = static_cast<float>(i % 777) / 777.0f;
+  }
+  tessera_tensor tx, ty;
+  tessera_tensor_init(&tx, x.data(), TESSERA_F32, 1, &n, 0);
+  tessera_tensor_init(&ty, y.data(), TESSERA_F32, 1, &n, 0);
+  double loop = medianMs([&] { plainSaxpy(x.data(), y.data(), 1.0001f, n); });
+  check(tessera_cpu_set_threads(1), "threads");
+  double one = medianMs([&] { check(saxpy::saxpy(tx, ty, 1.0001f), "saxpy"); });
+  check(tessera_cpu_set_threads(0), "threads");
+  unsigned all = tessera_cpu_threads();
+  double many = medianMs([&] { check(saxpy::saxpy(tx, ty, 1.0001f), "saxpy"); });
+  std::printf("saxpy, %lld f32 elements (%u hardware threads)\n", (long long)n, std::thread::hardware_concurrency());
+  std::printf("%-34s %9s %9s\n", "version", "ms", "vs loop");
+  std::printf("%-34s %9.3f %9.2f\n", "plain C++ loop, -O3, 1 thread", loop, 1.0);
+  std::printf("%-34s %9.3f %9.2f\n", "CPU executor, 1 thread", one, one / loop);
+  std::printf("%-34s %9.3f %9.2f\n", ("CPU executor, " + std::to_string(all) + " threads").c_str(), many, many / loop);
+  return 0;
+}
