@@ -215,22 +215,34 @@ bool isTypePosition(std::string_view before) {
     if (!isIdentChar(ch)) return false;
   return keywordKind(head) == TokenKind::Identifier;
 }
+
+// Is the end of `before` (a line's text up to the cursor) inside a comment or a string?
+bool inCommentOrString(std::string_view before) {
+  char quote = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    char ch = before[i];
+    if (quote) {
+      if (ch == '\\') ++i;
+      else if (ch == quote) quote = 0;
+    } else if (ch == '#') {
+      return true;
+    } else if (ch == '"' || ch == '\'') {
+      quote = ch;
+    }
+  }
+  return quote != 0;
+}
 }  // namespace
 
-json completion(const Analysis& a, uint32_t offset) {
+json completion(const Analysis& a, std::string_view text, Position pos) {
   json result = {{"isIncomplete", false}, {"items", json::array()}};
-  // Nothing inside comments and strings.
-  if (offset > 0)
-    if (const Token* t = a.tokenAt(offset - 1)) {
-      uint32_t b = a.offsetOf(t->range.begin), e = a.offsetOf(t->range.end);
-      if (t->kind == TokenKind::Comment && b < offset) return result;
-      if ((t->kind == TokenKind::StringLiteral || t->kind == TokenKind::FStringLiteral) && b < offset && offset < e)
-        return result;
-    }
-
-  Position pos = a.lines.position(offset);
-  std::string_view line = a.lines.lineText(pos.line);
+  LineTable lines(text);
+  std::string_view line = lines.lineText(pos.line);
   std::string_view before = line.substr(0, utf8PrefixForUTF16(line, pos.character));
+  if (inCommentOrString(before)) return result;
+  // The scopes come from `a`; map the cursor to its text by line (an older text differs by the
+  // edit being typed, which is on this line).
+  uint32_t offset = a.lines.clampedOffset(pos);
   size_t p = before.size();
   while (p > 0 && isIdentChar(before[p - 1])) --p;
   Items items;

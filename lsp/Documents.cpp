@@ -8,6 +8,7 @@ Document& DocumentStore::open(const std::string& uri, std::string text, int64_t 
   d.text = std::move(text);
   d.version = version;
   d.analysis.reset();
+  d.last.reset();
   return d;
 }
 
@@ -35,7 +36,7 @@ void DocumentStore::applyChange(Document& doc, const json& change) {
 }
 
 std::shared_ptr<const Analysis> DocumentStore::analysisOf(Document& doc) {
-  if (!doc.analysis) doc.analysis = analyze(doc.uri, doc.text, doc.version);
+  if (!doc.analysis) doc.last = doc.analysis = analyze(doc.uri, doc.text, doc.version);
   return doc.analysis;
 }
 

@@ -15,7 +15,8 @@ struct Document {
   std::string uri;
   std::string text;
   int64_t version = 0;
-  std::shared_ptr<const Analysis> analysis;  // null or stale until analysisOf() rebuilds it
+  std::shared_ptr<const Analysis> analysis;  // of the current text; null after a change until rebuilt
+  std::shared_ptr<const Analysis> last;      // the latest analysis built, possibly of an older text
 };
 
 class DocumentStore {

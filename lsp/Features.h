@@ -25,8 +25,10 @@ json semanticTokens(const Analysis& a);
 // Folding.cpp
 json foldingRanges(const Analysis& a);
 
-// Completion.cpp
-json completion(const Analysis& a, uint32_t offset);
+// Completion.cpp. The context comes from `text` (the document as it is now); `a` supplies the
+// scopes and may be the analysis of a slightly older text, so completion never waits for a
+// re-analysis of the whole file.
+json completion(const Analysis& a, std::string_view text, Position pos);
 
 // Hover.cpp: null when there is nothing to say.
 json hover(const Analysis& a, uint32_t offset);

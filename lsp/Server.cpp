@@ -256,8 +256,13 @@ json Server::onHover(const json& params) {
   return hover(*a, offsetFor(*a, params));
 }
 json Server::onCompletion(const json& params) {
-  auto a = analysisFor(params);
-  return completion(*a, offsetFor(*a, params));
+  Document& d = documentFor(params);
+  Position p = positionFromJSON(member(params, "position"));
+  if (!LineTable(d.text).offset(p))
+    throw LSPError(ErrorCode::InvalidParams, "line " + std::to_string(p.line) + " is past the end of the document");
+  std::shared_ptr<const Analysis> a = d.analysis ? d.analysis : d.last;
+  if (!a) a = docs_.analysisOf(d);
+  return completion(*a, d.text, p);
 }
 json Server::onDefinition(const json& params) {
   auto a = analysisFor(params);

@@ -16,7 +16,7 @@
 namespace tessera::lsp {
 
 struct ServerOptions {
-  int debounceMs = 200;  // diagnostics after a change wait this long for the next change; 0: at once
+  int debounceMs = 50;  // diagnostics after a change wait this long for the next change; 0: at once
 };
 
 class Server {

@@ -4,7 +4,7 @@
 //   --input-style=delimited   messages separated by '---' lines ('#' lines are comments), as
 //                             clangd's lit tests feed them
 //   --pretty                  indent the JSON written (tests)
-//   --debounce-ms=N           delay of diagnostics after a change (default 200; 0: at once)
+//   --debounce-ms=N           delay of diagnostics after a change (default 50; 0: at once)
 #include <unistd.h>
 
 #include <cstdio>
