@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -160,6 +161,30 @@ private:
     int64_t BM, BN, BK;
   };
   MmaLoop* mma_ = nullptr;
+  // break/continue: per enclosing loop, i1 flags kept as synthetic locals (null: not supported
+  // in that loop). The rest of a body after a statement that may jump runs under `if !flags`.
+  struct LoopCtx {
+    const Symbol* brk = nullptr;
+    const Symbol* cont = nullptr;
+  };
+  std::vector<LoopCtx> loops_;
+  std::deque<Symbol> synth_;
+  const Symbol* flagSymbol(const char* name, SourceRange at) {
+    synth_.emplace_back();
+    Symbol& f = synth_.back();
+    f.name = name;
+    f.declRange = at;
+    f.kind = SymbolKind::Variable;
+    return &f;
+  }
+  void jumpsIn(const std::vector<Stmt*>& stmts, bool& brk, bool& cont);
+  LoopCtx pushLoop(const tessera::Block& body, SourceRange at, bool supported);
+  void popLoop();
+  void lowerStmts(const std::vector<Stmt*>& stmts, size_t from);
+  void lowerLoopBody(const tessera::Block& body);
+  I::Value* notFlags(bool withBreak, bool withContinue);
+  void lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
+                   const SymSet& assigned, SourceRange at);
 
   I::IRContext& ctx();
   DiagnosticEngine& diags();
@@ -249,7 +274,8 @@ private:
   void lowerFor(ForStmt* s);
   void lowerWhile(WhileStmt* s);
   void lowerMmaLoop(ForStmt* s, CallExpr* call);
-  void assignedIn(const tessera::Block& b, SymSet& out);
+  void assignedIn(const tessera::Block& b, SymSet& out, int nest = 0);
+  void assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest);
   void assignedTarget(Expr* t, SymSet& out);
   I::Type carriedType(const Symbol* s, const LV& v, SourceRange at, const char* construct);
   // A loop over [lb, ub) by step; `body` lowers the body with the induction variable.
@@ -1854,8 +1880,15 @@ void FnLowering::assignedTarget(Expr* t, SymSet& out) {
   }
 }
 
-void FnLowering::assignedIn(const tessera::Block& b, SymSet& out) {
-  for (Stmt* s : b.stmts) {
+void FnLowering::assignedIn(const tessera::Block& b, SymSet& out, int nest) { assignedInStmts(b.stmts, out, nest); }
+
+void FnLowering::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest) {
+  for (Stmt* s : stmts) {
+    if ((isa<BreakStmt>(s) || isa<ContinueStmt>(s)) && nest == 0 && !loops_.empty()) {
+      const Symbol* f = isa<BreakStmt>(s) ? loops_.back().brk : loops_.back().cont;
+      if (f) out.insert(f);
+      continue;
+    }
     if (auto* a = dyn_cast<AssignStmt>(s)) {
       for (Expr* t : a->targets) assignedTarget(t, out);
       // A copy into an unsized shared buffer gives the variable its buffer.
@@ -1868,17 +1901,17 @@ void FnLowering::assignedIn(const tessera::Block& b, SymSet& out) {
     } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
       assignedTarget(an->target, out);
     } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      assignedIn(i->thenBlock, out);
-      assignedIn(i->elseBlock, out);
+      assignedIn(i->thenBlock, out, nest);
+      assignedIn(i->elseBlock, out, nest);
     } else if (auto* f = dyn_cast<ForStmt>(s)) {
       assignedTarget(f->target, out);
-      assignedIn(f->body, out);
-      assignedIn(f->elseBlock, out);
+      assignedIn(f->body, out, nest + 1);
+      assignedIn(f->elseBlock, out, nest);
     } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      assignedIn(w->body, out);
-      assignedIn(w->elseBlock, out);
+      assignedIn(w->body, out, nest + 1);
+      assignedIn(w->elseBlock, out, nest);
     } else if (auto* wi = dyn_cast<WithStmt>(s)) {
-      assignedIn(wi->body, out);
+      assignedIn(wi->body, out, nest);
     }
   }
 }
@@ -1894,8 +1927,88 @@ I::Type FnLowering::carriedType(const Symbol* s, const LV& v, SourceRange at, co
   return v.v->type;
 }
 
-void FnLowering::lowerBlock(const tessera::Block& b) {
-  for (Stmt* s : b.stmts) lowerStmt(s);
+void FnLowering::lowerBlock(const tessera::Block& b) { lowerStmts(b.stmts, 0); }
+
+void FnLowering::jumpsIn(const std::vector<Stmt*>& stmts, bool& brk, bool& cont) {
+  for (Stmt* s : stmts) {
+    if (isa<BreakStmt>(s)) brk = true;
+    else if (isa<ContinueStmt>(s)) cont = true;
+    else if (auto* i = dyn_cast<IfStmt>(s)) {
+      jumpsIn(i->thenBlock.stmts, brk, cont);
+      jumpsIn(i->elseBlock.stmts, brk, cont);
+    }
+  }
+}
+
+void FnLowering::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
+  for (size_t k = from; k < stmts.size(); ++k) {
+    Stmt* s = stmts[k];
+    lowerStmt(s);
+    if (isa<BreakStmt>(s) || isa<ContinueStmt>(s)) return;  // the rest of the block is dead
+    if (loops_.empty() || k + 1 == stmts.size() || !isa<IfStmt>(s)) continue;
+    bool brk = false, cont = false;
+    jumpsIn({s}, brk, cont);
+    if (!brk && !cont) continue;
+    // The rest of the block runs only when the statement did not break or continue.
+    loc(s);
+    I::Value* go = notFlags(true, true);
+    std::vector<Stmt*> rest(stmts.begin() + static_cast<std::ptrdiff_t>(k) + 1, stmts.end());
+    SymSet assigned;
+    assignedInStmts(rest, assigned, 0);
+    lowerIfCore(go, [&] { lowerStmts(stmts, k + 1); }, [] {}, assigned, s->range);
+    return;
+  }
+}
+
+// !(break || continue) of the innermost loop, over the flags it has.
+I::Value* FnLowering::notFlags(bool withBreak, bool withContinue) {
+  const LoopCtx& L = loops_.back();
+  I::Value* any = nullptr;
+  for (const Symbol* f : {withBreak ? L.brk : nullptr, withContinue ? L.cont : nullptr}) {
+    if (!f) continue;
+    auto it = env_.find(f);
+    if (it == env_.end() || it->second.kind != LV::Val) continue;
+    any = any ? op1(I::OpId::ArithOrI, {any, it->second.v}, ctx().i1()) : it->second.v;
+  }
+  if (!any) return b_->constInt(1, ctx().i1());
+  return op1(I::OpId::ArithXOrI, {any, b_->constInt(1, ctx().i1())}, ctx().i1());
+}
+
+FnLowering::LoopCtx FnLowering::pushLoop(const tessera::Block& body, SourceRange at, bool supported) {
+  LoopCtx L;
+  bool brk = false, cont = false;
+  jumpsIn(body.stmts, brk, cont);
+  if (supported && brk) {
+    L.brk = flagSymbol("broke", at);
+    env_[L.brk] = LV::val(b_->constInt(0, ctx().i1()));
+    env_[L.brk].v->nameHint = "broke";
+  }
+  if (supported && cont) L.cont = flagSymbol("continued", at);
+  loops_.push_back(L);
+  return L;
+}
+
+void FnLowering::popLoop() {
+  LoopCtx L = loops_.back();
+  loops_.pop_back();
+  if (L.brk) env_.erase(L.brk), dropped_.erase(L.brk);
+  if (L.cont) env_.erase(L.cont), dropped_.erase(L.cont);
+}
+
+// A loop body: `continued` starts false each iteration; after a break, the rest of the
+// iterations do nothing (structured loops run to their end).
+void FnLowering::lowerLoopBody(const tessera::Block& body) {
+  const LoopCtx& L = loops_.back();
+  if (L.cont) {
+    I::Value* f = b_->constInt(0, ctx().i1());
+    f->nameHint = "continued";
+    env_[L.cont] = LV::val(f);
+  }
+  if (!L.brk) return lowerBlock(body);
+  I::Value* go = notFlags(true, false);
+  SymSet assigned;
+  assignedIn(body, assigned);
+  lowerIfCore(go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
 }
 
 void FnLowering::lowerStmt(Stmt* s) {
@@ -1932,8 +2045,14 @@ void FnLowering::lowerStmt(Stmt* s) {
       return;
     }
     case NodeKind::PassStmt: return;
-    case NodeKind::BreakStmt: error(DiagID::err_lower_break_continue, s->range, "break");
-    case NodeKind::ContinueStmt: error(DiagID::err_lower_break_continue, s->range, "continue");
+    case NodeKind::BreakStmt:
+    case NodeKind::ContinueStmt: {
+      bool isBreak = s->kind == NodeKind::BreakStmt;
+      const Symbol* f = loops_.empty() ? nullptr : isBreak ? loops_.back().brk : loops_.back().cont;
+      if (!f) error(DiagID::err_lower_break_continue, s->range, isBreak ? "break" : "continue");
+      env_[f] = LV::val(b_->constInt(1, ctx().i1()));
+      return;
+    }
     case NodeKind::ReturnStmt: {
       auto* r = cast<ReturnStmt>(s);
       if (depth_ != 0) error(DiagID::err_lower_early_return, s->range);
@@ -2070,18 +2189,23 @@ void FnLowering::lowerIf(IfStmt* s) {
   SymSet assigned;
   assignedIn(s->thenBlock, assigned);
   assignedIn(s->elseBlock, assigned);
+  lowerIfCore(c, [&] { lowerBlock(s->thenBlock); }, [&] { lowerBlock(s->elseBlock); }, assigned, s->range);
+}
+
+void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
+                             const SymSet& assigned, SourceRange at) {
+  struct { SourceRange range; } sv{at};
+  auto* s = &sv;
   I::Operation* ifOp = op(I::OpId::ScfIf, {c}, {});
   auto before = env_;
-  auto beforePending = pending_.size();
-  (void)beforePending;
   ++depth_;
   b_->setInsertionPointToEnd(ifOp->body(0));
-  lowerBlock(s->thenBlock);
+  thenFn();
   flushRegion();
   auto thenEnv = env_;
   env_ = before;
   b_->setInsertionPointToEnd(ifOp->body(1));
-  lowerBlock(s->elseBlock);
+  elseFn();
   flushRegion();
   auto elseEnv = env_;
   --depth_;
@@ -2169,7 +2293,7 @@ void FnLowering::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* ste
   if (extraArg && mma_) mma_->acc = extraArg;
   bindIv(iv);
   unsigned copiesBefore = asyncCopies_;
-  lowerBlock(bodyStmts);
+  lowerLoopBody(bodyStmts);
   flushRegion();
   if (asyncCopies_ != copiesBefore && smemReadSinceBarrier_ && kernel_) {
     op(I::OpId::TileBarrier, {}, {});
@@ -2235,12 +2359,14 @@ void FnLowering::lowerFor(ForStmt* s) {
         step = b_->constInt(1, ivT);
       }
       loc(s);
+      pushLoop(s->body, s->range, true);
       buildLoop(I::OpId::ScfFor, lb, ub, step, {}, s->body, s->range, "for",
                 [&](I::Value* iv) {
                   iv->nameHint = tsym->name;
                   env_[tsym] = LV::val(iv);
                 },
                 targets);
+      popLoop();
       return;
     }
     // tile.range(extent | T, stop?, axis=, step=, prefetch=)
@@ -2286,6 +2412,7 @@ void FnLowering::lowerFor(ForStmt* s) {
       ub = coerce(e0, ctx().index(), extE->range);
     }
     I::Value* st = b_->constIndex(step);
+    pushLoop(s->body, s->range, true);
     buildLoop(I::OpId::TileRange, lb, ub, st, std::move(attrs), s->body, s->range, "for",
               [&](I::Value* iv) {
                 iv->nameHint = tsym->name;
@@ -2301,15 +2428,18 @@ void FnLowering::lowerFor(ForStmt* s) {
                 }
               },
               targets);
+    popLoop();
     return;
   }
   // for x in [a, b, c] / (a, b, c): unrolled.
   if (isa<ListExpr>(s->iter) || isa<TupleExpr>(s->iter)) {
     LV items = lower(s->iter);
+    pushLoop(s->body, s->range, false);
     for (const LV& item : items.elems) {
       assign(s->target, item, s->iter->range);
       lowerBlock(s->body);
     }
+    popLoop();
     for (const Symbol* t : targets) {
       env_.erase(t);
       dropped_[t] = "for";
@@ -2343,7 +2473,8 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
     if (v->type->kind != I::TypeKind::Tensor || v->type->shape.size() != 2)
       unsupported(call->range, "'tile.mma' iteration over operands that are not rank-2 tensors");
   loc(s);
-  if (C->type->access == I::Access::Read) error(DiagID::err_lower_mma_output_readonly, cE->range, text(cE->range));
+  // Sema rejects a read-only C (err_write_readonly_param); kept as a guard.
+  if (C->type->access == I::Access::Read) unsupported(cE->range, "a 'tile.mma' loop into the read-only '" + text(cE->range) + "'");
   if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
   I::Value* sA = prologue(I::OpId::SmemAlloc, ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::None))->result();
   sA->nameHint = "sA";
@@ -2375,6 +2506,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   auto* mN = dyn_cast<NameExpr>(tu->elements[0]);
   auto* nN = dyn_cast<NameExpr>(tu->elements[1]);
   auto* kN = dyn_cast<NameExpr>(tu->elements[2]);
+  pushLoop(s->body, s->range, false);
   buildLoop(I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {}, s->body, s->range, "for",
             [&](I::Value* iv) {
               iv->nameHint = kN ? kN->name : "k";
@@ -2384,6 +2516,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
               if (kN && kN->symbol) env_[kN->symbol] = LV::val(iv);
             },
             targets, acc0, &accOut);
+  popLoop();
   mma_ = saved;
   accOut->nameHint = "acc";
   loc(s);
@@ -2394,6 +2527,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
 
 void FnLowering::lowerWhile(WhileStmt* s) {
   if (!s->elseBlock.stmts.empty()) unsupported(s->elseBlock.range, "'else' on a while loop");
+  LoopCtx L = pushLoop(s->body, s->range, true);
   SymSet assigned;
   assignedIn(s->body, assigned);
   std::vector<const Symbol*> carried;
@@ -2419,7 +2553,24 @@ void FnLowering::lowerWhile(WhileStmt* s) {
     env_[carried[i]] = LV::val(cargs.back());
   }
   b_->setInsertionPointToEnd(cb);
-  I::Value* c = toBool(value(lower(s->cond), s->cond->range), s->cond->range);
+  I::Value* c;
+  if (L.brk) {
+    // After a break the condition is not evaluated again.
+    I::Value* go = notFlags(true, false);
+    I::Operation* g = op(I::OpId::ScfIf, {go}, {ctx().i1()});
+    ++depth_;
+    b_->setInsertionPointToEnd(g->body(0));
+    I::Value* inner = toBool(value(lower(s->cond), s->cond->range), s->cond->range);
+    flushRegion();
+    op(I::OpId::ScfYield, {inner}, {});
+    b_->setInsertionPointToEnd(g->body(1));
+    op(I::OpId::ScfYield, {b_->constInt(0, ctx().i1())}, {});
+    --depth_;
+    b_->setInsertionPointAfter(g);
+    c = g->result();
+  } else {
+    c = toBool(value(lower(s->cond), s->cond->range), s->cond->range);
+  }
   flushRegion();
   std::vector<I::Value*> condOps = {c};
   condOps.insert(condOps.end(), cargs.begin(), cargs.end());
@@ -2428,7 +2579,7 @@ void FnLowering::lowerWhile(WhileStmt* s) {
   I::Block& bb = w->body(1);
   for (size_t i = 0; i < carried.size(); ++i) env_[carried[i]] = LV::val(bb.addArg(types[i], carried[i]->name));
   b_->setInsertionPointToEnd(bb);
-  lowerBlock(s->body);
+  lowerLoopBody(s->body);
   flushRegion();
   std::vector<I::Value*> ys;
   for (size_t i = 0; i < carried.size(); ++i) {
@@ -2448,6 +2599,7 @@ void FnLowering::lowerWhile(WhileStmt* s) {
     env_[carried[i]] = LV::val(r);
   }
   b_->setInsertionPointAfter(w);
+  popLoop();
 }
 
 // ------------------------------------------------------------------------------------ functions
