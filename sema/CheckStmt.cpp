@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "sema/ASTWalk.h"
 #include "sema/Checker.h"
 
 namespace tessera {
@@ -75,6 +76,10 @@ void Checker::checkBlock(const Block& b) {
 
 void Checker::checkStmt(Stmt* s) {
   if (!s || diags.stopped()) return;
+  if (stmtTooDeep(s)) {
+    diags.report(DiagID::err_expr_too_deep, s->range) << kMaxExprDepth;
+    return;
+  }
   switch (s->kind) {
     case NodeKind::ExprStmt: {
       auto* es = cast<ExprStmt>(s);

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 
+#include "sema/ASTWalk.h"
 #include "sema/Checker.h"
 
 namespace tessera {
@@ -25,54 +26,6 @@ struct Reason {
   DiagID note;
   int level;
 };
-
-template <class F>
-void forEachChild(Expr* e, F f) {
-  if (!e) return;
-  switch (e->kind) {
-    case NodeKind::FStringExpr:
-      for (FStringPart& p : cast<FStringExpr>(e)->parts) f(p.expr);
-      return;
-    case NodeKind::UnaryExpr: f(cast<UnaryExpr>(e)->operand); return;
-    case NodeKind::BinaryExpr: f(cast<BinaryExpr>(e)->lhs); f(cast<BinaryExpr>(e)->rhs); return;
-    case NodeKind::ConditionalExpr: {
-      auto* c = cast<ConditionalExpr>(e);
-      f(c->cond); f(c->thenExpr); f(c->elseExpr);
-      return;
-    }
-    case NodeKind::CallExpr:
-      f(cast<CallExpr>(e)->callee);
-      for (Argument& a : cast<CallExpr>(e)->args) f(a.value);
-      return;
-    case NodeKind::SubscriptExpr:
-      f(cast<SubscriptExpr>(e)->base);
-      for (Argument& a : cast<SubscriptExpr>(e)->indices) f(a.value);
-      return;
-    case NodeKind::SliceExpr: {
-      auto* s = cast<SliceExpr>(e);
-      f(s->lower); f(s->upper); f(s->step);
-      return;
-    }
-    case NodeKind::AttributeExpr: f(cast<AttributeExpr>(e)->base); return;
-    case NodeKind::TupleExpr: for (Expr* x : cast<TupleExpr>(e)->elements) f(x); return;
-    case NodeKind::ListExpr: for (Expr* x : cast<ListExpr>(e)->elements) f(x); return;
-    case NodeKind::DictExpr:
-      for (DictEntry& d : cast<DictExpr>(e)->entries) { f(d.key); f(d.value); }
-      return;
-    case NodeKind::ComprehensionExpr: {
-      auto* c = cast<ComprehensionExpr>(e);
-      f(c->element);
-      for (ComprehensionClause& cl : c->clauses) {
-        f(cl.target); f(cl.iter);
-        for (Expr* x : cl.conditions) f(x);
-      }
-      return;
-    }
-    case NodeKind::MutExpr: f(cast<MutExpr>(e)->type); return;
-    case NodeKind::StarredExpr: f(cast<StarredExpr>(e)->value); return;
-    default: return;
-  }
-}
 
 const BuiltinInfo* calledBuiltin(const CallExpr* c) {
   if (!c->callee || !c->callee->type) return nullptr;
@@ -209,7 +162,7 @@ private:
   }
 
   std::optional<Reason> stmt(Stmt* s, const Reason* ctrl, const Stmt* loop) {
-    if (!s) return std::nullopt;
+    if (!s || stmtTooDeep(s)) return std::nullopt;
     int cl = ctrl ? ctrl->level : 0;
     switch (s->kind) {
       case NodeKind::ExprStmt: collectives(cast<ExprStmt>(s)->expr, ctrl); return std::nullopt;
