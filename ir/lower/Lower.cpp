@@ -155,6 +155,13 @@ private:
   bool smemReadSinceBarrier_ = false;
   std::vector<I::Value*> returned_;
   bool sawReturn_ = false;
+  // Returns inside branches: a `returned` flag (and the value, for device functions with a
+  // declared scalar result) kept as locals; the rest of a block after a statement that may
+  // return runs under `if !returned`.
+  const Symbol* retFlag_ = nullptr;
+  const Symbol* retVal_ = nullptr;
+  bool containsReturn(const std::vector<Stmt*>& stmts, bool inLoop, bool& inLoopOut);
+  void prepareReturns();
   // The enclosing `for m, n, k in tile.mma(...)` loop.
   struct MmaLoop {
     I::Value *A, *B, *m0, *n0, *k, *acc, *sA, *sB;
@@ -1884,6 +1891,11 @@ void FnLowering::assignedIn(const tessera::Block& b, SymSet& out, int nest) { as
 
 void FnLowering::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest) {
   for (Stmt* s : stmts) {
+    if (isa<ReturnStmt>(s) && retFlag_) {
+      out.insert(retFlag_);
+      if (retVal_) out.insert(retVal_);
+      continue;
+    }
     if ((isa<BreakStmt>(s) || isa<ContinueStmt>(s)) && nest == 0 && !loops_.empty()) {
       const Symbol* f = isa<BreakStmt>(s) ? loops_.back().brk : loops_.back().cont;
       if (f) out.insert(f);
@@ -1944,14 +1956,19 @@ void FnLowering::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
   for (size_t k = from; k < stmts.size(); ++k) {
     Stmt* s = stmts[k];
     lowerStmt(s);
-    if (isa<BreakStmt>(s) || isa<ContinueStmt>(s)) return;  // the rest of the block is dead
-    if (loops_.empty() || k + 1 == stmts.size() || !isa<IfStmt>(s)) continue;
-    bool brk = false, cont = false;
-    jumpsIn({s}, brk, cont);
-    if (!brk && !cont) continue;
-    // The rest of the block runs only when the statement did not break or continue.
+    if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s)) return;  // the rest is dead
+    if (k + 1 == stmts.size() || !isa<IfStmt>(s)) continue;
+    bool brk = false, cont = false, inLoop = false;
+    if (!loops_.empty()) jumpsIn({s}, brk, cont);
+    bool ret = retFlag_ && containsReturn({s}, false, inLoop);
+    if (!brk && !cont && !ret) continue;
+    // The rest of the block runs only when the statement did not break, continue or return.
     loc(s);
-    I::Value* go = notFlags(true, true);
+    I::Value* go = brk || cont ? notFlags(true, true) : nullptr;
+    if (ret) {
+      I::Value* notRet = op1(I::OpId::ArithXOrI, {env_[retFlag_].v, b_->constInt(1, ctx().i1())}, ctx().i1());
+      go = go ? op1(I::OpId::ArithAndI, {go, notRet}, ctx().i1()) : notRet;
+    }
     std::vector<Stmt*> rest(stmts.begin() + static_cast<std::ptrdiff_t>(k) + 1, stmts.end());
     SymSet assigned;
     assignedInStmts(rest, assigned, 0);
@@ -2014,7 +2031,6 @@ void FnLowering::lowerLoopBody(const tessera::Block& body) {
 void FnLowering::lowerStmt(Stmt* s) {
   if (!s) return;
   loc(s);
-  if (sawReturn_) error(DiagID::err_lower_early_return, s->range);
   switch (s->kind) {
     case NodeKind::ExprStmt: {
       Expr* e = cast<ExprStmt>(s)->expr;
@@ -2055,7 +2071,19 @@ void FnLowering::lowerStmt(Stmt* s) {
     }
     case NodeKind::ReturnStmt: {
       auto* r = cast<ReturnStmt>(s);
-      if (depth_ != 0) error(DiagID::err_lower_early_return, s->range);
+      if (!loops_.empty()) error(DiagID::err_lower_early_return, s->range, "inside a loop");
+      if (retFlag_) {
+        if (r->value) {
+          if (!retVal_)
+            error(DiagID::err_lower_early_return, s->range,
+                  "of a value from inside a branch of a function without a scalar result annotation ('-> f32')");
+          I::Value* v = value(lower(r->value, env_[retVal_].v->type), r->value->range);
+          env_[retVal_] = LV::val(coerce(v, env_[retVal_].v->type, r->value->range));
+        }
+        env_[retFlag_] = LV::val(b_->constInt(1, ctx().i1()));
+        return;
+      }
+      if (depth_ != 0) error(DiagID::err_lower_early_return, s->range, "here");
       if (r->value) {
         LV v = lower(r->value);
         if (v.kind == LV::Tuple)
@@ -2604,8 +2632,50 @@ void FnLowering::lowerWhile(WhileStmt* s) {
 
 // ------------------------------------------------------------------------------------ functions
 
+bool FnLowering::containsReturn(const std::vector<Stmt*>& stmts, bool inLoop, bool& inLoopOut) {
+  bool any = false;
+  for (Stmt* s : stmts) {
+    if (auto* r = dyn_cast<ReturnStmt>(s)) {
+      any = true;
+      if (inLoop) inLoopOut = true;
+      (void)r;
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      any |= containsReturn(i->thenBlock.stmts, inLoop, inLoopOut);
+      any |= containsReturn(i->elseBlock.stmts, inLoop, inLoopOut);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      any |= containsReturn(f->body.stmts, true, inLoopOut);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      any |= containsReturn(w->body.stmts, true, inLoopOut);
+    }
+  }
+  return any;
+}
+
+// A function whose returns are not all at the top level of its body gets the flag locals.
+void FnLowering::prepareReturns() {
+  bool nested = false;
+  for (Stmt* s : def_->body.stmts) {
+    bool inLoop = false;
+    if (!isa<ReturnStmt>(s) && containsReturn({s}, false, inLoop)) nested = true;
+  }
+  if (!nested) return;
+  retFlag_ = flagSymbol("returned", def_->nameRange);
+  I::Value* f = b_->constInt(0, ctx().i1());
+  f->nameHint = "returned";
+  env_[retFlag_] = LV::val(f);
+  if (kernel_) return;
+  const Type* rt = info_ && info_->type ? info_->type->result : nullptr;
+  if (!rt || rt->kind == TypeKind::None) return;
+  if (rt->kind != TypeKind::Scalar) return;  // reported at a return that has a value
+  retVal_ = flagSymbol("result", def_->nameRange);
+  I::Value* z = constant(0, scalarType(rt->dtype, rt->policy));
+  z->nameHint = "result";
+  env_[retVal_] = LV::val(z);
+}
+
 void FnLowering::finishFunction(SourceRange at) {
   b_->setInsertionPointToEnd(*top_);
+  if (retVal_) returned_ = {env_[retVal_].v};
   waitAll(false);
   op(I::OpId::FuncReturn, returned_, {});
 }
@@ -2653,6 +2723,7 @@ I::Operation* FnLowering::lowerKernel() {
     }
   }
   ml_.insertBefore = func_;
+  prepareReturns();
   lowerBlock(def_->body);
   if (!returned_.empty()) unsupported(def_->range, "a kernel that returns a value");
   finishFunction(def_->range);
@@ -2683,6 +2754,7 @@ I::Operation* FnLowering::lowerDevice(const std::string& name, const std::vector
     }
     ++i;
   }
+  prepareReturns();
   lowerBlock(def_->body);
   // A declared scalar result type converts the returned value.
   const Type* rt = info_ && info_->type ? info_->type->result : nullptr;
