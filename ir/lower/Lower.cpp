@@ -2535,7 +2535,9 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   auto* nN = dyn_cast<NameExpr>(tu->elements[1]);
   auto* kN = dyn_cast<NameExpr>(tu->elements[2]);
   pushLoop(s->body, s->range, false);
-  buildLoop(I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {}, s->body, s->range, "for",
+  // The k loop is a 2-stage copy pipeline (the pipeline pass double-buffers sA and sB).
+  buildLoop(I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{"prefetch", I::Attribute::integer(2)}},
+            s->body, s->range, "for",
             [&](I::Value* iv) {
               iv->nameHint = kN ? kN->name : "k";
               L.k = iv;
