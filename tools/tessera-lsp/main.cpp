@@ -5,7 +5,10 @@
 //                             clangd's lit tests feed them
 //   --pretty                  indent the JSON written (tests)
 //   --debounce-ms=N           delay of diagnostics after a change (default 50; 0: at once)
+#include <pthread.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +21,36 @@
 
 using namespace tessera::lsp;
 
+namespace {
+struct Args {
+  int argc;
+  char** argv;
+  int status = 0;
+};
+int serve(int argc, char** argv);
+void* serveThread(void* p) {
+  auto* a = static_cast<Args*>(p);
+  a->status = serve(a->argc, a->argv);
+  return nullptr;
+}
+}  // namespace
+
+// The server runs on a thread with a 1 GiB stack (reserved, committed only as used): the
+// recursive-descent parser and the tree walks recurse once per nesting level, and a document
+// nested 100,000 levels deep must not overflow the 8 MiB of the main thread.
 int main(int argc, char** argv) {
+  Args args{argc, argv};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(1) << 30);
+  pthread_t thread;
+  if (pthread_create(&thread, &attr, serveThread, &args) != 0) return serve(argc, argv);
+  pthread_join(thread, nullptr);
+  return args.status;
+}
+
+namespace {
+int serve(int argc, char** argv) {
   InputStyle style = InputStyle::Standard;
   bool pretty = false;
   ServerOptions opts;
@@ -37,6 +69,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  std::signal(SIGPIPE, SIG_IGN);  // a client that went away ends the loop through EOF, not a signal
   std::ios::sync_with_stdio(false);
   Server server(
       [&](const json& msg) {
@@ -63,3 +96,4 @@ int main(int argc, char** argv) {
     server.runDue();
   }
 }
+}  // namespace
