@@ -26,11 +26,11 @@ struct LowerAbort {};
 // A lowered expression: an SSA value, or a compile-time structure around values.
 struct LV {
   enum Kind : uint8_t { None, Val, Tuple, Block, Unsized } kind = None;
-  I::Value* v = nullptr;  // Val; Block: start index
-  std::vector<LV> elems;  // Tuple
-  int64_t size = 0;       // Block: extent along `axis`
-  int axis = 0;           // Block
-  DType dtype = DType::FP32;  // Unsized: element dtype
+  I::Value* v = nullptr;        // Val; Block: start index
+  std::vector<LV> elems;        // Tuple
+  int64_t size = 0;             // Block: extent along `axis`
+  int axis = 0;                 // Block
+  DType dtype = DType::FP32;    // Unsized: element dtype
   const Symbol* sym = nullptr;  // Unsized: the variable that names it
   static LV val(I::Value* v) {
     LV l;
@@ -57,31 +57,55 @@ bool sameLV(const LV& a, const LV& b) {
 I::ScalarKind scalarKindOf(DType d) {
   using S = I::ScalarKind;
   switch (d) {
-    case DType::FP64: return S::F64;
-    case DType::FP32: return S::F32;
-    case DType::FP16: return S::F16;
-    case DType::BF16: return S::BF16;
-    case DType::FP8_E4M3: return S::F8E4M3;
-    case DType::FP8_E5M2: return S::F8E5M2;
-    case DType::FP6_E2M3: return S::F6E2M3;
-    case DType::FP6_E3M2: return S::F6E3M2;
-    case DType::FP4_E2M1: return S::F4E2M1;
-    case DType::INT4: return S::I4;
-    case DType::INT8: return S::I8;
-    case DType::INT16: return S::I16;
-    case DType::INT32: return S::I32;
-    case DType::INT64: return S::I64;
-    case DType::UINT8: return S::U8;
-    case DType::UINT16: return S::U16;
-    case DType::UINT32: return S::U32;
-    case DType::UINT64: return S::U64;
-    case DType::BOOL: return S::I1;
-    default: return S::F32;
+    case DType::FP64:
+      return S::F64;
+    case DType::FP32:
+      return S::F32;
+    case DType::FP16:
+      return S::F16;
+    case DType::BF16:
+      return S::BF16;
+    case DType::FP8_E4M3:
+      return S::F8E4M3;
+    case DType::FP8_E5M2:
+      return S::F8E5M2;
+    case DType::FP6_E2M3:
+      return S::F6E2M3;
+    case DType::FP6_E3M2:
+      return S::F6E3M2;
+    case DType::FP4_E2M1:
+      return S::F4E2M1;
+    case DType::INT4:
+      return S::I4;
+    case DType::INT8:
+      return S::I8;
+    case DType::INT16:
+      return S::I16;
+    case DType::INT32:
+      return S::I32;
+    case DType::INT64:
+      return S::I64;
+    case DType::UINT8:
+      return S::U8;
+    case DType::UINT16:
+      return S::U16;
+    case DType::UINT32:
+      return S::U32;
+    case DType::UINT64:
+      return S::U64;
+    case DType::BOOL:
+      return S::I1;
+    default:
+      return S::F32;
   }
 }
 
-bool isFloatKind(I::ScalarKind k) { return I::scalarClass(k) == I::ScalarClass::Float; }
-bool isUnsignedKind(I::ScalarKind k) { return I::scalarClass(k) == I::ScalarClass::UInt; }
+bool isFloatKind(I::ScalarKind k) {
+  return I::scalarClass(k) == I::ScalarClass::Float;
+}
+bool isUnsignedKind(I::ScalarKind k) {
+  return I::scalarClass(k) == I::ScalarClass::UInt;
+}
 
 // Extent text -> IR dimension. Derived extents (K/tp) become one identifier (K_tp): the textual
 // IR names extents by identifiers only.
@@ -95,8 +119,10 @@ I::Dim dimOf(const Extent& e) {
   std::string s;
   for (char c : e) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (ok) s += c;
-    else if (!s.empty() && s.back() != '_') s += '_';
+    if (ok)
+      s += c;
+    else if (!s.empty() && s.back() != '_')
+      s += '_';
   }
   while (!s.empty() && s.back() == '_') s.pop_back();
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "d" + s;
@@ -107,7 +133,8 @@ I::Dim dimOf(const Extent& e) {
 // Symbols in source order (declaration position), so carried values have a stable order.
 struct SymLess {
   bool operator()(const Symbol* a, const Symbol* b) const {
-    if (a->declRange.begin.offset != b->declRange.begin.offset) return a->declRange.begin.offset < b->declRange.begin.offset;
+    if (a->declRange.begin.offset != b->declRange.begin.offset)
+      return a->declRange.begin.offset < b->declRange.begin.offset;
     if (a->name != b->name) return a->name < b->name;
     return a < b;
   }
@@ -117,7 +144,7 @@ using SymSet = std::set<const Symbol*, SymLess>;
 class ModuleLowering;
 
 class FnLowering {
-public:
+ public:
   FnLowering(ModuleLowering& ml, const FunctionDefStmt* def, const FunctionInfo* info, bool kernel)
       : ml_(ml), def_(def), info_(info), kernel_(kernel) {}
 
@@ -127,7 +154,7 @@ public:
   I::Operation* lowerDevice(const std::string& name, const std::vector<I::Type>& argTypes,
                             std::vector<I::Type>& resultTypes);
 
-private:
+ private:
   // ---- plumbing
   ModuleLowering& ml_;
   const FunctionDefStmt* def_;
@@ -216,7 +243,8 @@ private:
                    std::vector<I::NamedAttr> attrs = {}) {
     return b_->create(id, operands, results, std::move(attrs));
   }
-  I::Value* op1(I::OpId id, const std::vector<I::Value*>& operands, I::Type result, std::vector<I::NamedAttr> attrs = {}) {
+  I::Value* op1(I::OpId id, const std::vector<I::Value*>& operands, I::Type result,
+                std::vector<I::NamedAttr> attrs = {}) {
     return op(id, operands, {result}, std::move(attrs))->result();
   }
   I::Operation* prologue(I::OpId id, I::Type result, std::vector<I::NamedAttr> attrs = {},
@@ -288,13 +316,13 @@ private:
   // A loop over [lb, ub) by step; `body` lowers the body with the induction variable.
   void buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* step, std::vector<I::NamedAttr> attrs,
                  const tessera::Block& bodyStmts, SourceRange at, const char* construct,
-                 const std::function<void(I::Value*)>& bindIv, const SymSet& exclude,
-                 I::Value* extraInit = nullptr, I::Value** extraOut = nullptr);
+                 const std::function<void(I::Value*)>& bindIv, const SymSet& exclude, I::Value* extraInit = nullptr,
+                 I::Value** extraOut = nullptr);
   void finishFunction(SourceRange at);
 };
 
 class ModuleLowering {
-public:
+ public:
   ModuleLowering(const SemaContext& sema, DiagnosticEngine& diags) : sema(sema), diags(diags) {
     module = std::make_unique<I::Module>();
   }
@@ -330,8 +358,12 @@ public:
   bool device(const FunctionDefStmt* def, const std::vector<I::Type>& args, SourceRange callAt, DeviceFn& out);
 };
 
-I::IRContext& FnLowering::ctx() { return ml_.module->ctx(); }
-DiagnosticEngine& FnLowering::diags() { return ml_.diags; }
+I::IRContext& FnLowering::ctx() {
+  return ml_.module->ctx();
+}
+DiagnosticEngine& FnLowering::diags() {
+  return ml_.diags;
+}
 
 std::string FnLowering::text(SourceRange r) const {
   std::string_view t = ml_.sema.sm.text(r);
@@ -341,8 +373,10 @@ std::string FnLowering::text(SourceRange r) const {
 I::Operation* FnLowering::prologue(I::OpId id, I::Type result, std::vector<I::NamedAttr> attrs,
                                    const std::vector<I::Value*>& operands) {
   I::Builder pb(ctx());
-  if (prologueLast_) pb.setInsertionPointAfter(prologueLast_);
-  else pb.setInsertionPointToStart(*top_);
+  if (prologueLast_)
+    pb.setInsertionPointAfter(prologueLast_);
+  else
+    pb.setInsertionPointToStart(*top_);
   pb.setLoc(b_->loc());
   I::Operation* o = pb.create(id, operands, {result}, std::move(attrs));
   prologueLast_ = o;
@@ -359,9 +393,15 @@ I::Type FnLowering::scalarType(DType d, const NumericPolicy& p) {
   I::Rounding r = I::Rounding::Default;
   if (p.round) {
     switch (*p.round) {
-      case RoundMode::NearestEven: r = I::Rounding::NearestEven; break;
-      case RoundMode::TowardZero: r = I::Rounding::TowardZero; break;
-      case RoundMode::Stochastic: r = I::Rounding::Stochastic; break;
+      case RoundMode::NearestEven:
+        r = I::Rounding::NearestEven;
+        break;
+      case RoundMode::TowardZero:
+        r = I::Rounding::TowardZero;
+        break;
+      case RoundMode::Stochastic:
+        r = I::Rounding::Stochastic;
+        break;
     }
   }
   return ctx().num(base, accum, r, p.saturate);
@@ -418,7 +458,8 @@ I::Type FnLowering::paramType(const Param& p, const Type* t) {
     };
     scan = [&](const tessera::Block& b) {
       for (Stmt* s : b.stmts) {
-        if (auto* es = dyn_cast<ExprStmt>(s)) scanExpr(es->expr);
+        if (auto* es = dyn_cast<ExprStmt>(s))
+          scanExpr(es->expr);
         else if (auto* as = dyn_cast<AssignStmt>(s)) {
           for (Expr* t2 : as->targets) scanExpr(t2);
           scanExpr(as->value);
@@ -445,7 +486,8 @@ I::Type FnLowering::paramType(const Param& p, const Type* t) {
   I::Access access = I::Access::Read;
   if (t->mut) access = I::Access::ReadWrite;
   if (t->privilege == Privilege::Write) access = I::Access::Write;
-  if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax || t->privilege == Privilege::ReduceMin)
+  if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax ||
+      t->privilege == Privilege::ReduceMin)
     access = I::Access::ReadWrite;
   return ctx().tensor(scalarType(t->dtype, t->policy), shape, I::MemSpace::Global, access);
 }
@@ -461,7 +503,8 @@ I::Type FnLowering::computeType(I::Type t) {
   if (!I::isScalar(t)) return t;
   I::ScalarKind k = I::baseScalar(t);
   if (isFloatKind(k)) {
-    if (I::scalarBits(k) < 32) return t->kind == I::TypeKind::Num && t->accum ? t->accum : ctx().scalar(I::ScalarKind::F32);
+    if (I::scalarBits(k) < 32)
+      return t->kind == I::TypeKind::Num && t->accum ? t->accum : ctx().scalar(I::ScalarKind::F32);
     return ctx().scalar(k);
   }
   if (k == I::ScalarKind::Index || k == I::ScalarKind::I1) return ctx().scalar(k);
@@ -505,7 +548,7 @@ I::Value* FnLowering::constant(double v, I::Type t) {
 I::Value* FnLowering::convertElem(I::Value* v, I::Type elem, SourceRange at) {
   I::Type t = v->type;
   I::Type target = isShapedValue(t) ? (t->kind == I::TypeKind::Frag ? ctx().frag(elem, t->shape, t->role)
-                                                                     : ctx().tile(elem, t->shape))
+                                                                    : ctx().tile(elem, t->shape))
                                     : elem;
   if (target == t) return v;
   std::vector<I::NamedAttr> attrs;
@@ -575,8 +618,9 @@ I::Value* FnLowering::coerce(I::Value* v, I::Type to, SourceRange at) {
   }
   if (I::isView(to) && I::isView(from) && from->elem == to->elem && from->shape.size() == to->shape.size() &&
       from->kind == to->kind)
-    error(DiagID::err_lower_unsupported, at, "changing the shape or access of '" + text(at) + "' (" + I::printType(from) +
-                                               " to " + I::printType(to) + ")", "");
+    error(DiagID::err_lower_unsupported, at,
+          "changing the shape or access of '" + text(at) + "' (" + I::printType(from) + " to " + I::printType(to) + ")",
+          "");
   unsupported(at, "using a value of type " + I::printType(from) + " where " + I::printType(to) + " is expected");
 }
 
@@ -587,18 +631,23 @@ I::Value* FnLowering::toBool(I::Value* v, SourceRange at) {
   if (k == I::ScalarKind::I1 && t->kind == I::TypeKind::Scalar) return v;
   I::Type c = computeType(t);
   v = coerce(v, c, at);
-  if (isFloatKind(k)) return op1(I::OpId::ArithCmpF, {v, constant(0, c)}, ctx().i1(), {{"pred", I::Attribute::string("une")}});
+  if (isFloatKind(k))
+    return op1(I::OpId::ArithCmpF, {v, constant(0, c)}, ctx().i1(), {{"pred", I::Attribute::string("une")}});
   return op1(I::OpId::ArithCmpI, {v, constant(0, c)}, ctx().i1(), {{"pred", I::Attribute::string("ne")}});
 }
 
 I::Value* FnLowering::value(const LV& lv, SourceRange at) {
   switch (lv.kind) {
-    case LV::Val: return lv.v;
-    case LV::Block: unsupported(at, "using a block of 'tile.range' as a value", "index a tensor with it (Q[block])");
+    case LV::Val:
+      return lv.v;
+    case LV::Block:
+      unsupported(at, "using a block of 'tile.range' as a value", "index a tensor with it (Q[block])");
     case LV::Unsized:
       error(DiagID::err_lower_shared_shape_unknown, at, lv.sym ? lv.sym->name : text(at));
-    case LV::Tuple: unsupported(at, "a tuple value here");
-    default: unsupported(at, "an expression without a value here");
+    case LV::Tuple:
+      unsupported(at, "a tuple value here");
+    default:
+      unsupported(at, "an expression without a value here");
   }
 }
 
@@ -619,8 +668,10 @@ void FnLowering::waitFor(I::Value* buf, bool barrier) {
       toks.push_back(it->token);
       sameRegion = sameRegion && it->depth == depth_;
       // A copy from an enclosing region stays pending there (this region may not run).
-      if (it->depth >= depth_) it = pending_.erase(it);
-      else ++it;
+      if (it->depth >= depth_)
+        it = pending_.erase(it);
+      else
+        ++it;
     } else {
       ++it;
     }
@@ -674,7 +725,8 @@ I::Value* FnLowering::sharedFor(LV& dst, I::Value* srcView, SourceRange at) {
   if (dst.kind == LV::Unsized) {
     I::Type elem = srcView->type->elem;
     I::Value* buf =
-        prologue(I::OpId::SmemAlloc, ctx().smem(elem, srcView->type->shape, I::Layout::Row, I::Swizzle::None))->result();
+        prologue(I::OpId::SmemAlloc, ctx().smem(elem, srcView->type->shape, I::Layout::Row, I::Swizzle::None))
+            ->result();
     if (dst.sym) buf->nameHint = dst.sym->name;
     LV sized = LV::val(buf);
     if (dst.sym)
@@ -693,8 +745,10 @@ I::Value* FnLowering::sharedFor(LV& dst, I::Value* srcView, SourceRange at) {
 std::optional<int64_t> FnLowering::constInt(Expr* e) {
   if (!e) return std::nullopt;
   switch (e->kind) {
-    case NodeKind::IntLiteralExpr: return static_cast<int64_t>(cast<IntLiteralExpr>(e)->value);
-    case NodeKind::BoolLiteralExpr: return cast<BoolLiteralExpr>(e)->value ? 1 : 0;
+    case NodeKind::IntLiteralExpr:
+      return static_cast<int64_t>(cast<IntLiteralExpr>(e)->value);
+    case NodeKind::BoolLiteralExpr:
+      return cast<BoolLiteralExpr>(e)->value ? 1 : 0;
     case NodeKind::NameExpr: {
       const Symbol* s = cast<NameExpr>(e)->symbol;
       if (!s) return std::nullopt;
@@ -715,19 +769,24 @@ std::optional<int64_t> FnLowering::constInt(Expr* e) {
       auto l = constInt(b->lhs), r = constInt(b->rhs);
       if (!l || !r) return std::nullopt;
       switch (b->op) {
-        case BinaryOp::Add: return *l + *r;
-        case BinaryOp::Sub: return *l - *r;
-        case BinaryOp::Mul: return *l * *r;
+        case BinaryOp::Add:
+          return *l + *r;
+        case BinaryOp::Sub:
+          return *l - *r;
+        case BinaryOp::Mul:
+          return *l * *r;
         case BinaryOp::FloorDiv:
           if (*r == 0) return std::nullopt;
           return (*l / *r) - ((*l % *r != 0) && ((*l < 0) != (*r < 0)));
         case BinaryOp::Mod:
           if (*r == 0) return std::nullopt;
           return ((*l % *r) + *r) % *r;
-        default: return std::nullopt;
+        default:
+          return std::nullopt;
       }
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -738,14 +797,18 @@ bool FnLowering::isPure(Expr* e) {
     case NodeKind::NameExpr:
     case NodeKind::IntLiteralExpr:
     case NodeKind::FloatLiteralExpr:
-    case NodeKind::BoolLiteralExpr: return true;
-    case NodeKind::UnaryExpr: return isPure(cast<UnaryExpr>(e)->operand);
-    case NodeKind::BinaryExpr: return isPure(cast<BinaryExpr>(e)->lhs) && isPure(cast<BinaryExpr>(e)->rhs);
+    case NodeKind::BoolLiteralExpr:
+      return true;
+    case NodeKind::UnaryExpr:
+      return isPure(cast<UnaryExpr>(e)->operand);
+    case NodeKind::BinaryExpr:
+      return isPure(cast<BinaryExpr>(e)->lhs) && isPure(cast<BinaryExpr>(e)->rhs);
     case NodeKind::ConditionalExpr: {
       auto* c = cast<ConditionalExpr>(e);
       return isPure(c->cond) && isPure(c->thenExpr) && isPure(c->elseExpr);
     }
-    case NodeKind::AttributeExpr: return isPure(cast<AttributeExpr>(e)->base);
+    case NodeKind::AttributeExpr:
+      return isPure(cast<AttributeExpr>(e)->base);
     case NodeKind::CallExpr: {
       auto* c = cast<CallExpr>(e);
       const Type* t = c->callee->type;
@@ -759,7 +822,8 @@ bool FnLowering::isPure(Expr* e) {
         if (!isPure(a.value)) return false;
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -774,18 +838,27 @@ LV FnLowering::lower(Expr* e, I::Type want) {
       return LV::val(constant(static_cast<double>(cast<IntLiteralExpr>(e)->value), t));
     }
     case NodeKind::FloatLiteralExpr: {
-      I::Type t = want && I::isScalar(elemOf(want)) && isFloatKind(I::baseScalar(elemOf(want))) ? computeType(elemOf(want))
-                                                                                           : ctx().scalar(I::ScalarKind::F32);
+      I::Type t = want && I::isScalar(elemOf(want)) && isFloatKind(I::baseScalar(elemOf(want)))
+                      ? computeType(elemOf(want))
+                      : ctx().scalar(I::ScalarKind::F32);
       return LV::val(b_->constFloat(cast<FloatLiteralExpr>(e)->value, t));
     }
-    case NodeKind::BoolLiteralExpr: return LV::val(b_->constInt(cast<BoolLiteralExpr>(e)->value ? 1 : 0, ctx().i1()));
-    case NodeKind::NameExpr: return lowerName(cast<NameExpr>(e), want);
-    case NodeKind::UnaryExpr: return lowerUnary(cast<UnaryExpr>(e), want);
-    case NodeKind::BinaryExpr: return lowerBinary(cast<BinaryExpr>(e), want);
-    case NodeKind::ConditionalExpr: return lowerConditional(cast<ConditionalExpr>(e), want);
-    case NodeKind::CallExpr: return lowerCall(cast<CallExpr>(e), want);
-    case NodeKind::SubscriptExpr: return lowerSubscript(cast<SubscriptExpr>(e));
-    case NodeKind::AttributeExpr: return lowerAttribute(cast<AttributeExpr>(e));
+    case NodeKind::BoolLiteralExpr:
+      return LV::val(b_->constInt(cast<BoolLiteralExpr>(e)->value ? 1 : 0, ctx().i1()));
+    case NodeKind::NameExpr:
+      return lowerName(cast<NameExpr>(e), want);
+    case NodeKind::UnaryExpr:
+      return lowerUnary(cast<UnaryExpr>(e), want);
+    case NodeKind::BinaryExpr:
+      return lowerBinary(cast<BinaryExpr>(e), want);
+    case NodeKind::ConditionalExpr:
+      return lowerConditional(cast<ConditionalExpr>(e), want);
+    case NodeKind::CallExpr:
+      return lowerCall(cast<CallExpr>(e), want);
+    case NodeKind::SubscriptExpr:
+      return lowerSubscript(cast<SubscriptExpr>(e));
+    case NodeKind::AttributeExpr:
+      return lowerAttribute(cast<AttributeExpr>(e));
     case NodeKind::TupleExpr:
     case NodeKind::ListExpr: {
       auto& elems = e->kind == NodeKind::TupleExpr ? cast<TupleExpr>(e)->elements : cast<ListExpr>(e)->elements;
@@ -793,14 +866,22 @@ LV FnLowering::lower(Expr* e, I::Type want) {
       for (Expr* x : elems) out.push_back(lower(x, nullptr));
       return LV::tuple(std::move(out));
     }
-    case NodeKind::NoneLiteralExpr: return LV();
-    case NodeKind::StringLiteralExpr: unsupported(e->range, "a string");
-    case NodeKind::FStringExpr: unsupported(e->range, "an f-string");
-    case NodeKind::DictExpr: unsupported(e->range, "a dict");
-    case NodeKind::ComprehensionExpr: unsupported(e->range, "a comprehension");
-    case NodeKind::SliceExpr: unsupported(e->range, "a slice outside a subscript");
-    case NodeKind::EllipsisExpr: unsupported(e->range, "'...' as a value");
-    default: unsupported(e->range, "this expression");
+    case NodeKind::NoneLiteralExpr:
+      return LV();
+    case NodeKind::StringLiteralExpr:
+      unsupported(e->range, "a string");
+    case NodeKind::FStringExpr:
+      unsupported(e->range, "an f-string");
+    case NodeKind::DictExpr:
+      unsupported(e->range, "a dict");
+    case NodeKind::ComprehensionExpr:
+      unsupported(e->range, "a comprehension");
+    case NodeKind::SliceExpr:
+      unsupported(e->range, "a slice outside a subscript");
+    case NodeKind::EllipsisExpr:
+      unsupported(e->range, "'...' as a value");
+    default:
+      unsupported(e->range, "this expression");
   }
 }
 
@@ -829,7 +910,8 @@ LV FnLowering::lowerName(NameExpr* e, I::Type want) {
             if (ps->name != sb.param) continue;
             I::Value* p = top_->arg(idx);
             if (p->type->kind != I::TypeKind::Tensor || sb.dim >= p->type->shape.size()) continue;
-            I::Value* d = prologue(I::OpId::MemDim, ctx().index(), {{"axis", I::Attribute::integer(sb.dim)}}, {p})->result();
+            I::Value* d =
+                prologue(I::OpId::MemDim, ctx().index(), {{"axis", I::Attribute::integer(sb.dim)}}, {p})->result();
             d->nameHint = e->name;
             shapeDims_[e->name] = d;
             return LV::val(d);
@@ -843,16 +925,19 @@ LV FnLowering::lowerName(NameExpr* e, I::Type want) {
         return LV::val(constant(static_cast<double>(s->candidates.front()),
                                 want && I::isScalar(want) ? computeType(want) : ctx().scalar(I::ScalarKind::I32)));
       if (s->value && s->value->isNumber()) {
-        I::Type t = s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype) : ctx().scalar(I::ScalarKind::I32);
+        I::Type t = s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype)
+                                                                 : ctx().scalar(I::ScalarKind::I32);
         if (s->type && s->type->weak && want && I::isScalar(want)) t = computeType(want);
         return LV::val(constant(s->value->asDouble(), t));
       }
       unsupported(e->range, "the module-level name '" + e->name + "'");
     }
     case SymbolKind::Builtin:
-      if (s->builtin && s->builtin->id == BuiltinId::GridGroups) return LV::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
+      if (s->builtin && s->builtin->id == BuiltinId::GridGroups)
+        return LV::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
       unsupported(e->range, "the builtin '" + e->name + "' used as a value");
-    default: unsupported(e->range, "the name '" + e->name + "' (a " + symbolKindName(s->kind) + ") as a value");
+    default:
+      unsupported(e->range, "the name '" + e->name + "' (a " + symbolKindName(s->kind) + ") as a value");
   }
 }
 
@@ -893,25 +978,51 @@ I::Value* FnLowering::compare(BinaryOp bop, I::Value* a, I::Value* b, SourceRang
   const char* pred = "eq";
   if (isFloatKind(k)) {
     switch (bop) {
-      case BinaryOp::Eq: pred = "oeq"; break;
-      case BinaryOp::Ne: pred = "une"; break;
-      case BinaryOp::Lt: pred = "olt"; break;
-      case BinaryOp::Le: pred = "ole"; break;
-      case BinaryOp::Gt: pred = "ogt"; break;
-      case BinaryOp::Ge: pred = "oge"; break;
-      default: unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
+      case BinaryOp::Eq:
+        pred = "oeq";
+        break;
+      case BinaryOp::Ne:
+        pred = "une";
+        break;
+      case BinaryOp::Lt:
+        pred = "olt";
+        break;
+      case BinaryOp::Le:
+        pred = "ole";
+        break;
+      case BinaryOp::Gt:
+        pred = "ogt";
+        break;
+      case BinaryOp::Ge:
+        pred = "oge";
+        break;
+      default:
+        unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
     }
     return op1(I::OpId::ArithCmpF, {a, b}, rt, {{"pred", I::Attribute::string(pred)}});
   }
   bool u = isUnsignedKind(k);
   switch (bop) {
-    case BinaryOp::Eq: pred = "eq"; break;
-    case BinaryOp::Ne: pred = "ne"; break;
-    case BinaryOp::Lt: pred = u ? "ult" : "slt"; break;
-    case BinaryOp::Le: pred = u ? "ule" : "sle"; break;
-    case BinaryOp::Gt: pred = u ? "ugt" : "sgt"; break;
-    case BinaryOp::Ge: pred = u ? "uge" : "sge"; break;
-    default: unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
+    case BinaryOp::Eq:
+      pred = "eq";
+      break;
+    case BinaryOp::Ne:
+      pred = "ne";
+      break;
+    case BinaryOp::Lt:
+      pred = u ? "ult" : "slt";
+      break;
+    case BinaryOp::Le:
+      pred = u ? "ule" : "sle";
+      break;
+    case BinaryOp::Gt:
+      pred = u ? "ugt" : "sgt";
+      break;
+    case BinaryOp::Ge:
+      pred = u ? "uge" : "sge";
+      break;
+    default:
+      unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
   }
   return op1(I::OpId::ArithCmpI, {a, b}, rt, {{"pred", I::Attribute::string(pred)}});
 }
@@ -921,7 +1032,8 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
   if (bop == BinaryOp::MatMul) {
     if (I::isView(a->type)) staticView(a, at, text(at));
     if (I::isView(b->type)) staticView(b, at, text(at));
-    if (a->type->shape.size() != 2 || b->type->shape.size() != 2) unsupported(at, "'@' on operands that are not rank-2 tiles");
+    if (a->type->shape.size() != 2 || b->type->shape.size() != 2)
+      unsupported(at, "'@' on operands that are not rank-2 tiles");
     I::Type r = ctx().tile(ctx().scalar(I::ScalarKind::F32), {a->type->shape[0], b->type->shape[1]});
     waitFor(a, true);
     waitFor(b, true);
@@ -942,8 +1054,10 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
       for (size_t i = 0; i < n; ++i) {
         const I::Dim* dx = i + x.size() >= n ? &x[i + x.size() - n] : nullptr;
         const I::Dim* dy = i + y.size() >= n ? &y[i + y.size() - n] : nullptr;
-        if (dx && dy) shape.push_back(dx->isStatic() && dx->size == 1 ? *dy : *dx);
-        else shape.push_back(dx ? *dx : *dy);
+        if (dx && dy)
+          shape.push_back(dx->isStatic() && dx->size == 1 ? *dy : *dx);
+        else
+          shape.push_back(dx ? *dx : *dy);
       }
       if (sa->kind == I::TypeKind::Frag && sb->kind == I::TypeKind::Frag && sa->shape == sb->shape) {
         t = ctx().frag(e, shape, sa->role);
@@ -968,10 +1082,14 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
   b = coerce(b, t, at);
   auto bin = [&](I::OpId id, I::Value* x, I::Value* y) { return op1(id, {x, y}, t); };
   switch (bop) {
-    case BinaryOp::Add: return bin(isF ? I::OpId::ArithAddF : I::OpId::ArithAddI, a, b);
-    case BinaryOp::Sub: return bin(isF ? I::OpId::ArithSubF : I::OpId::ArithSubI, a, b);
-    case BinaryOp::Mul: return bin(isF ? I::OpId::ArithMulF : I::OpId::ArithMulI, a, b);
-    case BinaryOp::Div: return bin(I::OpId::ArithDivF, a, b);
+    case BinaryOp::Add:
+      return bin(isF ? I::OpId::ArithAddF : I::OpId::ArithAddI, a, b);
+    case BinaryOp::Sub:
+      return bin(isF ? I::OpId::ArithSubF : I::OpId::ArithSubI, a, b);
+    case BinaryOp::Mul:
+      return bin(isF ? I::OpId::ArithMulF : I::OpId::ArithMulI, a, b);
+    case BinaryOp::Div:
+      return bin(I::OpId::ArithDivF, a, b);
     case BinaryOp::FloorDiv:
     case BinaryOp::Mod: {
       if (isF) {
@@ -1012,12 +1130,18 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
       unsupported(at, "'**' on integers with an exponent that is not a constant in [0, 64]",
                   "convert to a float first (f32(x) ** y)");
     }
-    case BinaryOp::BitAnd: return bin(I::OpId::ArithAndI, a, b);
-    case BinaryOp::BitOr: return bin(I::OpId::ArithOrI, a, b);
-    case BinaryOp::BitXor: return bin(I::OpId::ArithXOrI, a, b);
-    case BinaryOp::Shl: return bin(I::OpId::ArithShLI, a, b);
-    case BinaryOp::Shr: return bin(isU ? I::OpId::ArithShRUI : I::OpId::ArithShRSI, a, b);
-    default: unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
+    case BinaryOp::BitAnd:
+      return bin(I::OpId::ArithAndI, a, b);
+    case BinaryOp::BitOr:
+      return bin(I::OpId::ArithOrI, a, b);
+    case BinaryOp::BitXor:
+      return bin(I::OpId::ArithXOrI, a, b);
+    case BinaryOp::Shl:
+      return bin(I::OpId::ArithShLI, a, b);
+    case BinaryOp::Shr:
+      return bin(isU ? I::OpId::ArithShRUI : I::OpId::ArithShRSI, a, b);
+    default:
+      unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
   }
 }
 
@@ -1074,14 +1198,17 @@ LV FnLowering::lowerBinary(BinaryExpr* e, I::Type want) {
   SourceRange at = e->opRange.valid() ? e->opRange : e->range;
   if (isComparison(e->op)) return LV::val(compare(e->op, a, b, at));
   I::Type semaT = nullptr;
-  if (e->type && e->type->kind == TypeKind::Scalar && !e->type->weak) semaT = scalarType(e->type->dtype, e->type->policy);
+  if (e->type && e->type->kind == TypeKind::Scalar && !e->type->weak)
+    semaT = scalarType(e->type->dtype, e->type->policy);
   if (e->type && e->type->kind == TypeKind::Scalar && e->type->weak) semaT = promote(a->type, b->type);
   return LV::val(arith(e->op, a, b, semaT, at));
 }
 
 LV FnLowering::lowerConditional(ConditionalExpr* e, I::Type want) {
   I::Value* c = toBool(value(lower(e->cond), e->cond->range), e->cond->range);
-  I::Type semaT = e->type && e->type->kind == TypeKind::Scalar && !e->type->weak ? scalarType(e->type->dtype, e->type->policy) : want;
+  I::Type semaT = e->type && e->type->kind == TypeKind::Scalar && !e->type->weak
+                      ? scalarType(e->type->dtype, e->type->policy)
+                      : want;
   if (isPure(e->thenExpr) && isPure(e->elseExpr)) {
     I::Value* a = value(lower(e->thenExpr, semaT), e->thenExpr->range);
     I::Value* b = value(lower(e->elseExpr, semaT ? semaT : a->type), e->elseExpr->range);
@@ -1133,12 +1260,15 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
       continue;
     }
     lvs[i] = lower(idx[i]);
-    if (lvs[i].kind == LV::Block) anySlice = true;
-    else if (lvs[i].kind == LV::Tuple) unsupported(idx[i]->range, "a tuple index");
+    if (lvs[i].kind == LV::Block)
+      anySlice = true;
+    else if (lvs[i].kind == LV::Tuple)
+      unsupported(idx[i]->range, "a tuple index");
   }
   loc(e);
-  if (idx.size() > rank) error(DiagID::err_lower_rank_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
-                               static_cast<unsigned>(idx.size()));
+  if (idx.size() > rank)
+    error(DiagID::err_lower_rank_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
+          static_cast<unsigned>(idx.size()));
   if (!anySlice && idx.size() == rank) {
     isElement = true;
     for (size_t i = 0; i < idx.size(); ++i) elementIdx.push_back(value(lvs[i], idx[i]->range));
@@ -1171,9 +1301,12 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
       I::Value* lo = s->lower ? scalarValue(s->lower, nullptr) : b_->constIndex(0);
       int64_t size = -1;
       auto cl = constInt(s->lower), cu = constInt(s->upper);
-      if (!s->lower && !s->upper) size = fullSize(x->range);
-      else if (s->upper && cu && (!s->lower || cl)) size = *cu - (cl ? *cl : 0);
-      else if (!s->upper && cl && full.isStatic()) size = full.size - *cl;
+      if (!s->lower && !s->upper)
+        size = fullSize(x->range);
+      else if (s->upper && cu && (!s->lower || cl))
+        size = *cu - (cl ? *cl : 0);
+      else if (!s->upper && cl && full.isStatic())
+        size = full.size - *cl;
       else if (s->lower && s->upper) {
         if (auto* add = dyn_cast<BinaryExpr>(s->upper); add && add->op == BinaryOp::Add) {
           std::string l = text(s->lower->range);
@@ -1195,18 +1328,21 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
       offs.push_back(lvs[d].v);
       sizes.push_back(I::Attribute::integer(lvs[d].size));
     } else {
-      unsupported(x->range, "mixing integer indices and slices in one subscript", "slice every dimension (x[i:i+1, a:b])");
+      unsupported(x->range, "mixing integer indices and slices in one subscript",
+                  "slice every dimension (x[i:i+1, a:b])");
     }
   }
   std::vector<I::Dim> shape;
   for (auto& a : sizes) shape.push_back(I::Dim{a.i, {}});
   I::Type rt = ctx().withShape(t, shape);
   waitFor(base, true);
-  return op1(I::OpId::MemSlice, [&] {
-    std::vector<I::Value*> ops = {base};
-    ops.insert(ops.end(), offs.begin(), offs.end());
-    return ops;
-  }(), rt, {{"sizes", I::Attribute::arrayOf(sizes)}});
+  return op1(I::OpId::MemSlice,
+             [&] {
+               std::vector<I::Value*> ops = {base};
+               ops.insert(ops.end(), offs.begin(), offs.end());
+               return ops;
+             }(),
+             rt, {{"sizes", I::Attribute::arrayOf(sizes)}});
 }
 
 LV FnLowering::lowerSubscript(SubscriptExpr* e) {
@@ -1246,8 +1382,10 @@ LV FnLowering::lowerAttribute(AttributeExpr* e) {
   if (e->name == "shape" && (I::isView(t) || isShapedValue(t))) {
     std::vector<LV> dims;
     for (size_t i = 0; i < t->shape.size(); ++i) {
-      if (t->shape[i].isStatic()) dims.push_back(LV::val(b_->constIndex(t->shape[i].size)));
-      else dims.push_back(LV::val(op1(I::OpId::MemDim, {b}, ctx().index(), {{"axis", I::Attribute::integer(i)}})));
+      if (t->shape[i].isStatic())
+        dims.push_back(LV::val(b_->constIndex(t->shape[i].size)));
+      else
+        dims.push_back(LV::val(op1(I::OpId::MemDim, {b}, ctx().index(), {{"axis", I::Attribute::integer(i)}})));
     }
     return LV::tuple(std::move(dims));
   }
@@ -1255,8 +1393,10 @@ LV FnLowering::lowerAttribute(AttributeExpr* e) {
     return LV::val(b_->constInt(static_cast<int64_t>(t->shape.size()), ctx().scalar(I::ScalarKind::I64)));
   if (e->name == "T") {
     I::Value* tv = asTile(b, e->base->range);
-    if (tv->type->kind != I::TypeKind::Tile || tv->type->shape.size() != 2) unsupported(e->range, "'.T' of a value that is not a rank-2 tile");
-    return LV::val(op1(I::OpId::TileTranspose, {tv}, ctx().tile(tv->type->elem, {tv->type->shape[1], tv->type->shape[0]})));
+    if (tv->type->kind != I::TypeKind::Tile || tv->type->shape.size() != 2)
+      unsupported(e->range, "'.T' of a value that is not a rank-2 tile");
+    return LV::val(
+        op1(I::OpId::TileTranspose, {tv}, ctx().tile(tv->type->elem, {tv->type->shape[1], tv->type->shape[0]})));
   }
   unsupported(e->nameRange, "the attribute '." + e->name + "'");
 }
@@ -1293,9 +1433,12 @@ LV FnLowering::lowerCall(CallExpr* e, I::Type want) {
     case TypeKind::Builtin:
       if (!ct->builtin) break;
       return lowerBuiltin(*ct->builtin, ct->typeArg, e, want);
-    case TypeKind::DTypeValue: return lowerCast(ct, e);
-    case TypeKind::Function: return lowerUserCall(ct, e);
-    default: break;
+    case TypeKind::DTypeValue:
+      return lowerCast(ct, e);
+    case TypeKind::Function:
+      return lowerUserCall(ct, e);
+    default:
+      break;
   }
   unsupported(e->range, "calling '" + text(e->callee->range) + "'");
 }
@@ -1326,10 +1469,12 @@ I::Value* FnLowering::reduceTile(I::Value* t, const std::string& kind, std::opti
   auto once = [&](I::Value* x, int64_t ax) {
     std::vector<I::Dim> shape = x->type->shape;
     int64_t rank = static_cast<int64_t>(shape.size());
-    if (ax < -rank || ax >= rank) unsupported(at, "reducing along axis " + std::to_string(ax) + " of a rank-" + std::to_string(rank) + " tile");
+    if (ax < -rank || ax >= rank)
+      unsupported(at, "reducing along axis " + std::to_string(ax) + " of a rank-" + std::to_string(rank) + " tile");
     shape.erase(shape.begin() + (ax < 0 ? ax + rank : ax));
     I::Type rt = shape.empty() ? x->type->elem : ctx().tile(x->type->elem, shape);
-    return op1(I::OpId::TileReduce, {x}, rt, {{"kind", I::Attribute::string(kind)}, {"axis", I::Attribute::integer(ax)}});
+    return op1(I::OpId::TileReduce, {x}, rt,
+               {{"kind", I::Attribute::string(kind)}, {"axis", I::Attribute::integer(ax)}});
   };
   if (axis) return once(t, *axis);
   while (isShapedValue(t->type)) t = once(t, 0);
@@ -1353,16 +1498,26 @@ LV FnLowering::lowerMath(const BuiltinInfo& b, CallExpr* e, const std::vector<Ex
   };
   SourceRange at = e->range;
   switch (b.id) {
-    case BuiltinId::Exp: return LV::val(unaryMath(I::OpId::MathExp, arg(0), at));
-    case BuiltinId::Exp2: return LV::val(unaryMath(I::OpId::MathExp2, arg(0), at));
-    case BuiltinId::Log: return LV::val(unaryMath(I::OpId::MathLog, arg(0), at));
-    case BuiltinId::Log2: return LV::val(unaryMath(I::OpId::MathLog2, arg(0), at));
-    case BuiltinId::Sqrt: return LV::val(unaryMath(I::OpId::MathSqrt, arg(0), at));
-    case BuiltinId::Rsqrt: return LV::val(unaryMath(I::OpId::MathRsqrt, arg(0), at));
-    case BuiltinId::Tanh: return LV::val(unaryMath(I::OpId::MathTanh, arg(0), at));
-    case BuiltinId::Erf: return LV::val(unaryMath(I::OpId::MathErf, arg(0), at));
-    case BuiltinId::Sin: return LV::val(unaryMath(I::OpId::MathSin, arg(0), at));
-    case BuiltinId::Cos: return LV::val(unaryMath(I::OpId::MathCos, arg(0), at));
+    case BuiltinId::Exp:
+      return LV::val(unaryMath(I::OpId::MathExp, arg(0), at));
+    case BuiltinId::Exp2:
+      return LV::val(unaryMath(I::OpId::MathExp2, arg(0), at));
+    case BuiltinId::Log:
+      return LV::val(unaryMath(I::OpId::MathLog, arg(0), at));
+    case BuiltinId::Log2:
+      return LV::val(unaryMath(I::OpId::MathLog2, arg(0), at));
+    case BuiltinId::Sqrt:
+      return LV::val(unaryMath(I::OpId::MathSqrt, arg(0), at));
+    case BuiltinId::Rsqrt:
+      return LV::val(unaryMath(I::OpId::MathRsqrt, arg(0), at));
+    case BuiltinId::Tanh:
+      return LV::val(unaryMath(I::OpId::MathTanh, arg(0), at));
+    case BuiltinId::Erf:
+      return LV::val(unaryMath(I::OpId::MathErf, arg(0), at));
+    case BuiltinId::Sin:
+      return LV::val(unaryMath(I::OpId::MathSin, arg(0), at));
+    case BuiltinId::Cos:
+      return LV::val(unaryMath(I::OpId::MathCos, arg(0), at));
     case BuiltinId::Floor:
     case BuiltinId::Ceil: {
       I::Value* v = arg(0);
@@ -1387,15 +1542,18 @@ LV FnLowering::lowerMath(const BuiltinInfo& b, CallExpr* e, const std::vector<Ex
         I::Value* y = vs[i];
         if (I::isView(x->type)) x = asTile(x, at);
         if (I::isView(y->type)) y = asTile(y, at);
-        I::Type t = isShapedValue(x->type) || isShapedValue(y->type)
-                        ? ctx().tile(promote(elemOf(x->type), elemOf(y->type)), (isShapedValue(x->type) ? x : y)->type->shape)
-                        : promote(x->type, y->type);
+        I::Type t =
+            isShapedValue(x->type) || isShapedValue(y->type)
+                ? ctx().tile(promote(elemOf(x->type), elemOf(y->type)), (isShapedValue(x->type) ? x : y)->type->shape)
+                : promote(x->type, y->type);
         x = coerce(x, t, at);
         y = coerce(y, t, at);
         I::ScalarKind k = I::baseScalar(elemOf(t));
         bool isMin = b.id == BuiltinId::Min;
-        if (isFloatKind(k)) acc = op1(isMin ? I::OpId::ArithMinF : I::OpId::ArithMaxF, {x, y}, t);
-        else if (!isUnsignedKind(k)) acc = op1(isMin ? I::OpId::ArithMinSI : I::OpId::ArithMaxSI, {x, y}, t);
+        if (isFloatKind(k))
+          acc = op1(isMin ? I::OpId::ArithMinF : I::OpId::ArithMaxF, {x, y}, t);
+        else if (!isUnsignedKind(k))
+          acc = op1(isMin ? I::OpId::ArithMinSI : I::OpId::ArithMaxSI, {x, y}, t);
         else {
           I::Type bt = isShapedValue(t) ? ctx().tile(ctx().i1(), t->shape) : ctx().i1();
           I::Value* c = op1(I::OpId::ArithCmpI, {x, y}, bt, {{"pred", I::Attribute::string(isMin ? "ult" : "ugt")}});
@@ -1428,7 +1586,8 @@ LV FnLowering::lowerMath(const BuiltinInfo& b, CallExpr* e, const std::vector<Ex
       I::Value* s = op1(I::OpId::ArithSubI, {op1(I::OpId::ArithAddI, {a, d}, i64), b_->constInt(1, i64)}, i64);
       return LV::val(arith(BinaryOp::FloorDiv, s, d, i64, at));
     }
-    default: unsupported(at, "'" + std::string(b.name) + "'");
+    default:
+      unsupported(at, "'" + std::string(b.name) + "'");
   }
 }
 
@@ -1448,12 +1607,18 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
     if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
   };
   switch (b.id) {
-    case BuiltinId::TileLinearId: return idOp(I::OpId::TileLinearId);
-    case BuiltinId::TileLaneId: return idOp(I::OpId::TileLaneId);
-    case BuiltinId::TileWarpId: return idOp(I::OpId::TileWarpId);
-    case BuiltinId::LaunchThreadId: return idOp(I::OpId::TileThreadId);
-    case BuiltinId::GroupLinearId: return idOp(I::OpId::TileGroupId);
-    case BuiltinId::GroupTileCount: return idOp(I::OpId::TileGroupSize);
+    case BuiltinId::TileLinearId:
+      return idOp(I::OpId::TileLinearId);
+    case BuiltinId::TileLaneId:
+      return idOp(I::OpId::TileLaneId);
+    case BuiltinId::TileWarpId:
+      return idOp(I::OpId::TileWarpId);
+    case BuiltinId::LaunchThreadId:
+      return idOp(I::OpId::TileThreadId);
+    case BuiltinId::GroupLinearId:
+      return idOp(I::OpId::TileGroupId);
+    case BuiltinId::GroupTileCount:
+      return idOp(I::OpId::TileGroupSize);
     case BuiltinId::TBarrier:
       loc(e);
       waitAll(true);
@@ -1517,7 +1682,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         if (!idxE) unsupported(at, "'tile.cp_async' into a shared buffer without a source");
         I::Value* from = value(lower(idxE), idxE->range);
         loc(e);
-        if (!I::isView(from->type)) unsupported(idxE->range, "copying from a value of type " + I::printType(from->type));
+        if (!I::isView(from->type))
+          unsupported(idxE->range, "copying from a value of type " + I::printType(from->type));
         I::Value* buf = sharedFor(src, from, srcE->range);
         if (auto* n = dyn_cast<NameExpr>(srcE); n && n->symbol && env_.count(n->symbol)) env_[n->symbol] = src;
         asyncCopy(buf, from, at);
@@ -1548,17 +1714,21 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
           }
           std::vector<I::Dim> shape;
           for (auto& a : sizes) shape.push_back(I::Dim{a.i, {}});
-          view = op1(I::OpId::MemSlice, ops, ctx().withShape(t->type, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
+          view =
+              op1(I::OpId::MemSlice, ops, ctx().withShape(t->type, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
         } else {
           I::Value* v = value(ix, idxE->range);
-          if (!I::isView(v->type)) unsupported(idxE->range, "'tile.cp_async' with an index of type " + I::printType(v->type));
+          if (!I::isView(v->type))
+            unsupported(idxE->range, "'tile.cp_async' with an index of type " + I::printType(v->type));
           view = v;
         }
       }
       loc(e);
       staticView(view, at, text(srcE->range));
       needsGroup();
-      I::Value* buf = prologue(I::OpId::SmemAlloc, ctx().smem(view->type->elem, view->type->shape, I::Layout::Row, I::Swizzle::None))->result();
+      I::Value* buf = prologue(I::OpId::SmemAlloc,
+                               ctx().smem(view->type->elem, view->type->shape, I::Layout::Row, I::Swizzle::None))
+                          ->result();
       asyncCopy(buf, view, at);
       return LV::val(buf);
     }
@@ -1568,8 +1738,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
     case BuiltinId::TileSum:
     case BuiltinId::TileMax: {
       const char* kind = b.id == BuiltinId::ReduceSum || b.id == BuiltinId::TileSum ? "sum"
-                         : b.id == BuiltinId::ReduceMin                            ? "min"
-                                                                                   : "max";
+                         : b.id == BuiltinId::ReduceMin                             ? "min"
+                                                                                    : "max";
       Expr* xE = kw("x");
       I::Value* x = value(lower(xE), xE->range);
       std::optional<int64_t> axis;
@@ -1589,7 +1759,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       Expr* tE = kw(b.id == BuiltinId::TileLoad ? "src" : "dst");
       Expr* iE = kw("index");
       I::Value* t = value(lower(tE), tE->range);
-      if (!I::isView(t->type)) unsupported(tE->range, "'" + std::string(b.name) + "' on a value of type " + I::printType(t->type));
+      if (!I::isView(t->type))
+        unsupported(tE->range, "'" + std::string(b.name) + "' on a value of type " + I::printType(t->type));
       std::vector<I::Value*> ops;
       if (b.id == BuiltinId::TileStore) {
         Expr* vE = kw("value");
@@ -1616,9 +1787,12 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
     case BuiltinId::TileFull: {
       Expr* shapeE = kw("shape");
       std::vector<Expr*> parts;
-      if (auto* tu = dyn_cast<TupleExpr>(shapeE)) parts = tu->elements;
-      else if (auto* li = dyn_cast<ListExpr>(shapeE)) parts = li->elements;
-      else parts = {shapeE};
+      if (auto* tu = dyn_cast<TupleExpr>(shapeE))
+        parts = tu->elements;
+      else if (auto* li = dyn_cast<ListExpr>(shapeE))
+        parts = li->elements;
+      else
+        parts = {shapeE};
       std::vector<I::Dim> shape;
       for (Expr* p : parts) {
         auto c = constInt(p);
@@ -1629,8 +1803,10 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       if (Expr* dt = kw("dtype"); dt && dt->type && dt->type->kind == TypeKind::DTypeValue) d = dt->type->dtype;
       I::Type elem = scalarType(d);
       I::Value* s;
-      if (b.id == BuiltinId::TileFull) s = scalarValue(kw("value"), elem);
-      else s = constant(0, elem);
+      if (b.id == BuiltinId::TileFull)
+        s = scalarValue(kw("value"), elem);
+      else
+        s = constant(0, elem);
       loc(e);
       return LV::val(op1(I::OpId::TileBroadcast, {s}, ctx().tile(elem, shape)));
     }
@@ -1647,14 +1823,18 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         }
         if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.dot' of an operand that is not rank 2");
       }
-      I::Type accum = ctx().scalar(I::isFloatLike(x->type) || isFloatKind(I::baseScalar(elemOf(x->type))) ? I::ScalarKind::F32 : I::ScalarKind::I32);
-      if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue) accum = scalarType(ac->type->dtype);
+      I::Type accum =
+          ctx().scalar(I::isFloatLike(x->type) || isFloatKind(I::baseScalar(elemOf(x->type))) ? I::ScalarKind::F32
+                                                                                              : I::ScalarKind::I32);
+      if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
+        accum = scalarType(ac->type->dtype);
       needsGroup();
       return LV::val(op1(I::OpId::TileDot, {x, y}, ctx().tile(accum, {x->type->shape[0], y->type->shape[1]})));
     }
     case BuiltinId::TileMma: {
       if (kw("BM") || kw("BN") || kw("BK"))
-        unsupported(at, "'tile.mma(..., BM=, BN=, BK=)' outside a for loop", "iterate it: for m, n, k in tile.mma(...)");
+        unsupported(at, "'tile.mma(..., BM=, BN=, BK=)' outside a for loop",
+                    "iterate it: for m, n, k in tile.mma(...)");
       Expr* aE = kw("a");
       Expr* bE = kw("b");
       I::Value* x = value(lower(aE), aE->range);
@@ -1668,12 +1848,14 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.mma' of an operand that is not rank 2");
       }
       I::Type accum = ctx().scalar(I::ScalarKind::F32);
-      if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue) accum = scalarType(ac->type->dtype);
+      if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
+        accum = scalarType(ac->type->dtype);
       I::Type ft = ctx().frag(accum, {x->type->shape[0], y->type->shape[1]}, I::FragRole::Acc);
       I::Value* c;
       if (Expr* cE = kw("c")) {
         c = value(lower(cE), cE->range);
-        if (c->type != ft) unsupported(cE->range, "an accumulator of type " + I::printType(c->type), "it must be " + I::printType(ft));
+        if (c->type != ft)
+          unsupported(cE->range, "an accumulator of type " + I::printType(c->type), "it must be " + I::printType(ft));
       } else {
         c = op1(I::OpId::TileBroadcast, {constant(0, accum)}, ft);
       }
@@ -1685,10 +1867,12 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       for (Expr* x : positional) (void)lower(x);
       loc(e);
       MmaLoop& L = *mma_;
-      I::Value* a = op1(I::OpId::MemSlice, {L.A, L.m0, L.k}, ctx().withShape(L.A->type, {I::Dim{L.BM, {}}, I::Dim{L.BK, {}}}),
-                        {{"sizes", I::Attribute::ints({L.BM, L.BK})}});
-      I::Value* bb = op1(I::OpId::MemSlice, {L.B, L.k, L.n0}, ctx().withShape(L.B->type, {I::Dim{L.BK, {}}, I::Dim{L.BN, {}}}),
-                         {{"sizes", I::Attribute::ints({L.BK, L.BN})}});
+      I::Value* a =
+          op1(I::OpId::MemSlice, {L.A, L.m0, L.k}, ctx().withShape(L.A->type, {I::Dim{L.BM, {}}, I::Dim{L.BK, {}}}),
+              {{"sizes", I::Attribute::ints({L.BM, L.BK})}});
+      I::Value* bb =
+          op1(I::OpId::MemSlice, {L.B, L.k, L.n0}, ctx().withShape(L.B->type, {I::Dim{L.BK, {}}, I::Dim{L.BN, {}}}),
+              {{"sizes", I::Attribute::ints({L.BK, L.BN})}});
       asyncCopy(L.sA, a, at);
       asyncCopy(L.sB, bb, at);
       waitAll(true);
@@ -1708,7 +1892,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         axis = *c;
       }
       loc(e);
-      if (x->type->kind != I::TypeKind::Tile) unsupported(xE->range, "'tile.softmax' of a value of type " + I::printType(x->type));
+      if (x->type->kind != I::TypeKind::Tile)
+        unsupported(xE->range, "'tile.softmax' of a value of type " + I::printType(x->type));
       I::Type c = computeType(x->type);
       if (!I::isFloatLike(c)) c = ctx().tile(ctx().scalar(I::ScalarKind::F32), c->shape);
       x = coerce(x, c, at);
@@ -1723,7 +1908,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       if (I::isView(x->type)) x = asTile(x, at);
       I::Type c = computeType(x->type);
       if (!I::isFloatLike(c))
-        c = isShapedValue(c) ? ctx().tile(ctx().scalar(I::ScalarKind::F32), c->shape) : ctx().scalar(I::ScalarKind::F32);
+        c = isShapedValue(c) ? ctx().tile(ctx().scalar(I::ScalarKind::F32), c->shape)
+                             : ctx().scalar(I::ScalarKind::F32);
       x = coerce(x, c, at);
       if (b.id == BuiltinId::TileRelu) return LV::val(op1(I::OpId::MathRelu, {x}, c));
       if (b.id == BuiltinId::TileSigmoid) {
@@ -1752,8 +1938,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       I::Value* o = scalarValue(oE, ctx().scalar(I::ScalarKind::I32));
       loc(e);
       if (!I::isScalar(v->type)) unsupported(vE->range, "shuffling a value of type " + I::printType(v->type));
-      const char* mode = b.id == BuiltinId::WarpShuffleDown ? "down"
-                         : b.id == BuiltinId::WarpShuffleUp ? "up"
+      const char* mode = b.id == BuiltinId::WarpShuffleDown  ? "down"
+                         : b.id == BuiltinId::WarpShuffleUp  ? "up"
                          : b.id == BuiltinId::WarpShuffleXor ? "xor"
                                                              : "idx";
       return LV::val(op1(I::OpId::TileShuffle, {v, o}, v->type, {{"mode", I::Attribute::string(mode)}}));
@@ -1772,7 +1958,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       if (!attr) unsupported(at, "this call");
       I::Value* g = value(lower(attr->base), attr->base->range);
       loc(e);
-      if (g->type->kind != I::TypeKind::CGroup) unsupported(attr->base->range, "a cooperative-group method on this value");
+      if (g->type->kind != I::TypeKind::CGroup)
+        unsupported(attr->base->range, "a cooperative-group method on this value");
       if (b.id == BuiltinId::GroupSync) {
         waitAll(false);
         op(I::OpId::TileCoopSync, {g}, {});
@@ -1786,7 +1973,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       if (!xE) unsupported(at, "this call of 'len'");
       LV x = lower(xE);
       loc(e);
-      if (x.kind == LV::Tuple) return LV::val(b_->constInt(static_cast<int64_t>(x.elems.size()), ctx().scalar(I::ScalarKind::I64)));
+      if (x.kind == LV::Tuple)
+        return LV::val(b_->constInt(static_cast<int64_t>(x.elems.size()), ctx().scalar(I::ScalarKind::I64)));
       I::Value* v = value(x, xE->range);
       if ((I::isView(v->type) || isShapedValue(v->type)) && !v->type->shape.empty()) {
         if (v->type->shape[0].isStatic()) return LV::val(b_->constIndex(v->type->shape[0].size));
@@ -1811,7 +1999,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
     case BuiltinId::Ceil:
     case BuiltinId::Fma:
     case BuiltinId::Pow:
-    case BuiltinId::CeilDiv: return lowerMath(b, e, positional);
+    case BuiltinId::CeilDiv:
+      return lowerMath(b, e, positional);
     case BuiltinId::TileRange:
     case BuiltinId::Range:
       unsupported(at, "'" + std::string(b.name) + "' outside the header of a for loop");
@@ -1822,7 +2011,8 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
     case BuiltinId::AtomicExch:
     case BuiltinId::AtomicCas:
       unsupported(at, "'" + text(e->callee->range) + "'", "Tile IR has no atomic operation yet");
-    default: unsupported(at, "'" + text(e->callee->range) + "'");
+    default:
+      unsupported(at, "'" + text(e->callee->range) + "'");
   }
 }
 
@@ -1833,7 +2023,8 @@ LV FnLowering::lowerUserCall(const Type* fnType, CallExpr* e) {
   // Bind arguments to parameters (positional, then keywords).
   std::vector<const Param*> normals;
   for (const Param& p : f->params) {
-    if (p.paramKind == Param::VarArgs || p.paramKind == Param::KwArgs) unsupported(p.range, "a device function with '*' parameters");
+    if (p.paramKind == Param::VarArgs || p.paramKind == Param::KwArgs)
+      unsupported(p.range, "a device function with '*' parameters");
     if (p.paramKind == Param::Normal && !p.name.empty()) normals.push_back(&p);
   }
   std::vector<Expr*> bound(normals.size(), nullptr);
@@ -1887,7 +2078,9 @@ void FnLowering::assignedTarget(Expr* t, SymSet& out) {
   }
 }
 
-void FnLowering::assignedIn(const tessera::Block& b, SymSet& out, int nest) { assignedInStmts(b.stmts, out, nest); }
+void FnLowering::assignedIn(const tessera::Block& b, SymSet& out, int nest) {
+  assignedInStmts(b.stmts, out, nest);
+}
 
 void FnLowering::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest) {
   for (Stmt* s : stmts) {
@@ -1939,12 +2132,16 @@ I::Type FnLowering::carriedType(const Symbol* s, const LV& v, SourceRange at, co
   return v.v->type;
 }
 
-void FnLowering::lowerBlock(const tessera::Block& b) { lowerStmts(b.stmts, 0); }
+void FnLowering::lowerBlock(const tessera::Block& b) {
+  lowerStmts(b.stmts, 0);
+}
 
 void FnLowering::jumpsIn(const std::vector<Stmt*>& stmts, bool& brk, bool& cont) {
   for (Stmt* s : stmts) {
-    if (isa<BreakStmt>(s)) brk = true;
-    else if (isa<ContinueStmt>(s)) cont = true;
+    if (isa<BreakStmt>(s))
+      brk = true;
+    else if (isa<ContinueStmt>(s))
+      cont = true;
     else if (auto* i = dyn_cast<IfStmt>(s)) {
       jumpsIn(i->thenBlock.stmts, brk, cont);
       jumpsIn(i->elseBlock.stmts, brk, cont);
@@ -1972,7 +2169,8 @@ void FnLowering::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
     std::vector<Stmt*> rest(stmts.begin() + static_cast<std::ptrdiff_t>(k) + 1, stmts.end());
     SymSet assigned;
     assignedInStmts(rest, assigned, 0);
-    lowerIfCore(go, [&] { lowerStmts(stmts, k + 1); }, [] {}, assigned, s->range);
+    lowerIfCore(
+        go, [&] { lowerStmts(stmts, k + 1); }, [] {}, assigned, s->range);
     return;
   }
 }
@@ -2025,7 +2223,8 @@ void FnLowering::lowerLoopBody(const tessera::Block& body) {
   I::Value* go = notFlags(true, false);
   SymSet assigned;
   assignedIn(body, assigned);
-  lowerIfCore(go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
+  lowerIfCore(
+      go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
 }
 
 void FnLowering::lowerStmt(Stmt* s) {
@@ -2043,24 +2242,27 @@ void FnLowering::lowerStmt(Stmt* s) {
       // A value assigned to a scalar local takes the local's type (literals included).
       I::Type want = nullptr;
       if (a->targets.size() == 1)
-        if (auto* n = dyn_cast<NameExpr>(a->targets[0]); n && n->symbol && n->symbol->type &&
-                                                          n->symbol->type->kind == TypeKind::Scalar)
+        if (auto* n = dyn_cast<NameExpr>(a->targets[0]);
+            n && n->symbol && n->symbol->type && n->symbol->type->kind == TypeKind::Scalar)
           want = scalarType(n->symbol->type->dtype, n->symbol->type->policy);
       LV v = lower(a->value, want);
       for (Expr* t : a->targets) assign(t, v, a->value->range);
       return;
     }
-    case NodeKind::AugAssignStmt: return lowerAugAssign(cast<AugAssignStmt>(s));
+    case NodeKind::AugAssignStmt:
+      return lowerAugAssign(cast<AugAssignStmt>(s));
     case NodeKind::AnnAssignStmt: {
       auto* a = cast<AnnAssignStmt>(s);
       if (!a->value) return;
       I::Type want = nullptr;
-      if (auto* n = dyn_cast<NameExpr>(a->target); n && n->symbol && n->symbol->type && n->symbol->type->kind == TypeKind::Scalar)
+      if (auto* n = dyn_cast<NameExpr>(a->target);
+          n && n->symbol && n->symbol->type && n->symbol->type->kind == TypeKind::Scalar)
         want = scalarType(n->symbol->type->dtype, n->symbol->type->policy);
       assign(a->target, lower(a->value, want), a->value->range);
       return;
     }
-    case NodeKind::PassStmt: return;
+    case NodeKind::PassStmt:
+      return;
     case NodeKind::BreakStmt:
     case NodeKind::ContinueStmt: {
       bool isBreak = s->kind == NodeKind::BreakStmt;
@@ -2094,14 +2296,21 @@ void FnLowering::lowerStmt(Stmt* s) {
       sawReturn_ = true;
       return;
     }
-    case NodeKind::IfStmt: return lowerIf(cast<IfStmt>(s));
-    case NodeKind::ForStmt: return lowerFor(cast<ForStmt>(s));
-    case NodeKind::WhileStmt: return lowerWhile(cast<WhileStmt>(s));
+    case NodeKind::IfStmt:
+      return lowerIf(cast<IfStmt>(s));
+    case NodeKind::ForStmt:
+      return lowerFor(cast<ForStmt>(s));
+    case NodeKind::WhileStmt:
+      return lowerWhile(cast<WhileStmt>(s));
     case NodeKind::ImportStmt:
-    case NodeKind::ImportFromStmt: return;
-    case NodeKind::WithStmt: unsupported(s->range, "'with'");
-    case NodeKind::FunctionDefStmt: unsupported(s->range, "a nested function definition");
-    default: unsupported(s->range, "this statement");
+    case NodeKind::ImportFromStmt:
+      return;
+    case NodeKind::WithStmt:
+      unsupported(s->range, "'with'");
+    case NodeKind::FunctionDefStmt:
+      unsupported(s->range, "a nested function definition");
+    default:
+      unsupported(s->range, "this statement");
   }
 }
 
@@ -2141,24 +2350,29 @@ void FnLowering::store(Expr* target, I::Value* v, SourceRange at) {
   if (I::isView(t->type)) t = asTile(t, at);
   if (I::isScalar(t->type)) t = broadcastTo(convertElem(t, view->type->elem, at), view->type->shape, at);
   if (t->type->shape.size() != view->type->shape.size())
-    unsupported(at, "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+    unsupported(at,
+                "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
   t = convertElem(t, view->type->elem, at);
   op(I::OpId::TileStore, {t, view}, {});
 }
 
 void FnLowering::assign(Expr* target, const LV& v, SourceRange at) {
   switch (target->kind) {
-    case NodeKind::NameExpr: return assignName(cast<NameExpr>(target), v, at);
+    case NodeKind::NameExpr:
+      return assignName(cast<NameExpr>(target), v, at);
     case NodeKind::TupleExpr:
     case NodeKind::ListExpr: {
-      auto& elems = target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
+      auto& elems =
+          target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
       if (v.kind != LV::Tuple || v.elems.size() != elems.size())
         unsupported(target->range, "unpacking a value that is not a tuple of " + std::to_string(elems.size()));
       for (size_t i = 0; i < elems.size(); ++i) assign(elems[i], v.elems[i], at);
       return;
     }
-    case NodeKind::SubscriptExpr: return store(target, value(v, at), at);
-    default: unsupported(target->range, "assigning to '" + text(target->range) + "'");
+    case NodeKind::SubscriptExpr:
+      return store(target, value(v, at), at);
+    default:
+      unsupported(target->range, "assigning to '" + text(target->range) + "'");
   }
 }
 
@@ -2217,12 +2431,15 @@ void FnLowering::lowerIf(IfStmt* s) {
   SymSet assigned;
   assignedIn(s->thenBlock, assigned);
   assignedIn(s->elseBlock, assigned);
-  lowerIfCore(c, [&] { lowerBlock(s->thenBlock); }, [&] { lowerBlock(s->elseBlock); }, assigned, s->range);
+  lowerIfCore(
+      c, [&] { lowerBlock(s->thenBlock); }, [&] { lowerBlock(s->elseBlock); }, assigned, s->range);
 }
 
 void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
                              const SymSet& assigned, SourceRange at) {
-  struct { SourceRange range; } sv{at};
+  struct {
+    SourceRange range;
+  } sv{at};
   auto* s = &sv;
   I::Operation* ifOp = op(I::OpId::ScfIf, {c}, {});
   auto before = env_;
@@ -2270,7 +2487,9 @@ void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, c
       I::Value* v = branch == 0 ? thenVals[i] : elseVals[i];
       bool ok = v->type == types[i] || (I::isScalar(v->type) && I::isScalar(types[i])) ||
                 (isShapedValue(types[i]) && (isShapedValue(v->type) || I::isScalar(v->type)));
-      if (!ok) error(DiagID::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "if", I::printType(v->type));
+      if (!ok)
+        error(DiagID::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "if",
+              I::printType(v->type));
       ys.push_back(coerce(v, types[i], s->range));
     }
     op(I::OpId::ScfYield, ys, {});
@@ -2286,8 +2505,8 @@ void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, c
 
 void FnLowering::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* step, std::vector<I::NamedAttr> attrs,
                            const tessera::Block& bodyStmts, SourceRange at, const char* construct,
-                           const std::function<void(I::Value*)>& bindIv, const SymSet& exclude,
-                           I::Value* extraInit, I::Value** extraOut) {
+                           const std::function<void(I::Value*)>& bindIv, const SymSet& exclude, I::Value* extraInit,
+                           I::Value** extraOut) {
   SymSet assigned;
   assignedIn(bodyStmts, assigned);
   std::vector<const Symbol*> carried;
@@ -2335,7 +2554,9 @@ void FnLowering::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* ste
     I::Value* v = it->second.v;
     bool ok = v->type == types[i] || (I::isScalar(v->type) && I::isScalar(types[i])) ||
               (isShapedValue(types[i]) && (isShapedValue(v->type) || I::isScalar(v->type)));
-    if (!ok) error(DiagID::err_lower_type_change, at, carried[i]->name, I::printType(types[i]), construct, I::printType(v->type));
+    if (!ok)
+      error(DiagID::err_lower_type_change, at, carried[i]->name, I::printType(types[i]), construct,
+            I::printType(v->type));
     ys.push_back(coerce(v, types[i], at));
   }
   if (extraArg) ys.push_back(mma_ ? mma_->acc : extraArg);
@@ -2357,7 +2578,9 @@ void FnLowering::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value* ste
 void FnLowering::lowerFor(ForStmt* s) {
   if (!s->elseBlock.stmts.empty()) unsupported(s->elseBlock.range, "'else' on a for loop");
   auto* call = dyn_cast<CallExpr>(s->iter);
-  const BuiltinInfo* bi = call && call->callee->type && call->callee->type->kind == TypeKind::Builtin ? call->callee->type->builtin : nullptr;
+  const BuiltinInfo* bi = call && call->callee->type && call->callee->type->kind == TypeKind::Builtin
+                              ? call->callee->type->builtin
+                              : nullptr;
   SymSet targets;
   assignedTarget(s->target, targets);
   auto* targetName = dyn_cast<NameExpr>(s->target);
@@ -2388,12 +2611,13 @@ void FnLowering::lowerFor(ForStmt* s) {
       }
       loc(s);
       pushLoop(s->body, s->range, true);
-      buildLoop(I::OpId::ScfFor, lb, ub, step, {}, s->body, s->range, "for",
-                [&](I::Value* iv) {
-                  iv->nameHint = tsym->name;
-                  env_[tsym] = LV::val(iv);
-                },
-                targets);
+      buildLoop(
+          I::OpId::ScfFor, lb, ub, step, {}, s->body, s->range, "for",
+          [&](I::Value* iv) {
+            iv->nameHint = tsym->name;
+            env_[tsym] = LV::val(iv);
+          },
+          targets);
       popLoop();
       return;
     }
@@ -2406,13 +2630,15 @@ void FnLowering::lowerFor(ForStmt* s) {
     int64_t step = 1;
     if (stepE) {
       auto c = constInt(stepE);
-      if (!c || *c <= 0) error(DiagID::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
+      if (!c || *c <= 0)
+        error(DiagID::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
       step = *c;
     }
     std::vector<I::NamedAttr> attrs;
     if (preE) {
       auto c = constInt(preE);
-      if (!c || *c < 1 || *c > 16) error(DiagID::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
+      if (!c || *c < 1 || *c > 16)
+        error(DiagID::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
       attrs.push_back({"prefetch", I::Attribute::integer(*c)});
     }
     LV ext = lower(extE, ctx().index());
@@ -2441,21 +2667,22 @@ void FnLowering::lowerFor(ForStmt* s) {
     }
     I::Value* st = b_->constIndex(step);
     pushLoop(s->body, s->range, true);
-    buildLoop(I::OpId::TileRange, lb, ub, st, std::move(attrs), s->body, s->range, "for",
-              [&](I::Value* iv) {
-                iv->nameHint = tsym->name;
-                if (blocks) {
-                  LV blk;
-                  blk.kind = LV::Block;
-                  blk.v = iv;
-                  blk.size = step;
-                  blk.axis = static_cast<int>(axis);
-                  env_[tsym] = blk;
-                } else {
-                  env_[tsym] = LV::val(iv);
-                }
-              },
-              targets);
+    buildLoop(
+        I::OpId::TileRange, lb, ub, st, std::move(attrs), s->body, s->range, "for",
+        [&](I::Value* iv) {
+          iv->nameHint = tsym->name;
+          if (blocks) {
+            LV blk;
+            blk.kind = LV::Block;
+            blk.v = iv;
+            blk.size = step;
+            blk.axis = static_cast<int>(axis);
+            env_[tsym] = blk;
+          } else {
+            env_[tsym] = LV::val(iv);
+          }
+        },
+        targets);
     popLoop();
     return;
   }
@@ -2474,7 +2701,8 @@ void FnLowering::lowerFor(ForStmt* s) {
     }
     return;
   }
-  unsupported(s->iter->range, "iterating over '" + text(s->iter->range) + "'", "use range(...), tile.range(...) or a list of constants");
+  unsupported(s->iter->range, "iterating over '" + text(s->iter->range) + "'",
+              "use range(...), tile.range(...) or a list of constants");
 }
 
 // for m, n, k in tile.mma(A, B, C, BM=, BN=, BK=): each group owns the (m, n) output tile of C
@@ -2482,7 +2710,8 @@ void FnLowering::lowerFor(ForStmt* s) {
 void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   const BuiltinInfo& b = *call->callee->type->builtin;
   auto* tu = dyn_cast<TupleExpr>(s->target);
-  if (!tu || tu->elements.size() != 3) unsupported(s->target->range, "this target of a tile.mma loop", "write 'for m, n, k in tile.mma(...)'");
+  if (!tu || tu->elements.size() != 3)
+    unsupported(s->target->range, "this target of a tile.mma loop", "write 'for m, n, k in tile.mma(...)'");
   Expr* aE = argument(call, b, "a");
   Expr* bE = argument(call, b, "b");
   Expr* cE = argument(call, b, "c");
@@ -2490,7 +2719,9 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   auto sz = [&](const char* name) {
     Expr* x = argument(call, b, name);
     auto c = x ? constInt(x) : std::nullopt;
-    if (!c || *c <= 0) error(DiagID::err_lower_not_constant, x ? x->range : call->range, std::string("'") + name + "' (a positive integer)");
+    if (!c || *c <= 0)
+      error(DiagID::err_lower_not_constant, x ? x->range : call->range,
+            std::string("'") + name + "' (a positive integer)");
     return *c;
   };
   int64_t BM = sz("BM"), BN = sz("BN"), BK = sz("BK");
@@ -2502,16 +2733,21 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
       unsupported(call->range, "'tile.mma' iteration over operands that are not rank-2 tensors");
   loc(s);
   // Sema rejects a read-only C (err_write_readonly_param); kept as a guard.
-  if (C->type->access == I::Access::Read) unsupported(cE->range, "a 'tile.mma' loop into the read-only '" + text(cE->range) + "'");
+  if (C->type->access == I::Access::Read)
+    unsupported(cE->range, "a 'tile.mma' loop into the read-only '" + text(cE->range) + "'");
   if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
-  I::Value* sA = prologue(I::OpId::SmemAlloc, ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::None))->result();
+  I::Value* sA = prologue(I::OpId::SmemAlloc,
+                          ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::None))
+                     ->result();
   sA->nameHint = "sA";
-  I::Value* sB = prologue(I::OpId::SmemAlloc, ctx().smem(B->type->elem, {I::Dim{BK, {}}, I::Dim{BN, {}}}, I::Layout::Row, I::Swizzle::None))->result();
+  I::Value* sB = prologue(I::OpId::SmemAlloc,
+                          ctx().smem(B->type->elem, {I::Dim{BK, {}}, I::Dim{BN, {}}}, I::Layout::Row, I::Swizzle::None))
+                     ->result();
   sB->nameHint = "sB";
   I::Type ix = ctx().index();
   I::Value* g = op1(I::OpId::TileGroupId, {}, ix);
   I::Value* N = C->type->shape[1].isStatic() ? b_->constIndex(C->type->shape[1].size)
-                                            : op1(I::OpId::MemDim, {C}, ix, {{"axis", I::Attribute::integer(1)}});
+                                             : op1(I::OpId::MemDim, {C}, ix, {{"axis", I::Attribute::integer(1)}});
   I::Value* cBN = b_->constIndex(BN);
   I::Value* nb = op1(I::OpId::ArithDivSI, {op1(I::OpId::ArithAddI, {N, b_->constIndex(BN - 1)}, ix), cBN}, ix);
   nb->nameHint = "ntiles";
@@ -2524,7 +2760,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   I::Type fragT = ctx().frag(ctx().scalar(I::ScalarKind::F32), {I::Dim{BM, {}}, I::Dim{BN, {}}}, I::FragRole::Acc);
   I::Value* acc0 = op1(I::OpId::TileBroadcast, {b_->constFloat(0.0, ctx().scalar(I::ScalarKind::F32))}, fragT);
   I::Value* K = A->type->shape[1].isStatic() ? b_->constIndex(A->type->shape[1].size)
-                                            : op1(I::OpId::MemDim, {A}, ix, {{"axis", I::Attribute::integer(1)}});
+                                             : op1(I::OpId::MemDim, {A}, ix, {{"axis", I::Attribute::integer(1)}});
   MmaLoop L{A, B, m0, n0, nullptr, acc0, sA, sB, BM, BN, BK};
   MmaLoop* saved = mma_;
   mma_ = &L;
@@ -2536,16 +2772,17 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   auto* kN = dyn_cast<NameExpr>(tu->elements[2]);
   pushLoop(s->body, s->range, false);
   // The k loop is a 2-stage copy pipeline (the pipeline pass double-buffers sA and sB).
-  buildLoop(I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{"prefetch", I::Attribute::integer(2)}},
-            s->body, s->range, "for",
-            [&](I::Value* iv) {
-              iv->nameHint = kN ? kN->name : "k";
-              L.k = iv;
-              if (mN && mN->symbol) env_[mN->symbol] = LV::val(m0);
-              if (nN && nN->symbol) env_[nN->symbol] = LV::val(n0);
-              if (kN && kN->symbol) env_[kN->symbol] = LV::val(iv);
-            },
-            targets, acc0, &accOut);
+  buildLoop(
+      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{"prefetch", I::Attribute::integer(2)}}, s->body,
+      s->range, "for",
+      [&](I::Value* iv) {
+        iv->nameHint = kN ? kN->name : "k";
+        L.k = iv;
+        if (mN && mN->symbol) env_[mN->symbol] = LV::val(m0);
+        if (nN && nN->symbol) env_[nN->symbol] = LV::val(n0);
+        if (kN && kN->symbol) env_[kN->symbol] = LV::val(iv);
+      },
+      targets, acc0, &accOut);
   popLoop();
   mma_ = saved;
   accOut->nameHint = "acc";
@@ -2615,7 +2852,8 @@ void FnLowering::lowerWhile(WhileStmt* s) {
   for (size_t i = 0; i < carried.size(); ++i) {
     auto it = env_.find(carried[i]);
     if (it == env_.end() || it->second.kind != LV::Val)
-      error(DiagID::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "while", "no single value");
+      error(DiagID::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "while",
+            "no single value");
     ys.push_back(coerce(it->second.v, types[i], s->range));
   }
   op(I::OpId::ScfYield, ys, {});
@@ -2738,8 +2976,10 @@ I::Operation* FnLowering::lowerKernel() {
 I::Operation* FnLowering::lowerDevice(const std::string& name, const std::vector<I::Type>& argTypes,
                                       std::vector<I::Type>& resultTypes) {
   I::Builder fb(ctx());
-  if (ml_.insertBefore) fb.setInsertionPoint(ml_.insertBefore);
-  else fb.setInsertionPointToEnd(ml_.module->body());
+  if (ml_.insertBefore)
+    fb.setInsertionPoint(ml_.insertBefore);
+  else
+    fb.setInsertionPointToEnd(ml_.module->body());
   fb.setLoc(def_->nameRange.begin);
   func_ = fb.func(name, argTypes, {}, {{"device", I::Attribute::unit()}});
   top_ = &func_->body();
@@ -2772,7 +3012,8 @@ I::Operation* FnLowering::lowerDevice(const std::string& name, const std::vector
   return func_;
 }
 
-bool ModuleLowering::device(const FunctionDefStmt* def, const std::vector<I::Type>& args, SourceRange callAt, DeviceFn& out) {
+bool ModuleLowering::device(const FunctionDefStmt* def, const std::vector<I::Type>& args, SourceRange callAt,
+                            DeviceFn& out) {
   DeviceKey key{def, args};
   auto it = devices.find(key);
   if (it != devices.end()) {
