@@ -186,7 +186,9 @@ void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range,
 }
 
 void TextDiagnosticPrinter::handle(const Diagnostic& d) {
-  if (d.severity == Severity::Error || d.severity == Severity::Fatal) ++errors_;
+  // The error limit's own notice is not one of the program's errors.
+  if ((d.severity == Severity::Error || d.severity == Severity::Fatal) && d.id != DiagID::err_drv_too_many_errors)
+    ++errors_;
   if (d.severity == Severity::Warning) ++warnings_;
   printOne(d.severity, d.id, d.range, d.message, d.fixits);
   for (const DiagNote& n : d.notes) printOne(Severity::Note, n.id, n.range, n.message, {});

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Checks that every diagnostic of a registry table (.def) has a test: some CHECK line (lit) or
+string (unit test) under the given test directories contains its message, up to the first
+placeholder, or a unit test names its id (DiagID::...). Notes count too. Prints what is missing and "N of M <label> diagnostics tested".
+
+Usage: check-diag-coverage.py LABEL DEF_FILE TEST_DIR [TEST_DIR...]"""
+import os
+import re
+import sys
+
+
+def main():
+    label, defs, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    checks = []
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            for fn in files:
+                path = os.path.join(root, fn)
+                try:
+                    text = open(path, encoding="utf-8", errors="ignore").read()
+                except OSError:
+                    continue
+                if fn.endswith(".cpp"):
+                    checks.append(text)  # unit tests compare messages as strings
+                else:
+                    # FileCheck directives of any prefix (CHECK:, WARN:, ...) in comments.
+                    checks.extend(l for l in text.splitlines()
+                                  if re.match(r"\s*(#|//|;)\s*[A-Z][A-Z0-9_-]*(-[A-Z]+)?:", l))
+    blob = "\n".join(checks)
+    ids, missing = 0, []
+    for line in open(defs, encoding="utf-8"):
+        m = re.match(r'DIAG\((\w+),\s*(\w+),\s*"(.*)"\)\s*$', line)
+        if not m:
+            continue
+        ids += 1
+        ident, fmt = m.group(1), m.group(3).replace('\\"', '"')
+        # The literal text before the first placeholder (or after it, when it starts with one).
+        parts = [p for p in re.split(r"\{\d\}", fmt) if p.strip()]
+        prefix = max(parts, key=len) if parts else fmt
+        # A unit test may name the id instead (it checks the id and location).
+        if prefix not in blob and f"DiagID::{ident})" not in blob and f"DiagID::{ident}," not in blob:
+            missing.append(f"{ident}: no test checks '{prefix}'")
+    for m in missing:
+        print(m)
+    print(f"{ids - len(missing)} of {ids} {label} diagnostics tested")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
