@@ -216,7 +216,7 @@ class FnLowering {
   void popLoop();
   void lowerStmts(const std::vector<Stmt*>& stmts, size_t from);
   void lowerLoopBody(const tessera::Block& body);
-  I::Value* notFlags(bool withBreak, bool withContinue);
+  I::Value* notFlags(bool withBreak, bool withContinue, bool withReturn = false);
   void lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
                    const SymSet& assigned, SourceRange at);
 
@@ -2154,18 +2154,14 @@ void FnLowering::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
     Stmt* s = stmts[k];
     lowerStmt(s);
     if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s)) return;  // the rest is dead
-    if (k + 1 == stmts.size() || !isa<IfStmt>(s)) continue;
+    if (k + 1 == stmts.size() || !(isa<IfStmt>(s) || isa<ForStmt>(s) || isa<WhileStmt>(s))) continue;
     bool brk = false, cont = false, inLoop = false;
-    if (!loops_.empty()) jumpsIn({s}, brk, cont);
+    if (!loops_.empty() && isa<IfStmt>(s)) jumpsIn({s}, brk, cont);
     bool ret = retFlag_ && containsReturn({s}, false, inLoop);
     if (!brk && !cont && !ret) continue;
     // The rest of the block runs only when the statement did not break, continue or return.
     loc(s);
-    I::Value* go = brk || cont ? notFlags(true, true) : nullptr;
-    if (ret) {
-      I::Value* notRet = op1(I::OpId::ArithXOrI, {env_[retFlag_].v, b_->constInt(1, ctx().i1())}, ctx().i1());
-      go = go ? op1(I::OpId::ArithAndI, {go, notRet}, ctx().i1()) : notRet;
-    }
+    I::Value* go = notFlags(brk || cont, brk || cont, ret);
     std::vector<Stmt*> rest(stmts.begin() + static_cast<std::ptrdiff_t>(k) + 1, stmts.end());
     SymSet assigned;
     assignedInStmts(rest, assigned, 0);
@@ -2176,10 +2172,11 @@ void FnLowering::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
 }
 
 // !(break || continue) of the innermost loop, over the flags it has.
-I::Value* FnLowering::notFlags(bool withBreak, bool withContinue) {
-  const LoopCtx& L = loops_.back();
+I::Value* FnLowering::notFlags(bool withBreak, bool withContinue, bool withReturn) {
+  LoopCtx L = loops_.empty() ? LoopCtx{} : loops_.back();
   I::Value* any = nullptr;
-  for (const Symbol* f : {withBreak ? L.brk : nullptr, withContinue ? L.cont : nullptr}) {
+  for (const Symbol* f :
+       {withBreak ? L.brk : nullptr, withContinue ? L.cont : nullptr, withReturn ? retFlag_ : nullptr}) {
     if (!f) continue;
     auto it = env_.find(f);
     if (it == env_.end() || it->second.kind != LV::Val) continue;
@@ -2219,8 +2216,11 @@ void FnLowering::lowerLoopBody(const tessera::Block& body) {
     f->nameHint = "continued";
     env_[L.cont] = LV::val(f);
   }
-  if (!L.brk) return lowerBlock(body);
-  I::Value* go = notFlags(true, false);
+  bool inLoop = false;
+  bool ret = retFlag_ && containsReturn(body.stmts, true, inLoop);
+  if (!L.brk && !ret) return lowerBlock(body);
+  // After a break (or a return) the remaining iterations do nothing.
+  I::Value* go = notFlags(true, false, ret);
   SymSet assigned;
   assignedIn(body, assigned);
   lowerIfCore(
@@ -2273,7 +2273,6 @@ void FnLowering::lowerStmt(Stmt* s) {
     }
     case NodeKind::ReturnStmt: {
       auto* r = cast<ReturnStmt>(s);
-      if (!loops_.empty()) error(DiagID::err_lower_early_return, s->range, "inside a loop");
       if (retFlag_) {
         if (r->value) {
           if (!retVal_)
@@ -2692,7 +2691,7 @@ void FnLowering::lowerFor(ForStmt* s) {
     pushLoop(s->body, s->range, false);
     for (const LV& item : items.elems) {
       assign(s->target, item, s->iter->range);
-      lowerBlock(s->body);
+      lowerLoopBody(s->body);
     }
     popLoop();
     for (const Symbol* t : targets) {
@@ -2821,9 +2820,11 @@ void FnLowering::lowerWhile(WhileStmt* s) {
   }
   b_->setInsertionPointToEnd(cb);
   I::Value* c;
-  if (L.brk) {
-    // After a break the condition is not evaluated again.
-    I::Value* go = notFlags(true, false);
+  bool inLoopRet = false;
+  bool retInBody = retFlag_ && containsReturn(s->body.stmts, true, inLoopRet);
+  if (L.brk || retInBody) {
+    // After a break (or a return) the condition is not evaluated again.
+    I::Value* go = notFlags(true, false, retInBody);
     I::Operation* g = op(I::OpId::ScfIf, {go}, {ctx().i1()});
     ++depth_;
     b_->setInsertionPointToEnd(g->body(0));
