@@ -2436,10 +2436,6 @@ void FnLowering::lowerIf(IfStmt* s) {
 
 void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
                              const SymSet& assigned, SourceRange at) {
-  struct {
-    SourceRange range;
-  } sv{at};
-  auto* s = &sv;
   I::Operation* ifOp = op(I::OpId::ScfIf, {c}, {});
   auto before = env_;
   ++depth_;
@@ -2471,9 +2467,9 @@ void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, c
     }
     auto b0 = before.find(sym);
     const LV& ref = b0 != before.end() ? b0->second : t->second;
-    I::Type ty = carriedType(sym, ref, s->range, "if");
+    I::Type ty = carriedType(sym, ref, at, "if");
     if (t->second.kind != LV::Val || e->second.kind != LV::Val)
-      error(DiagID::err_lower_type_change, s->range, sym->name, I::printType(ty), "if", "a value of another kind");
+      error(DiagID::err_lower_type_change, at, sym->name, I::printType(ty), "if", "a value of another kind");
     carried.push_back(sym);
     types.push_back(ty);
     thenVals.push_back(t->second.v);
@@ -2487,9 +2483,9 @@ void FnLowering::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, c
       bool ok = v->type == types[i] || (I::isScalar(v->type) && I::isScalar(types[i])) ||
                 (isShapedValue(types[i]) && (isShapedValue(v->type) || I::isScalar(v->type)));
       if (!ok)
-        error(DiagID::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "if",
+        error(DiagID::err_lower_type_change, at, carried[i]->name, I::printType(types[i]), "if",
               I::printType(v->type));
-      ys.push_back(coerce(v, types[i], s->range));
+      ys.push_back(coerce(v, types[i], at));
     }
     op(I::OpId::ScfYield, ys, {});
   }
