@@ -3,13 +3,43 @@
 string (unit test) under the given test directories contains its message, up to the first
 placeholder, or a unit test names its id (DiagID::...). Notes count too. Prints what is missing and "N of M <label> diagnostics tested".
 
-Usage: check-diag-coverage.py LABEL DEF_FILE TEST_DIR [TEST_DIR...]"""
+Usage: check-diag-coverage.py LABEL DEF_FILE TEST_DIR [TEST_DIR...]
+       check-diag-coverage.py --per-id LABEL DEF_FILE TEST_DIR
+The --per-id form is stricter: every id needs its own test TEST_DIR/<id>.tessera whose CHECK
+lines contain the message up to its first placeholder."""
 import os
 import re
 import sys
 
 
+def entries(defs):
+    for line in open(defs, encoding="utf-8"):
+        m = re.match(r'DIAG\((\w+),\s*(\w+),\s*"(.*)"\)\s*$', line)
+        if m:
+            yield m.group(1), m.group(3).replace('\\"', '"')
+
+
+def per_id(label, defs, testdir):
+    ids, missing = 0, []
+    for ident, fmt in entries(defs):
+        ids += 1
+        path = os.path.join(testdir, ident + ".tessera")
+        if not os.path.exists(path):
+            missing.append(f"{ident}: no test {path}")
+            continue
+        prefix = fmt.split("{")[0]
+        checks = [l for l in open(path, encoding="utf-8") if l.startswith("# CHECK")]
+        if not any(prefix in l for l in checks):
+            missing.append(f"{ident}: {path} does not check the message '{prefix}'")
+    for m in missing:
+        print(m)
+    print(f"{ids - len(missing)} of {ids} {label} diagnostics tested")
+    return 1 if missing else 0
+
+
 def main():
+    if sys.argv[1] == "--per-id":
+        return per_id(sys.argv[2], sys.argv[3], sys.argv[4])
     label, defs, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     checks = []
     for d in dirs:
@@ -28,12 +58,8 @@ def main():
                                   if re.match(r"\s*(#|//|;)\s*[A-Z][A-Z0-9_-]*(-[A-Z]+)?:", l))
     blob = "\n".join(checks)
     ids, missing = 0, []
-    for line in open(defs, encoding="utf-8"):
-        m = re.match(r'DIAG\((\w+),\s*(\w+),\s*"(.*)"\)\s*$', line)
-        if not m:
-            continue
+    for ident, fmt in entries(defs):
         ids += 1
-        ident, fmt = m.group(1), m.group(3).replace('\\"', '"')
         # The literal text before the first placeholder (or after it, when it starts with one).
         parts = [p for p in re.split(r"\{\d\}", fmt) if p.strip()]
         prefix = max(parts, key=len) if parts else fmt
