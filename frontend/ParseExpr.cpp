@@ -98,7 +98,8 @@ Expr* Parser::parseExpr() {
   }
   SourceLoc begin = startLoc();
   Expr* e = parseOr();
-  if (at(TokenKind::kw_if) && !panic_) {
+  ExprDepthScope depthScope(*this);
+  if (at(TokenKind::kw_if) && !panic_ && enterExprLevel()) {
     consume();
     auto* c = ctx_.make<ConditionalExpr>(SourceRange());
     c->thenExpr = e;
@@ -118,9 +119,10 @@ Expr* Parser::parseExpr() {
 }
 
 Expr* Parser::parseOr() {
+  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
   Expr* lhs = parseAnd();
-  while (at(TokenKind::kw_or) && !panic_) {
+  while (at(TokenKind::kw_or) && !panic_ && enterExprLevel()) {
     auto* b = ctx_.make<BinaryExpr>(SourceRange());
     b->op = BinaryOp::Or;
     b->opRange = tok().range;
@@ -134,9 +136,10 @@ Expr* Parser::parseOr() {
 }
 
 Expr* Parser::parseAnd() {
+  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
   Expr* lhs = parseNot();
-  while (at(TokenKind::kw_and) && !panic_) {
+  while (at(TokenKind::kw_and) && !panic_ && enterExprLevel()) {
     auto* b = ctx_.make<BinaryExpr>(SourceRange());
     b->op = BinaryOp::And;
     b->opRange = tok().range;
@@ -151,7 +154,9 @@ Expr* Parser::parseAnd() {
 
 Expr* Parser::parseNot() {
   if (!at(TokenKind::kw_not)) return parseComparison();
+  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
+  if (!enterExprLevel()) return makeError(begin);
   auto* u = ctx_.make<UnaryExpr>(SourceRange());
   u->op = UnaryOp::Not;
   u->opRange = tok().range;
@@ -166,6 +171,7 @@ Expr* Parser::parseComparison() {
   Expr* lhs = parseBinary(1);
   std::vector<Expr*> operands;
   std::vector<BinaryOp> ops;
+  ExprDepthScope depthScope(*this);
   while (!panic_) {
     BinaryOp op;
     SourceRange opRange = tok().range;
@@ -194,6 +200,7 @@ Expr* Parser::parseComparison() {
       default:
         goto done;
     }
+    if (!enterExprLevel()) goto done;
     consume();
     {
       if (operands.empty()) operands.push_back(lhs);
@@ -229,12 +236,13 @@ done:
 }
 
 Expr* Parser::parseBinary(int minPrec) {
+  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
   Expr* lhs = parseUnary();
   for (;;) {
     BinaryOp op;
     int prec = binaryPrecedence(tok().kind, op);
-    if (prec == 0 || prec < minPrec || panic_) break;
+    if (prec == 0 || prec < minPrec || panic_ || !enterExprLevel()) break;
     auto* b = ctx_.make<BinaryExpr>(SourceRange());
     b->op = op;
     b->opRange = tok().range;
@@ -255,7 +263,9 @@ Expr* Parser::parseUnary() {
     case TokenKind::tilde: op = UnaryOp::Invert; break;
     default: return parsePower();
   }
+  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
+  if (!enterExprLevel()) return makeError(begin);
   auto* u = ctx_.make<UnaryExpr>(SourceRange());
   u->op = op;
   u->opRange = tok().range;
@@ -269,6 +279,8 @@ Expr* Parser::parsePower() {
   SourceLoc begin = startLoc();
   Expr* base = parsePostfix();
   if (!at(TokenKind::starstar) || panic_) return base;
+  ExprDepthScope depthScope(*this);
+  if (!enterExprLevel()) return base;
   auto* b = ctx_.make<BinaryExpr>(SourceRange());
   b->op = BinaryOp::Pow;
   b->opRange = tok().range;
@@ -280,9 +292,10 @@ Expr* Parser::parsePower() {
 }
 
 Expr* Parser::parsePostfix() {
+  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
   Expr* e = parsePrimary();
-  while (!panic_) {
+  while (!panic_ && enterExprLevel()) {
     if (at(TokenKind::period)) {
       consume();
       // Keywords are fine as attribute names: the spec writes `cp_async.shared.global(...)`.
@@ -465,6 +478,8 @@ Expr* Parser::parseMutInExpr() {
 }
 
 Expr* Parser::parsePrimary() {
+  ExprDepthScope depthScope(*this);
+  if (!enterExprLevel()) return makeError(startLoc());
   const Token& t = tok();
   switch (t.kind) {
     case TokenKind::Identifier: {

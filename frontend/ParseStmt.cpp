@@ -455,6 +455,16 @@ Stmt* Parser::parseImportFrom() {
 // ---------------------------------------------------------------- compound statements
 
 void Parser::parseIndentedBlock(Block& block) {
+  if (blockDepth_ >= kMaxBlockDepth) {
+    error(DiagID::err_parse_too_many_indents, tok().range) << static_cast<unsigned>(kMaxBlockDepth);
+    skipIndentedBlock();
+    return;
+  }
+  ++blockDepth_;
+  struct Restore {
+    unsigned& d;
+    ~Restore() { --d; }
+  } restore{blockDepth_};
   consume();  // Indent
   blockColumns_.push_back(sm_.lineColumn(tok().range.begin).column);
   while (!at(TokenKind::Dedent) && !at(TokenKind::Eof) && !diags_.stopped()) {
@@ -515,8 +525,19 @@ Stmt* Parser::parseIf(bool isElif) {
   parseSuite(s->thenBlock, isElif ? "'elif' condition" : "'if' condition", isElif ? "'elif' statement" : "'if' statement",
              begin);
   if (!diags_.stopped()) {
-    if (at(TokenKind::kw_elif)) {
+    if (at(TokenKind::kw_elif) && elifDepth_ >= kMaxElifs) {
+      // Each `elif` nests one level deeper in the tree; past the limit the rest of the chain is
+      // reported once and skipped.
+      error(DiagID::err_parse_too_many_elifs, tok().range) << static_cast<unsigned>(kMaxElifs);
+      while ((at(TokenKind::kw_elif) || at(TokenKind::kw_else)) && !diags_.stopped()) {
+        skipToLineEnd();
+        tryConsume(TokenKind::Newline);
+        if (at(TokenKind::Indent)) skipIndentedBlock();
+      }
+    } else if (at(TokenKind::kw_elif)) {
+      ++elifDepth_;
       Stmt* e = parseIf(true);
+      --elifDepth_;
       s->elseBlock.stmts.push_back(e);
       s->elseBlock.range = e->range;
     } else if (at(TokenKind::kw_else)) {

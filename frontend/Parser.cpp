@@ -147,6 +147,21 @@ DiagBuilder Parser::fail(DiagID id, SourceRange r) {
   return b;
 }
 
+bool Parser::enterExprLevel() {
+  if (++exprDepth_ <= kMaxExprDepth) return true;
+  if (!panic_) fail(DiagID::err_parse_too_deep, tok().range) << static_cast<unsigned>(kMaxExprDepth);
+  return false;
+}
+
+void Parser::skipIndentedBlock() {
+  unsigned open = 0;
+  do {
+    if (at(TokenKind::Indent)) ++open;
+    else if (at(TokenKind::Dedent)) --open;
+    consume();
+  } while (open > 0 && !at(TokenKind::Eof));
+}
+
 bool Parser::swallowLexError() {
   if (!at(TokenKind::Error)) return false;
   consume();

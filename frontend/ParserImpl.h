@@ -158,6 +158,27 @@ private:
   bool panic_ = false;
   unsigned loopDepth_ = 0;
   unsigned funcDepth_ = 0;
+
+  // Nesting limits keep the recursive descent (and every later recursive walk of the tree)
+  // within the stack on any input: expressions (brackets, unary operators and operator chains
+  // count) nest at most kMaxExprDepth levels, blocks kMaxBlockDepth, `elif` chains kMaxElifs.
+  static constexpr unsigned kMaxExprDepth = 1000;
+  static constexpr unsigned kMaxBlockDepth = 100;
+  static constexpr unsigned kMaxElifs = 1000;
+  unsigned exprDepth_ = 0;
+  unsigned blockDepth_ = 0;
+  unsigned elifDepth_ = 0;
+  // One more expression level; false (after reporting, and entering panic) past the limit.
+  bool enterExprLevel();
+  // Restores the expression depth on scope exit.
+  struct ExprDepthScope {
+    Parser& p;
+    unsigned saved;
+    explicit ExprDepthScope(Parser& parser) : p(parser), saved(parser.exprDepth_) {}
+    ~ExprDepthScope() { p.exprDepth_ = saved; }
+  };
+  // Skips an indented block without parsing it (tokens up to the matching Dedent).
+  void skipIndentedBlock();
 };
 
 }  // namespace tessera
