@@ -768,6 +768,22 @@ bool Lowering::lowerFor(ir::Operation& op) {
   llvm::Value* ub = get(op.operand(1));
   llvm::Value* step = get(op.operand(2));
   bool uns = isUnsigned(op.operand(0)->type);
+  auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
+  // Python range semantics. With a step of unknown sign the loop runs a trip count computed
+  // once before it (a counted loop LLVM can unroll and pipeline):
+  //   step > 0: max(0, ceil((ub - lb) / step)); step < 0: max(0, ceil((lb - ub) / -step)).
+  llvm::Value* trips = nullptr;
+  if (!uns && !(cstep && !cstep->isNegative())) {
+    llvm::Type* t = step->getType();
+    llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+    llvm::Value* one = llvm::ConstantInt::get(t, 1);
+    llvm::Value* up = b_.CreateICmpSGT(step, zero);
+    llvm::Value* dist = b_.CreateSelect(up, b_.CreateSub(ub, lb), b_.CreateSub(lb, ub));
+    llvm::Value* mag = b_.CreateSelect(up, step, b_.CreateNeg(step));
+    llvm::Value* safeMag = b_.CreateSelect(b_.CreateICmpEQ(mag, zero), one, mag);
+    llvm::Value* count = b_.CreateSDiv(b_.CreateSub(b_.CreateAdd(dist, safeMag), one), safeMag);
+    trips = b_.CreateSelect(b_.CreateOr(b_.CreateICmpSLE(dist, zero), b_.CreateICmpEQ(step, zero)), zero, count);
+  }
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
   auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
@@ -777,6 +793,11 @@ bool Lowering::lowerFor(ir::Operation& op) {
   ir::Block& blk = op.body();
   llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
   iv->addIncoming(lb, pre);
+  llvm::PHINode* trip = nullptr;
+  if (trips) {
+    trip = b_.CreatePHI(trips->getType(), 2, "trip");
+    trip->addIncoming(llvm::ConstantInt::get(trips->getType(), 0), pre);
+  }
   std::vector<llvm::PHINode*> phis;
   for (unsigned i = 3; i < op.numOperands(); ++i) {
     llvm::Value* init = carried(op.operand(i));
@@ -784,15 +805,7 @@ bool Lowering::lowerFor(ir::Operation& op) {
     p->addIncoming(init, pre);
     phis.push_back(p);
   }
-  // Python range semantics: counts up while iv < ub for a positive step, down for a negative.
-  llvm::Value* cond;
-  auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
-  if (uns || (cstep && !cstep->isNegative())) {
-    cond = uns ? b_.CreateICmpULT(iv, ub) : b_.CreateICmpSLT(iv, ub);
-  } else {
-    llvm::Value* zero = llvm::ConstantInt::get(step->getType(), 0);
-    cond = b_.CreateSelect(b_.CreateICmpSGT(step, zero), b_.CreateICmpSLT(iv, ub), b_.CreateICmpSGT(iv, ub));
-  }
+  llvm::Value* cond = trip ? b_.CreateICmpSLT(trip, trips) : uns ? b_.CreateICmpULT(iv, ub) : b_.CreateICmpSLT(iv, ub);
   b_.CreateCondBr(cond, body, exit);
   b_.SetInsertPoint(body);
   set(blk.arg(0), iv);
@@ -802,6 +815,7 @@ bool Lowering::lowerFor(ir::Operation& op) {
   if (!lowerBlock(blk, &yield)) return false;
   llvm::BasicBlock* latch = b_.GetInsertBlock();
   iv->addIncoming(b_.CreateAdd(iv, step), latch);
+  if (trip) trip->addIncoming(b_.CreateAdd(trip, llvm::ConstantInt::get(trips->getType(), 1)), latch);
   for (size_t i = 0; i < phis.size(); ++i)
     phis[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), latch);
   b_.CreateBr(header);
