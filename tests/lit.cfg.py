@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".tessera", ".test", ".tir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessera_obj_root, "tests")
-config.excludes = ["unit", "fuzz", "Inputs", "CMakeLists.txt"]
+config.excludes = ["unit", "fuzz", "exec", "package", "Inputs", "CMakeLists.txt"]
 
 tools = config.tessera_tools_dir
 config.substitutions.append(("%tesserac", os.path.join(tools, "tesserac")))
