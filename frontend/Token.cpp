@@ -269,6 +269,10 @@ std::string decodeStringLiteral(std::string_view text) {
   std::string_view body = text.substr(begin, end - begin);
   if (raw) return std::string(body);
 
+  return decodeEscapes(body);
+}
+
+std::string decodeEscapes(std::string_view body) {
   std::string out;
   out.reserve(body.size());
   for (size_t k = 0; k < body.size(); ++k) {

@@ -46,5 +46,8 @@ std::optional<uint64_t> decodeIntLiteral(std::string_view text);
 std::optional<double> decodeFloatLiteral(std::string_view text);
 // Strings: prefix (r, f, rf, ...) and quotes stripped, escapes processed unless raw.
 std::string decodeStringLiteral(std::string_view text);
+// Python's backslash escapes in a literal's body (unknown ones stay as written); shared by
+// strings and the literal parts of f-strings.
+std::string decodeEscapes(std::string_view body);
 
 }  // namespace tessera
