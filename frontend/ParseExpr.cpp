@@ -118,39 +118,27 @@ Expr* Parser::parseExpr() {
   return e;
 }
 
-Expr* Parser::parseOr() {
+// `a or b or c` and `a and b and c`: left-associative chains of one boolean operator.
+Expr* Parser::parseBoolChain(TokenKind keyword, BinaryOp op, Expr* (Parser::*operand)()) {
   ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
-  Expr* lhs = parseAnd();
-  while (at(TokenKind::kw_or) && !panic_ && enterExprLevel()) {
+  Expr* lhs = (this->*operand)();
+  while (at(keyword) && !panic_ && enterExprLevel()) {
     auto* b = ctx_.make<BinaryExpr>(SourceRange());
-    b->op = BinaryOp::Or;
+    b->op = op;
     b->opRange = tok().range;
     consume();
     b->lhs = lhs;
-    b->rhs = parseAnd();
+    b->rhs = (this->*operand)();
     b->range = rangeFrom(begin);
     lhs = b;
   }
   return lhs;
 }
 
-Expr* Parser::parseAnd() {
-  ExprDepthScope depthScope(*this);
-  SourceLoc begin = startLoc();
-  Expr* lhs = parseNot();
-  while (at(TokenKind::kw_and) && !panic_ && enterExprLevel()) {
-    auto* b = ctx_.make<BinaryExpr>(SourceRange());
-    b->op = BinaryOp::And;
-    b->opRange = tok().range;
-    consume();
-    b->lhs = lhs;
-    b->rhs = parseNot();
-    b->range = rangeFrom(begin);
-    lhs = b;
-  }
-  return lhs;
-}
+Expr* Parser::parseOr() { return parseBoolChain(TokenKind::kw_or, BinaryOp::Or, &Parser::parseAnd); }
+
+Expr* Parser::parseAnd() { return parseBoolChain(TokenKind::kw_and, BinaryOp::And, &Parser::parseNot); }
 
 Expr* Parser::parseNot() {
   if (!at(TokenKind::kw_not)) return parseComparison();

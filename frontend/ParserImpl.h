@@ -121,6 +121,7 @@ private:
   Expr* parseExpr();  // conditional expression
   Expr* parseOr();
   Expr* parseAnd();
+  Expr* parseBoolChain(TokenKind keyword, BinaryOp op, Expr* (Parser::*operand)());
   Expr* parseNot();
   Expr* parseComparison();
   Expr* parseBinary(int minPrec);
