@@ -213,13 +213,30 @@ std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value*
   return std::make_unique<CpuHooks>(shape, ctx, tileOverride);
 }
 
+void defineCpuLibcalls(llvm::Module& m) {
+  llvm::LLVMContext& c = m.getContext();
+  if (m.getFunction("__truncsfbf2")) return;
+  auto* fnTy = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getFloatTy(c)}, false);
+  auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::WeakODRLinkage, "__truncsfbf2", m);
+  f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+  llvm::Value* x = f->getArg(0);
+  llvm::Value* bits = b.CreateBitCast(x, b.getInt32Ty());
+  // Round to nearest even on the upper 16 bits; NaNs stay NaN (quieted).
+  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(b.getInt32(0x7FFF), lsb)), 16);
+  llvm::Value* nan = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
+  llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(x, x), nan, rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(r, b.getInt16Ty()), b.getBFloatTy()));
+}
+
 llvm::StructType* cpuCtxType(llvm::LLVMContext& c) {
   if (auto* t = llvm::StructType::getTypeByName(c, "tessera_cpu_ctx")) return t;
   auto* i32 = llvm::Type::getInt32Ty(c);
   auto* i64 = llvm::Type::getInt64Ty(c);
   auto* a3 = llvm::ArrayType::get(i32, 3);
   auto* ptr = llvm::PointerType::get(c, 0);
-  return llvm::StructType::create(c, {a3, i32, a3, i32, a3, a3, i64, i64, i64, i64, ptr, i64, ptr, ptr},
+  return llvm::StructType::create(c, {a3, i32, a3, i32, a3, a3, i64, i64, i64, i64, ptr, i64, ptr, ptr, ptr, i64},
                                   "tessera_cpu_ctx");
 }
 

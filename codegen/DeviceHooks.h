@@ -53,6 +53,11 @@ std::unique_ptr<DeviceHooks> makeGpuHooks(const KernelShape& shape);
 // tile index of their loop as `tileOverride`.
 std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value* ctx, llvm::Value* tileOverride);
 
+// Defines (weak, hidden) the conversion routines that LLVM's x86 back end calls for types the
+// host may lack in its C runtime: __truncsfbf2 (f32 -> bf16, round to nearest even, as
+// cvt.rn.bf16.f32 on the GPU), missing from libgcc before GCC 13.
+void defineCpuLibcalls(llvm::Module& m);
+
 // The LLVM struct type of tessera_cpu_ctx and tessera_cpu_ops.
 llvm::StructType* cpuCtxType(llvm::LLVMContext& c);
 llvm::StructType* cpuOpsType(llvm::LLVMContext& c);

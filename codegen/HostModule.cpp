@@ -40,7 +40,7 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 // runtime.h exactly; natural alignment gives the same layout (checked by a unit test).
 struct AbiTypes {
   llvm::PointerType* ptr;
-  llvm::StructType *exprOp, *extent, *paramDesc, *kernelDesc, *moduleDesc, *arg;
+  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *kernelDesc, *moduleDesc, *arg;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -48,9 +48,12 @@ struct AbiTypes {
     exprOp = llvm::StructType::create(c, {i32, i32, i64}, "tessera_expr_op");
     extent = llvm::StructType::create(c, {i32, i32, i64, ptr, i32, i32}, "tessera_extent");
     paramDesc = llvm::StructType::create(c, {ptr, i32, i32, i32, i32, ptr}, "tessera_param_desc");
-    kernelDesc = llvm::StructType::create(
-        c, {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64, ptr, ptr, i64},
-        "tessera_kernel_desc");
+    workspaceSlot = llvm::StructType::create(c, {i32, i32, ptr}, "tessera_workspace_slot");
+    gridBlock = llvm::StructType::create(c, {i32, i32, i64}, "tessera_grid_block");
+    kernelDesc = llvm::StructType::create(c,
+                                          {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
+                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32},
+                                          "tessera_kernel_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
     arg = llvm::StructType::create(c, {i32, i32, i64}, "tessera_arg");
   }
@@ -128,6 +131,17 @@ private:
     }
     std::vector<llvm::Constant*> symbols;
     for (const std::string& s : k.symbols) symbols.push_back(str(s));
+    std::vector<llvm::Constant*> blocks;
+    for (const KernelInterface::GridBlock& g : k.gridBlocks)
+      blocks.push_back(llvm::ConstantStruct::get(t_.gridBlock, {i32(g.param), i32(g.axis), i64(g.step)}));
+    std::vector<llvm::Constant*> slots;
+    for (const WorkspaceSlot& w : k.workspace) {
+      std::vector<llvm::Constant*> extents;
+      for (const Extent& e : w.extents) extents.push_back(extent(e));
+      slots.push_back(llvm::ConstantStruct::get(
+          t_.workspaceSlot,
+          {i32(w.elemBytes), i32(w.extents.size()), array<void>(t_.extent, extents, "__tessera_workspace_extents")}));
+    }
     llvm::Constant* cpu = null();
     if (!k.cpuEntry.empty()) {
       llvm::Function* f = m_.getFunction(k.cpuEntry);
@@ -145,7 +159,9 @@ private:
         t_.kernelDesc,
         {i32(sizeof(tessera_kernel_desc)), i32(flags), str(k.name), array<void>(t_.paramDesc, params, "__tessera_params"),
          i32(k.params.size()), i32(k.symbols.size()), array<void>(t_.ptr, symbols, "__tessera_symbols"),
-         i32(k.gridSymbol), shape, i64(k.sharedBytes), k.gpuEntry.empty() ? null() : str(k.gpuEntry), cpu, i64(0)});
+         i32(k.gridSymbol), shape, i64(k.sharedBytes), k.gpuEntry.empty() ? null() : str(k.gpuEntry), cpu, i64(0),
+         array<void>(t_.workspaceSlot, slots, "__tessera_workspace"), i32(slots.size()),
+         array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0)});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a

@@ -178,6 +178,22 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
   }
   for (size_t i = 0; i < k.symbols.size(); ++i)
     if (k.symbols[i] == "grid_groups") k.gridSymbol = static_cast<int32_t>(i);
+  // `blocks = [param, axis, step, ...]`: the default grid of a block-partitioned kernel.
+  if (const ir::Attribute* b = func.attr("blocks")) {
+    bool ok = b->array.size() % 3 == 0;
+    for (size_t i = 0; ok && i < b->array.size(); i += 3) {
+      KernelInterface::GridBlock g{static_cast<int32_t>(b->array[i].i), static_cast<int32_t>(b->array[i + 1].i),
+                                   b->array[i + 2].i};
+      ok = g.param >= 0 && static_cast<size_t>(g.param) < k.params.size() && k.params[g.param].isTensor &&
+           g.axis >= 0 && static_cast<size_t>(g.axis) < k.params[g.param].extents.size() && g.step > 0;
+      k.gridBlocks.push_back(g);
+    }
+    if (!ok) {
+      error = "kernel '" + k.name + "': the `blocks` attribute must list (parameter, axis, step) triples naming "
+              "dimensions of tensor parameters";
+      return false;
+    }
+  }
   return true;
 }
 

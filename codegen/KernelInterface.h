@@ -32,6 +32,12 @@ struct KernelParam {
   std::vector<Extent> extents;  // tensors: one per dimension
 };
 
+// A slot of the per-group workspace: one tile value kept in memory (tessera_workspace_slot).
+struct WorkspaceSlot {
+  uint32_t elemBytes = 0;
+  std::vector<Extent> extents;
+};
+
 struct KernelInterface {
   std::string name;
   std::vector<KernelParam> params;
@@ -43,6 +49,13 @@ struct KernelInterface {
   bool deterministic = true;
   bool cpuSync = false;      // CPU code calls the runtime's barrier / warp services
   bool cpuPerGroup = false;  // CPU entry runs once per group
+  std::vector<WorkspaceSlot> workspace;
+  // Default grid: the product of ceil(params[param].shape[axis] / step) over these.
+  struct GridBlock {
+    int32_t param = 0, axis = 0;
+    int64_t step = 1;
+  };
+  std::vector<GridBlock> gridBlocks;
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
 };

@@ -3,142 +3,16 @@
 // Structured control flow becomes branches and phis; views become (pointer, shape, strides).
 #include "codegen/LowerToLLVM.h"
 
-#include <map>
-#include <unordered_map>
-
-#include "codegen/DeviceHooks.h"
-#include "ir/IR.h"
-#include "llvm/IR/IRBuilder.h"
+#include "codegen/Lowering.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/MDBuilder.h"
-#include "llvm/IR/Module.h"
-#include "runtime/include/tessera/runtime.h"
 
 namespace tessera::codegen {
 
-namespace {
+namespace detail {
 
 using ir::OpId;
-
-// A view of memory: element (i0..ik) is at ptr + sum(i_j * strides[j]) elements.
-struct View {
-  llvm::Value* ptr = nullptr;
-  llvm::Type* elem = nullptr;  // the LLVM type elements are stored as
-  std::vector<llvm::Value*> shape, strides;  // i64
-};
-
-// The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
-llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
-  if (auto* t = llvm::StructType::getTypeByName(c, "tessera_kernel_tensor")) return t;
-  auto* a8 = llvm::ArrayType::get(llvm::Type::getInt64Ty(c), TESSERA_MAX_RANK);
-  return llvm::StructType::create(c, {llvm::PointerType::get(c, 0), a8, a8}, "tessera_kernel_tensor");
-}
-
-class Lowering {
-public:
-  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error)
-      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error) {}
-
-  bool kernel(ir::Operation& func, KernelInterface& k);
-
-private:
-  // ---- errors
-  bool fail(const ir::Operation& op, const std::string& what) {
-    if (error_.empty()) error_ = std::string(op.name()) + ": " + what;
-    return false;
-  }
-
-  // ---- types
-  llvm::Type* scalarType(ir::Type t) {
-    using S = ir::ScalarKind;
-    switch (ir::baseScalar(t)) {
-      case S::I1: return b_.getInt1Ty();
-      case S::I4: case S::I8: case S::U8: return b_.getInt8Ty();
-      case S::I16: case S::U16: return b_.getInt16Ty();
-      case S::I32: case S::U32: return b_.getInt32Ty();
-      case S::I64: case S::U64: case S::Index: return b_.getInt64Ty();
-      case S::F16: return b_.getHalfTy();
-      case S::BF16: return b_.getBFloatTy();
-      case S::F32: return b_.getFloatTy();
-      case S::F64: return b_.getDoubleTy();
-      // Narrow floats are storage types; arithmetic on them happens in the accumulation type,
-      // which lowering makes explicit with arith.convert (software conversions, not yet here).
-      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: case S::F8E4M3: case S::F8E5M2: return nullptr;
-    }
-    return nullptr;
-  }
-  // How an element sits in memory (i1 as a byte).
-  llvm::Type* storageType(ir::Type elem) {
-    llvm::Type* t = scalarType(elem);
-    return t && t->isIntegerTy(1) ? b_.getInt8Ty() : t;
-  }
-  bool isUnsigned(ir::Type t) {
-    ir::ScalarClass c = ir::scalarClass(ir::baseScalar(t));
-    return c == ir::ScalarClass::UInt || c == ir::ScalarClass::Bool;
-  }
-
-  // ---- values
-  llvm::Value* get(const ir::Value* v) { return vals_[v]; }
-  void set(const ir::Value* v, llvm::Value* l) { vals_[v] = l; }
-  View* view(const ir::Value* v) {
-    auto it = views_.find(v);
-    return it == views_.end() ? nullptr : &it->second;
-  }
-  // Values that flow through loops and branches: a view travels as its pointer; its shape
-  // and strides are those of `tmpl` (views of one type share them: static for shared buffers).
-  llvm::Value* carried(const ir::Value* v) {
-    if (ir::isView(v->type)) return view(v)->ptr;
-    return get(v);
-  }
-  void bindCarried(const ir::Value* v, llvm::Value* l, const ir::Value* tmpl) {
-    if (ir::isView(v->type)) {
-      View w = *view(tmpl);
-      w.ptr = l;
-      views_[v] = w;
-    } else {
-      set(v, l);
-    }
-  }
-  llvm::Value* asI64(llvm::Value* v, bool isUnsignedValue = false) {
-    if (v->getType()->isIntegerTy(64)) return v;
-    return isUnsignedValue ? b_.CreateZExt(v, b_.getInt64Ty()) : b_.CreateSExt(v, b_.getInt64Ty());
-  }
-
-  // ---- entry points
-  bool gpuEntry(ir::Operation& func, KernelInterface& k);
-  bool cpuEntry(ir::Operation& func, KernelInterface& k);
-  void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
-                  const std::vector<llvm::Value*>& scalars);
-
-  // ---- bodies
-  // Lowers the ops of `block`; returns its terminator (not lowered) or null.
-  bool lowerBlock(ir::Block& block, ir::Operation** terminator);
-  bool lowerOp(ir::Operation& op);
-  bool lowerArith(ir::Operation& op);
-  bool lowerMath(ir::Operation& op);
-  bool lowerConvert(ir::Operation& op);
-  bool lowerMemory(ir::Operation& op);
-  bool lowerFor(ir::Operation& op);
-  bool lowerIf(ir::Operation& op);
-  bool lowerWhile(ir::Operation& op);
-  llvm::Value* address(View& v, const std::vector<llvm::Value*>& idx);
-  llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
-  void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
-  void copyCooperative(View& dst, View& src, ir::Type elem);
-  llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
-
-  ir::Module& m_;
-  DeviceTarget target_;
-  llvm::Module& out_;
-  llvm::LLVMContext& c_;
-  llvm::IRBuilder<> b_;
-  std::string& error_;
-  std::unique_ptr<DeviceHooks> hooks_;
-  llvm::Function* fn_ = nullptr;
-  std::unordered_map<const ir::Value*, llvm::Value*> vals_;
-  std::unordered_map<const ir::Value*, View> views_;
-};
 
 // ------------------------------------------------------------------------------- entries
 
@@ -146,7 +20,7 @@ bool usesGroupSync(ir::Operation& func) {
   bool sync = false;
   func.walk([&](ir::Operation* op) {
     sync |= op->has(ir::T_Barrier) || op->has(ir::T_WarpCollective) || op->id == OpId::AsyncCopy ||
-            op->id == OpId::TileCoopSync;
+            op->id == OpId::TileCoopSync || Lowering::isTileOp(*op);
   });
   return sync;
 }
@@ -191,6 +65,8 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     params.push_back(arg->type->kind == ir::TypeKind::Tensor ? static_cast<llvm::Type*>(b_.getPtrTy())
                                                              : scalarType(arg->type));
   params.push_back(b_.getInt64Ty());  // launch_tiles
+  params.push_back(b_.getPtrTy());    // workspace
+  params.push_back(b_.getInt64Ty());  // workspace_group_bytes
   auto* fnTy = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage, k.name, out_);
   fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -226,9 +102,15 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     ++i;
   }
   bindParams(func, tensors, scalars);
+  llvm::Value* ws = b_.CreateAddrSpaceCast(fn_->getArg(static_cast<unsigned>(params.size() - 2)), b_.getPtrTy(1));
+  wsBase_ = b_.CreateGEP(b_.getInt8Ty(), ws,
+                         b_.CreateMul(hooks_->groupLinear(b_), fn_->getArg(static_cast<unsigned>(params.size() - 1))),
+                         "workspace");
+  bindSymbols(func, k);
+  if (!planWorkspace(func, k)) return false;
   if (!k.grouped) {
     // Ungrouped launches round up to whole hardware groups: tiles past the launch do nothing.
-    llvm::Value* launchTiles = fn_->getArg(static_cast<unsigned>(params.size() - 1));
+    llvm::Value* launchTiles = fn_->getArg(static_cast<unsigned>(params.size() - 3));
     auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
     auto* done = llvm::BasicBlock::Create(c_, "past_launch", fn_);
     b_.CreateCondBr(b_.CreateICmpULT(hooks_->globalLinear(b_), launchTiles), body, done);
@@ -272,6 +154,10 @@ bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
     // Barriers and warp operations: the runtime runs each tile as a fiber and calls us per tile.
     hooks_ = makeCpuHooks(shapeOf(k), ctx, nullptr);
     bindParams(func, tensors, scalars);
+    auto* ctxTy = cpuCtxType(c_);
+    wsBase_ = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(ctxTy, ctx, 14), "workspace");
+    bindSymbols(func, k);
+    if (!planWorkspace(func, k)) return false;
     ir::Operation* term = nullptr;
     if (!lowerBlock(func.body(), &term)) return false;
     b_.CreateRetVoid();
@@ -335,6 +221,7 @@ bool Lowering::lowerOp(ir::Operation& op) {
   // its users are reached, so this only guards against internal mistakes).
   for (ir::Value* v : op.operands)
     if (!vals_.count(v) && !views_.count(v)) return fail(op, "internal error: an operand was not lowered");
+  if (isTileOp(op)) return lowerTileOp(op);
   if (op.id == OpId::ArithSelect && ir::isView(op.result()->type)) {
     View a = *view(op.operand(1)), b = *view(op.operand(2));
     View r = a;
@@ -548,6 +435,7 @@ llvm::Value* Lowering::address(View& v, const std::vector<llvm::Value*>& idx) {
 }
 
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
+  if (v.splat) return v.splat;
   llvm::Value* x = b_.CreateLoad(v.elem, address(v, idx));
   llvm::Type* want = scalarType(elem);
   return want->isIntegerTy(1) ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
@@ -584,7 +472,27 @@ void Lowering::copyCooperative(View& dst, View& src, ir::Type elem) {
     }
     return idx;
   };
-  storeElem(dst, unflatten(dst), loadElem(src, unflatten(src), elem), elem);
+  if (dst.shape.size() == src.shape.size()) {
+    // Same rank: the source may be a block clipped at a tensor's edge; the rest of the
+    // destination is zero-filled (as cp.async does with a short source), so products and sums
+    // over a buffer see zeros past the edge.
+    std::vector<llvm::Value*> idx = unflatten(dst);
+    llvm::Value* inside = b_.getTrue();
+    for (size_t d = 0; d < idx.size(); ++d) inside = b_.CreateAnd(inside, b_.CreateICmpULT(idx[d], src.shape[d]));
+    auto* load = llvm::BasicBlock::Create(c_, "copy.load", fn_);
+    auto* zero = llvm::BasicBlock::Create(c_, "copy.zero", fn_);
+    auto* join = llvm::BasicBlock::Create(c_, "copy.next", fn_);
+    b_.CreateCondBr(inside, load, zero);
+    b_.SetInsertPoint(load);
+    storeElem(dst, idx, loadElem(src, idx, elem), elem);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(zero);
+    storeElem(dst, idx, llvm::Constant::getNullValue(dst.elem), elem);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+  } else {
+    storeElem(dst, unflatten(dst), loadElem(src, unflatten(src), elem), elem);
+  }
   e->addIncoming(b_.CreateAdd(e, step), b_.GetInsertBlock());
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
@@ -699,9 +607,22 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     case OpId::MemSlice: {
       View src = *view(op.operand(0));
       View r = src;
-      r.ptr = address(src, indices(1));
+      std::vector<llvm::Value*> at = indices(1);
+      r.ptr = src.splat ? nullptr : address(src, at);
+      // A slice that runs past the end of its source is clipped there (to nothing when it starts
+      // past the end), so blocks at the edge of a tensor see only its elements.
       const ir::Attribute* sizes = op.attr("sizes");
-      for (size_t d = 0; d < r.shape.size(); ++d) r.shape[d] = b_.getInt64(sizes->array[d].i);
+      for (size_t d = 0; d < r.shape.size(); ++d) {
+        // A negative size (an extent not known statically) keeps the rest of the dimension.
+        llvm::Value* size = sizes->array[d].i >= 0 ? b_.getInt64(sizes->array[d].i) : src.shape[d];
+        if (d >= at.size()) {
+          r.shape[d] = size;
+          continue;
+        }
+        llvm::Value* left = b_.CreateSub(src.shape[d], at[d]);
+        left = b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(0)), b_.getInt64(0), left);
+        r.shape[d] = b_.CreateSelect(b_.CreateICmpSLT(left, size), left, size);
+      }
       views_[op.result()] = r;
       return true;
     }
@@ -784,6 +705,11 @@ bool Lowering::lowerFor(ir::Operation& op) {
     llvm::Value* count = b_.CreateSDiv(b_.CreateSub(b_.CreateAdd(dist, safeMag), one), safeMag);
     trips = b_.CreateSelect(b_.CreateOr(b_.CreateICmpSLE(dist, zero), b_.CreateICmpEQ(step, zero)), zero, count);
   }
+  // Tile values are carried in the slot of the loop's result: copied in here and at each yield.
+  std::vector<View> tileSlots(op.numOperands());
+  for (unsigned i = 3; i < op.numOperands(); ++i)
+    if (isTileValue(op.operand(i)->type) && !carryTileInto(op.result(i - 3), op.operand(i), &tileSlots[i]))
+      return fail(op, "internal error: a carried tile value has no storage");
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
   auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
@@ -798,8 +724,12 @@ bool Lowering::lowerFor(ir::Operation& op) {
     trip = b_.CreatePHI(trips->getType(), 2, "trip");
     trip->addIncoming(llvm::ConstantInt::get(trips->getType(), 0), pre);
   }
-  std::vector<llvm::PHINode*> phis;
+  std::vector<llvm::PHINode*> phis;  // null for tile values
   for (unsigned i = 3; i < op.numOperands(); ++i) {
+    if (isTileValue(op.operand(i)->type)) {
+      phis.push_back(nullptr);
+      continue;
+    }
     llvm::Value* init = carried(op.operand(i));
     llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
     p->addIncoming(init, pre);
@@ -809,19 +739,28 @@ bool Lowering::lowerFor(ir::Operation& op) {
   b_.CreateCondBr(cond, body, exit);
   b_.SetInsertPoint(body);
   set(blk.arg(0), iv);
-  for (size_t i = 0; i < phis.size(); ++i)
-    bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
+  for (size_t i = 0; i < phis.size(); ++i) {
+    if (!phis[i]) views_[blk.arg(static_cast<unsigned>(i + 1))] = tileSlots[i + 3];
+    else bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
+  }
   ir::Operation* yield = nullptr;
   if (!lowerBlock(blk, &yield)) return false;
+  for (size_t i = 0; i < phis.size(); ++i) {
+    View ignored;
+    if (!phis[i] && !carryTileInto(op.result(static_cast<unsigned>(i)), yield->operand(static_cast<unsigned>(i)), &ignored))
+      return fail(op, "internal error: a carried tile value has no storage");
+  }
   llvm::BasicBlock* latch = b_.GetInsertBlock();
   iv->addIncoming(b_.CreateAdd(iv, step), latch);
   if (trip) trip->addIncoming(b_.CreateAdd(trip, llvm::ConstantInt::get(trips->getType(), 1)), latch);
   for (size_t i = 0; i < phis.size(); ++i)
-    phis[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), latch);
+    if (phis[i]) phis[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
-  for (size_t i = 0; i < phis.size(); ++i)
-    bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
+  for (size_t i = 0; i < phis.size(); ++i) {
+    if (!phis[i]) views_[op.result(static_cast<unsigned>(i))] = tileSlots[i + 3];
+    else bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
+  }
   return true;
 }
 
@@ -831,15 +770,35 @@ bool Lowering::lowerIf(ir::Operation& op) {
   auto* merge = llvm::BasicBlock::Create(c_, "endif", fn_);
   b_.CreateCondBr(get(op.operand(0)), thenBB, elseBB);
   std::vector<std::pair<llvm::BasicBlock*, ir::Operation*>> arms;
+  std::vector<std::vector<std::vector<llvm::Value*>>> tileShapes(op.numResults());
   for (unsigned r = 0; r < 2; ++r) {
     b_.SetInsertPoint(r == 0 ? thenBB : elseBB);
     ir::Operation* yield = nullptr;
     if (!lowerBlock(op.region(r).block(), &yield)) return false;
+    // Tile results: each arm copies its value into the result's slot.
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      if (!isTileValue(op.result(i)->type)) continue;
+      View v;
+      if (!carryTileInto(op.result(i), yield->operand(i), &v))
+        return fail(op, "internal error: a tile result has no storage");
+      tileShapes[i].push_back(v.shape);
+    }
     arms.push_back({b_.GetInsertBlock(), yield});
     b_.CreateBr(merge);
   }
   b_.SetInsertPoint(merge);
   for (unsigned i = 0; i < op.numResults(); ++i) {
+    if (isTileValue(op.result(i)->type)) {
+      std::vector<llvm::Value*> shape;
+      for (size_t d = 0; d < tileShapes[i][0].size(); ++d) {
+        llvm::PHINode* p = b_.CreatePHI(b_.getInt64Ty(), 2);
+        p->addIncoming(tileShapes[i][0][d], arms[0].first);
+        p->addIncoming(tileShapes[i][1][d], arms[1].first);
+        shape.push_back(p);
+      }
+      views_[op.result(i)] = slotView(op.result(i), shape);
+      continue;
+    }
     llvm::Value* a = carried(arms[0].second->operand(i));
     llvm::PHINode* p = b_.CreatePHI(a->getType(), 2);
     p->addIncoming(a, arms[0].first);
@@ -850,6 +809,8 @@ bool Lowering::lowerIf(ir::Operation& op) {
 }
 
 bool Lowering::lowerWhile(ir::Operation& op) {
+  for (ir::Value* v : op.operands)
+    if (isTileValue(v->type)) return fail(op, "while loops that carry tile values are not supported by code generation yet");
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* before = llvm::BasicBlock::Create(c_, "while", fn_);
   auto* after = llvm::BasicBlock::Create(c_, "while.body", fn_);
@@ -885,13 +846,14 @@ bool Lowering::lowerWhile(ir::Operation& op) {
   return true;
 }
 
-}  // namespace
+}  // namespace detail
 
 bool lowerKernels(ir::Module& m, DeviceTarget target, llvm::Module& out, std::vector<KernelInterface>& kernels,
                   std::string& error) {
+  if (target == DeviceTarget::Cpu) defineCpuLibcalls(out);
   for (ir::Operation* f : m.funcs()) {
     if (!f->hasAttr("kernel")) continue;
-    Lowering l(m, target, out, error);
+    detail::Lowering l(m, target, out, error);
     KernelInterface k;
     if (!l.kernel(*f, k)) {
       error = "kernel '" + f->funcName() + "': " + error;

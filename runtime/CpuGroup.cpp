@@ -86,6 +86,14 @@ bool GroupRunner::run(const LaunchPlan &plan, uint64_t group, std::string &fault
   base.launch_tiles = static_cast<uint64_t>(plan.launchTiles);
   base.shared = sharedBase;
   base.shared_bytes = shared;
+  // The group's workspace (tile values): one group's worth per worker, reused group after group.
+  if (plan.workspaceGroupBytes) {
+    workspaceStorage_.resize(plan.workspaceGroupBytes + TESSERA_WORKSPACE_ALIGN);
+    base.workspace = reinterpret_cast<void *>(
+        (reinterpret_cast<uintptr_t>(workspaceStorage_.data()) + TESSERA_WORKSPACE_ALIGN - 1) &
+        ~uintptr_t(TESSERA_WORKSPACE_ALIGN - 1));
+    base.workspace_bytes = plan.workspaceGroupBytes;
+  }
   base.ops = &kOps;
   base.runtime = this;
 

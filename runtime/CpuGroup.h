@@ -63,6 +63,7 @@ private:
   FiberContext scheduler_;
   uint32_t current_ = 0;
   std::vector<unsigned char> sharedStorage_;
+  std::vector<unsigned char> workspaceStorage_;
   bool faulted_ = false;
   bool fiberMode_ = false; // sync services only work on fibers
   std::string faultMessage_;

@@ -163,11 +163,30 @@ public:
         optedIn = plan.sharedBytes;
       }
     }
-    return check(d_.cuLaunchKernel(f, plan.grid[0], plan.grid[1], plan.grid[2], plan.group[0],
-                                   plan.group[1], plan.group[2],
-                                   static_cast<unsigned>(plan.sharedBytes), raw(stream),
-                                   const_cast<void **>(plan.argPtrs.data()), nullptr),
-                 "cuLaunchKernel");
+    // Tile values kept in memory get a workspace for this launch, stream-ordered: allocated
+    // before the kernel and freed after it on the same stream (graph capture records both).
+    std::vector<void *> args = plan.argPtrs;
+    CUdeviceptr workspace = 0;
+    if (plan.workspaceGroupBytes) {
+      uint64_t bytes = plan.workspaceGroupBytes * plan.groups;
+      CUresult r = d_.cuMemAllocAsync(&workspace, bytes, raw(stream));
+      if (r != CUDA_SUCCESS)
+        return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER,
+                    "kernel '", plan.kernel->name, "': cannot allocate ", bytes,
+                    " bytes of workspace for its tile values: ", d_.describe(r));
+      args[plan.kernel->num_params + 1] = &workspace;
+    }
+    tessera_status s = check(d_.cuLaunchKernel(f, plan.grid[0], plan.grid[1], plan.grid[2], plan.group[0],
+                                               plan.group[1], plan.group[2],
+                                               static_cast<unsigned>(plan.sharedBytes), raw(stream),
+                                               args.data(), nullptr),
+                             "cuLaunchKernel");
+    if (workspace) {
+      tessera_status f2 = check(d_.cuMemFreeAsync(workspace, raw(stream)), "cuMemFreeAsync");
+      if (s == TESSERA_SUCCESS)
+        s = f2;
+    }
+    return s;
   }
 
   tessera_status allocate(void **ptr, size_t bytes) override {

@@ -268,7 +268,22 @@ tessera_status planGrid(Checker &c, const tessera_launch_options &o, const tesse
                    dimsString(k.group_shape), " but the launch asks for ", dimsString(group));
     for (int i = 0; i < 3; ++i)
       group[i] = k.group_shape[i];
-    if (!gridGiven) {
+    if (!gridGiven && k.grid_symbol < 0 && k.num_grid_blocks) {
+      // Block-partitioned kernels: one group per block (per combination of blocks).
+      uint64_t g = 1;
+      std::string how;
+      for (uint32_t i = 0; i < k.num_grid_blocks; ++i) {
+        const tessera_grid_block &b = k.grid_blocks[i];
+        int64_t n = args[b.param].value.tensor->shape[b.axis];
+        g *= (static_cast<uint64_t>(n) + b.step - 1) / b.step;
+        how += concat(i ? ", " : "", "blocks of ", b.step, " along dimension ", b.axis, " of '",
+                      k.params[b.param].name, "'");
+      }
+      if (g > lim.maxGrid[0])
+        return c.err(TESSERA_ERROR_INVALID_GRID, "grid of ", g, " groups (", how,
+                     ") exceeds the device limit of ", lim.maxGrid[0]);
+      grid[0] = static_cast<uint32_t>(g);
+    } else if (!gridGiven) {
       if (k.grid_symbol < 0)
         return c.err(TESSERA_ERROR_NO_LAUNCH_SIZE,
                      "no launch size: the kernel has a group shape but no parameter names "
@@ -339,6 +354,34 @@ tessera_status planGrid(Checker &c, const tessera_launch_options &o, const tesse
   return TESSERA_SUCCESS;
 }
 
+// Bytes of workspace per group: every slot at its extents, each rounded up to
+// TESSERA_WORKSPACE_ALIGN (codegen lays the slots out the same way).
+tessera_status planWorkspace(Checker &c) {
+  const tessera_kernel_desc &k = c.k;
+  uint64_t total = 0;
+  for (uint32_t s = 0; s < k.num_workspace; ++s) {
+    const tessera_workspace_slot &slot = k.workspace[s];
+    uint64_t bytes = slot.elem_bytes;
+    for (uint32_t d = 0; d < slot.rank; ++d) {
+      const tessera_extent &e = slot.extents[d];
+      int64_t v = kUnbound;
+      if (e.kind == TESSERA_EXTENT_CONST)
+        v = e.value;
+      else if (e.kind == TESSERA_EXTENT_SYMBOL)
+        v = c.plan.symbols[e.symbol];
+      else if (e.kind == TESSERA_EXTENT_EXPR)
+        TESSERA_TRY(evalExpr(c, 0, static_cast<int32_t>(d), e, v));
+      if (v == kUnbound || v < 0)
+        return c.err(TESSERA_ERROR_SHAPE_MISMATCH, "cannot size the memory of tile value ", s,
+                     ": an extent is not bound by the parameters' shapes");
+      bytes *= static_cast<uint64_t>(v);
+    }
+    total += (bytes + TESSERA_WORKSPACE_ALIGN - 1) / TESSERA_WORKSPACE_ALIGN * TESSERA_WORKSPACE_ALIGN;
+  }
+  c.plan.workspaceGroupBytes = total;
+  return TESSERA_SUCCESS;
+}
+
 } // namespace
 
 tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
@@ -376,6 +419,7 @@ tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launc
   TESSERA_TRY(checkShapes(c, args));
   TESSERA_TRY(checkAliasing(c, args));
   TESSERA_TRY(planGrid(c, o, args, backend.limits()));
+  TESSERA_TRY(planWorkspace(c));
   plan.buildArgPtrs();
   return TESSERA_SUCCESS;
 }

@@ -17,6 +17,8 @@ LaunchPlan &LaunchPlan::operator=(const LaunchPlan &o) {
   groupTiles = o.groupTiles;
   launchTiles = o.launchTiles;
   sharedBytes = o.sharedBytes;
+  workspaceGroupBytes = o.workspaceGroupBytes;
+  workspace = o.workspace;
   buildArgPtrs(); // never share the other plan's pointers
   return *this;
 }
@@ -30,6 +32,8 @@ void LaunchPlan::buildArgPtrs() {
                           ? static_cast<void *>(&tensors[i])
                           : static_cast<void *>(scalars[i].data()));
   argPtrs.push_back(&launchTiles);
+  argPtrs.push_back(&workspace);
+  argPtrs.push_back(&workspaceGroupBytes);
 }
 
 } // namespace tessera::rt

@@ -31,7 +31,12 @@ struct LaunchPlan {
   uint32_t groupTiles = 0;   // product of group
   int64_t launchTiles = 0;   // tiles that run; < groups*groupTiles only for ungrouped defaults
   uint64_t sharedBytes = 0;  // kernel's + dynamic
-  // argPtrs[i] points at parameter i's storage; the last entry at launchTiles.
+  // Tile values kept in memory: bytes per group (the backend allocates groups * this for the
+  // launch and points `workspace` at it; the CPU executor gives each worker one group's worth).
+  uint64_t workspaceGroupBytes = 0;
+  void *workspace = nullptr;
+  // argPtrs[i] points at parameter i's storage, then launchTiles, workspace and
+  // workspaceGroupBytes (the GPU entry's trailing parameters).
   std::vector<void *> argPtrs;
 
   LaunchPlan() = default;

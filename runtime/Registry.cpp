@@ -68,6 +68,35 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
         return bad("parameter '", pname, "': dimension ", d, " has invalid extent kind ", e.kind);
     }
   }
+  if (k.num_grid_blocks && !k.grid_blocks)
+    return bad("num_grid_blocks is ", k.num_grid_blocks, " but grid_blocks is null");
+  for (uint32_t i = 0; i < k.num_grid_blocks; ++i) {
+    const tessera_grid_block &b = k.grid_blocks[i];
+    if (b.param < 0 || static_cast<uint32_t>(b.param) >= k.num_params ||
+        k.params[b.param].kind != TESSERA_PARAM_TENSOR || b.axis < 0 || b.axis >= k.params[b.param].rank ||
+        b.step <= 0)
+      return bad("grid block ", i, " (parameter ", b.param, ", axis ", b.axis, ", step ", b.step,
+                 ") names no dimension of a tensor parameter");
+  }
+  if (k.num_workspace && !k.workspace)
+    return bad("num_workspace is ", k.num_workspace, " but workspace is null");
+  for (uint32_t i = 0; i < k.num_workspace; ++i) {
+    const tessera_workspace_slot &w = k.workspace[i];
+    if (w.rank > TESSERA_MAX_RANK || (w.rank && !w.extents) || !w.elem_bytes)
+      return bad("workspace slot ", i, " is malformed");
+    for (uint32_t d = 0; d < w.rank; ++d) {
+      const tessera_extent &e = w.extents[d];
+      bool symOk = e.symbol >= 0 && static_cast<uint32_t>(e.symbol) < k.num_symbols;
+      if (e.kind == TESSERA_EXTENT_ANY || e.kind > TESSERA_EXTENT_EXPR || (e.kind == TESSERA_EXTENT_SYMBOL && !symOk) ||
+          (e.kind == TESSERA_EXTENT_EXPR && (!e.expr || !e.expr_len)))
+        return bad("workspace slot ", i, ": dimension ", d, " has no usable extent");
+      for (uint32_t j = 0; e.kind == TESSERA_EXTENT_EXPR && j < e.expr_len; ++j)
+        if (e.expr[j].op == TESSERA_EXPR_SYMBOL &&
+            (e.expr[j].symbol < 0 || static_cast<uint32_t>(e.expr[j].symbol) >= k.num_symbols))
+          return bad("workspace slot ", i, ": dimension ", d, " names symbol ", e.expr[j].symbol, " of ",
+                     k.num_symbols);
+    }
+  }
   return TESSERA_SUCCESS;
 }
 

@@ -2731,6 +2731,11 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   if (C->type->access == I::Access::Read)
     unsupported(cE->range, "a 'tile.mma' loop into the read-only '" + text(cE->range) + "'");
   if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
+  // The default launch: one group per (m, n) output tile of C (`blocks` = (param, axis, step)...).
+  for (auto& arg : func_->body().args)
+    if (arg.get() == C && kernel_ && !func_->hasAttr("blocks"))
+      func_->setAttr("blocks", I::Attribute::ints({static_cast<int64_t>(arg->index), 0, BM,
+                                                   static_cast<int64_t>(arg->index), 1, BN}));
   I::Value* sA = prologue(I::OpId::SmemAlloc,
                           ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::None))
                      ->result();

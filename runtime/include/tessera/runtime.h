@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change to the registration structs below. */
-#define TESSERA_ABI_VERSION 1
+#define TESSERA_ABI_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
 #define TESSERA_HOST (-1)
@@ -168,8 +168,27 @@ typedef struct tessera_kernel_tensor {
 
 struct tessera_cpu_ctx;
 /* CPU entry. args[i] points to parameter i (a tessera_kernel_tensor, or the scalar in its
- * dtype's natural size and layout); args[num_params] points to the int64_t launch_tiles. */
+ * dtype's natural size and layout); args[num_params] points to the int64_t launch_tiles. The
+ * group's workspace is ctx->workspace. The GPU entry takes the parameters, then int64_t
+ * launch_tiles, then the launch's workspace (void*, groups * workspace_group_bytes bytes) and
+ * uint64_t workspace_group_bytes; group g's workspace starts at g * workspace_group_bytes. */
 typedef void (*tessera_cpu_fn)(void **args, const struct tessera_cpu_ctx *ctx);
+
+/* One slot of a kernel's per-group workspace: memory for the tile values the code keeps in
+ * memory (their extents may be symbols bound at launch). A group's workspace holds every slot,
+ * each rounded up to TESSERA_WORKSPACE_ALIGN bytes, in order; see tessera_workspace_bytes. */
+#define TESSERA_WORKSPACE_ALIGN 256
+typedef struct tessera_workspace_slot {
+  uint32_t elem_bytes;
+  uint32_t rank;
+  const tessera_extent *extents; /* rank entries: CONST, SYMBOL or EXPR */
+} tessera_workspace_slot;
+
+typedef struct tessera_grid_block {
+  int32_t param; /* a tensor parameter */
+  int32_t axis;
+  int64_t step;
+} tessera_grid_block;
 
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
@@ -185,6 +204,14 @@ typedef struct tessera_kernel_desc {
   const char *gpu_entry;      /* function name in the module's fatbin, NULL if none */
   tessera_cpu_fn cpu_entry;   /* NULL if no CPU code */
   uint64_t cpu_stack_bytes;   /* per-tile fiber stack for CPU_SYNC kernels; 0 = default */
+  const tessera_workspace_slot *workspace; /* per-group workspace layout (tile values) */
+  uint32_t num_workspace;
+  /* Default grid of block-partitioned kernels (`tile.range(T, axis=a, step=s)`, whole-tensor
+   * tile programs, the tile.mma loop): the product over the entries of ceil(shape of parameter
+   * `param` along `axis` / `step`) groups. Empty when the kernel has no such loops. */
+  const struct tessera_grid_block *grid_blocks;
+  uint32_t num_grid_blocks;
+  uint32_t reserved;
 } tessera_kernel_desc;
 
 typedef struct tessera_module_desc {
@@ -254,6 +281,8 @@ typedef struct tessera_cpu_ctx {
   uint64_t shared_bytes;
   const tessera_cpu_ops *ops;
   void *runtime;           /* opaque to compiled code */
+  void *workspace;         /* the group's workspace (tessera_kernel_desc.workspace), 256-byte aligned */
+  uint64_t workspace_bytes;
 } tessera_cpu_ctx;
 
 /* Threads of the CPU executor (default: TESSERA_CPU_THREADS or the machine's cores). Results

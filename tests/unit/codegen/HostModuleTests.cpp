@@ -69,6 +69,15 @@ TEST_CASE("registration structs have the layout of runtime.h") {
   CHECK(kd->getElementOffset(9) == offsetof(tessera_kernel_desc, shared_bytes));
   CHECK(kd->getElementOffset(11) == offsetof(tessera_kernel_desc, cpu_entry));
   CHECK(kd->getElementOffset(12) == offsetof(tessera_kernel_desc, cpu_stack_bytes));
+  CHECK(kd->getElementOffset(13) == offsetof(tessera_kernel_desc, workspace));
+  CHECK(kd->getElementOffset(14) == offsetof(tessera_kernel_desc, num_workspace));
+  CHECK(kd->getElementOffset(15) == offsetof(tessera_kernel_desc, grid_blocks));
+  CHECK(kd->getElementOffset(16) == offsetof(tessera_kernel_desc, num_grid_blocks));
+  auto* gb = layout("tessera_grid_block");
+  CHECK(gb->getSizeInBytes() == sizeof(tessera_grid_block));
+  auto* ws = layout("tessera_workspace_slot");
+  CHECK(ws->getSizeInBytes() == sizeof(tessera_workspace_slot));
+  CHECK(ws->getElementOffset(2) == offsetof(tessera_workspace_slot, extents));
   auto* md = layout("tessera_module_desc");
   CHECK(md->getSizeInBytes() == sizeof(tessera_module_desc));
   CHECK(md->getElementOffset(4) == offsetof(tessera_module_desc, fatbin_size));

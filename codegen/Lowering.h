@@ -1,0 +1,176 @@
+// The state of lowering one kernel from Tile IR to LLVM IR, shared by the files that lower its
+// parts: LowerToLLVM.cpp (entries, scalars, memory, control flow) and LowerTiles.cpp (tile
+// values in the group's workspace). Internal to codegen/.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/DeviceHooks.h"
+#include "codegen/LowerToLLVM.h"
+#include "ir/IR.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "runtime/include/tessera/runtime.h"
+
+namespace tessera::codegen::detail {
+
+// A view of memory: element (i0..ik) is at ptr + sum(i_j * strides[j]) elements.
+struct View {
+  llvm::Value* ptr = nullptr;
+  llvm::Type* elem = nullptr;  // the LLVM type elements are stored as
+  std::vector<llvm::Value*> shape, strides;  // i64
+  llvm::Value* splat = nullptr;  // a broadcast scalar: every element is this value (ptr unused)
+};
+
+// The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
+inline llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
+  if (auto* t = llvm::StructType::getTypeByName(c, "tessera_kernel_tensor")) return t;
+  auto* a8 = llvm::ArrayType::get(llvm::Type::getInt64Ty(c), TESSERA_MAX_RANK);
+  return llvm::StructType::create(c, {llvm::PointerType::get(c, 0), a8, a8}, "tessera_kernel_tensor");
+}
+
+class Lowering {
+public:
+  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error)
+      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error) {}
+
+  bool kernel(ir::Operation& func, KernelInterface& k);
+
+  static bool isTileValue(ir::Type t) { return ir::isValueShaped(t); }
+  // Tile ops, and ops whose result is a tile value, except control flow (LowerTiles.cpp).
+  static bool isTileOp(const ir::Operation& op);
+
+private:
+  // ---- errors
+  bool fail(const ir::Operation& op, const std::string& what) {
+    if (error_.empty()) error_ = std::string(op.name()) + ": " + what;
+    return false;
+  }
+
+  // ---- types
+  llvm::Type* scalarType(ir::Type t) {
+    using S = ir::ScalarKind;
+    switch (ir::baseScalar(t)) {
+      case S::I1: return b_.getInt1Ty();
+      case S::I4: case S::I8: case S::U8: return b_.getInt8Ty();
+      case S::I16: case S::U16: return b_.getInt16Ty();
+      case S::I32: case S::U32: return b_.getInt32Ty();
+      case S::I64: case S::U64: case S::Index: return b_.getInt64Ty();
+      case S::F16: return b_.getHalfTy();
+      case S::BF16: return b_.getBFloatTy();
+      case S::F32: return b_.getFloatTy();
+      case S::F64: return b_.getDoubleTy();
+      // Narrow floats are storage types; arithmetic on them happens in the accumulation type,
+      // which lowering makes explicit with arith.convert (software conversions, not yet here).
+      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: case S::F8E4M3: case S::F8E5M2: return nullptr;
+    }
+    return nullptr;
+  }
+  // How an element sits in memory (i1 as a byte).
+  llvm::Type* storageType(ir::Type elem) {
+    llvm::Type* t = scalarType(elem);
+    return t && t->isIntegerTy(1) ? b_.getInt8Ty() : t;
+  }
+  bool isUnsigned(ir::Type t) {
+    ir::ScalarClass c = ir::scalarClass(ir::baseScalar(t));
+    return c == ir::ScalarClass::UInt || c == ir::ScalarClass::Bool;
+  }
+
+  // ---- values
+  llvm::Value* get(const ir::Value* v) { return vals_[v]; }
+  void set(const ir::Value* v, llvm::Value* l) { vals_[v] = l; }
+  View* view(const ir::Value* v) {
+    auto it = views_.find(v);
+    return it == views_.end() ? nullptr : &it->second;
+  }
+  // Values that flow through loops and branches: a view travels as its pointer; its shape
+  // and strides are those of `tmpl` (views of one type share them: static for shared buffers).
+  llvm::Value* carried(const ir::Value* v) {
+    if (ir::isView(v->type)) return view(v)->ptr;
+    return get(v);
+  }
+  void bindCarried(const ir::Value* v, llvm::Value* l, const ir::Value* tmpl) {
+    if (ir::isView(v->type)) {
+      View w = *view(tmpl);
+      w.ptr = l;
+      views_[v] = w;
+    } else {
+      set(v, l);
+    }
+  }
+  llvm::Value* asI64(llvm::Value* v, bool isUnsignedValue = false) {
+    if (v->getType()->isIntegerTy(64)) return v;
+    return isUnsignedValue ? b_.CreateZExt(v, b_.getInt64Ty()) : b_.CreateSExt(v, b_.getInt64Ty());
+  }
+
+  // ---- entry points
+  bool gpuEntry(ir::Operation& func, KernelInterface& k);
+  bool cpuEntry(ir::Operation& func, KernelInterface& k);
+  void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
+                  const std::vector<llvm::Value*>& scalars);
+
+  // ---- bodies
+  // Lowers the ops of `block`; returns its terminator (not lowered) or null.
+  bool lowerBlock(ir::Block& block, ir::Operation** terminator);
+  bool lowerOp(ir::Operation& op);
+  bool lowerArith(ir::Operation& op);
+  bool lowerMath(ir::Operation& op);
+  bool lowerConvert(ir::Operation& op);
+  bool lowerMemory(ir::Operation& op);
+  bool lowerFor(ir::Operation& op);
+  bool lowerIf(ir::Operation& op);
+  bool lowerWhile(ir::Operation& op);
+  llvm::Value* address(View& v, const std::vector<llvm::Value*>& idx);
+  llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
+  void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
+  void copyCooperative(View& dst, View& src, ir::Type elem);
+  llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
+
+  // ---- tile values (LowerTiles.cpp). Every tile value lives in a slot of the group's
+  // workspace, row-major at its static capacity, with its run-time extents in its View.
+  // Binds the symbols of the parameters' extents to their run-time values (after bindParams).
+  void bindSymbols(ir::Operation& func, const KernelInterface& k);
+  // Gives every tile value of `func` a workspace slot and records the layout in `k`.
+  bool planWorkspace(ir::Operation& func, KernelInterface& k);
+  bool lowerTileOp(ir::Operation& op);
+  bool lowerTileElementwise(ir::Operation& op);
+  bool lowerTileDot(ir::Operation& op);
+  bool lowerTileSoftmax(ir::Operation& op);
+  bool lowerTileReduce(ir::Operation& op);
+  // The slot of `key` (a tile-valued op result) as a View of run-time `shape`.
+  View slotView(const ir::Value* key, const std::vector<llvm::Value*>& shape);
+  // Runs body(idx) for every element of `shape` in row-major order, element e on tile
+  // e % group size, then a group barrier.
+  void forEachElement(const std::vector<llvm::Value*>& shape,
+                      const std::function<void(const std::vector<llvm::Value*>&)>& body);
+  // Runs body(i) for i in [0, n), i on tile i % group size, then a group barrier.
+  void forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body);
+  // dst[idx] = src[idx] over src's extents; dst takes src's extents.
+  void copyTile(View& dst, const View& src, ir::Type elem);
+  // Loop-carried tile values live in the slot of the loop's (or if's) result.
+  bool carryTileInto(const ir::Value* result, const ir::Value* value, View* out);
+  std::vector<llvm::Value*> capacity(ir::Type t, bool* ok);
+
+  ir::Module& m_;
+  DeviceTarget target_;
+  llvm::Module& out_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  std::string& error_;
+  std::unique_ptr<DeviceHooks> hooks_;
+  llvm::Function* fn_ = nullptr;
+  std::unordered_map<const ir::Value*, llvm::Value*> vals_;
+  std::unordered_map<const ir::Value*, View> views_;
+  // Tile values: the group's workspace, slot offsets, symbol values.
+  llvm::Value* wsBase_ = nullptr;
+  std::unordered_map<const ir::Value*, llvm::Value*> slotOffset_;
+  std::map<std::string, llvm::Value*> symbolValue_;
+  std::map<std::string, Extent> symbolExtent_;
+};
+
+}  // namespace tessera::codegen::detail
