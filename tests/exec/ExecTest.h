@@ -162,6 +162,17 @@ inline float fromBF16(uint16_t h) {
 
 // ---- checks
 
+// FNV-1a over the bytes of a result. Checks print it ("digest <what> <hex>") so that a
+// differential run (scripts/differential-exec.sh: one seed, GPU then CPU) can compare the bits
+// the two devices produced.
+template <class T>
+uint64_t digest(const std::vector<T>& v) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(T); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
 // Compares every element; |got - want| <= atol + rtol * |want|. Prints the first mismatches.
 inline bool allClose(const std::vector<float>& got, const std::vector<float>& want, double rtol, double atol,
                      const char* what) {
@@ -174,6 +185,7 @@ inline bool allClose(const std::vector<float>& got, const std::vector<float>& wa
     worst = std::max(worst, err);
   }
   std::printf("%s: %zu elements, %zu outside the bound, max abs error %.3g\n", what, want.size(), bad, worst);
+  std::printf("digest %s %016llx (within a bound)\n", what, static_cast<unsigned long long>(digest(got)));
   return bad == 0 && got.size() == want.size();
 }
 
@@ -184,6 +196,7 @@ bool allEqual(const std::vector<T>& got, const std::vector<T>& want, const char*
     if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0 && bad++ < 5)
       std::printf("  %s[%zu] differs\n", what, i);
   std::printf("%s: %zu elements, %zu differ\n", what, want.size(), bad);
+  std::printf("digest %s %016llx (exact)\n", what, static_cast<unsigned long long>(digest(got)));
   return bad == 0 && got.size() == want.size();
 }
 
