@@ -176,6 +176,10 @@ class FnLowering {
   };
   std::vector<Pending> pending_;
   bool needsGroup_ = false;
+  // tile.range(T, axis=, step=) loops: the outermost ones distribute their blocks over groups
+  // (grid-stride); `blocks` records [parameter, axis, step] of each for the default launch.
+  unsigned blockLoopDepth_ = 0;
+  std::vector<std::vector<int64_t>> distributed_;  // {-1, ...} when T is not a parameter
   // A loop body that copies into shared memory and reads shared memory ends with a barrier, so
   // that the next iteration's copies cannot overwrite what a slower tile still reads.
   unsigned asyncCopies_ = 0;
@@ -219,6 +223,20 @@ class FnLowering {
   I::Value* notFlags(bool withBreak, bool withContinue, bool withReturn = false);
   void lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
                    const SymSet& assigned, SourceRange at);
+
+  // Extent equalities seen while lowering (inner extents of tile.dot, elementwise operands,
+  // stores): they name the extents of unannotated parameters in whole-tensor programs.
+  std::map<std::string, std::string> eq_;
+  std::string findSym(const std::string& s) {
+    std::string r = s;
+    for (auto it = eq_.find(r); it != eq_.end() && it->second != r; it = eq_.find(r)) r = it->second;
+    return r;
+  }
+  void unify(const I::Dim& a, const I::Dim& b) {
+    if (a.sym.empty() || b.sym.empty()) return;
+    std::string x = findSym(a.sym), y = findSym(b.sym);
+    if (x != y) eq_[y] = x;
+  }
 
   I::IRContext& ctx();
   DiagnosticEngine& diags();
@@ -270,7 +288,10 @@ class FnLowering {
   void waitFor(I::Value* buf, bool barrier);
   void waitAll(bool barrier);
   void flushRegion();
-  I::Value* staticView(I::Value* v, SourceRange at, const std::string& name);
+  // Views used as tile values need every extent known: static or a shape symbol (not '?').
+  I::Value* knownView(I::Value* v, SourceRange at, const std::string& name);
+  // Shared memory needs static extents.
+  void staticShared(I::Type t, SourceRange at, const std::string& name);
 
   // ---- expressions
   LV lower(Expr* e, I::Type want = nullptr);
@@ -567,17 +588,27 @@ I::Value* FnLowering::broadcastTo(I::Value* v, const std::vector<I::Dim>& shape,
   I::Type t = v->type;
   if (isShapedValue(t) && t->shape == shape) return v;
   for (const I::Dim& d : shape)
-    if (!d.isStatic()) unsupported(at, "broadcasting to a tile of non-static shape");
+    if (!d.isStatic() && d.sym.empty()) unsupported(at, "broadcasting to a tile of unknown ('?') shape");
+  if (isShapedValue(t)) {
+    size_t off = shape.size() >= t->shape.size() ? shape.size() - t->shape.size() : 0;
+    for (size_t i = 0; i < t->shape.size() && off + i < shape.size(); ++i) unify(t->shape[i], shape[off + i]);
+  }
   return op1(I::OpId::TileBroadcast, {v}, ctx().tile(elemOf(t), shape));
 }
 
-I::Value* FnLowering::staticView(I::Value* v, SourceRange at, const std::string& name) {
+I::Value* FnLowering::knownView(I::Value* v, SourceRange at, const std::string& name) {
   I::Type t = v->type;
   for (size_t i = 0; i < t->shape.size(); ++i)
-    if (!t->shape[i].isStatic())
-      error(DiagID::err_lower_dynamic_tile_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
-            static_cast<unsigned>(i), name);
+    if (!t->shape[i].isStatic() && t->shape[i].sym.empty())
+      error(DiagID::err_lower_dynamic_tile_shape, at, std::string("?"), static_cast<unsigned>(i), name);
   return v;
+}
+
+void FnLowering::staticShared(I::Type t, SourceRange at, const std::string& name) {
+  for (size_t i = 0; i < t->shape.size(); ++i)
+    if (!t->shape[i].isStatic())
+      error(DiagID::err_lower_dynamic_shared_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
+            static_cast<unsigned>(i), name);
 }
 
 // A view (shared buffer, static global slice) used as a tile value is loaded.
@@ -585,7 +616,7 @@ I::Value* FnLowering::asTile(I::Value* v, SourceRange at) {
   I::Type t = v->type;
   if (isShapedValue(t)) return v;
   if (I::isView(t)) {
-    staticView(v, at, text(at));
+    knownView(v, at, text(at));
     waitFor(v, true);
     return op1(I::OpId::TileLoad, {v}, ctx().tile(t->elem, t->shape));
   }
@@ -707,7 +738,7 @@ void FnLowering::flushRegion() {
 }
 
 void FnLowering::asyncCopy(I::Value* dst, I::Value* src, SourceRange at) {
-  staticView(src, at, text(at));
+  staticShared(src->type, at, text(at));
   if (dst->type->elem != src->type->elem)
     unsupported(at, "an async copy from " + I::printType(src->type) + " into " + I::printType(dst->type),
                 "the shared buffer and the source need the same element type");
@@ -1030,8 +1061,9 @@ I::Value* FnLowering::compare(BinaryOp bop, I::Value* a, I::Value* b, SourceRang
 // Arithmetic in the compute type of the result; `semaResult` (may be null) is sema's scalar type.
 I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type semaResult, SourceRange at) {
   if (bop == BinaryOp::MatMul) {
-    if (I::isView(a->type)) staticView(a, at, text(at));
-    if (I::isView(b->type)) staticView(b, at, text(at));
+    if (I::isView(a->type)) knownView(a, at, text(at));
+    if (I::isView(b->type)) knownView(b, at, text(at));
+    unify(a->type->shape[1], b->type->shape[0]);
     if (a->type->shape.size() != 2 || b->type->shape.size() != 2)
       unsupported(at, "'@' on operands that are not rank-2 tiles");
     I::Type r = ctx().tile(ctx().scalar(I::ScalarKind::F32), {a->type->shape[0], b->type->shape[1]});
@@ -1054,10 +1086,12 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
       for (size_t i = 0; i < n; ++i) {
         const I::Dim* dx = i + x.size() >= n ? &x[i + x.size() - n] : nullptr;
         const I::Dim* dy = i + y.size() >= n ? &y[i + y.size() - n] : nullptr;
-        if (dx && dy)
+        if (dx && dy) {
+          unify(*dx, *dy);
           shape.push_back(dx->isStatic() && dx->size == 1 ? *dy : *dx);
-        else
+        } else {
           shape.push_back(dx ? *dx : *dy);
+        }
       }
       if (sa->kind == I::TypeKind::Frag && sb->kind == I::TypeKind::Frag && sa->shape == sb->shape) {
         t = ctx().frag(e, shape, sa->role);
@@ -1281,15 +1315,15 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
   std::string baseName = text(e->base->range);
   for (size_t d = 0; d < rank; ++d) {
     const I::Dim& full = t->shape[d];
-    auto fullSize = [&](SourceRange at) -> int64_t {
-      if (!full.isStatic())
-        error(DiagID::err_lower_dynamic_tile_shape, at, full.sym.empty() ? std::string("?") : full.sym,
-              static_cast<unsigned>(d), baseName);
-      return full.size;
+    // A full extent: static, or symbolic (the slice keeps the symbol: Q[block] is [128, D]).
+    auto fullSize = [&](SourceRange at) -> I::Attribute {
+      if (!full.isStatic() && full.sym.empty())
+        error(DiagID::err_lower_dynamic_tile_shape, at, std::string("?"), static_cast<unsigned>(d), baseName);
+      return full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym);
     };
     if (d >= idx.size()) {
       offs.push_back(b_->constIndex(0));
-      sizes.push_back(I::Attribute::integer(fullSize(e->range)));
+      sizes.push_back(fullSize(e->range));
       continue;
     }
     Expr* x = idx[d];
@@ -1301,9 +1335,11 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
       I::Value* lo = s->lower ? scalarValue(s->lower, nullptr) : b_->constIndex(0);
       int64_t size = -1;
       auto cl = constInt(s->lower), cu = constInt(s->upper);
-      if (!s->lower && !s->upper)
-        size = fullSize(x->range);
-      else if (s->upper && cu && (!s->lower || cl))
+      if (!s->lower && !s->upper) {
+        offs.push_back(lo);
+        sizes.push_back(fullSize(x->range));
+        continue;
+      } else if (s->upper && cu && (!s->lower || cl))
         size = *cu - (cl ? *cl : 0);
       else if (!s->upper && cl && full.isStatic())
         size = full.size - *cl;
@@ -1333,7 +1369,7 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
     }
   }
   std::vector<I::Dim> shape;
-  for (auto& a : sizes) shape.push_back(I::Dim{a.i, {}});
+  for (auto& a : sizes) shape.push_back(a.kind == I::AttrKind::String ? I::Dim{-1, a.s} : I::Dim{a.i, {}});
   I::Type rt = ctx().withShape(t, shape);
   waitFor(base, true);
   return op1(I::OpId::MemSlice,
@@ -1654,6 +1690,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       I::Value* src = value(lower(srcE), srcE->range);
       loc(e);
       if (!I::isView(src->type)) unsupported(srcE->range, "copying from a value of type " + I::printType(src->type));
+      staticShared(src->type, srcE->range, text(srcE->range));
       I::Value* buf = sharedFor(dst, src, dstE->range);
       if (auto* n = dyn_cast<NameExpr>(dstE); n && n->symbol && env_.count(n->symbol)) env_[n->symbol] = dst;
       asyncCopy(buf, src, at);
@@ -1684,6 +1721,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         loc(e);
         if (!I::isView(from->type))
           unsupported(idxE->range, "copying from a value of type " + I::printType(from->type));
+        staticShared(from->type, idxE->range, text(idxE->range));
         I::Value* buf = sharedFor(src, from, srcE->range);
         if (auto* n = dyn_cast<NameExpr>(srcE); n && n->symbol && env_.count(n->symbol)) env_[n->symbol] = src;
         asyncCopy(buf, from, at);
@@ -1705,15 +1743,15 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
               sizes.push_back(I::Attribute::integer(ix.size));
             } else {
               const I::Dim& full = t->type->shape[d];
-              if (!full.isStatic())
-                error(DiagID::err_lower_dynamic_tile_shape, idxE->range, full.sym.empty() ? std::string("?") : full.sym,
-                      static_cast<unsigned>(d), text(srcE->range));
+              if (!full.isStatic() && full.sym.empty())
+                error(DiagID::err_lower_dynamic_tile_shape, idxE->range, std::string("?"), static_cast<unsigned>(d),
+                      text(srcE->range));
               ops.push_back(b_->constIndex(0));
-              sizes.push_back(I::Attribute::integer(full.size));
+              sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
             }
           }
           std::vector<I::Dim> shape;
-          for (auto& a : sizes) shape.push_back(I::Dim{a.i, {}});
+          for (auto& a : sizes) shape.push_back(a.kind == I::AttrKind::String ? I::Dim{-1, a.s} : I::Dim{a.i, {}});
           view =
               op1(I::OpId::MemSlice, ops, ctx().withShape(t->type, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
         } else {
@@ -1724,8 +1762,14 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         }
       }
       loc(e);
-      staticView(view, at, text(srcE->range));
+      knownView(view, at, text(srcE->range));
       needsGroup();
+      // A block with a symbolic extent cannot live in (static) shared memory: it is loaded as a
+      // tile value, which codegen keeps in the group's workspace.
+      if (I::staticElementCount(view->type) < 0) {
+        waitFor(view, true);
+        return LV::val(op1(I::OpId::TileLoad, {view}, ctx().tile(view->type->elem, view->type->shape)));
+      }
       I::Value* buf = prologue(I::OpId::SmemAlloc,
                                ctx().smem(view->type->elem, view->type->shape, I::Layout::Row, I::Swizzle::None))
                           ->result();
@@ -1795,6 +1839,11 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         parts = {shapeE};
       std::vector<I::Dim> shape;
       for (Expr* p : parts) {
+        // A shape symbol of the kernel (tile.zeros((128, D))) is a symbolic extent.
+        if (auto* n = dyn_cast<NameExpr>(p); n && n->symbol && n->symbol->kind == SymbolKind::ShapeSymbol) {
+          shape.push_back(dimOf(n->name));
+          continue;
+        }
         auto c = constInt(p);
         if (!c || *c <= 0) error(DiagID::err_lower_not_constant, p->range, "the extent of a tile");
         shape.push_back(I::Dim{*c, {}});
@@ -1818,11 +1867,12 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       loc(e);
       for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
         if (I::isView(v->type)) {
-          staticView(v, ex->range, text(ex->range));
+          knownView(v, ex->range, text(ex->range));
           waitFor(v, true);
         }
         if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.dot' of an operand that is not rank 2");
       }
+      unify(x->type->shape[1], y->type->shape[0]);
       I::Type accum =
           ctx().scalar(I::isFloatLike(x->type) || isFloatKind(I::baseScalar(elemOf(x->type))) ? I::ScalarKind::F32
                                                                                               : I::ScalarKind::I32);
@@ -1842,11 +1892,12 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       loc(e);
       for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
         if (I::isView(v->type)) {
-          staticView(v, ex->range, text(ex->range));
+          knownView(v, ex->range, text(ex->range));
           waitFor(v, true);
         }
         if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.mma' of an operand that is not rank 2");
       }
+      unify(x->type->shape[1], y->type->shape[0]);
       I::Type accum = ctx().scalar(I::ScalarKind::F32);
       if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
         accum = scalarType(ac->type->dtype);
@@ -2351,6 +2402,7 @@ void FnLowering::store(Expr* target, I::Value* v, SourceRange at) {
   if (t->type->shape.size() != view->type->shape.size())
     unsupported(at,
                 "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+  for (size_t i = 0; i < t->type->shape.size(); ++i) unify(t->type->shape[i], view->type->shape[i]);
   t = convertElem(t, view->type->elem, at);
   op(I::OpId::TileStore, {t, view}, {});
 }
@@ -2384,7 +2436,7 @@ void FnLowering::lowerAugAssign(AugAssignStmt* s) {
     if (I::isView(cur->type)) {
       // C += t on a whole tensor parameter: load, add, store.
       I::Value* sum = arith(s->op, asTile(cur, n->range), rhs, nullptr, at);
-      staticView(cur, n->range, n->name);
+      knownView(cur, n->range, n->name);
       op(I::OpId::TileStore, {convertElem(sum, cur->type->elem, at), cur}, {});
       return;
     }
@@ -2661,6 +2713,20 @@ void FnLowering::lowerFor(ForStmt* s) {
       ub = coerce(e0, ctx().index(), extE->range);
     }
     I::Value* st = b_->constIndex(step);
+    // The outermost loop over a tensor's blocks hands them to the groups, grid-stride:
+    // group g takes blocks g, g + num_groups, ... (program_id-style partitioning).
+    bool distribute = blocks && blockLoopDepth_ == 0 && kernel_;
+    if (distribute) {
+      if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
+      I::Value* g = op1(I::OpId::TileGroupId, {}, ctx().index());
+      lb = op1(I::OpId::ArithMulI, {g, st}, ctx().index());
+      I::Value* ng = op1(I::OpId::TileNumGroups, {}, ctx().index());
+      st = op1(I::OpId::ArithMulI, {ng, b_->constIndex(step)}, ctx().index());
+      int64_t p = -1;
+      if (e0->isBlockArg() && e0->ownerBlock == top_) p = static_cast<int64_t>(e0->index);
+      distributed_.push_back({p, axis, step});
+    }
+    if (blocks) ++blockLoopDepth_;
     pushLoop(s->body, s->range, true);
     buildLoop(
         I::OpId::TileRange, lb, ub, st, std::move(attrs), s->body, s->range, "for",
@@ -2679,6 +2745,7 @@ void FnLowering::lowerFor(ForStmt* s) {
         },
         targets);
     popLoop();
+    if (blocks) --blockLoopDepth_;
     return;
   }
   // for x in [a, b, c] / (a, b, c): unrolled.
@@ -2967,6 +3034,10 @@ I::Operation* FnLowering::lowerKernel() {
   // Kernels that use group features without declaring a group shape (whole-tensor tile programs,
   // tile.mma iteration) get the compiler's group size.
   if (needsGroup_ && !func_->hasAttr("group")) func_->setAttr("group", I::Attribute::ints({128}));
+  // The default launch of a kernel with one outermost block loop over a parameter: one group
+  // per block, ceil(T.shape[axis] / step) groups.
+  if (kernel_ && distributed_.size() == 1 && distributed_[0][0] >= 0)
+    func_->setAttr("blocks", I::Attribute::ints(distributed_[0]));
   return func_;
 }
 
