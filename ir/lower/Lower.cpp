@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "sema/ASTWalk.h"
 #include "sema/Sema.h"
 
 namespace tessera {
@@ -128,6 +129,58 @@ I::Dim dimOf(const Extent& e) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "d" + s;
   d.sym = s;
   return d;
+}
+
+// Visits every expression (recursively) of `b`, nested blocks included; `onStmt` sees each
+// statement first.
+void walkExpr(Expr* e, const std::function<void(Expr*)>& fe) {
+  if (!e) return;
+  fe(e);
+  forEachChild(e, [&](Expr* c) { walkExpr(c, fe); });
+}
+void walkBlock(const tessera::Block& b, const std::function<void(Stmt*)>& onStmt,
+               const std::function<void(Expr*)>& fe) {
+  for (Stmt* s : b.stmts) {
+    if (!s) continue;
+    onStmt(s);
+    if (auto* x = dyn_cast<ExprStmt>(s)) {
+      walkExpr(x->expr, fe);
+    } else if (auto* a = dyn_cast<AssignStmt>(s)) {
+      for (Expr* t : a->targets) walkExpr(t, fe);
+      walkExpr(a->value, fe);
+    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
+      walkExpr(au->target, fe);
+      walkExpr(au->value, fe);
+    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
+      walkExpr(an->target, fe);
+      walkExpr(an->value, fe);
+    } else if (auto* r = dyn_cast<ReturnStmt>(s)) {
+      walkExpr(r->value, fe);
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      walkExpr(i->cond, fe);
+      walkBlock(i->thenBlock, onStmt, fe);
+      walkBlock(i->elseBlock, onStmt, fe);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      walkExpr(w->cond, fe);
+      walkBlock(w->body, onStmt, fe);
+      walkBlock(w->elseBlock, onStmt, fe);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      walkExpr(f->target, fe);
+      walkExpr(f->iter, fe);
+      walkBlock(f->body, onStmt, fe);
+      walkBlock(f->elseBlock, onStmt, fe);
+    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
+      for (WithItem& it : wi->items) {
+        walkExpr(it.context, fe);
+        walkExpr(it.target, fe);
+      }
+      walkBlock(wi->body, onStmt, fe);
+    }
+  }
+}
+const BuiltinInfo* builtinOf(Expr* callee) {
+  if (!callee || !callee->type || callee->type->kind != TypeKind::Builtin) return nullptr;
+  return callee->type->builtin;
 }
 
 // Symbols in source order (declaration position), so carried values have a stable order.
@@ -340,6 +393,13 @@ class FnLowering {
                  const std::function<void(I::Value*)>& bindIv, const SymSet& exclude, I::Value* extraInit = nullptr,
                  I::Value** extraOut = nullptr);
   void finishFunction(SourceRange at);
+  // Whole-tensor tile programs (docs/language.md): the rows of the output are split into blocks
+  // of kRowBlock across groups.
+  static constexpr int64_t kRowBlock = 64;
+  bool wholeTensorProgram();
+  void lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx);
+  void checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                            const std::string& out);
 };
 
 class ModuleLowering {
@@ -3028,7 +3088,16 @@ I::Operation* FnLowering::lowerKernel() {
   }
   ml_.insertBefore = func_;
   prepareReturns();
-  lowerBlock(def_->body);
+  // A whole-tensor tile program whose output has a symbolic leading extent: its rows are split
+  // across groups (the output is the first writable tensor parameter).
+  int outIdx = -1;
+  if (wholeTensorProgram())
+    for (size_t i = 0; i < argTypes.size() && outIdx < 0; ++i)
+      if (argTypes[i]->kind == I::TypeKind::Tensor && argTypes[i]->access != I::Access::Read) outIdx = static_cast<int>(i);
+  if (outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty())
+    lowerRowBlocks(params, static_cast<unsigned>(outIdx));
+  else
+    lowerBlock(def_->body);
   if (!returned_.empty()) unsupported(def_->range, "a kernel that returns a value");
   finishFunction(def_->range);
   // Kernels that use group features without declaring a group shape (whole-tensor tile programs,
@@ -3039,6 +3108,192 @@ I::Operation* FnLowering::lowerKernel() {
   if (kernel_ && distributed_.size() == 1 && distributed_[0][0] >= 0)
     func_->setAttr("blocks", I::Attribute::ints(distributed_[0]));
   return func_;
+}
+
+// A kernel is a whole-tensor tile program when it declares no group shape, computes with tile
+// values (tile ops, `@`, `.T`), and uses no ids, no block loops (tile.range, tile.mma) and no
+// cooperative groups: nothing says which part of the data a group owns, so the compiler decides.
+bool FnLowering::wholeTensorProgram() {
+  if (!kernel_ || !info_ || !info_->groupShape.empty()) return false;
+  bool tileOps = false, explicitTiles = false;
+  walkBlock(
+      def_->body,
+      [&](Stmt* s) {
+        if (auto* f = dyn_cast<ForStmt>(s))
+          if (auto* c = dyn_cast<CallExpr>(f->iter))
+            if (const BuiltinInfo* b = builtinOf(c->callee);
+                b && (b->id == BuiltinId::TileRange || b->id == BuiltinId::TileMma))
+              explicitTiles = true;
+      },
+      [&](Expr* e) {
+        if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
+        if (auto* a = dyn_cast<AttributeExpr>(e)) {
+          if (a->name == "T") tileOps = true;
+          if (a->name == "grid_groups") explicitTiles = true;
+        }
+        if (auto* n = dyn_cast<NameExpr>(e); n && n->name == "grid_groups") explicitTiles = true;
+        auto* c = dyn_cast<CallExpr>(e);
+        const BuiltinInfo* b = c ? builtinOf(c->callee) : nullptr;
+        if (!b) return;
+        switch (b->id) {
+          case BuiltinId::TileLinearId:
+          case BuiltinId::TileLaneId:
+          case BuiltinId::TileWarpId:
+          case BuiltinId::LaunchThreadId:
+          case BuiltinId::GroupLinearId:
+          case BuiltinId::GroupTileCount:
+          case BuiltinId::CooperativeGroup:
+          case BuiltinId::TileMmaSync:
+            explicitTiles = true;
+            break;
+          case BuiltinId::TileDot:
+          case BuiltinId::TileMma:
+          case BuiltinId::TileSoftmax:
+          case BuiltinId::TileRelu:
+          case BuiltinId::TileGelu:
+          case BuiltinId::TileSigmoid:
+          case BuiltinId::TileSum:
+          case BuiltinId::TileMax:
+          case BuiltinId::TileZeros:
+          case BuiltinId::TileFull:
+            tileOps = true;
+            break;
+          default:
+            break;
+        }
+      });
+  return tileOps && !explicitTiles;
+}
+
+// The body of a whole-tensor program runs once per block of kRowBlock rows of the output,
+// grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=64)`: every
+// tensor parameter whose leading extent is the output's leading symbol is used as its row block
+// `P[rows]`; the others are used whole. Codegen clips the last block at run time.
+void FnLowering::lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx) {
+  needsGroup_ = true;
+  I::Value* out = top_->arg(outIdx);
+  std::string rowSym = out->type->shape[0].sym;
+  I::Value* ub = op1(I::OpId::MemDim, {out}, ctx().index(), {{"axis", I::Attribute::integer(0)}});
+  I::Value* blk = b_->constIndex(kRowBlock);
+  I::Value* lb = op1(I::OpId::ArithMulI, {op1(I::OpId::TileGroupId, {}, ctx().index()), blk}, ctx().index());
+  I::Value* st =
+      op1(I::OpId::ArithMulI, {op1(I::OpId::TileNumGroups, {}, ctx().index()), b_->constIndex(kRowBlock)}, ctx().index());
+  distributed_.push_back({static_cast<int64_t>(outIdx), 0, kRowBlock});
+  std::map<const I::Value*, std::string> roots;
+  pushLoop(def_->body, def_->range, true);
+  ++blockLoopDepth_;
+  buildLoop(
+      I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
+      [&](I::Value* rows) {
+        rows->nameHint = "rows";
+        for (size_t i = 0; i < params.size(); ++i) {
+          I::Value* p = top_->arg(static_cast<unsigned>(i));
+          I::Type t = p->type;
+          if (t->kind != I::TypeKind::Tensor || t->shape.empty() || t->shape[0].sym != rowSym) continue;
+          std::vector<I::Value*> ops = {p, rows};
+          std::vector<I::Attribute> sizes = {I::Attribute::integer(kRowBlock)};
+          std::vector<I::Dim> shape = {I::Dim{kRowBlock, {}}};
+          for (size_t d = 1; d < t->shape.size(); ++d) {
+            const I::Dim& full = t->shape[d];
+            if (!full.isStatic() && full.sym.empty())
+              error(DiagID::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
+                    static_cast<unsigned>(d), params[i]->name);
+            ops.push_back(b_->constIndex(0));
+            sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
+            shape.push_back(full);
+          }
+          I::Value* slice =
+              op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
+          slice->nameHint = params[i]->name + "_rows";
+          roots[slice] = params[i]->name;
+          const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
+          if (sym) env_[sym] = LV::val(slice);
+        }
+      },
+      {});
+  --blockLoopDepth_;
+  popLoop();
+  I::Operation* loop = nullptr;
+  for (auto it = top_->ops.rbegin(); it != top_->ops.rend() && !loop; ++it)
+    if ((*it)->id == I::OpId::TileRange) loop = it->get();
+  if (loop) checkRowsIndependent(loop, roots, params[outIdx]->name);
+}
+
+// Rows of different blocks must not meet: a row-block value may not be the right operand of a
+// matrix product (it contracts over rows), be transposed, reduced or softmaxed along axis 0,
+// broadcast along the rows of a larger tile, sliced across rows, or indexed element by element.
+void FnLowering::checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                                      const std::string& out) {
+  std::map<const I::Value*, std::string> row(roots);
+  auto fail = [&](I::Operation* at, const std::string& name, const std::string& what) {
+    { diags().report(DiagID::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    abort();
+  };
+  auto axisOf = [](I::Operation* o, size_t rank) {
+    int64_t a = o->intAttr("axis", -1);
+    return a < 0 ? a + static_cast<int64_t>(rank) : a;
+  };
+  std::function<void(I::Block&)> visit = [&](I::Block& b) {
+    for (auto& opPtr : b.ops) {
+      I::Operation* o = opPtr.get();
+      std::string src;
+      int srcOperand = -1;
+      for (unsigned i = 0; i < o->numOperands() && src.empty(); ++i)
+        if (auto it = row.find(o->operand(i)); it != row.end()) src = it->second, srcOperand = static_cast<int>(i);
+      if (!o->regions.empty()) {
+        for (auto& r : o->regions) {
+          if (!src.empty())
+            for (auto& a : r->block().args) row[a.get()] = src;
+          visit(r->block());
+          if (I::Operation* t = r->block().terminator())
+            for (I::Value* v : t->operands)
+              if (src.empty())
+                if (auto it = row.find(v); it != row.end()) src = it->second;
+        }
+        if (!src.empty())
+          for (auto& r : o->results) row[r.get()] = src;
+        continue;
+      }
+      if (src.empty()) continue;
+      I::Value* x = o->operand(static_cast<unsigned>(srcOperand));
+      switch (o->id) {
+        case I::OpId::TileDot:
+        case I::OpId::TileMma:
+          if (auto it = row.find(o->operand(1)); it != row.end())
+            fail(o, it->second, "the right operand of a matrix product (it contracts over rows)");
+          break;
+        case I::OpId::TileTranspose:
+          fail(o, src, "a transpose ('.T')");
+          break;
+        case I::OpId::TileSoftmax:
+          if (axisOf(o, x->type->shape.size()) == 0) fail(o, src, "a softmax along axis 0");
+          break;
+        case I::OpId::TileReduce:
+          if (axisOf(o, x->type->shape.size()) == 0) fail(o, src, "a reduction along axis 0");
+          break;
+        case I::OpId::MemReduce:
+          fail(o, src, "a reduction over all its elements");
+          break;
+        case I::OpId::TileBroadcast:
+          if (I::isValueShaped(x->type) && x->type->shape.size() < o->result()->type->shape.size())
+            fail(o, src, "broadcasting it along the rows of a larger tile");
+          break;
+        case I::OpId::MemLoad:
+        case I::OpId::MemStore:
+          fail(o, src, "indexing single elements");
+          break;
+        case I::OpId::MemSlice:
+          if (srcOperand == 0 && !(o->result()->type->shape[0] == x->type->shape[0]))
+            fail(o, src, "slicing its rows");
+          if (srcOperand != 0) fail(o, src, "indexing with it");
+          break;
+        default:
+          break;
+      }
+      for (auto& r : o->results) row[r.get()] = src;
+    }
+  };
+  visit(loop->body());
 }
 
 I::Operation* FnLowering::lowerDevice(const std::string& name, const std::vector<I::Type>& argTypes,
