@@ -324,6 +324,22 @@ class FnLowering {
   // ---- types
   I::Type scalarType(DType d, const NumericPolicy& p = {});
   I::Type paramType(const Param& p, const Type* t);
+  // Unannotated parameters (docs/language.md): an f32 tensor of the rank its uses need, with
+  // extents named after the parameter (X_0, X_1), readwrite when the kernel writes it.
+  I::Type untypedParamType(const Param& p);
+  int usesRank(const std::string& name, bool& written);
+
+ public:
+  // Whole-tensor programs with unannotated parameters are lowered twice: a dry run collects the
+  // extent equalities (eq_), then the parameters' extents are named by their classes.
+  bool dryRun_ = false;
+  std::set<std::string> usedSyms_;              // extents of annotated parameters
+  std::vector<std::string> genNames_;           // generated extent names, in parameter order
+  std::map<std::string, std::string> rename_;   // generated name -> the name of its class
+  bool needsShapeInference();
+  std::map<std::string, std::string> extentClasses();
+
+ private:
   I::Type computeType(I::Type t);
   I::Type promote(I::Type a, I::Type b);
   I::Type elemOf(I::Type t) { return I::isScalar(t) ? t : t->elem; }
@@ -489,6 +505,7 @@ I::Type FnLowering::scalarType(DType d, const NumericPolicy& p) {
 }
 
 I::Type FnLowering::paramType(const Param& p, const Type* t) {
+  if (t && t->isDynamic() && !p.annotation) return untypedParamType(p);
   if (!t || t->isLenient()) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
   if (t->kind == TypeKind::Scalar) return scalarType(t->dtype, t->policy);
   if (t->kind != TypeKind::Tensor) unsupported(p.nameRange, "a parameter of type '" + t->str() + "'");
@@ -571,6 +588,162 @@ I::Type FnLowering::paramType(const Param& p, const Type* t) {
       t->privilege == Privilege::ReduceMin)
     access = I::Access::ReadWrite;
   return ctx().tensor(scalarType(t->dtype, t->policy), shape, I::MemSpace::Global, access);
+}
+
+// The rank the uses of parameter `name` need, and whether the kernel writes it: subscripts
+// (X[i, j] is rank 2), operands of tile.dot / tile.mma / '@' and '.T' (rank 2, also for a block
+// Q[block] of it), the value stored into a slice or block of it (Out[:] = t has t's rank), and an operand of elementwise arithmetic with a
+// tile value (a bias: rank 1). 0 when nothing says it is a tensor.
+int FnLowering::usesRank(const std::string& name, bool& written) {
+  std::map<const Symbol*, int> locals;
+  int rank = 0;
+  std::function<int(Expr*)> rankOf = [&](Expr* e) -> int {
+    if (!e) return 0;
+    if (e->type && (e->type->kind == TypeKind::Tile || e->type->kind == TypeKind::Fragment ||
+                    e->type->kind == TypeKind::Tensor) &&
+        e->type->rankKnown)
+      return static_cast<int>(e->type->dims.size());
+    if (auto* n = dyn_cast<NameExpr>(e)) {
+      if (n->name == name) return rank;
+      auto it = locals.find(n->symbol);
+      return it == locals.end() ? 0 : it->second;
+    }
+    if (auto* b = dyn_cast<BinaryExpr>(e)) {
+      if (b->op == BinaryOp::MatMul) return 2;
+      return std::max(rankOf(b->lhs), rankOf(b->rhs));
+    }
+    if (auto* u = dyn_cast<UnaryExpr>(e)) return rankOf(u->operand);
+    if (auto* a = dyn_cast<AttributeExpr>(e)) return a->name == "T" ? 2 : 0;
+    if (auto* c = dyn_cast<CallExpr>(e)) {
+      const BuiltinInfo* b = builtinOf(c->callee);
+      Expr* first = c->args.empty() ? nullptr : c->args[0].value;
+      if (c->callee->type && c->callee->type->kind == TypeKind::DTypeValue) return rankOf(first);
+      if (!b) return 0;
+      switch (b->id) {
+        case BuiltinId::TileDot:
+        case BuiltinId::TileMma:
+          return 2;
+        case BuiltinId::TileRelu:
+        case BuiltinId::TileGelu:
+        case BuiltinId::TileSigmoid:
+        case BuiltinId::TileSoftmax:
+          return rankOf(first);
+        default:
+          return 0;
+      }
+    }
+    return 0;
+  };
+  auto isName = [&](Expr* e) {
+    auto* n = dyn_cast<NameExpr>(e);
+    return n && n->name == name;
+  };
+  // The parameter, or a block or slice of it (Q[block], X[a:b]): a matrix operand needs rank 2.
+  auto isValueOf = [&](Expr* e) {
+    if (isName(e)) return true;
+    auto* sub = dyn_cast<SubscriptExpr>(e);
+    return sub && isName(sub->base) && sub->indices.size() == 1;
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    walkBlock(
+        def_->body,
+        [&](Stmt* st) {
+          auto target = [&](Expr* t, Expr* value) {
+            if (isName(t)) {
+              written = written || isa<AugAssignStmt>(st);
+              return;
+            }
+            if (auto* sub = dyn_cast<SubscriptExpr>(t); sub && isName(sub->base)) {
+              written = true;
+              if (value) rank = std::max(rank, rankOf(value));
+            }
+            if (auto* n = dyn_cast<NameExpr>(t); n && n->symbol && value)
+              locals[n->symbol] = std::max(locals[n->symbol], rankOf(value));
+          };
+          if (auto* a = dyn_cast<AssignStmt>(st))
+            for (Expr* t : a->targets) target(t, a->value);
+          if (auto* au = dyn_cast<AugAssignStmt>(st)) target(au->target, au->value);
+          if (auto* an = dyn_cast<AnnAssignStmt>(st)) target(an->target, an->value);
+        },
+        [&](Expr* e) {
+          if (auto* s2 = dyn_cast<SubscriptExpr>(e); s2 && isName(s2->base)) {
+            int k = 0;
+            for (auto& a : s2->indices)
+              if (a.kind == Argument::Positional) {
+                auto* tu = dyn_cast<TupleExpr>(a.value);
+                k += tu && !tu->parenthesized ? static_cast<int>(tu->elements.size()) : 1;
+              }
+            rank = std::max(rank, k);
+          } else if (auto* b = dyn_cast<BinaryExpr>(e)) {
+            if (b->op == BinaryOp::MatMul && (isValueOf(b->lhs) || isValueOf(b->rhs))) rank = std::max(rank, 2);
+            bool arith = b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul ||
+                         b->op == BinaryOp::Div;
+            if (arith && ((isName(b->lhs) && rankOf(b->rhs) >= 1) || (isName(b->rhs) && rankOf(b->lhs) >= 1)))
+              rank = std::max(rank, 1);
+          } else if (auto* a = dyn_cast<AttributeExpr>(e); a && isValueOf(a->base) && a->name == "T") {
+            rank = std::max(rank, 2);
+          } else if (auto* c = dyn_cast<CallExpr>(e)) {
+            const BuiltinInfo* b = builtinOf(c->callee);
+            if (!b) return;
+            for (size_t i = 0; i < c->args.size(); ++i) {
+              if ((b->id == BuiltinId::TileDot || b->id == BuiltinId::TileMma) && isValueOf(c->args[i].value))
+                rank = std::max(rank, 2);
+              if (!isName(c->args[i].value)) continue;
+              if ((b->id == BuiltinId::TileStore || b->id == BuiltinId::AtomicAdd) && i == 0) written = true;
+              if (b->id == BuiltinId::TileLoad || b->id == BuiltinId::TileStore || b->id == BuiltinId::TileCpAsync ||
+                  b->id == BuiltinId::TileRange)
+                rank = std::max(rank, 1);
+            }
+          }
+        });
+  }
+  return rank;
+}
+
+I::Type FnLowering::untypedParamType(const Param& p) {
+  bool written = false;
+  int rank = usesRank(p.name, written);
+  if (rank < 1) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  std::vector<I::Dim> shape;
+  for (int d = 0; d < rank; ++d) {
+    std::string g = dimOf(p.name + "_" + std::to_string(d)).sym;
+    while (usedSyms_.count(g)) g += "_";
+    usedSyms_.insert(g);
+    genNames_.push_back(g);
+    auto it = rename_.find(g);
+    shape.push_back(I::Dim{-1, it == rename_.end() ? g : it->second});
+  }
+  return ctx().tensor(ctx().scalar(I::ScalarKind::F32), shape, I::MemSpace::Global,
+                      written ? I::Access::ReadWrite : I::Access::Read);
+}
+
+bool FnLowering::needsShapeInference() {
+  if (!kernel_) return false;
+  for (const Param& p : def_->params) {
+    const Symbol* sym = info_ && info_->scope ? info_->scope->lookupLocal(p.name) : nullptr;
+    if (!p.annotation && sym && sym->type && sym->type->isDynamic()) return true;
+  }
+  return false;
+}
+
+// Each generated extent name -> the name of its class of equal extents: an annotated extent of
+// the class if there is one, else the first generated name of the class (parameter order).
+std::map<std::string, std::string> FnLowering::extentClasses() {
+  std::map<std::string, std::string> repOf;  // class root -> chosen name
+  for (auto& [a, b] : eq_) {
+    for (const std::string& x : {a, b})
+      if (!std::count(genNames_.begin(), genNames_.end(), x)) {
+        std::string r = findSym(x);
+        if (!repOf.count(r)) repOf[r] = x;
+      }
+  }
+  for (const std::string& g : genNames_) {
+    std::string r = findSym(g);
+    if (!repOf.count(r)) repOf[r] = g;
+  }
+  std::map<std::string, std::string> out;
+  for (const std::string& g : genNames_) out[g] = repOf[findSym(g)];
+  return out;
 }
 
 // Arithmetic on narrow types happens in the accumulation type (DESIGN.md): fp32 unless a policy
@@ -3048,6 +3221,12 @@ I::Operation* FnLowering::lowerKernel() {
   std::vector<I::Type> argTypes;
   std::vector<const Param*> params;
   for (const Param& p : def_->params) {
+    const Symbol* sym = info_ && info_->scope ? info_->scope->lookupLocal(p.name) : nullptr;
+    if (sym && sym->type && sym->type->kind == TypeKind::Tensor)
+      for (const Extent& e : sym->type->dims)
+        if (!dimOf(e).sym.empty()) usedSyms_.insert(dimOf(e).sym);
+  }
+  for (const Param& p : def_->params) {
     if (p.paramKind != Param::Normal) unsupported(p.range, "a '*' parameter of a kernel");
     if (p.name.empty()) continue;
     const Symbol* sym = info_ && info_->scope ? info_->scope->lookupLocal(p.name) : nullptr;
@@ -3094,7 +3273,7 @@ I::Operation* FnLowering::lowerKernel() {
   if (wholeTensorProgram())
     for (size_t i = 0; i < argTypes.size() && outIdx < 0; ++i)
       if (argTypes[i]->kind == I::TypeKind::Tensor && argTypes[i]->access != I::Access::Read) outIdx = static_cast<int>(i);
-  if (outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty())
+  if (!dryRun_ && outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty())
     lowerRowBlocks(params, static_cast<unsigned>(outIdx));
   else
     lowerBlock(def_->body);
@@ -3395,6 +3574,16 @@ std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& 
     if (!info || !info->isKernel()) continue;
     FnLowering fl(ml, f, info, true);
     try {
+      if (fl.needsShapeInference()) {
+        // A dry run collects which extents of unannotated parameters are equal; it is dropped.
+        FnLowering dry(ml, f, info, true);
+        dry.dryRun_ = true;
+        ir::Operation* fn = dry.lowerKernel();
+        fl.rename_ = dry.extentClasses();
+        fn->dropAllReferences();
+        ml.module->body().erase(fn);
+        ml.insertBefore = nullptr;
+      }
       fl.lowerKernel();
     } catch (LowerAbort&) {
       ok = false;
