@@ -178,14 +178,29 @@ private:
   }
   // Operands of tile.dot / tile.mma: register tiles, fragments, shared buffers, or global views
   // of static shape (codegen streams those through shared memory).
+  // A shape whose every extent is static or symbolic (no `?`): codegen knows it at run time.
+  static bool knownShape(Type t) {
+    for (const Dim& d : t->shape)
+      if (!d.isStatic() && d.sym.empty()) return false;
+    return true;
+  }
   bool isTileLike(Type t) {
     return t->kind == TypeKind::Tile || t->kind == TypeKind::Smem || t->kind == TypeKind::Frag ||
-           (t->kind == TypeKind::Tensor && staticElementCount(t) >= 0);
+           (t->kind == TypeKind::Tensor && knownShape(t));
   }
-  bool requireStaticTile(Operation* op, unsigned i, Type t) {
-    if (t->kind == TypeKind::Tile && staticElementCount(t) < 0)
-      return operandIs(op, i, false, "a tile of static shape");
-    return true;
+
+  // Symbolic extents of tiles, fragments and views inside a function must name an extent of one
+  // of its tensor parameters (codegen binds each symbol from a parameter's shape at run time).
+  std::unordered_set<std::string> paramSymbols_;
+  void checkSymbols(const Value* v) {
+    Type t = v->type;
+    if (!t || (t->kind != TypeKind::Tile && t->kind != TypeKind::Frag && t->kind != TypeKind::Tensor)) return;
+    for (const Dim& d : t->shape)
+      if (!d.isStatic() && !d.sym.empty() && !paramSymbols_.count(d.sym)) {
+        const Operation* at = v->defOp ? v->defOp : v->ownerBlock->parentOp();
+        report(at, DiagID::err_ir_unknown_extent_symbol) << printType(t) << d.sym << func_->funcName();
+        return;
+      }
   }
 
   // ---- structure ----
@@ -208,6 +223,11 @@ private:
         return;
       }
     verifyFunc(f);
+    paramSymbols_.clear();
+    for (auto& a : f->body().args)
+      if (a->type && a->type->kind == TypeKind::Tensor)
+        for (const Dim& d : a->type->shape)
+          if (!d.sym.empty()) paramSymbols_.insert(d.sym);
     region(f, 0);
     if (!ok_) return;
     UniformityResult u = analyzeUniformity(m_, f);
@@ -233,12 +253,14 @@ private:
     for (auto& a : b.args) {
       visible_.insert(a.get());
       added.push_back(a.get());
+      if (parent != func_) checkSymbols(a.get());
     }
     for (auto& op : b.ops) {
       operation(op.get());
       for (auto& r : op->results) {
         visible_.insert(r.get());
         added.push_back(r.get());
+        checkSymbols(r.get());
       }
     }
     asyncHazards(b);
@@ -531,13 +553,18 @@ bool Verifier::verifySlice(Operation* op) {
   Type v = op->operand(0)->type;
   if (!operandIs(op, 0, isView(v), "a view (!tensor or !smem)")) return false;
   if (!indices(op, 1, v)) return false;
+  // Each size is a non-negative integer or the name of a symbolic extent ("D").
   const Attribute* sizes = op->attr("sizes");
+  std::string want = "an array of " + std::to_string(v->shape.size()) + " non-negative integers or extent names";
   if (!sizes || sizes->kind != AttrKind::Array || sizes->array.size() != v->shape.size())
-    return badAttr(op, "sizes", "an array of " + std::to_string(v->shape.size()) + " non-negative integers");
+    return badAttr(op, "sizes", want);
   std::vector<Dim> shape;
   for (const Attribute& a : sizes->array) {
-    if (a.kind != AttrKind::Int || a.i < 0)
-      return badAttr(op, "sizes", "an array of " + std::to_string(v->shape.size()) + " non-negative integers");
+    if (a.kind == AttrKind::String && !a.s.empty()) {
+      shape.push_back(Dim{-1, a.s});
+      continue;
+    }
+    if (a.kind != AttrKind::Int || a.i < 0) return badAttr(op, "sizes", want);
     shape.push_back(Dim{a.i, {}});
   }
   return resultType(op, 0, m_.ctx().withShape(v, shape));
@@ -592,7 +619,7 @@ bool Verifier::verifyWaitPending(Operation* op) { return intAttrIn(op, "pending"
 
 bool Verifier::verifyTileLoad(Operation* op) {
   Type v = op->operand(0)->type;
-  if (!operandIs(op, 0, isView(v) && staticElementCount(v) >= 0, "a view of static shape")) return false;
+  if (!operandIs(op, 0, isView(v) && knownShape(v), "a view of static or symbolic shape")) return false;
   return resultType(op, 0, m_.ctx().tile(v->elem, v->shape));
 }
 bool Verifier::verifyTileStore(Operation* op) {
@@ -609,7 +636,7 @@ bool Verifier::verifyTileStore(Operation* op) {
 }
 bool Verifier::verifyBroadcast(Operation* op) {
   Type a = op->operand(0)->type, r = op->result(0)->type;
-  if (!resultIs(op, 0, isValueShaped(r) && staticElementCount(r) >= 0, "a tile or fragment of static shape"))
+  if (!resultIs(op, 0, isValueShaped(r) && knownShape(r), "a tile or fragment of static or symbolic shape"))
     return false;
   if (isScalar(a)) return operandType(op, 0, r->elem);
   if (!operandIs(op, 0, a->kind == TypeKind::Tile && a->elem == r->elem, "a scalar or tile of " + printType(r->elem)))
@@ -625,8 +652,8 @@ bool Verifier::verifyBroadcast(Operation* op) {
 }
 bool Verifier::verifyDot(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, r = op->result(0)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
   bool floatIn = isScalar(a->elem) && scalarClass(baseScalar(a->elem)) == ScalarClass::Float;
   if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->shape.size() == 2 && isFloatLike(r) == floatIn,
                 floatIn ? "a rank-2 float tile" : "a rank-2 integer tile"))
@@ -639,8 +666,8 @@ bool Verifier::verifyDot(Operation* op) {
 }
 bool Verifier::verifyMma(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, c = op->operand(2)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or static view")) return false;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
   if (!operandIs(op, 2, c->kind == TypeKind::Frag && c->role == FragRole::Acc && c->shape.size() == 2,
                  "an accumulator fragment (!frag<T, [M, N], acc>)"))
     return false;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "sema/ASTWalk.h"
 #include "sema/Sema.h"
 
 namespace tessera {
@@ -130,6 +131,58 @@ I::Dim dimOf(const Extent& e) {
   return d;
 }
 
+// Visits every expression (recursively) of `b`, nested blocks included; `onStmt` sees each
+// statement first.
+void walkExpr(Expr* e, const std::function<void(Expr*)>& fe) {
+  if (!e) return;
+  fe(e);
+  forEachChild(e, [&](Expr* c) { walkExpr(c, fe); });
+}
+void walkBlock(const tessera::Block& b, const std::function<void(Stmt*)>& onStmt,
+               const std::function<void(Expr*)>& fe) {
+  for (Stmt* s : b.stmts) {
+    if (!s) continue;
+    onStmt(s);
+    if (auto* x = dyn_cast<ExprStmt>(s)) {
+      walkExpr(x->expr, fe);
+    } else if (auto* a = dyn_cast<AssignStmt>(s)) {
+      for (Expr* t : a->targets) walkExpr(t, fe);
+      walkExpr(a->value, fe);
+    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
+      walkExpr(au->target, fe);
+      walkExpr(au->value, fe);
+    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
+      walkExpr(an->target, fe);
+      walkExpr(an->value, fe);
+    } else if (auto* r = dyn_cast<ReturnStmt>(s)) {
+      walkExpr(r->value, fe);
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      walkExpr(i->cond, fe);
+      walkBlock(i->thenBlock, onStmt, fe);
+      walkBlock(i->elseBlock, onStmt, fe);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      walkExpr(w->cond, fe);
+      walkBlock(w->body, onStmt, fe);
+      walkBlock(w->elseBlock, onStmt, fe);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      walkExpr(f->target, fe);
+      walkExpr(f->iter, fe);
+      walkBlock(f->body, onStmt, fe);
+      walkBlock(f->elseBlock, onStmt, fe);
+    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
+      for (WithItem& it : wi->items) {
+        walkExpr(it.context, fe);
+        walkExpr(it.target, fe);
+      }
+      walkBlock(wi->body, onStmt, fe);
+    }
+  }
+}
+const BuiltinInfo* builtinOf(Expr* callee) {
+  if (!callee || !callee->type || callee->type->kind != TypeKind::Builtin) return nullptr;
+  return callee->type->builtin;
+}
+
 // Symbols in source order (declaration position), so carried values have a stable order.
 struct SymLess {
   bool operator()(const Symbol* a, const Symbol* b) const {
@@ -176,6 +229,10 @@ class FnLowering {
   };
   std::vector<Pending> pending_;
   bool needsGroup_ = false;
+  // tile.range(T, axis=, step=) loops: the outermost ones distribute their blocks over groups
+  // (grid-stride); `blocks` records [parameter, axis, step] of each for the default launch.
+  unsigned blockLoopDepth_ = 0;
+  std::vector<std::vector<int64_t>> distributed_;  // {-1, ...} when T is not a parameter
   // A loop body that copies into shared memory and reads shared memory ends with a barrier, so
   // that the next iteration's copies cannot overwrite what a slower tile still reads.
   unsigned asyncCopies_ = 0;
@@ -220,6 +277,20 @@ class FnLowering {
   void lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
                    const SymSet& assigned, SourceRange at);
 
+  // Extent equalities seen while lowering (inner extents of tile.dot, elementwise operands,
+  // stores): they name the extents of unannotated parameters in whole-tensor programs.
+  std::map<std::string, std::string> eq_;
+  std::string findSym(const std::string& s) {
+    std::string r = s;
+    for (auto it = eq_.find(r); it != eq_.end() && it->second != r; it = eq_.find(r)) r = it->second;
+    return r;
+  }
+  void unify(const I::Dim& a, const I::Dim& b) {
+    if (a.sym.empty() || b.sym.empty()) return;
+    std::string x = findSym(a.sym), y = findSym(b.sym);
+    if (x != y) eq_[y] = x;
+  }
+
   I::IRContext& ctx();
   DiagnosticEngine& diags();
   [[noreturn]] void abort() { throw LowerAbort{}; }
@@ -253,6 +324,22 @@ class FnLowering {
   // ---- types
   I::Type scalarType(DType d, const NumericPolicy& p = {});
   I::Type paramType(const Param& p, const Type* t);
+  // Unannotated parameters (docs/language.md): an f32 tensor of the rank its uses need, with
+  // extents named after the parameter (X_0, X_1), readwrite when the kernel writes it.
+  I::Type untypedParamType(const Param& p);
+  int usesRank(const std::string& name, bool& written);
+
+ public:
+  // Whole-tensor programs with unannotated parameters are lowered twice: a dry run collects the
+  // extent equalities (eq_), then the parameters' extents are named by their classes.
+  bool dryRun_ = false;
+  std::set<std::string> usedSyms_;              // extents of annotated parameters
+  std::vector<std::string> genNames_;           // generated extent names, in parameter order
+  std::map<std::string, std::string> rename_;   // generated name -> the name of its class
+  bool needsShapeInference();
+  std::map<std::string, std::string> extentClasses();
+
+ private:
   I::Type computeType(I::Type t);
   I::Type promote(I::Type a, I::Type b);
   I::Type elemOf(I::Type t) { return I::isScalar(t) ? t : t->elem; }
@@ -270,7 +357,10 @@ class FnLowering {
   void waitFor(I::Value* buf, bool barrier);
   void waitAll(bool barrier);
   void flushRegion();
-  I::Value* staticView(I::Value* v, SourceRange at, const std::string& name);
+  // Views used as tile values need every extent known: static or a shape symbol (not '?').
+  I::Value* knownView(I::Value* v, SourceRange at, const std::string& name);
+  // Shared memory needs static extents.
+  void staticShared(I::Type t, SourceRange at, const std::string& name);
 
   // ---- expressions
   LV lower(Expr* e, I::Type want = nullptr);
@@ -319,6 +409,13 @@ class FnLowering {
                  const std::function<void(I::Value*)>& bindIv, const SymSet& exclude, I::Value* extraInit = nullptr,
                  I::Value** extraOut = nullptr);
   void finishFunction(SourceRange at);
+  // Whole-tensor tile programs (docs/language.md): the rows of the output are split into blocks
+  // of kRowBlock across groups.
+  static constexpr int64_t kRowBlock = 64;
+  bool wholeTensorProgram();
+  void lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx);
+  void checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                            const std::string& out);
 };
 
 class ModuleLowering {
@@ -408,6 +505,7 @@ I::Type FnLowering::scalarType(DType d, const NumericPolicy& p) {
 }
 
 I::Type FnLowering::paramType(const Param& p, const Type* t) {
+  if (t && t->isDynamic() && !p.annotation) return untypedParamType(p);
   if (!t || t->isLenient()) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
   if (t->kind == TypeKind::Scalar) return scalarType(t->dtype, t->policy);
   if (t->kind != TypeKind::Tensor) unsupported(p.nameRange, "a parameter of type '" + t->str() + "'");
@@ -492,6 +590,162 @@ I::Type FnLowering::paramType(const Param& p, const Type* t) {
   return ctx().tensor(scalarType(t->dtype, t->policy), shape, I::MemSpace::Global, access);
 }
 
+// The rank the uses of parameter `name` need, and whether the kernel writes it: subscripts
+// (X[i, j] is rank 2), operands of tile.dot / tile.mma / '@' and '.T' (rank 2, also for a block
+// Q[block] of it), the value stored into a slice or block of it (Out[:] = t has t's rank), and an operand of elementwise arithmetic with a
+// tile value (a bias: rank 1). 0 when nothing says it is a tensor.
+int FnLowering::usesRank(const std::string& name, bool& written) {
+  std::map<const Symbol*, int> locals;
+  int rank = 0;
+  std::function<int(Expr*)> rankOf = [&](Expr* e) -> int {
+    if (!e) return 0;
+    if (e->type && (e->type->kind == TypeKind::Tile || e->type->kind == TypeKind::Fragment ||
+                    e->type->kind == TypeKind::Tensor) &&
+        e->type->rankKnown)
+      return static_cast<int>(e->type->dims.size());
+    if (auto* n = dyn_cast<NameExpr>(e)) {
+      if (n->name == name) return rank;
+      auto it = locals.find(n->symbol);
+      return it == locals.end() ? 0 : it->second;
+    }
+    if (auto* b = dyn_cast<BinaryExpr>(e)) {
+      if (b->op == BinaryOp::MatMul) return 2;
+      return std::max(rankOf(b->lhs), rankOf(b->rhs));
+    }
+    if (auto* u = dyn_cast<UnaryExpr>(e)) return rankOf(u->operand);
+    if (auto* a = dyn_cast<AttributeExpr>(e)) return a->name == "T" ? 2 : 0;
+    if (auto* c = dyn_cast<CallExpr>(e)) {
+      const BuiltinInfo* b = builtinOf(c->callee);
+      Expr* first = c->args.empty() ? nullptr : c->args[0].value;
+      if (c->callee->type && c->callee->type->kind == TypeKind::DTypeValue) return rankOf(first);
+      if (!b) return 0;
+      switch (b->id) {
+        case BuiltinId::TileDot:
+        case BuiltinId::TileMma:
+          return 2;
+        case BuiltinId::TileRelu:
+        case BuiltinId::TileGelu:
+        case BuiltinId::TileSigmoid:
+        case BuiltinId::TileSoftmax:
+          return rankOf(first);
+        default:
+          return 0;
+      }
+    }
+    return 0;
+  };
+  auto isName = [&](Expr* e) {
+    auto* n = dyn_cast<NameExpr>(e);
+    return n && n->name == name;
+  };
+  // The parameter, or a block or slice of it (Q[block], X[a:b]): a matrix operand needs rank 2.
+  auto isValueOf = [&](Expr* e) {
+    if (isName(e)) return true;
+    auto* sub = dyn_cast<SubscriptExpr>(e);
+    return sub && isName(sub->base) && sub->indices.size() == 1;
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    walkBlock(
+        def_->body,
+        [&](Stmt* st) {
+          auto target = [&](Expr* t, Expr* value) {
+            if (isName(t)) {
+              written = written || isa<AugAssignStmt>(st);
+              return;
+            }
+            if (auto* sub = dyn_cast<SubscriptExpr>(t); sub && isName(sub->base)) {
+              written = true;
+              if (value) rank = std::max(rank, rankOf(value));
+            }
+            if (auto* n = dyn_cast<NameExpr>(t); n && n->symbol && value)
+              locals[n->symbol] = std::max(locals[n->symbol], rankOf(value));
+          };
+          if (auto* a = dyn_cast<AssignStmt>(st))
+            for (Expr* t : a->targets) target(t, a->value);
+          if (auto* au = dyn_cast<AugAssignStmt>(st)) target(au->target, au->value);
+          if (auto* an = dyn_cast<AnnAssignStmt>(st)) target(an->target, an->value);
+        },
+        [&](Expr* e) {
+          if (auto* s2 = dyn_cast<SubscriptExpr>(e); s2 && isName(s2->base)) {
+            int k = 0;
+            for (auto& a : s2->indices)
+              if (a.kind == Argument::Positional) {
+                auto* tu = dyn_cast<TupleExpr>(a.value);
+                k += tu && !tu->parenthesized ? static_cast<int>(tu->elements.size()) : 1;
+              }
+            rank = std::max(rank, k);
+          } else if (auto* b = dyn_cast<BinaryExpr>(e)) {
+            if (b->op == BinaryOp::MatMul && (isValueOf(b->lhs) || isValueOf(b->rhs))) rank = std::max(rank, 2);
+            bool arith = b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul ||
+                         b->op == BinaryOp::Div;
+            if (arith && ((isName(b->lhs) && rankOf(b->rhs) >= 1) || (isName(b->rhs) && rankOf(b->lhs) >= 1)))
+              rank = std::max(rank, 1);
+          } else if (auto* a = dyn_cast<AttributeExpr>(e); a && isValueOf(a->base) && a->name == "T") {
+            rank = std::max(rank, 2);
+          } else if (auto* c = dyn_cast<CallExpr>(e)) {
+            const BuiltinInfo* b = builtinOf(c->callee);
+            if (!b) return;
+            for (size_t i = 0; i < c->args.size(); ++i) {
+              if ((b->id == BuiltinId::TileDot || b->id == BuiltinId::TileMma) && isValueOf(c->args[i].value))
+                rank = std::max(rank, 2);
+              if (!isName(c->args[i].value)) continue;
+              if ((b->id == BuiltinId::TileStore || b->id == BuiltinId::AtomicAdd) && i == 0) written = true;
+              if (b->id == BuiltinId::TileLoad || b->id == BuiltinId::TileStore || b->id == BuiltinId::TileCpAsync ||
+                  b->id == BuiltinId::TileRange)
+                rank = std::max(rank, 1);
+            }
+          }
+        });
+  }
+  return rank;
+}
+
+I::Type FnLowering::untypedParamType(const Param& p) {
+  bool written = false;
+  int rank = usesRank(p.name, written);
+  if (rank < 1) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  std::vector<I::Dim> shape;
+  for (int d = 0; d < rank; ++d) {
+    std::string g = dimOf(p.name + "_" + std::to_string(d)).sym;
+    while (usedSyms_.count(g)) g += "_";
+    usedSyms_.insert(g);
+    genNames_.push_back(g);
+    auto it = rename_.find(g);
+    shape.push_back(I::Dim{-1, it == rename_.end() ? g : it->second});
+  }
+  return ctx().tensor(ctx().scalar(I::ScalarKind::F32), shape, I::MemSpace::Global,
+                      written ? I::Access::ReadWrite : I::Access::Read);
+}
+
+bool FnLowering::needsShapeInference() {
+  if (!kernel_) return false;
+  for (const Param& p : def_->params) {
+    const Symbol* sym = info_ && info_->scope ? info_->scope->lookupLocal(p.name) : nullptr;
+    if (!p.annotation && sym && sym->type && sym->type->isDynamic()) return true;
+  }
+  return false;
+}
+
+// Each generated extent name -> the name of its class of equal extents: an annotated extent of
+// the class if there is one, else the first generated name of the class (parameter order).
+std::map<std::string, std::string> FnLowering::extentClasses() {
+  std::map<std::string, std::string> repOf;  // class root -> chosen name
+  for (auto& [a, b] : eq_) {
+    for (const std::string& x : {a, b})
+      if (!std::count(genNames_.begin(), genNames_.end(), x)) {
+        std::string r = findSym(x);
+        if (!repOf.count(r)) repOf[r] = x;
+      }
+  }
+  for (const std::string& g : genNames_) {
+    std::string r = findSym(g);
+    if (!repOf.count(r)) repOf[r] = g;
+  }
+  std::map<std::string, std::string> out;
+  for (const std::string& g : genNames_) out[g] = repOf[findSym(g)];
+  return out;
+}
+
 // Arithmetic on narrow types happens in the accumulation type (DESIGN.md): fp32 unless a policy
 // says otherwise for floats under 32 bits, i32 for integers under 32 bits.
 I::Type FnLowering::computeType(I::Type t) {
@@ -567,17 +821,27 @@ I::Value* FnLowering::broadcastTo(I::Value* v, const std::vector<I::Dim>& shape,
   I::Type t = v->type;
   if (isShapedValue(t) && t->shape == shape) return v;
   for (const I::Dim& d : shape)
-    if (!d.isStatic()) unsupported(at, "broadcasting to a tile of non-static shape");
+    if (!d.isStatic() && d.sym.empty()) unsupported(at, "broadcasting to a tile of unknown ('?') shape");
+  if (isShapedValue(t)) {
+    size_t off = shape.size() >= t->shape.size() ? shape.size() - t->shape.size() : 0;
+    for (size_t i = 0; i < t->shape.size() && off + i < shape.size(); ++i) unify(t->shape[i], shape[off + i]);
+  }
   return op1(I::OpId::TileBroadcast, {v}, ctx().tile(elemOf(t), shape));
 }
 
-I::Value* FnLowering::staticView(I::Value* v, SourceRange at, const std::string& name) {
+I::Value* FnLowering::knownView(I::Value* v, SourceRange at, const std::string& name) {
   I::Type t = v->type;
   for (size_t i = 0; i < t->shape.size(); ++i)
-    if (!t->shape[i].isStatic())
-      error(DiagID::err_lower_dynamic_tile_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
-            static_cast<unsigned>(i), name);
+    if (!t->shape[i].isStatic() && t->shape[i].sym.empty())
+      error(DiagID::err_lower_dynamic_tile_shape, at, std::string("?"), static_cast<unsigned>(i), name);
   return v;
+}
+
+void FnLowering::staticShared(I::Type t, SourceRange at, const std::string& name) {
+  for (size_t i = 0; i < t->shape.size(); ++i)
+    if (!t->shape[i].isStatic())
+      error(DiagID::err_lower_dynamic_shared_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
+            static_cast<unsigned>(i), name);
 }
 
 // A view (shared buffer, static global slice) used as a tile value is loaded.
@@ -585,7 +849,7 @@ I::Value* FnLowering::asTile(I::Value* v, SourceRange at) {
   I::Type t = v->type;
   if (isShapedValue(t)) return v;
   if (I::isView(t)) {
-    staticView(v, at, text(at));
+    knownView(v, at, text(at));
     waitFor(v, true);
     return op1(I::OpId::TileLoad, {v}, ctx().tile(t->elem, t->shape));
   }
@@ -707,7 +971,7 @@ void FnLowering::flushRegion() {
 }
 
 void FnLowering::asyncCopy(I::Value* dst, I::Value* src, SourceRange at) {
-  staticView(src, at, text(at));
+  staticShared(src->type, at, text(at));
   if (dst->type->elem != src->type->elem)
     unsupported(at, "an async copy from " + I::printType(src->type) + " into " + I::printType(dst->type),
                 "the shared buffer and the source need the same element type");
@@ -1030,8 +1294,9 @@ I::Value* FnLowering::compare(BinaryOp bop, I::Value* a, I::Value* b, SourceRang
 // Arithmetic in the compute type of the result; `semaResult` (may be null) is sema's scalar type.
 I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type semaResult, SourceRange at) {
   if (bop == BinaryOp::MatMul) {
-    if (I::isView(a->type)) staticView(a, at, text(at));
-    if (I::isView(b->type)) staticView(b, at, text(at));
+    if (I::isView(a->type)) knownView(a, at, text(at));
+    if (I::isView(b->type)) knownView(b, at, text(at));
+    unify(a->type->shape[1], b->type->shape[0]);
     if (a->type->shape.size() != 2 || b->type->shape.size() != 2)
       unsupported(at, "'@' on operands that are not rank-2 tiles");
     I::Type r = ctx().tile(ctx().scalar(I::ScalarKind::F32), {a->type->shape[0], b->type->shape[1]});
@@ -1054,10 +1319,12 @@ I::Value* FnLowering::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type sema
       for (size_t i = 0; i < n; ++i) {
         const I::Dim* dx = i + x.size() >= n ? &x[i + x.size() - n] : nullptr;
         const I::Dim* dy = i + y.size() >= n ? &y[i + y.size() - n] : nullptr;
-        if (dx && dy)
+        if (dx && dy) {
+          unify(*dx, *dy);
           shape.push_back(dx->isStatic() && dx->size == 1 ? *dy : *dx);
-        else
+        } else {
           shape.push_back(dx ? *dx : *dy);
+        }
       }
       if (sa->kind == I::TypeKind::Frag && sb->kind == I::TypeKind::Frag && sa->shape == sb->shape) {
         t = ctx().frag(e, shape, sa->role);
@@ -1281,15 +1548,15 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
   std::string baseName = text(e->base->range);
   for (size_t d = 0; d < rank; ++d) {
     const I::Dim& full = t->shape[d];
-    auto fullSize = [&](SourceRange at) -> int64_t {
-      if (!full.isStatic())
-        error(DiagID::err_lower_dynamic_tile_shape, at, full.sym.empty() ? std::string("?") : full.sym,
-              static_cast<unsigned>(d), baseName);
-      return full.size;
+    // A full extent: static, or symbolic (the slice keeps the symbol: Q[block] is [128, D]).
+    auto fullSize = [&](SourceRange at) -> I::Attribute {
+      if (!full.isStatic() && full.sym.empty())
+        error(DiagID::err_lower_dynamic_tile_shape, at, std::string("?"), static_cast<unsigned>(d), baseName);
+      return full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym);
     };
     if (d >= idx.size()) {
       offs.push_back(b_->constIndex(0));
-      sizes.push_back(I::Attribute::integer(fullSize(e->range)));
+      sizes.push_back(fullSize(e->range));
       continue;
     }
     Expr* x = idx[d];
@@ -1301,9 +1568,11 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
       I::Value* lo = s->lower ? scalarValue(s->lower, nullptr) : b_->constIndex(0);
       int64_t size = -1;
       auto cl = constInt(s->lower), cu = constInt(s->upper);
-      if (!s->lower && !s->upper)
-        size = fullSize(x->range);
-      else if (s->upper && cu && (!s->lower || cl))
+      if (!s->lower && !s->upper) {
+        offs.push_back(lo);
+        sizes.push_back(fullSize(x->range));
+        continue;
+      } else if (s->upper && cu && (!s->lower || cl))
         size = *cu - (cl ? *cl : 0);
       else if (!s->upper && cl && full.isStatic())
         size = full.size - *cl;
@@ -1333,7 +1602,7 @@ I::Value* FnLowering::sliceView(I::Value* base, const std::vector<Argument>& ind
     }
   }
   std::vector<I::Dim> shape;
-  for (auto& a : sizes) shape.push_back(I::Dim{a.i, {}});
+  for (auto& a : sizes) shape.push_back(a.kind == I::AttrKind::String ? I::Dim{-1, a.s} : I::Dim{a.i, {}});
   I::Type rt = ctx().withShape(t, shape);
   waitFor(base, true);
   return op1(I::OpId::MemSlice,
@@ -1654,6 +1923,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       I::Value* src = value(lower(srcE), srcE->range);
       loc(e);
       if (!I::isView(src->type)) unsupported(srcE->range, "copying from a value of type " + I::printType(src->type));
+      staticShared(src->type, srcE->range, text(srcE->range));
       I::Value* buf = sharedFor(dst, src, dstE->range);
       if (auto* n = dyn_cast<NameExpr>(dstE); n && n->symbol && env_.count(n->symbol)) env_[n->symbol] = dst;
       asyncCopy(buf, src, at);
@@ -1684,6 +1954,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         loc(e);
         if (!I::isView(from->type))
           unsupported(idxE->range, "copying from a value of type " + I::printType(from->type));
+        staticShared(from->type, idxE->range, text(idxE->range));
         I::Value* buf = sharedFor(src, from, srcE->range);
         if (auto* n = dyn_cast<NameExpr>(srcE); n && n->symbol && env_.count(n->symbol)) env_[n->symbol] = src;
         asyncCopy(buf, from, at);
@@ -1705,15 +1976,15 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
               sizes.push_back(I::Attribute::integer(ix.size));
             } else {
               const I::Dim& full = t->type->shape[d];
-              if (!full.isStatic())
-                error(DiagID::err_lower_dynamic_tile_shape, idxE->range, full.sym.empty() ? std::string("?") : full.sym,
-                      static_cast<unsigned>(d), text(srcE->range));
+              if (!full.isStatic() && full.sym.empty())
+                error(DiagID::err_lower_dynamic_tile_shape, idxE->range, std::string("?"), static_cast<unsigned>(d),
+                      text(srcE->range));
               ops.push_back(b_->constIndex(0));
-              sizes.push_back(I::Attribute::integer(full.size));
+              sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
             }
           }
           std::vector<I::Dim> shape;
-          for (auto& a : sizes) shape.push_back(I::Dim{a.i, {}});
+          for (auto& a : sizes) shape.push_back(a.kind == I::AttrKind::String ? I::Dim{-1, a.s} : I::Dim{a.i, {}});
           view =
               op1(I::OpId::MemSlice, ops, ctx().withShape(t->type, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
         } else {
@@ -1724,8 +1995,14 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         }
       }
       loc(e);
-      staticView(view, at, text(srcE->range));
+      knownView(view, at, text(srcE->range));
       needsGroup();
+      // A block with a symbolic extent cannot live in (static) shared memory: it is loaded as a
+      // tile value, which codegen keeps in the group's workspace.
+      if (I::staticElementCount(view->type) < 0) {
+        waitFor(view, true);
+        return LV::val(op1(I::OpId::TileLoad, {view}, ctx().tile(view->type->elem, view->type->shape)));
+      }
       I::Value* buf = prologue(I::OpId::SmemAlloc,
                                ctx().smem(view->type->elem, view->type->shape, I::Layout::Row, I::Swizzle::None))
                           ->result();
@@ -1795,6 +2072,11 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
         parts = {shapeE};
       std::vector<I::Dim> shape;
       for (Expr* p : parts) {
+        // A shape symbol of the kernel (tile.zeros((128, D))) is a symbolic extent.
+        if (auto* n = dyn_cast<NameExpr>(p); n && n->symbol && n->symbol->kind == SymbolKind::ShapeSymbol) {
+          shape.push_back(dimOf(n->name));
+          continue;
+        }
         auto c = constInt(p);
         if (!c || *c <= 0) error(DiagID::err_lower_not_constant, p->range, "the extent of a tile");
         shape.push_back(I::Dim{*c, {}});
@@ -1818,11 +2100,12 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       loc(e);
       for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
         if (I::isView(v->type)) {
-          staticView(v, ex->range, text(ex->range));
+          knownView(v, ex->range, text(ex->range));
           waitFor(v, true);
         }
         if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.dot' of an operand that is not rank 2");
       }
+      unify(x->type->shape[1], y->type->shape[0]);
       I::Type accum =
           ctx().scalar(I::isFloatLike(x->type) || isFloatKind(I::baseScalar(elemOf(x->type))) ? I::ScalarKind::F32
                                                                                               : I::ScalarKind::I32);
@@ -1842,11 +2125,12 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       loc(e);
       for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
         if (I::isView(v->type)) {
-          staticView(v, ex->range, text(ex->range));
+          knownView(v, ex->range, text(ex->range));
           waitFor(v, true);
         }
         if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.mma' of an operand that is not rank 2");
       }
+      unify(x->type->shape[1], y->type->shape[0]);
       I::Type accum = ctx().scalar(I::ScalarKind::F32);
       if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
         accum = scalarType(ac->type->dtype);
@@ -2351,6 +2635,7 @@ void FnLowering::store(Expr* target, I::Value* v, SourceRange at) {
   if (t->type->shape.size() != view->type->shape.size())
     unsupported(at,
                 "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+  for (size_t i = 0; i < t->type->shape.size(); ++i) unify(t->type->shape[i], view->type->shape[i]);
   t = convertElem(t, view->type->elem, at);
   op(I::OpId::TileStore, {t, view}, {});
 }
@@ -2384,7 +2669,7 @@ void FnLowering::lowerAugAssign(AugAssignStmt* s) {
     if (I::isView(cur->type)) {
       // C += t on a whole tensor parameter: load, add, store.
       I::Value* sum = arith(s->op, asTile(cur, n->range), rhs, nullptr, at);
-      staticView(cur, n->range, n->name);
+      knownView(cur, n->range, n->name);
       op(I::OpId::TileStore, {convertElem(sum, cur->type->elem, at), cur}, {});
       return;
     }
@@ -2661,6 +2946,20 @@ void FnLowering::lowerFor(ForStmt* s) {
       ub = coerce(e0, ctx().index(), extE->range);
     }
     I::Value* st = b_->constIndex(step);
+    // The outermost loop over a tensor's blocks hands them to the groups, grid-stride:
+    // group g takes blocks g, g + num_groups, ... (program_id-style partitioning).
+    bool distribute = blocks && blockLoopDepth_ == 0 && kernel_;
+    if (distribute) {
+      if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
+      I::Value* g = op1(I::OpId::TileGroupId, {}, ctx().index());
+      lb = op1(I::OpId::ArithMulI, {g, st}, ctx().index());
+      I::Value* ng = op1(I::OpId::TileNumGroups, {}, ctx().index());
+      st = op1(I::OpId::ArithMulI, {ng, b_->constIndex(step)}, ctx().index());
+      int64_t p = -1;
+      if (e0->isBlockArg() && e0->ownerBlock == top_) p = static_cast<int64_t>(e0->index);
+      distributed_.push_back({p, axis, step});
+    }
+    if (blocks) ++blockLoopDepth_;
     pushLoop(s->body, s->range, true);
     buildLoop(
         I::OpId::TileRange, lb, ub, st, std::move(attrs), s->body, s->range, "for",
@@ -2679,6 +2978,7 @@ void FnLowering::lowerFor(ForStmt* s) {
         },
         targets);
     popLoop();
+    if (blocks) --blockLoopDepth_;
     return;
   }
   // for x in [a, b, c] / (a, b, c): unrolled.
@@ -2926,6 +3226,12 @@ I::Operation* FnLowering::lowerKernel() {
   std::vector<I::Type> argTypes;
   std::vector<const Param*> params;
   for (const Param& p : def_->params) {
+    const Symbol* sym = info_ && info_->scope ? info_->scope->lookupLocal(p.name) : nullptr;
+    if (sym && sym->type && sym->type->kind == TypeKind::Tensor)
+      for (const Extent& e : sym->type->dims)
+        if (!dimOf(e).sym.empty()) usedSyms_.insert(dimOf(e).sym);
+  }
+  for (const Param& p : def_->params) {
     if (p.paramKind != Param::Normal) unsupported(p.range, "a '*' parameter of a kernel");
     if (p.name.empty()) continue;
     const Symbol* sym = info_ && info_->scope ? info_->scope->lookupLocal(p.name) : nullptr;
@@ -2966,13 +3272,212 @@ I::Operation* FnLowering::lowerKernel() {
   }
   ml_.insertBefore = func_;
   prepareReturns();
-  lowerBlock(def_->body);
+  // A whole-tensor tile program whose output has a symbolic leading extent: its rows are split
+  // across groups (the output is the first writable tensor parameter).
+  int outIdx = -1;
+  if (wholeTensorProgram())
+    for (size_t i = 0; i < argTypes.size() && outIdx < 0; ++i)
+      if (argTypes[i]->kind == I::TypeKind::Tensor && argTypes[i]->access != I::Access::Read) outIdx = static_cast<int>(i);
+  if (!dryRun_ && outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty())
+    lowerRowBlocks(params, static_cast<unsigned>(outIdx));
+  else
+    lowerBlock(def_->body);
   if (!returned_.empty()) unsupported(def_->range, "a kernel that returns a value");
   finishFunction(def_->range);
   // Kernels that use group features without declaring a group shape (whole-tensor tile programs,
   // tile.mma iteration) get the compiler's group size.
   if (needsGroup_ && !func_->hasAttr("group")) func_->setAttr("group", I::Attribute::ints({128}));
+  // The default launch of a kernel with one outermost block loop over a parameter: one group
+  // per block, ceil(T.shape[axis] / step) groups.
+  if (kernel_ && distributed_.size() == 1 && distributed_[0][0] >= 0)
+    func_->setAttr("blocks", I::Attribute::ints(distributed_[0]));
   return func_;
+}
+
+// A kernel is a whole-tensor tile program when it declares no group shape, computes with tile
+// values (tile ops, `@`, `.T`), and uses no ids, no block loops (tile.range, tile.mma) and no
+// cooperative groups: nothing says which part of the data a group owns, so the compiler decides.
+bool FnLowering::wholeTensorProgram() {
+  if (!kernel_ || !info_ || !info_->groupShape.empty()) return false;
+  bool tileOps = false, explicitTiles = false;
+  walkBlock(
+      def_->body,
+      [&](Stmt* s) {
+        if (auto* f = dyn_cast<ForStmt>(s))
+          if (auto* c = dyn_cast<CallExpr>(f->iter))
+            if (const BuiltinInfo* b = builtinOf(c->callee);
+                b && (b->id == BuiltinId::TileRange || b->id == BuiltinId::TileMma))
+              explicitTiles = true;
+      },
+      [&](Expr* e) {
+        if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
+        if (auto* a = dyn_cast<AttributeExpr>(e)) {
+          if (a->name == "T") tileOps = true;
+          if (a->name == "grid_groups") explicitTiles = true;
+        }
+        if (auto* n = dyn_cast<NameExpr>(e); n && n->name == "grid_groups") explicitTiles = true;
+        auto* c = dyn_cast<CallExpr>(e);
+        const BuiltinInfo* b = c ? builtinOf(c->callee) : nullptr;
+        if (!b) return;
+        switch (b->id) {
+          case BuiltinId::TileLinearId:
+          case BuiltinId::TileLaneId:
+          case BuiltinId::TileWarpId:
+          case BuiltinId::LaunchThreadId:
+          case BuiltinId::GroupLinearId:
+          case BuiltinId::GroupTileCount:
+          case BuiltinId::CooperativeGroup:
+          case BuiltinId::TileMmaSync:
+            explicitTiles = true;
+            break;
+          case BuiltinId::TileDot:
+          case BuiltinId::TileMma:
+          case BuiltinId::TileSoftmax:
+          case BuiltinId::TileRelu:
+          case BuiltinId::TileGelu:
+          case BuiltinId::TileSigmoid:
+          case BuiltinId::TileSum:
+          case BuiltinId::TileMax:
+          case BuiltinId::TileZeros:
+          case BuiltinId::TileFull:
+            tileOps = true;
+            break;
+          default:
+            break;
+        }
+      });
+  return tileOps && !explicitTiles;
+}
+
+// The body of a whole-tensor program runs once per block of kRowBlock rows of the output,
+// grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=64)`: every
+// tensor parameter whose leading extent is the output's leading symbol is used as its row block
+// `P[rows]`; the others are used whole. Codegen clips the last block at run time.
+void FnLowering::lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx) {
+  needsGroup_ = true;
+  I::Value* out = top_->arg(outIdx);
+  std::string rowSym = out->type->shape[0].sym;
+  I::Value* ub = op1(I::OpId::MemDim, {out}, ctx().index(), {{"axis", I::Attribute::integer(0)}});
+  I::Value* blk = b_->constIndex(kRowBlock);
+  I::Value* lb = op1(I::OpId::ArithMulI, {op1(I::OpId::TileGroupId, {}, ctx().index()), blk}, ctx().index());
+  I::Value* st =
+      op1(I::OpId::ArithMulI, {op1(I::OpId::TileNumGroups, {}, ctx().index()), b_->constIndex(kRowBlock)}, ctx().index());
+  distributed_.push_back({static_cast<int64_t>(outIdx), 0, kRowBlock});
+  std::map<const I::Value*, std::string> roots;
+  pushLoop(def_->body, def_->range, true);
+  ++blockLoopDepth_;
+  buildLoop(
+      I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
+      [&](I::Value* rows) {
+        rows->nameHint = "rows";
+        for (size_t i = 0; i < params.size(); ++i) {
+          I::Value* p = top_->arg(static_cast<unsigned>(i));
+          I::Type t = p->type;
+          if (t->kind != I::TypeKind::Tensor || t->shape.empty() || t->shape[0].sym != rowSym) continue;
+          std::vector<I::Value*> ops = {p, rows};
+          std::vector<I::Attribute> sizes = {I::Attribute::integer(kRowBlock)};
+          std::vector<I::Dim> shape = {I::Dim{kRowBlock, {}}};
+          for (size_t d = 1; d < t->shape.size(); ++d) {
+            const I::Dim& full = t->shape[d];
+            if (!full.isStatic() && full.sym.empty())
+              error(DiagID::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
+                    static_cast<unsigned>(d), params[i]->name);
+            ops.push_back(b_->constIndex(0));
+            sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
+            shape.push_back(full);
+          }
+          I::Value* slice =
+              op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
+          slice->nameHint = params[i]->name + "_rows";
+          roots[slice] = params[i]->name;
+          const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
+          if (sym) env_[sym] = LV::val(slice);
+        }
+      },
+      {});
+  --blockLoopDepth_;
+  popLoop();
+  I::Operation* loop = nullptr;
+  for (auto it = top_->ops.rbegin(); it != top_->ops.rend() && !loop; ++it)
+    if ((*it)->id == I::OpId::TileRange) loop = it->get();
+  if (loop) checkRowsIndependent(loop, roots, params[outIdx]->name);
+}
+
+// Rows of different blocks must not meet: a row-block value may not be the right operand of a
+// matrix product (it contracts over rows), be transposed, reduced or softmaxed along axis 0,
+// broadcast along the rows of a larger tile, sliced across rows, or indexed element by element.
+void FnLowering::checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                                      const std::string& out) {
+  std::map<const I::Value*, std::string> row(roots);
+  auto fail = [&](I::Operation* at, const std::string& name, const std::string& what) {
+    { diags().report(DiagID::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    abort();
+  };
+  auto axisOf = [](I::Operation* o, size_t rank) {
+    int64_t a = o->intAttr("axis", -1);
+    return a < 0 ? a + static_cast<int64_t>(rank) : a;
+  };
+  std::function<void(I::Block&)> visit = [&](I::Block& b) {
+    for (auto& opPtr : b.ops) {
+      I::Operation* o = opPtr.get();
+      std::string src;
+      int srcOperand = -1;
+      for (unsigned i = 0; i < o->numOperands() && src.empty(); ++i)
+        if (auto it = row.find(o->operand(i)); it != row.end()) src = it->second, srcOperand = static_cast<int>(i);
+      if (!o->regions.empty()) {
+        for (auto& r : o->regions) {
+          if (!src.empty())
+            for (auto& a : r->block().args) row[a.get()] = src;
+          visit(r->block());
+          if (I::Operation* t = r->block().terminator())
+            for (I::Value* v : t->operands)
+              if (src.empty())
+                if (auto it = row.find(v); it != row.end()) src = it->second;
+        }
+        if (!src.empty())
+          for (auto& r : o->results) row[r.get()] = src;
+        continue;
+      }
+      if (src.empty()) continue;
+      I::Value* x = o->operand(static_cast<unsigned>(srcOperand));
+      switch (o->id) {
+        case I::OpId::TileDot:
+        case I::OpId::TileMma:
+          if (auto it = row.find(o->operand(1)); it != row.end())
+            fail(o, it->second, "the right operand of a matrix product (it contracts over rows)");
+          break;
+        case I::OpId::TileTranspose:
+          fail(o, src, "a transpose ('.T')");
+          break;
+        case I::OpId::TileSoftmax:
+          if (axisOf(o, x->type->shape.size()) == 0) fail(o, src, "a softmax along axis 0");
+          break;
+        case I::OpId::TileReduce:
+          if (axisOf(o, x->type->shape.size()) == 0) fail(o, src, "a reduction along axis 0");
+          break;
+        case I::OpId::MemReduce:
+          fail(o, src, "a reduction over all its elements");
+          break;
+        case I::OpId::TileBroadcast:
+          if (I::isValueShaped(x->type) && x->type->shape.size() < o->result()->type->shape.size())
+            fail(o, src, "broadcasting it along the rows of a larger tile");
+          break;
+        case I::OpId::MemLoad:
+        case I::OpId::MemStore:
+          fail(o, src, "indexing single elements");
+          break;
+        case I::OpId::MemSlice:
+          if (srcOperand == 0 && !(o->result()->type->shape[0] == x->type->shape[0]))
+            fail(o, src, "slicing its rows");
+          if (srcOperand != 0) fail(o, src, "indexing with it");
+          break;
+        default:
+          break;
+      }
+      for (auto& r : o->results) row[r.get()] = src;
+    }
+  };
+  visit(loop->body());
 }
 
 I::Operation* FnLowering::lowerDevice(const std::string& name, const std::vector<I::Type>& argTypes,
@@ -3074,6 +3579,16 @@ std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& 
     if (!info || !info->isKernel()) continue;
     FnLowering fl(ml, f, info, true);
     try {
+      if (fl.needsShapeInference()) {
+        // A dry run collects which extents of unannotated parameters are equal; it is dropped.
+        FnLowering dry(ml, f, info, true);
+        dry.dryRun_ = true;
+        ir::Operation* fn = dry.lowerKernel();
+        fl.rename_ = dry.extentClasses();
+        fn->dropAllReferences();
+        ml.module->body().erase(fn);
+        ml.insertBefore = nullptr;
+      }
       fl.lowerKernel();
     } catch (LowerAbort&) {
       ok = false;
