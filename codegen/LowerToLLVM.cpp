@@ -166,6 +166,7 @@ bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
     // Parameters are read once, before the loop.
     hooks_ = makeCpuHooks(shapeOf(k), ctx, nullptr);
     bindParams(func, tensors, scalars);
+    bindSymbols(func, k);
     auto* ctxTy = cpuCtxType(c_);
     llvm::Value* first = b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(ctxTy, ctx, 8));
     llvm::Value* groupTiles =
@@ -613,8 +614,16 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       // past the end), so blocks at the edge of a tensor see only its elements.
       const ir::Attribute* sizes = op.attr("sizes");
       for (size_t d = 0; d < r.shape.size(); ++d) {
-        // A negative size (an extent not known statically) keeps the rest of the dimension.
-        llvm::Value* size = sizes->array[d].i >= 0 ? b_.getInt64(sizes->array[d].i) : src.shape[d];
+        // A size is a constant or the name of an extent of the parameters (`"D"`).
+        const ir::Attribute& sa = sizes->array[d];
+        llvm::Value* size = nullptr;
+        if (sa.kind == ir::AttrKind::Int) {
+          size = b_.getInt64(sa.i);
+        } else if (auto it = symbolValue_.find(sa.s); it != symbolValue_.end()) {
+          size = it->second;
+        } else {
+          return fail(op, "slice size '" + sa.s + "' is not an extent of the kernel's parameters");
+        }
         if (d >= at.size()) {
           r.shape[d] = size;
           continue;
