@@ -43,6 +43,7 @@ struct KernelInterface {
   bool deterministic = true;
   bool cpuSync = false;      // CPU code calls the runtime's barrier / warp services
   bool cpuPerGroup = false;  // CPU entry runs once per group
+  uint32_t gpuTilesPerThread = 1;  // ungrouped kernels: tiles each GPU thread runs (a power of 2)
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
 };
