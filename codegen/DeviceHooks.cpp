@@ -13,7 +13,7 @@ namespace {
 
 class GpuHooks : public DeviceHooks {
 public:
-  explicit GpuHooks(const KernelShape& s) : shape_(s) {}
+  GpuHooks(const KernelShape& s, llvm::Value* tile) : shape_(s), tile_(tile) {}
   bool isGpu() const override { return true; }
 
   llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
@@ -50,11 +50,13 @@ public:
     return b.CreateMul(nx, b.CreateMul(ny, nz));
   }
   llvm::Value* globalLinear(llvm::IRBuilder<>& b) override {
+    if (tile_) return tile_;
     return b.CreateAdd(b.CreateMul(groupLinear(b), groupTiles(b)), tid(b));
   }
   llvm::Value* tileLinear(llvm::IRBuilder<>& b) override {
     return shape_.grouped ? tid(b) : globalLinear(b);
   }
+  llvm::Value* threadInGroup(llvm::IRBuilder<>& b) override { return tid(b); }
   llvm::Value* laneId(llvm::IRBuilder<>& b) override { return sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_laneid); }
 
   unsigned sharedAddressSpace() const override { return 3; }
@@ -133,6 +135,7 @@ public:
 
 private:
   KernelShape shape_;
+  llvm::Value* tile_;
 };
 
 // ------------------------------------------------------------------------------------- CPU
@@ -207,7 +210,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<DeviceHooks> makeGpuHooks(const KernelShape& shape) { return std::make_unique<GpuHooks>(shape); }
+std::unique_ptr<DeviceHooks> makeGpuHooks(const KernelShape& shape, llvm::Value* tileOverride) {
+  return std::make_unique<GpuHooks>(shape, tileOverride);
+}
 
 std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value* ctx, llvm::Value* tileOverride) {
   return std::make_unique<CpuHooks>(shape, ctx, tileOverride);

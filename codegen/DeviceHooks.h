@@ -30,6 +30,8 @@ public:
   virtual llvm::Value* groupTiles(llvm::IRBuilder<>& b) = 0;    // group_tile_count()
   virtual llvm::Value* numGroups(llvm::IRBuilder<>& b) = 0;     // grid_groups
   virtual llvm::Value* laneId(llvm::IRBuilder<>& b);            // tileLinear % 32
+  // The hardware thread's index in its hardware group (GPU: the linear thread id).
+  virtual llvm::Value* threadInGroup(llvm::IRBuilder<>& b) { return tileLinear(b); }
   virtual llvm::Value* sharedBase(llvm::IRBuilder<>& b) = 0;    // the group's shared memory (i8*)
   virtual unsigned sharedAddressSpace() const = 0;
 
@@ -46,8 +48,9 @@ public:
                                             unsigned arity) = 0;
 };
 
-// GPU hooks; ids come from special registers.
-std::unique_ptr<DeviceHooks> makeGpuHooks(const KernelShape& shape);
+// GPU hooks; ids come from special registers, except that entries running several tiles per
+// thread (kernels without a group shape) pass the tile's global index as `tileOverride`.
+std::unique_ptr<DeviceHooks> makeGpuHooks(const KernelShape& shape, llvm::Value* tileOverride = nullptr);
 
 // CPU hooks; ids come from `ctx` (a tessera_cpu_ctx*), except that per-group entries pass the
 // tile index of their loop as `tileOverride`.

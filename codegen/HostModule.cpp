@@ -153,6 +153,9 @@ private:
     }
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
                      (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0);
+    uint32_t log2Tiles = 0;  // tiles per GPU thread, as a power of two
+    while ((2u << log2Tiles) <= k.gpuTilesPerThread) ++log2Tiles;
+    flags |= (log2Tiles << TESSERA_KERNEL_GPU_TILES_SHIFT) & TESSERA_KERNEL_GPU_TILES_MASK;
     auto* shape = llvm::ConstantArray::get(llvm::ArrayType::get(llvm::Type::getInt32Ty(c_), 3),
                                            {i32(k.groupShape[0]), i32(k.groupShape[1]), i32(k.groupShape[2])});
     return llvm::ConstantStruct::get(

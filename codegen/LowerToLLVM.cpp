@@ -3,6 +3,8 @@
 // Structured control flow becomes branches and phis; views become (pointer, shape, strides).
 #include "codegen/LowerToLLVM.h"
 
+#include <algorithm>
+
 #include "codegen/Lowering.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -14,6 +16,7 @@ namespace detail {
 
 using ir::OpId;
 
+
 // ------------------------------------------------------------------------------- entries
 
 bool usesGroupSync(ir::Operation& func) {
@@ -23,6 +26,49 @@ bool usesGroupSync(ir::Operation& func) {
             op->id == OpId::TileCoopSync || Lowering::isTileOp(*op);
   });
   return sync;
+}
+
+// Tiles each GPU thread of a kernel without a group shape runs. Running several back to back
+// (consecutive global indices) lets LLVM's load/store vectorizer turn their unit-stride accesses
+// into vector ones: 4 tiles, or 8 when the narrowest tensor element has 2 bytes or fewer, so
+// f32 and f16 tensors move 16 bytes per access. Only kernels whose tiles cannot tell how they
+// are mapped to hardware threads qualify: no group or warp ids, no shuffles, votes, barriers,
+// shared memory or async copies (an allow-list of ops), and small bodies, since the body is
+// emitted V + V times.
+constexpr size_t kMaxCoarsenedOps = 256;
+
+unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) {
+  if (k.grouped) return 1;
+  bool ok = true;
+  size_t ops = 0;
+  func.walk([&](ir::Operation* op) {
+    ++ops;
+    if (op == &func) return;
+    bool allowed = (op->id >= OpId::ArithConstant && op->id <= OpId::ArithConvert) ||
+                   (op->id >= OpId::MathExp && op->id <= OpId::MathFma);
+    switch (op->id) {
+      case OpId::TileLinearId:  // the global index in a kernel without a group shape
+      case OpId::TileThreadId:
+      case OpId::MemDim:
+      case OpId::MemLoad:
+      case OpId::MemStore:
+      case OpId::MemSlice:
+      case OpId::ScfFor:
+      case OpId::ScfIf:
+      case OpId::ScfWhile:
+      case OpId::ScfYield:
+      case OpId::ScfCondition:
+      case OpId::FuncReturn: allowed = true; break;
+      default: break;
+    }
+    ok &= allowed;
+  });
+  if (!ok || ops > kMaxCoarsenedOps) return 1;
+  unsigned narrowest = 64;  // bits
+  for (auto& arg : func.body().args)
+    if (arg->type->kind == ir::TypeKind::Tensor)
+      narrowest = std::min(narrowest, ir::scalarBits(ir::baseScalar(arg->type->elem)));
+  return narrowest <= 16 ? 8 : 4;
 }
 
 KernelShape shapeOf(const KernelInterface& k) {
@@ -36,11 +82,19 @@ void Lowering::bindParams(ir::Operation& func, const std::vector<llvm::Value*>& 
                           const std::vector<llvm::Value*>& scalars) {
   auto* kt = kernelTensorType(c_);
   size_t ti = 0, si = 0;
+  scopes_.clear();
+  if (tensorBlocks.size() > 1) {
+    llvm::MDBuilder mdb(c_);
+    llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain(func.funcName());
+    for (auto& arg : func.body().args)
+      if (arg->type->kind == ir::TypeKind::Tensor) scopes_.push_back(mdb.createAnonymousAliasScope(domain, arg->nameHint));
+  }
   for (auto& arg : func.body().args) {
     ir::Type t = arg->type;
     if (t->kind == ir::TypeKind::Tensor) {
-      llvm::Value* block = tensorBlocks[ti++];  // pointer to a tessera_kernel_tensor
       View v;
+      v.root = static_cast<int>(ti);
+      llvm::Value* block = tensorBlocks[ti++];  // pointer to a tessera_kernel_tensor
       v.elem = storageType(t->elem);
       llvm::Value* data = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(kt, block, 0), arg->nameHint + ".data");
       if (hooks_->isGpu()) data = b_.CreateAddrSpaceCast(data, b_.getPtrTy(1));
@@ -108,6 +162,12 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
                          "workspace");
   bindSymbols(func, k);
   if (!planWorkspace(func, k)) return false;
+  if (unsigned tiles = chooseGpuTilesPerThread(func, k); tiles > 1) {
+    if (!gpuTilesPerThread(func, k, fn_->getArg(static_cast<unsigned>(params.size() - 3)), tiles)) return false;
+    k.gpuEntry = k.name;
+    k.gpuTilesPerThread = tiles;
+    return true;
+  }
   if (!k.grouped) {
     // Ungrouped launches round up to whole hardware groups: tiles past the launch do nothing.
     llvm::Value* launchTiles = fn_->getArg(static_cast<unsigned>(params.size() - 3));
@@ -122,6 +182,107 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
   if (!lowerBlock(func.body(), &term)) return false;
   b_.CreateRetVoid();
   k.gpuEntry = k.name;
+  return true;
+}
+
+// The body of a kernel without a group shape whose threads run V tiles each: hardware group g of
+// T threads owns tiles [g*T*V, (g+1)*T*V). A uniform test per group picks one of two forms:
+//  - fast: the group's tiles are all in the launch (and inside the rank-1 tensors sized like the
+//    launch), every tensor's data is aligned to V elements (at most 16 bytes) and its innermost
+//    stride is 1. Thread t runs tiles g*T*V + t*V + j, j = 0..V-1, back to back, with the
+//    innermost strides known to be 1, the alignment asserted (llvm.assume) and the bounds
+//    checks `tile < n` folded, so consecutive accesses merge into 16-byte vector accesses.
+//  - otherwise: thread t runs tiles g*T*V + j*T + t (coalesced scalar accesses), each under its
+//    own `tile < launch_tiles` guard.
+bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles) {
+  auto* i64 = b_.getInt64Ty();
+  llvm::Value* threads = hooks_->groupTiles(b_);
+  llvm::Value* tid = hooks_->threadInGroup(b_);
+  llvm::Value* groupSpan = b_.CreateMul(threads, b_.getInt64(tiles), "group.tiles", true, true);
+  llvm::Value* first = b_.CreateMul(hooks_->groupLinear(b_), groupSpan, "group.first", true, true);
+  llvm::Value* end = b_.CreateAdd(first, groupSpan, "group.end", true, true);
+  llvm::Value* fast = b_.CreateICmpULE(end, launchTiles);
+
+  // The launch is sized by the first mut tensor; rank-1 tensors whose extent is the same symbol
+  // as its single dimension have that many elements under the default launch.
+  int launchSymbol = -1;
+  for (const KernelParam& p : k.params)
+    if (p.isTensor && p.isMut) {
+      if (p.extents.size() == 1 && p.extents[0].kind == Extent::Symbol) launchSymbol = p.extents[0].symbol;
+      break;
+    }
+  std::vector<llvm::Value*> bounds = {launchTiles};
+  std::vector<std::pair<View*, unsigned>> tensors;  // view, alignment asserted in the fast path
+  size_t pi = 0;
+  for (auto& arg : func.body().args) {
+    const KernelParam& p = k.params[pi++];
+    if (arg->type->kind != ir::TypeKind::Tensor) continue;
+    View& v = views_[arg.get()];
+    if (v.strides.empty()) continue;  // rank 0
+    unsigned bytes = v.elem ? v.elem->getPrimitiveSizeInBits() / 8 : 0;
+    unsigned align = std::min(16u, tiles * bytes);
+    if (align & (align - 1)) align = 1;
+    if (align > 1)
+      fast = b_.CreateAnd(fast, b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(v.ptr, i64), b_.getInt64(align - 1)),
+                                                b_.getInt64(0)));
+    fast = b_.CreateAnd(fast, b_.CreateICmpEQ(v.strides.back(), b_.getInt64(1)));
+    if (launchSymbol >= 0 && p.extents.size() == 1 && p.extents[0].kind == Extent::Symbol &&
+        p.extents[0].symbol == launchSymbol) {
+      fast = b_.CreateAnd(fast, b_.CreateICmpULE(end, v.shape[0]));
+      bounds.push_back(v.shape[0]);
+    }
+    tensors.push_back({&v, align});
+  }
+  auto* fastBB = llvm::BasicBlock::Create(c_, "tiles.vector", fn_);
+  auto* slowBB = llvm::BasicBlock::Create(c_, "tiles.scalar", fn_);
+  llvm::BranchInst* pick = b_.CreateCondBr(fast, fastBB, slowBB);
+  KernelShape shape = shapeOf(k);
+  ir::Operation* term = nullptr;
+
+  b_.SetInsertPoint(fastBB);
+  std::vector<llvm::Value*> strides;
+  for (auto& [v, align] : tensors) {
+    if (align > 1)
+      b_.CreateAssumption(b_.getTrue(), {llvm::OperandBundleDef("align", std::vector<llvm::Value*>{
+                                                                             v->ptr, b_.getInt64(align)})});
+    strides.push_back(v->strides.back());
+    v->strides.back() = b_.getInt64(1);
+  }
+  llvm::Value* base = b_.CreateAdd(first, b_.CreateMul(tid, b_.getInt64(tiles), "", true, true), "tile.first", true, true);
+  for (unsigned j = 0; j < tiles; ++j) {
+    llvm::Value* t = j ? b_.CreateAdd(base, b_.getInt64(j), "tile", true, true) : base;
+    hooks_ = makeGpuHooks(shape, t);
+    facts_.clear();
+    for (llvm::Value* n : bounds) facts_.push_back({t, n});
+    if (!lowerBlock(func.body(), &term)) return false;
+  }
+  facts_.clear();
+  narrowed_.clear();
+  // The thread ends here with PTX `exit`, not a return: SimplifyCFG merges returns and then
+  // sinks the identical code before them (this last tile's and the scalar form's) into the
+  // merged block, out of the load/store vectorizer's reach.
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_exit, {}, {});
+  b_.CreateUnreachable();
+  if (narrowedUsed_) {
+    // 32-bit tile indices equal the 64-bit ones only below 2^31.
+    llvm::IRBuilder<> at(pick);
+    pick->setCondition(at.CreateAnd(fast, at.CreateICmpULE(end, at.getInt64(int64_t(1) << 31))));
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) tensors[i].first->strides.back() = strides[i];
+
+  b_.SetInsertPoint(slowBB);
+  for (unsigned j = 0; j < tiles; ++j) {
+    llvm::Value* t = b_.CreateAdd(b_.CreateAdd(first, b_.CreateMul(threads, b_.getInt64(j))), tid, "tile");
+    auto* body = llvm::BasicBlock::Create(c_, "tile.body", fn_);
+    auto* next = llvm::BasicBlock::Create(c_, "tile.next", fn_);
+    b_.CreateCondBr(b_.CreateICmpULT(t, launchTiles), body, next);
+    b_.SetInsertPoint(body);
+    hooks_ = makeGpuHooks(shape, t);
+    if (!lowerBlock(func.body(), &term)) return false;
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }
+  b_.CreateRetVoid();
   return true;
 }
 
@@ -227,6 +388,7 @@ bool Lowering::lowerOp(ir::Operation& op) {
     View a = *view(op.operand(1)), b = *view(op.operand(2));
     View r = a;
     r.ptr = b_.CreateSelect(get(op.operand(0)), a.ptr, b.ptr);
+    if (a.root != b.root) r.root = -1;
     for (size_t d = 0; d < r.shape.size(); ++d) {
       r.shape[d] = b_.CreateSelect(get(op.operand(0)), a.shape[d], b.shape[d]);
       r.strides[d] = b_.CreateSelect(get(op.operand(0)), a.strides[d], b.strides[d]);
@@ -329,7 +491,18 @@ bool Lowering::lowerArith(ir::Operation& op) {
           {"sle", llvm::CmpInst::ICMP_SLE}, {"sgt", llvm::CmpInst::ICMP_SGT}, {"sge", llvm::CmpInst::ICMP_SGE},
           {"ult", llvm::CmpInst::ICMP_ULT}, {"ule", llvm::CmpInst::ICMP_ULE}, {"ugt", llvm::CmpInst::ICMP_UGT},
           {"uge", llvm::CmpInst::ICMP_UGE}};
-      r = b_.CreateICmp(preds.at(op.strAttr("pred")), a, b);
+      llvm::CmpInst::Predicate pred = preds.at(op.strAttr("pred"));
+      // A known fact `tile < bound` (both non-negative) decides `tile < bound` and its mirror
+      // images, so the bounds check of a kernel running several tiles per thread folds away.
+      for (auto& [tile, bound] : facts_) {
+        using P = llvm::CmpInst;
+        bool lt = a == tile && b == bound, gt = a == bound && b == tile;
+        if ((lt && (pred == P::ICMP_SLT || pred == P::ICMP_ULT)) || (gt && (pred == P::ICMP_SGT || pred == P::ICMP_UGT)))
+          r = b_.getTrue();
+        if ((lt && (pred == P::ICMP_SGE || pred == P::ICMP_UGE)) || (gt && (pred == P::ICMP_SLE || pred == P::ICMP_ULE)))
+          r = b_.getFalse();
+      }
+      if (!r) r = b_.CreateICmp(pred, a, b);
       break;
     }
     case OpId::ArithCmpF: {
@@ -407,6 +580,20 @@ bool Lowering::lowerConvert(ir::Operation& op) {
   llvm::Value* v = get(op.operand(0));
   bool fFloat = ft->isFloatingPointTy(), tFloat = tt->isFloatingPointTy();
   llvm::Value* r;
+  // Where the tile index t is below 2^31 (see narrowed_): i32(t) widens back to t exactly.
+  if (auto it = narrowed_.find(v); it != narrowed_.end() && tt->isIntegerTy(64)) {
+    set(op.result(), it->second);
+    return true;
+  }
+  bool isTile = false;
+  for (auto& fact : facts_) isTile |= fact.first == v;
+  if (isTile && tt->isIntegerTy(32)) {
+    r = b_.CreateTrunc(v, tt);
+    narrowed_[r] = v;
+    narrowedUsed_ = true;
+    set(op.result(), r);
+    return true;
+  }
   if (fFloat && tFloat) {
     r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
                                                                                    : b_.CreateFPTrunc(v, tt);
@@ -437,14 +624,15 @@ llvm::Value* Lowering::address(View& v, const std::vector<llvm::Value*>& idx) {
 
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
   if (v.splat) return v.splat;
-  llvm::Value* x = b_.CreateLoad(v.elem, address(v, idx));
+  llvm::LoadInst* x = b_.CreateLoad(v.elem, address(v, idx));
+  noalias(v, x);
   llvm::Type* want = scalarType(elem);
   return want->isIntegerTy(1) ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
 }
 
 void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem) {
   if (value->getType()->isIntegerTy(1)) value = b_.CreateZExt(value, b_.getInt8Ty());
-  b_.CreateStore(value, address(v, idx));
+  noalias(v, b_.CreateStore(value, address(v, idx)));
 }
 
 // A copy that the tiles of a group share: tile t moves elements t, t + n, t + 2n, ... in

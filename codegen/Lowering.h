@@ -14,6 +14,7 @@
 #include "codegen/LowerToLLVM.h"
 #include "ir/IR.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "runtime/include/tessera/runtime.h"
 
@@ -25,6 +26,7 @@ struct View {
   llvm::Type* elem = nullptr;  // the LLVM type elements are stored as
   std::vector<llvm::Value*> shape, strides;  // i64
   llvm::Value* splat = nullptr;  // a broadcast scalar: every element is this value (ptr unused)
+  int root = -1;  // the tensor parameter (index among tensors) it views, or -1: unknown or none
 };
 
 // The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
@@ -98,6 +100,7 @@ private:
     if (ir::isView(v->type)) {
       View w = *view(tmpl);
       w.ptr = l;
+      w.root = -1;  // a phi may join views of different tensors
       views_[v] = w;
     } else {
       set(v, l);
@@ -105,11 +108,13 @@ private:
   }
   llvm::Value* asI64(llvm::Value* v, bool isUnsignedValue = false) {
     if (v->getType()->isIntegerTy(64)) return v;
+    if (auto it = narrowed_.find(v); it != narrowed_.end()) return it->second;
     return isUnsignedValue ? b_.CreateZExt(v, b_.getInt64Ty()) : b_.CreateSExt(v, b_.getInt64Ty());
   }
 
   // ---- entry points
   bool gpuEntry(ir::Operation& func, KernelInterface& k);
+  bool gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles);
   bool cpuEntry(ir::Operation& func, KernelInterface& k);
   void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
                   const std::vector<llvm::Value*>& scalars);
@@ -130,6 +135,15 @@ private:
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
   void copyCooperative(View& dst, View& src, ir::Type elem);
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
+  // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
+  void noalias(const View& v, llvm::Instruction* access) {
+    if (v.root < 0 || static_cast<size_t>(v.root) >= scopes_.size()) return;
+    std::vector<llvm::Metadata*> others;
+    for (size_t i = 0; i < scopes_.size(); ++i)
+      if (i != static_cast<size_t>(v.root)) others.push_back(scopes_[i]);
+    access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(c_, {scopes_[v.root]}));
+    access->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(c_, others));
+  }
 
   // ---- tile values (LowerTiles.cpp). Every tile value lives in a slot of the group's
   // workspace, row-major at its static capacity, with its run-time extents in its View.
@@ -166,6 +180,17 @@ private:
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const ir::Value*, llvm::Value*> vals_;
   std::unordered_map<const ir::Value*, View> views_;
+  // Scoped-noalias metadata: one scope per tensor parameter (the runtime refuses launches where
+  // a mut tensor overlaps another tensor parameter, docs/abi.md 3).
+  std::vector<llvm::MDNode*> scopes_;
+  // Facts that hold where the body is being lowered: tile index < bound (both i64). Comparisons
+  // of exactly these values fold (kernels running several tiles per GPU thread).
+  std::vector<std::pair<llvm::Value*, llvm::Value*>> facts_;
+  // There also: 32-bit conversions of a tile index (`i = tile.linear_id()` is an i32) -> the
+  // index itself, which they equal because the fast path requires the group's last tile to be
+  // below 2^31 once any is made (narrowedUsed_).
+  std::unordered_map<llvm::Value*, llvm::Value*> narrowed_;
+  bool narrowedUsed_ = false;
   // Tile values: the group's workspace, slot offsets, symbol values.
   llvm::Value* wsBase_ = nullptr;
   std::unordered_map<const ir::Value*, llvm::Value*> slotOffset_;

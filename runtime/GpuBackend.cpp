@@ -176,8 +176,9 @@ public:
                     " bytes of workspace for its tile values: ", d_.describe(r));
       args[plan.kernel->num_params + 1] = &workspace;
     }
-    tessera_status s = check(d_.cuLaunchKernel(f, plan.grid[0], plan.grid[1], plan.grid[2], plan.group[0],
-                                               plan.group[1], plan.group[2],
+    GpuLaunchDims dims = gpuLaunchDims(plan);
+    tessera_status s = check(d_.cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
+                                               dims.block[1], dims.block[2],
                                                static_cast<unsigned>(plan.sharedBytes), raw(stream),
                                                args.data(), nullptr),
                              "cuLaunchKernel");

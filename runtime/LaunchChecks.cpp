@@ -229,22 +229,38 @@ tessera_status checkShapes(Checker &c, const tessera_arg *args) {
   return TESSERA_SUCCESS;
 }
 
+// A mut tensor may overlap no other tensor parameter: not another mut one (the writes would
+// race), and not a read-only one either, because compiled code assumes tensor parameters do not
+// alias (codegen marks their accesses noalias and reorders loads of one tensor across stores to
+// another; docs/abi.md 3).
 tessera_status checkAliasing(const Checker &c, const tessera_arg *args) {
   const tessera_kernel_desc &k = c.k;
+  auto isTensor = [&](uint32_t p) { return k.params[p].kind == TESSERA_PARAM_TENSOR; };
+  auto isMut = [&](uint32_t p) { return (k.params[p].flags & TESSERA_PARAM_MUT) != 0; };
   for (uint32_t a = 0; a < k.num_params; ++a) {
-    if (k.params[a].kind != TESSERA_PARAM_TENSOR || !(k.params[a].flags & TESSERA_PARAM_MUT))
+    if (!isTensor(a))
       continue;
     ByteSpan sa = byteSpan(*args[a].value.tensor);
     for (uint32_t b = a + 1; b < k.num_params; ++b) {
-      if (k.params[b].kind != TESSERA_PARAM_TENSOR || !(k.params[b].flags & TESSERA_PARAM_MUT))
+      if (!isTensor(b) || !(isMut(a) || isMut(b)))
         continue;
       ByteSpan sb = byteSpan(*args[b].value.tensor);
-      if (sa.overlaps(sb))
+      if (!sa.overlaps(sb))
+        continue;
+      auto spans = [&](const ByteSpan &x, const ByteSpan &y) {
+        return concat(x.end - x.begin, " bytes at ", reinterpret_cast<void *>(x.begin), " and ",
+                      y.end - y.begin, " bytes at ", reinterpret_cast<void *>(y.begin));
+      };
+      if (isMut(a) && isMut(b))
         return c.err(TESSERA_ERROR_ALIASED_MUT, "mut parameters '", k.params[a].name, "' and '",
-                     k.params[b].name, "' overlap in memory (", sa.end - sa.begin, " bytes at ",
-                     reinterpret_cast<void *>(sa.begin), " and ", sb.end - sb.begin,
-                     " bytes at ", reinterpret_cast<void *>(sb.begin),
+                     k.params[b].name, "' overlap in memory (", spans(sa, sb),
                      "); two mut tensors may not alias");
+      uint32_t m = isMut(a) ? a : b, r = isMut(a) ? b : a;
+      return c.err(TESSERA_ERROR_ALIASED_MUT, "mut parameter '", k.params[m].name,
+                   "' overlaps parameter '", k.params[r].name, "' in memory (",
+                   spans(m == a ? sa : sb, m == a ? sb : sa),
+                   "); a mut tensor may not alias another tensor parameter (pass a copy, or "
+                   "write the result to a separate tensor)");
     }
   }
   return TESSERA_SUCCESS;

@@ -36,4 +36,25 @@ void LaunchPlan::buildArgPtrs() {
   argPtrs.push_back(&workspaceGroupBytes);
 }
 
+GpuLaunchDims gpuLaunchDims(const LaunchPlan &plan) {
+  GpuLaunchDims d;
+  for (int i = 0; i < 3; ++i) {
+    d.grid[i] = plan.grid[i];
+    d.block[i] = plan.group[i];
+  }
+  const tessera_kernel_desc *k = plan.kernel;
+  uint32_t v = k ? tessera_kernel_gpu_tiles(k) : 1;
+  if (!k || (k->flags & TESSERA_KERNEL_GROUPED) || v <= 1 || plan.launchTiles <= 0 || plan.groupTiles == 0)
+    return d;
+  uint64_t threads = (static_cast<uint64_t>(plan.launchTiles) + v - 1) / v;
+  uint64_t block = plan.groupTiles;
+  if (threads < block)
+    block = (threads + 31) / 32 * 32 < block ? (threads + 31) / 32 * 32 : block;
+  d.block[0] = static_cast<uint32_t>(block);
+  d.block[1] = d.block[2] = 1;
+  d.grid[0] = static_cast<uint32_t>((threads + block - 1) / block); // <= plan.groups: checked
+  d.grid[1] = d.grid[2] = 1;
+  return d;
+}
+
 } // namespace tessera::rt

@@ -45,6 +45,18 @@ struct LaunchPlan {
   void buildArgPtrs();
 };
 
+// The hardware launch of a plan on the GPU. It is the plan's grid and group, except for kernels
+// without a group shape whose GPU entry runs V > 1 tiles per thread (TESSERA_KERNEL_GPU_TILES_*):
+// those start ceil(launchTiles / V) threads, in 1-d groups of the plan's group size (fewer, in
+// whole warps, when the launch is smaller) on a 1-d grid. Such kernels cannot observe groups, so
+// only the number of threads matters; launch checks and the CPU executor keep the plan's own
+// grid.
+struct GpuLaunchDims {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+};
+GpuLaunchDims gpuLaunchDims(const LaunchPlan &plan);
+
 } // namespace tessera::rt
 
 #endif

@@ -34,6 +34,9 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
     for (uint32_t g : k.group_shape)
       if (g == 0)
         return bad("grouped kernel with a zero group dimension");
+  if ((k.flags & TESSERA_KERNEL_GROUPED) && tessera_kernel_gpu_tiles(&k) > 1)
+    return bad("a grouped kernel cannot run ", tessera_kernel_gpu_tiles(&k),
+               " tiles per GPU thread (TESSERA_KERNEL_GPU_TILES_* is for kernels without a group shape)");
   for (uint32_t i = 0; i < k.num_params; ++i) {
     const tessera_param_desc &p = k.params[i];
     const char *pname = p.name ? p.name : "<unnamed>";

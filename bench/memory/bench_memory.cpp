@@ -81,6 +81,16 @@ int main(int argc, char** argv) {
   };
   // saxpy with the runtime's default launch, then with explicit hardware group sizes.
   row("saxpy, default launch", medianMs([&] { check(saxpy::saxpy(tx, ty, 1.0001f), "saxpy"); }), 3.0 * bytes);
+  // Views one element past 16-byte alignment: the GPU code takes its scalar form (tiles under
+  // guards, coalesced) instead of 16-byte vector accesses.
+  {
+    int64_t m = n - 4;
+    tessera_tensor ux, uy;
+    tessera_tensor_init(&ux, static_cast<float*>(x) + 1, TESSERA_F32, 1, &m, 0);
+    tessera_tensor_init(&uy, static_cast<float*>(y) + 1, TESSERA_F32, 1, &m, 0);
+    row("saxpy, views not 16-byte aligned", medianMs([&] { check(saxpy::saxpy(ux, uy, 1.0001f), "saxpy"); }),
+        3.0 * 4 * m);
+  }
   for (uint32_t g : {128u, 512u, 1024u}) {
     tessera_launch_options o{};
     o.group[0] = g;

@@ -56,5 +56,38 @@ int main() {
     ok &= refused;
   }
   ok &= exec::allEqual(dy.read(), want, "y after refused launches");
+
+  // In place (x is y): refused, since compiled code assumes a mut tensor aliases no other
+  // tensor parameter.
+  {
+    tessera_status s = saxpy::saxpy(ty, ty, alpha);
+    std::string msg = tessera_last_error_message();
+    bool refused = s == TESSERA_ERROR_ALIASED_MUT && msg.find("mut parameter 'y' overlaps parameter 'x'") != std::string::npos;
+    std::printf("x aliases y: %s: %s -> %s\n", tessera_status_name(s), msg.c_str(), refused ? "refused" : "NOT REFUSED");
+    ok &= refused;
+    ok &= exec::allEqual(dy.read(), want, "y after the refused in-place launch");
+  }
+
+  // Views the GPU's 16-byte vector form cannot take (it runs the scalar form): one element past
+  // alignment, and every second element.
+  if (n >= 4) {
+    std::vector<float> x2 = exec::randomFloats(n), y2 = exec::randomFloats(n);
+    exec::DeviceArray<float> dx2(x2), dy2(y2);
+    std::vector<float> want2 = y2;
+    int64_t m = n - 1, h = n / 2;
+    for (int64_t i = 0; i < m; ++i) want2[i + 1] = alpha * x2[i + 1] + y2[i + 1];
+    tessera_tensor ox = dx2.view(TESSERA_F32, {m}), oy = dy2.view(TESSERA_F32, {m});
+    ox.data = static_cast<float*>(ox.data) + 1;
+    oy.data = static_cast<float*>(oy.data) + 1;
+    exec::check(saxpy::saxpy(ox, oy, alpha), "saxpy on offset views");
+    exec::check(tessera_synchronize(), "synchronize");
+    ok &= exec::allEqual(dy2.read(), want2, "y (views offset by one element)");
+    for (int64_t i = 0; i < h; ++i) want2[2 * i] = alpha * x2[2 * i] + want2[2 * i];
+    tessera_tensor sx = dx2.view(TESSERA_F32, {h}), sy = dy2.view(TESSERA_F32, {h});
+    sx.strides[0] = sy.strides[0] = 2;
+    exec::check(saxpy::saxpy(sx, sy, alpha), "saxpy on strided views");
+    exec::check(tessera_synchronize(), "synchronize");
+    ok &= exec::allEqual(dy2.read(), want2, "y (every second element)");
+  }
   return exec::finish(ok);
 }

@@ -37,7 +37,7 @@ typedef enum tessera_status {
   TESSERA_ERROR_DTYPE_MISMATCH = 4,   /* tensor or scalar dtype differs from the parameter's */
   TESSERA_ERROR_NULL_POINTER = 5,     /* null data pointer for a non-empty tensor */
   TESSERA_ERROR_HOST_POINTER = 6,     /* host memory passed to a GPU launch */
-  TESSERA_ERROR_ALIASED_MUT = 7,      /* two mut tensors overlap in memory */
+  TESSERA_ERROR_ALIASED_MUT = 7,      /* a mut tensor overlaps another tensor parameter */
   TESSERA_ERROR_INVALID_GRID = 8,     /* grid/group/shared memory the kernel or device cannot take */
   TESSERA_ERROR_NO_LAUNCH_SIZE = 9,   /* neither options nor parameters give a launch size */
   TESSERA_ERROR_NOT_FOUND = 10,       /* unknown module or kernel */
@@ -156,6 +156,13 @@ typedef struct tessera_param_desc {
 #define TESSERA_KERNEL_GROUPED 0x2u       /* declares tile[(...)]; group_shape is valid */
 #define TESSERA_KERNEL_CPU_SYNC 0x4u      /* CPU code calls ctx->ops (barriers, warp ops) */
 #define TESSERA_KERNEL_CPU_PER_GROUP 0x8u /* cpu_entry runs once per group, looping tiles itself */
+/* Bits 8..11: log2 of the tiles each GPU thread runs (GPU_TILES V), only for kernels without a
+ * group shape; 0 = one tile per thread. Hardware group g of T threads then runs tiles
+ * [g*T*V, (g+1)*T*V) of the launch and the runtime starts ceil(launch_tiles / V) threads
+ * (docs/abi.md 4). Any launch of at least that many threads is correct, so a runtime that
+ * ignores these bits (one thread per tile) still runs such a kernel correctly. */
+#define TESSERA_KERNEL_GPU_TILES_SHIFT 8
+#define TESSERA_KERNEL_GPU_TILES_MASK 0xF00u
 
 /* Argument block passed to compiled code for each tensor parameter, on both devices: the GPU
  * function takes it by value, the CPU function gets a pointer to it. Fixed rank so one LLVM
@@ -213,6 +220,11 @@ typedef struct tessera_kernel_desc {
   uint32_t num_grid_blocks;
   uint32_t reserved;
 } tessera_kernel_desc;
+
+/* Tiles per GPU thread of a kernel (1 unless TESSERA_KERNEL_GPU_TILES_* says otherwise). */
+static inline uint32_t tessera_kernel_gpu_tiles(const tessera_kernel_desc *k) {
+  return 1u << ((k->flags & TESSERA_KERNEL_GPU_TILES_MASK) >> TESSERA_KERNEL_GPU_TILES_SHIFT);
+}
 
 typedef struct tessera_module_desc {
   uint32_t abi_version; /* TESSERA_ABI_VERSION */

@@ -234,7 +234,7 @@ TEST_CASE("launch: two aliased mut tensors") {
   Fixture f;
   tessera_tensor a = tessera::tensor(f.ys.data(), {8});
   tessera_tensor b = tessera::tensor(f.ys.data() + 7, {8}); // shares element 7
-  tessera_tensor c = tessera::tensor(f.ys.data(), {16});   // read-only: may alias
+  tessera_tensor c = tessera::tensor(f.xs.data(), {16});   // read-only, elsewhere
   expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)},
                  TESSERA_ERROR_ALIASED_MUT,
                  {"kernel 'two_out': mut parameters 'a' and 'b' overlap in memory (32 bytes at ",
@@ -251,6 +251,34 @@ TEST_CASE("launch: two aliased mut tensors") {
   CHECK(rec.run(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b2), tessera::arg(c)}) ==
         TESSERA_SUCCESS);
   CHECK(rec.launches == 1);
+}
+
+// Compiled code assumes tensor parameters do not alias (codegen marks their accesses noalias),
+// so a mut tensor may not overlap a read-only one either; two read-only views may share memory.
+TEST_CASE("launch: a mut tensor overlapping a read-only tensor") {
+  Fixture f;
+  tessera_tensor y = tessera::tensor(f.ys.data(), {10});
+  tessera_tensor yShifted = tessera::tensor(f.ys.data() + 9, {10}); // shares element 9
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(y), tessera::arg(y)},
+                 TESSERA_ERROR_ALIASED_MUT,
+                 {"kernel 'saxpy': mut parameter 'y' overlaps parameter 'x' in memory (40 bytes at ",
+                  "a mut tensor may not alias another tensor parameter"});
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(yShifted), tessera::arg(y)},
+                 TESSERA_ERROR_ALIASED_MUT, {"mut parameter 'y' overlaps parameter 'x'"});
+  // The read-only parameter after the mut ones: the mut one is named first.
+  tessera_tensor a = tessera::tensor(f.ys.data(), {8});
+  tessera_tensor b = tessera::tensor(f.ys.data() + 8, {8});
+  tessera_tensor c = tessera::tensor(f.ys.data() + 12, {4});
+  expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)},
+                 TESSERA_ERROR_ALIASED_MUT,
+                 {"kernel 'two_out': mut parameter 'b' overlaps parameter 'c' in memory (32 bytes at "});
+  // Adjacent views and empty views are fine.
+  RecordingBackend rec;
+  tessera_tensor next = tessera::tensor(f.ys.data() + 10, {10});
+  CHECK(rec.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(next), tessera::arg(y)}) == TESSERA_SUCCESS);
+  tessera_tensor a0 = tessera::tensor(f.ys.data(), {0}), c0 = tessera::tensor(f.ys.data() + 8, {0});
+  CHECK(rec.run(f.twoMut, nullptr, {tessera::arg(a0), tessera::arg(b), tessera::arg(c0)}) == TESSERA_SUCCESS);
+  CHECK(rec.launches == 2);
 }
 
 TEST_CASE("launch: constant and expression extents") {
@@ -378,4 +406,67 @@ TEST_CASE("launch: a kernel without CPU code on the CPU executor") {
         TESSERA_ERROR_NOT_SUPPORTED);
   CHECK(std::string(tessera_last_error_message()) ==
         "kernel 'saxpy' has no CPU code (module 'gpu_only' was built without it)");
+}
+
+// Kernels without a group shape whose GPU entry runs several tiles per thread
+// (TESSERA_KERNEL_GPU_TILES_*): the GPU starts ceil(launch_tiles / V) threads; the checks, the
+// plan and the CPU executor still count one tile per element.
+TEST_CASE("launch: GPU threads of kernels that run several tiles per thread") {
+  KernelSpec s4 = saxpySpec();
+  s4.name = "saxpy4";
+  s4.flags |= 2u << TESSERA_KERNEL_GPU_TILES_SHIFT;
+  KernelSpec grouped = groupSumSpec();
+  TestModule m{"gpu_tiles", {s4, grouped}};
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  const tessera_kernel_desc *k = m.kernel(0);
+  CHECK(tessera_kernel_gpu_tiles(k) == 4);
+  CHECK(tessera_kernel_gpu_tiles(m.kernel(1)) == 1);
+  std::vector<float> xs(5000), ys(5000);
+  auto plan = [&](int64_t n, const tessera_launch_options *o) {
+    tessera_tensor x = tessera::tensor(xs.data(), {n}), y = tessera::tensor(ys.data(), {n});
+    RecordingBackend rec;
+    REQUIRE(rec.run(k, o, {tessera::scalar(2.f), tessera::arg(x), tessera::arg(y)}) == TESSERA_SUCCESS);
+    return rec.last;
+  };
+  // Default launch of 5000 tiles: 20 plan groups of 256; 1250 threads in 5 groups of 256.
+  tessera::rt::LaunchPlan p = plan(5000, nullptr);
+  CHECK(p.groups == 20);
+  tessera::rt::GpuLaunchDims d = tessera::rt::gpuLaunchDims(p);
+  CHECK(d.block[0] == 256);
+  CHECK(d.grid[0] == 5);
+  CHECK((d.block[1] == 1 && d.block[2] == 1 && d.grid[1] == 1 && d.grid[2] == 1));
+  CHECK(p.launchTiles == 5000);
+  // Fewer threads than a group: 300 tiles (2 plan groups of 256) need 75 threads, one group of
+  // 96 (whole warps), as does an explicit group of 300; a group of 10 tiles stays 10 threads.
+  d = tessera::rt::gpuLaunchDims(plan(300, nullptr));
+  CHECK(d.block[0] == 96);
+  CHECK(d.grid[0] == 1);
+  tessera_launch_options big{};
+  big.grid[0] = 1;
+  big.group[0] = 300;
+  d = tessera::rt::gpuLaunchDims(plan(300, &big));
+  CHECK(d.block[0] == 96);
+  CHECK(d.grid[0] == 1);
+  d = tessera::rt::gpuLaunchDims(plan(10, nullptr));
+  CHECK(d.block[0] == 10);
+  CHECK(d.grid[0] == 1);
+  // An explicit grid of 4 x (8, 2, 1) tiles = 64 tiles: 16 threads, flattened to 1-d.
+  tessera_launch_options o{};
+  o.grid[0] = 4;
+  o.group[0] = 8;
+  o.group[1] = 2;
+  p = plan(60, &o);
+  CHECK(p.launchTiles == 64);
+  d = tessera::rt::gpuLaunchDims(p);
+  CHECK(d.block[0] == 16);
+  CHECK(d.block[1] == 1);
+  CHECK(d.grid[0] == 1);
+  // Grouped kernels keep their grid and group.
+  std::vector<float> outs(6);
+  tessera_tensor x = tessera::tensor(xs.data(), {1000}), out = tessera::tensor(outs.data(), {6});
+  RecordingBackend rec;
+  REQUIRE(rec.run(m.kernel(1), nullptr, {tessera::arg(x), tessera::arg(out)}) == TESSERA_SUCCESS);
+  d = tessera::rt::gpuLaunchDims(rec.last);
+  CHECK(d.grid[0] == 6);
+  CHECK(d.block[0] == 128);
 }

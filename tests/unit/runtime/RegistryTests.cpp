@@ -98,6 +98,15 @@ TEST_CASE("registry: malformed metadata is rejected with the kernel and paramete
     CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
     CHECK(msg() == "module 'reg_bad': kernel 'k': grouped kernel with a zero group dimension");
   }
+  SUBCASE("grouped kernel running several tiles per GPU thread") {
+    KernelSpec k = simple("k");
+    k.flags |= TESSERA_KERNEL_GROUPED | (2u << TESSERA_KERNEL_GPU_TILES_SHIFT);
+    k.group[0] = 64;
+    TestModule m("reg_bad", {k}, nullptr, 0, false);
+    CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+    CHECK(msg() == "module 'reg_bad': kernel 'k': a grouped kernel cannot run 4 tiles per GPU thread "
+                   "(TESSERA_KERNEL_GPU_TILES_* is for kernels without a group shape)");
+  }
   SUBCASE("null descriptor") {
     CHECK(tessera_register_module(nullptr) == TESSERA_ERROR_INVALID_ARGUMENT);
     CHECK(msg() == "null module descriptor");
