@@ -111,6 +111,11 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       host.kernels[i].cpuEntry = cpuKernels[i].cpuEntry;
       host.kernels[i].cpuSync = cpuKernels[i].cpuSync;
       host.kernels[i].cpuPerGroup = cpuKernels[i].cpuPerGroup;
+      // One workspace serves both targets. The GPU keeps some tile values in registers (mma
+      // accumulators), so its slots are a subset of the CPU's, in the same order: the CPU's
+      // list sizes a workspace large enough for either.
+      if (cpuKernels[i].workspace.size() > host.kernels[i].workspace.size())
+        host.kernels[i].workspace = cpuKernels[i].workspace;
     }
   }
   out.kernels = host.kernels;

@@ -76,12 +76,12 @@ bool Lowering::planWorkspace(ir::Operation& func, KernelInterface& k) {
   bool any = false;
   func.walk([&](ir::Operation* op) {
     for (auto& r : op->results) {
-      if (!isTileValue(r->type)) continue;
+      if (!isTileValue(r->type) || inRegisters(r.get())) continue;
       any = true;
       if (op->id == OpId::TileTranspose || op->id == OpId::TileBroadcast) continue;
       keys.push_back(r.get());
     }
-    for (unsigned i = 0; i < op->numOperands(); ++i) any |= isTileValue(op->operand(i)->type);
+    for (unsigned i = 0; i < op->numOperands(); ++i) any |= isTileValue(op->operand(i)->type) && !inRegisters(op->operand(i));
   });
   if (!any) return true;
   if (!k.grouped) return fail(func, "tile values need a group shape (tile[(N,)])");
@@ -196,6 +196,12 @@ bool Lowering::carryTileInto(const ir::Value* result, const ir::Value* value, Vi
 // ------------------------------------------------------------------------------- ops
 
 bool Lowering::lowerTileOp(ir::Operation& op) {
+  if (regFrags_) {
+    bool regs = false;
+    for (auto& r : op.results) regs |= inRegisters(r.get());
+    for (ir::Value* v : op.operands) regs |= inRegisters(v);
+    if (regs) return lowerFragmentOp(op);
+  }
   switch (op.id) {
     case OpId::TileLoad: {
       View* src = view(op.operand(0));

@@ -161,7 +161,7 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
                          b_.CreateMul(hooks_->groupLinear(b_), fn_->getArg(static_cast<unsigned>(params.size() - 1))),
                          "workspace");
   bindSymbols(func, k);
-  if (!planWorkspace(func, k)) return false;
+  if (!planRegisterFragments(func, k) || !planWorkspace(func, k)) return false;
   if (unsigned tiles = chooseGpuTilesPerThread(func, k); tiles > 1) {
     if (!gpuTilesPerThread(func, k, fn_->getArg(static_cast<unsigned>(params.size() - 3)), tiles)) return false;
     k.gpuEntry = k.name;
@@ -382,7 +382,7 @@ bool Lowering::lowerOp(ir::Operation& op) {
   // Every operand must have been lowered (an op this lowering does not support fails before
   // its users are reached, so this only guards against internal mistakes).
   for (ir::Value* v : op.operands)
-    if (!vals_.count(v) && !views_.count(v)) return fail(op, "internal error: an operand was not lowered");
+    if (!vals_.count(v) && !views_.count(v) && !fragRegs_.count(v)) return fail(op, "internal error: an operand was not lowered");
   if (isTileOp(op)) return lowerTileOp(op);
   if (op.id == OpId::ArithSelect && ir::isView(op.result()->type)) {
     View a = *view(op.operand(1)), b = *view(op.operand(2));
@@ -637,7 +637,66 @@ void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Va
 
 // A copy that the tiles of a group share: tile t moves elements t, t + n, t + 2n, ... in
 // row-major order of both views.
+// On the GPU, a whole (unclipped) block of rank 1 or 2 whose rows are contiguous and 16-byte
+// aligned at both ends moves in 16-byte chunks, chunk c on tile c % n; anything else (and the
+// CPU) goes element by element with zero fill. The test is uniform across the group.
 void Lowering::copyCooperative(View& dst, View& src, ir::Type elem) {
+  size_t rank = dst.shape.size();
+  unsigned esz = dst.elem && dst.elem == src.elem ? dst.elem->getPrimitiveSizeInBits() / 8 : 0;
+  if (!hooks_->isGpu() || src.splat || !esz || !(rank == 1 || rank == 2) || src.shape.size() != rank) {
+    copyElements(dst, src, elem);
+    return;
+  }
+  auto* i64 = b_.getInt64Ty();
+  llvm::Value* rows = rank == 2 ? dst.shape[0] : b_.getInt64(1);
+  llvm::Value* cols = dst.shape[rank - 1];
+  llvm::Value* rowBytes = b_.CreateMul(cols, b_.getInt64(esz));
+  auto aligned16 = [&](llvm::Value* v) { return b_.CreateICmpEQ(b_.CreateAnd(v, b_.getInt64(15)), b_.getInt64(0)); };
+  llvm::Value* fast = b_.CreateAnd(aligned16(rowBytes), b_.CreateICmpEQ(src.strides[rank - 1], b_.getInt64(1)));
+  fast = b_.CreateAnd(fast, b_.CreateICmpEQ(dst.strides[rank - 1], b_.getInt64(1)));
+  for (size_t d = 0; d < rank; ++d) fast = b_.CreateAnd(fast, b_.CreateICmpEQ(src.shape[d], dst.shape[d]));
+  fast = b_.CreateAnd(fast, aligned16(b_.CreatePtrToInt(src.ptr, i64)));
+  fast = b_.CreateAnd(fast, aligned16(b_.CreatePtrToInt(dst.ptr, i64)));
+  llvm::Value* srcRow = rank == 2 ? b_.CreateMul(src.strides[0], b_.getInt64(esz)) : b_.getInt64(0);
+  llvm::Value* dstRow = rank == 2 ? b_.CreateMul(dst.strides[0], b_.getInt64(esz)) : b_.getInt64(0);
+  fast = b_.CreateAnd(fast, b_.CreateAnd(aligned16(srcRow), aligned16(dstRow)));
+  auto* vecBB = llvm::BasicBlock::Create(c_, "copy.vector", fn_);
+  auto* slowBB = llvm::BasicBlock::Create(c_, "copy.scalar", fn_);
+  auto* done = llvm::BasicBlock::Create(c_, "copy.end", fn_);
+  b_.CreateCondBr(fast, vecBB, slowBB);
+
+  b_.SetInsertPoint(vecBB);
+  llvm::Value* perRow = b_.CreateLShr(rowBytes, 4);
+  llvm::Value* chunks = b_.CreateMul(rows, perRow);
+  llvm::Value* first = hooks_->tileLinear(b_);
+  llvm::Value* stride = hooks_->groupTiles(b_);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(c_, "copy.chunks", fn_);
+  auto* body = llvm::BasicBlock::Create(c_, "copy.chunk", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* c = b_.CreatePHI(i64, 2);
+  c->addIncoming(first, pre);
+  b_.CreateCondBr(b_.CreateICmpULT(c, chunks), body, done);
+  b_.SetInsertPoint(body);
+  llvm::Value* r = b_.CreateUDiv(c, perRow);
+  llvm::Value* q = b_.CreateShl(b_.CreateURem(c, perRow), 4);
+  auto* v4 = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+  llvm::Value* from = b_.CreateGEP(b_.getInt8Ty(), src.ptr, b_.CreateAdd(b_.CreateMul(r, srcRow), q));
+  llvm::Value* to = b_.CreateGEP(b_.getInt8Ty(), dst.ptr, b_.CreateAdd(b_.CreateMul(r, dstRow), q));
+  llvm::LoadInst* x = b_.CreateAlignedLoad(v4, from, llvm::Align(16));
+  noalias(src, x);
+  noalias(dst, b_.CreateAlignedStore(x, to, llvm::Align(16)));
+  c->addIncoming(b_.CreateAdd(c, stride), b_.GetInsertBlock());
+  b_.CreateBr(header);
+
+  b_.SetInsertPoint(slowBB);
+  copyElements(dst, src, elem);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void Lowering::copyElements(View& dst, View& src, ir::Type elem) {
   llvm::Value* count = b_.getInt64(1);
   for (llvm::Value* s : dst.shape) count = b_.CreateMul(count, s);
   llvm::Value* start = hooks_->tileLinear(b_);
@@ -905,7 +964,8 @@ bool Lowering::lowerFor(ir::Operation& op) {
   // Tile values are carried in the slot of the loop's result: copied in here and at each yield.
   std::vector<View> tileSlots(op.numOperands());
   for (unsigned i = 3; i < op.numOperands(); ++i)
-    if (isTileValue(op.operand(i)->type) && !carryTileInto(op.result(i - 3), op.operand(i), &tileSlots[i]))
+    if (isTileValue(op.operand(i)->type) && !inRegisters(op.operand(i)) &&
+        !carryTileInto(op.result(i - 3), op.operand(i), &tileSlots[i]))
       return fail(op, "internal error: a carried tile value has no storage");
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
@@ -922,7 +982,17 @@ bool Lowering::lowerFor(ir::Operation& op) {
     trip->addIncoming(llvm::ConstantInt::get(trips->getType(), 0), pre);
   }
   std::vector<llvm::PHINode*> phis;  // null for tile values
+  std::vector<std::vector<llvm::PHINode*>> fragPhis(op.numOperands());  // fragments in registers
   for (unsigned i = 3; i < op.numOperands(); ++i) {
+    if (inRegisters(op.operand(i))) {
+      for (llvm::Value* v : fragRegs_.at(op.operand(i))) {
+        llvm::PHINode* p = b_.CreatePHI(v->getType(), 2);
+        p->addIncoming(v, pre);
+        fragPhis[i - 3].push_back(p);
+      }
+      phis.push_back(nullptr);
+      continue;
+    }
     if (isTileValue(op.operand(i)->type)) {
       phis.push_back(nullptr);
       continue;
@@ -937,14 +1007,15 @@ bool Lowering::lowerFor(ir::Operation& op) {
   b_.SetInsertPoint(body);
   set(blk.arg(0), iv);
   for (size_t i = 0; i < phis.size(); ++i) {
-    if (!phis[i]) views_[blk.arg(static_cast<unsigned>(i + 1))] = tileSlots[i + 3];
+    if (!fragPhis[i].empty()) fragRegs_[blk.arg(static_cast<unsigned>(i + 1))].assign(fragPhis[i].begin(), fragPhis[i].end());
+    else if (!phis[i]) views_[blk.arg(static_cast<unsigned>(i + 1))] = tileSlots[i + 3];
     else bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
   }
   ir::Operation* yield = nullptr;
   if (!lowerBlock(blk, &yield)) return false;
   for (size_t i = 0; i < phis.size(); ++i) {
     View ignored;
-    if (!phis[i] && !carryTileInto(op.result(static_cast<unsigned>(i)), yield->operand(static_cast<unsigned>(i)), &ignored))
+    if (!phis[i] && fragPhis[i].empty() && !carryTileInto(op.result(static_cast<unsigned>(i)), yield->operand(static_cast<unsigned>(i)), &ignored))
       return fail(op, "internal error: a carried tile value has no storage");
   }
   llvm::BasicBlock* latch = b_.GetInsertBlock();
@@ -952,10 +1023,14 @@ bool Lowering::lowerFor(ir::Operation& op) {
   if (trip) trip->addIncoming(b_.CreateAdd(trip, llvm::ConstantInt::get(trips->getType(), 1)), latch);
   for (size_t i = 0; i < phis.size(); ++i)
     if (phis[i]) phis[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), latch);
+  for (size_t i = 0; i < fragPhis.size(); ++i)
+    for (size_t j = 0; j < fragPhis[i].size(); ++j)
+      fragPhis[i][j]->addIncoming(fragRegs_.at(yield->operand(static_cast<unsigned>(i)))[j], latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < phis.size(); ++i) {
-    if (!phis[i]) views_[op.result(static_cast<unsigned>(i))] = tileSlots[i + 3];
+    if (!fragPhis[i].empty()) fragRegs_[op.result(static_cast<unsigned>(i))].assign(fragPhis[i].begin(), fragPhis[i].end());
+    else if (!phis[i]) views_[op.result(static_cast<unsigned>(i))] = tileSlots[i + 3];
     else bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
   }
   return true;
@@ -974,7 +1049,7 @@ bool Lowering::lowerIf(ir::Operation& op) {
     if (!lowerBlock(op.region(r).block(), &yield)) return false;
     // Tile results: each arm copies its value into the result's slot.
     for (unsigned i = 0; i < op.numResults(); ++i) {
-      if (!isTileValue(op.result(i)->type)) continue;
+      if (!isTileValue(op.result(i)->type) || inRegisters(op.result(i))) continue;
       View v;
       if (!carryTileInto(op.result(i), yield->operand(i), &v))
         return fail(op, "internal error: a tile result has no storage");
@@ -985,6 +1060,19 @@ bool Lowering::lowerIf(ir::Operation& op) {
   }
   b_.SetInsertPoint(merge);
   for (unsigned i = 0; i < op.numResults(); ++i) {
+    if (inRegisters(op.result(i))) {
+      const auto& x = fragRegs_.at(arms[0].second->operand(i));
+      const auto& y = fragRegs_.at(arms[1].second->operand(i));
+      std::vector<llvm::Value*> r;
+      for (size_t j = 0; j < x.size(); ++j) {
+        llvm::PHINode* p = b_.CreatePHI(x[j]->getType(), 2);
+        p->addIncoming(x[j], arms[0].first);
+        p->addIncoming(y[j], arms[1].first);
+        r.push_back(p);
+      }
+      fragRegs_[op.result(i)] = r;
+      continue;
+    }
     if (isTileValue(op.result(i)->type)) {
       std::vector<llvm::Value*> shape;
       for (size_t d = 0; d < tileShapes[i][0].size(); ++d) {

@@ -3,6 +3,7 @@
 // values in the group's workspace). Internal to codegen/.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -134,6 +135,7 @@ private:
   llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
   void copyCooperative(View& dst, View& src, ir::Type elem);
+  void copyElements(View& dst, View& src, ir::Type elem);
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
   // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
   void noalias(const View& v, llvm::Instruction* access) {
@@ -170,6 +172,14 @@ private:
   bool carryTileInto(const ir::Value* result, const ir::Value* value, View* out);
   std::vector<llvm::Value*> capacity(ir::Type t, bool* ok);
 
+  // ---- accumulator fragments in registers on tensor cores (LowerFragments.cpp, GPU only)
+  // Decides whether the function's !frag values can all live in registers (regFrags_).
+  bool planRegisterFragments(ir::Operation& func, const KernelInterface& k);
+  bool inRegisters(const ir::Value* v) const { return regFrags_ && v->type->kind == ir::TypeKind::Frag; }
+  bool lowerFragmentOp(ir::Operation& op);
+  // (row, col) in the tile of the thread's register j of a fragment of type t.
+  std::pair<llvm::Value*, llvm::Value*> fragCoord(ir::Type t, unsigned j);
+
   ir::Module& m_;
   DeviceTarget target_;
   llvm::Module& out_;
@@ -196,6 +206,8 @@ private:
   std::unordered_map<const ir::Value*, llvm::Value*> slotOffset_;
   std::map<std::string, llvm::Value*> symbolValue_;
   std::map<std::string, Extent> symbolExtent_;
+  bool regFrags_ = false;
+  std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> fragRegs_;
 };
 
 }  // namespace tessera::codegen::detail

@@ -189,6 +189,22 @@ inline bool allClose(const std::vector<float>& got, const std::vector<float>& wa
   return bad == 0 && got.size() == want.size();
 }
 
+// Compares every element against its own bound: |got[i] - want[i]| <= bound[i].
+inline bool allWithin(const std::vector<float>& got, const std::vector<float>& want, const std::vector<double>& bound,
+                      const char* what) {
+  size_t bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double err = std::fabs(static_cast<double>(got[i]) - want[i]);
+    bool ok = err <= bound[i] && !std::isnan(got[i]);
+    if (!ok && bad++ < 5) std::printf("  %s[%zu] = %.9g, expected %.9g (bound %.3g)\n", what, i, got[i], want[i], bound[i]);
+    worst = std::max(worst, err / (bound[i] > 0 ? bound[i] : 1));
+  }
+  std::printf("%s: %zu elements, %zu outside their bounds, worst error %.3g of its bound\n", what, want.size(), bad, worst);
+  std::printf("digest %s %016llx (within a bound)\n", what, static_cast<unsigned long long>(digest(got)));
+  return bad == 0 && got.size() == want.size();
+}
+
 template <class T>
 bool allEqual(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
   size_t bad = 0;

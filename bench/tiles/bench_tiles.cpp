@@ -1,0 +1,122 @@
+// Tile-value kernels on the GPU, in TFLOP/s (median of 10 event-timed runs after 2 warm-ups):
+// gemm_tc (bf16 in, f32 out) at n^3, flash_attention (blocks of 128 rows, 4 * 128 * 128 * D
+// flops per block) and fused_mlp. Their peers run in the same device call: peer_gemm.cu (cuBLAS
+// bf16 GEMM, f32 output) and peer_attention.py (PyTorch on the same block-diagonal attention).
+//   bench_tiles [n]   (default 4096)
+#include <tessera/runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "flash_attention.h"
+#include "fused_mlp.h"
+#include "gemm_tc.h"
+
+namespace {
+
+void check(tessera_status s, const char* what) {
+  if (s != TESSERA_SUCCESS) {
+    std::printf("FAIL: %s: %s\n", what, tessera_last_error_message());
+    std::exit(1);
+  }
+}
+
+double medianMs(const std::function<void()>& run) {
+  tessera_event a, b;
+  check(tessera_event_create(&a), "event");
+  check(tessera_event_create(&b), "event");
+  for (int i = 0; i < 2; ++i) run();
+  check(tessera_synchronize(), "warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < 10; ++i) {
+    check(tessera_event_record(a, nullptr), "record");
+    run();
+    check(tessera_event_record(b, nullptr), "record");
+    check(tessera_event_synchronize(b), "sync");
+    float t;
+    check(tessera_event_elapsed_ms(&t, a, b), "elapsed");
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Device memory filled with small bf16 values (1/64 .. 63/64 with alternating signs).
+void* bf16Buffer(int64_t n) {
+  std::vector<uint16_t> h(n);
+  for (int64_t i = 0; i < n; ++i) {
+    float f = ((i * 37) % 63 + 1) / 64.0f * ((i & 1) ? -1.0f : 1.0f);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    h[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  void* d;
+  check(tessera_malloc(&d, n * 2), "malloc");
+  check(tessera_memcpy(d, h.data(), n * 2), "memcpy");
+  return d;
+}
+
+tessera_tensor view(void* p, tessera_dtype t, std::vector<int64_t> shape) {
+  tessera_tensor v;
+  tessera_tensor_init(&v, p, t, static_cast<int32_t>(shape.size()), shape.data(), 0);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
+  check(tessera_init(), "init");
+  std::printf("device: %s\n%-44s %10s %10s\n", tessera_device_name(), "kernel", "ms", "TFLOP/s");
+  auto report = [](const char* what, double ms, double flops) {
+    std::printf("%-44s %10.3f %10.1f\n", what, ms, flops / ms / 1e9);
+  };
+  {
+    void* a = bf16Buffer(n * n);
+    void* b = bf16Buffer(n * n);
+    void* c;
+    check(tessera_malloc(&c, n * n * 4), "malloc");
+    double ms = medianMs([&] {
+      check(gemm_tc::gemm_tc(view(a, TESSERA_BF16, {n, n}), view(b, TESSERA_BF16, {n, n}), view(c, TESSERA_F32, {n, n})),
+            "gemm_tc");
+    });
+    char what[64];
+    std::snprintf(what, sizeof what, "gemm_tc %lld^3 (bf16 -> f32)", (long long)n);
+    report(what, ms, 2.0 * n * n * n);
+    tessera_free(a), tessera_free(b), tessera_free(c);
+  }
+  {
+    int64_t S = 32768, D = 128;
+    void* q = bf16Buffer(S * D);
+    void* k = bf16Buffer(S * D);
+    void* v = bf16Buffer(S * D);
+    void* o = bf16Buffer(S * D);
+    double ms = medianMs([&] {
+      check(flash_attention::flash_attention(view(q, TESSERA_BF16, {S, D}), view(k, TESSERA_BF16, {S, D}),
+                                             view(v, TESSERA_BF16, {S, D}), view(o, TESSERA_BF16, {S, D})),
+            "flash_attention");
+    });
+    report("flash_attention S=32768 D=128 (128-row blocks)", ms, 4.0 * S * 128 * D);
+    tessera_free(q), tessera_free(k), tessera_free(v), tessera_free(o);
+  }
+  {
+    int64_t M = 8192, D = 1024, H = 1024, E = 1024;
+    void* x = bf16Buffer(M * D);
+    void* w1 = bf16Buffer(D * H);
+    void* b1 = bf16Buffer(H);
+    void* w2 = bf16Buffer(H * E);
+    void* b2 = bf16Buffer(E);
+    void* out = bf16Buffer(M * E);
+    double ms = medianMs([&] {
+      check(fused_mlp::fused_mlp(view(x, TESSERA_BF16, {M, D}), view(w1, TESSERA_BF16, {D, H}), view(b1, TESSERA_BF16, {H}),
+                                 view(w2, TESSERA_BF16, {H, E}), view(b2, TESSERA_BF16, {E}), view(out, TESSERA_BF16, {M, E})),
+            "fused_mlp");
+    });
+    report("fused_mlp M=8192 D=H=E=1024", ms, 2.0 * M * D * H + 2.0 * M * H * E);
+  }
+  return 0;
+}

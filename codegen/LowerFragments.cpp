@@ -1,0 +1,193 @@
+// Accumulator fragments in registers, products on tensor cores (GPU). When every !frag value of
+// a kernel is an f32 accumulator that only flows through tile.mma (with row-major bf16/f16
+// shared-memory operands), loops, branches, conversions and tile.store, the fragments live in
+// registers instead of the workspace: the group's 4 warps split the BM x BN tile 2 x 2, and each
+// warp holds its (BM/2) x (BN/2) part in the accumulator layout of mma.sync.m16n8k16 (thread
+// `lane` holds rows lane/4 and lane/4 + 8, columns 2 * (lane % 4) and the next, of every 16 x 8
+// piece). tile.mma becomes mma.sync over k in steps of 16. Anything else keeps the workspace
+// path (LowerTiles.cpp), which is also what the CPU runs.
+#include "codegen/Lowering.h"
+
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+
+namespace tessera::codegen::detail {
+
+using ir::OpId;
+
+namespace {
+
+constexpr unsigned kGroupTiles = 128;  // 4 warps in a 2 x 2 grid over the tile
+
+bool isSmemOperand(ir::Type t, int64_t rows, int64_t cols) {
+  if (t->kind != ir::TypeKind::Smem || t->shape.size() != 2 || t->layout != ir::Layout::Row ||
+      t->swizzle != ir::Swizzle::None)
+    return false;
+  ir::ScalarKind e = ir::baseScalar(t->elem);
+  if (e != ir::ScalarKind::BF16 && e != ir::ScalarKind::F16) return false;
+  return t->shape[0].isStatic() && t->shape[1].isStatic() && (rows < 0 || t->shape[0].size == rows) &&
+         (cols < 0 || t->shape[1].size == cols);
+}
+
+// An f32 accumulator whose tile splits into 16 x 8 pieces per warp of the 2 x 2 grid.
+bool isRegisterFragType(ir::Type t) {
+  if (t->kind != ir::TypeKind::Frag || t->role != ir::FragRole::Acc || t->shape.size() != 2) return false;
+  if (!t->shape[0].isStatic() || !t->shape[1].isStatic()) return false;
+  int64_t m = t->shape[0].size, n = t->shape[1].size;
+  return m > 0 && n > 0 && m % 32 == 0 && n % 16 == 0 && m * n / kGroupTiles <= 256;
+}
+
+}  // namespace
+
+bool Lowering::planRegisterFragments(ir::Operation& func, const KernelInterface& k) {
+  regFrags_ = false;
+  if (!hooks_->isGpu() || !k.grouped || k.groupShape[0] * k.groupShape[1] * k.groupShape[2] != kGroupTiles) return true;
+  bool any = false, ok = true;
+  auto isFrag = [](const ir::Value* v) { return v->type->kind == ir::TypeKind::Frag; };
+  func.walk([&](ir::Operation* op) {
+    bool touches = false;
+    for (auto& r : op->results) touches |= isFrag(r.get());
+    for (ir::Value* v : op->operands) touches |= isFrag(v);
+    if (!touches) return;
+    any = true;
+    for (auto& r : op->results)
+      if (isFrag(r.get()) && !isRegisterFragType(r->type)) ok = false;
+    switch (op->id) {
+      case OpId::TileBroadcast: ok &= ir::isScalar(op->operand(0)->type); break;
+      case OpId::TileMma: {
+        ir::Type acc = op->operand(2)->type;
+        ir::Type a = op->operand(0)->type, b = op->operand(1)->type;
+        bool shapes = isRegisterFragType(acc) && isSmemOperand(a, acc->shape[0].size, -1) &&
+                      isSmemOperand(b, -1, acc->shape[1].size) && a->shape[1].size == b->shape[0].size &&
+                      a->shape[1].size % 16 == 0 && ir::baseScalar(a->elem) == ir::baseScalar(b->elem);
+        ok &= shapes;
+        break;
+      }
+      case OpId::ArithConvert:
+      case OpId::TileStore:
+      case OpId::ScfFor:
+      case OpId::TileRange:
+      case OpId::ScfIf:
+      case OpId::ScfYield: break;
+      default: ok = false; break;
+    }
+  });
+  regFrags_ = any && ok;
+  return true;
+}
+
+std::pair<llvm::Value*, llvm::Value*> Lowering::fragCoord(ir::Type t, unsigned j) {
+  int64_t m = t->shape[0].size, n = t->shape[1].size;
+  unsigned nTiles = static_cast<unsigned>(n / 16);
+  unsigned mi = j / (nTiles * 4), ni = (j / 4) % nTiles, q = j % 4;
+  llvm::Value* tid = hooks_->tileLinear(b_);
+  llvm::Value* lane = b_.CreateAnd(tid, b_.getInt64(31));
+  llvm::Value* warp = b_.CreateLShr(tid, 5);
+  llvm::Value* wm = b_.CreateLShr(warp, 1);
+  llvm::Value* wn = b_.CreateAnd(warp, b_.getInt64(1));
+  llvm::Value* row = b_.CreateAdd(b_.CreateMul(wm, b_.getInt64(m / 2)),
+                                  b_.CreateAdd(b_.getInt64(mi * 16 + (q / 2) * 8), b_.CreateLShr(lane, 2)));
+  llvm::Value* col = b_.CreateAdd(b_.CreateMul(wn, b_.getInt64(n / 2)),
+                                  b_.CreateAdd(b_.getInt64(ni * 8 + q % 2), b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1)));
+  return {row, col};
+}
+
+bool Lowering::lowerFragmentOp(ir::Operation& op) {
+  switch (op.id) {
+    case OpId::TileBroadcast: {
+      ir::Type t = op.result()->type;
+      fragRegs_[op.result()] = std::vector<llvm::Value*>(
+          static_cast<size_t>(t->shape[0].size * t->shape[1].size / kGroupTiles), get(op.operand(0)));
+      return true;
+    }
+    case OpId::ArithConvert: {
+      llvm::Type* to = scalarType(op.result()->type->elem);
+      std::vector<llvm::Value*> r;
+      for (llvm::Value* v : fragRegs_.at(op.operand(0)))
+        r.push_back(v->getType() == to ? v
+                    : to->getPrimitiveSizeInBits() < v->getType()->getPrimitiveSizeInBits() ? b_.CreateFPTrunc(v, to)
+                                                                                            : b_.CreateFPExt(v, to));
+      fragRegs_[op.result()] = r;
+      return true;
+    }
+    case OpId::TileStore: {
+      ir::Type t = op.operand(0)->type;
+      View dst = *view(op.operand(1));
+      const std::vector<llvm::Value*>& regs = fragRegs_.at(op.operand(0));
+      for (unsigned j = 0; j < regs.size(); ++j) {
+        auto [row, col] = fragCoord(t, j);
+        auto* store = llvm::BasicBlock::Create(c_, "frag.store", fn_);
+        auto* next = llvm::BasicBlock::Create(c_, "frag.next", fn_);
+        b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(row, dst.shape[0]), b_.CreateICmpULT(col, dst.shape[1])), store, next);
+        b_.SetInsertPoint(store);
+        storeElem(dst, {row, col}, regs[j], t->elem);
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
+      }
+      hooks_->barrier(b_);
+      return true;
+    }
+    case OpId::TileMma: break;
+    default: return fail(op, "internal error: not a register-fragment op");
+  }
+  // tile.mma %a, %b, %acc: mma.sync.m16n8k16 over k in steps of 16, operands read from shared
+  // memory as the instruction's fragments (pairs of adjacent elements packed in 32 bits).
+  ir::Type accT = op.operand(2)->type;
+  View a = *view(op.operand(0)), bm = *view(op.operand(1));
+  int64_t m = accT->shape[0].size, n = accT->shape[1].size;
+  int64_t kExtent = op.operand(0)->type->shape[1].size;
+  unsigned mTiles = static_cast<unsigned>(m / 32), nTiles = static_cast<unsigned>(n / 16);
+  bool bf16 = ir::baseScalar(op.operand(0)->type->elem) == ir::ScalarKind::BF16;
+  llvm::Function* mma = llvm::Intrinsic::getDeclaration(
+      &out_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+  llvm::FunctionType* mmaTy = mma->getFunctionType();
+  std::vector<llvm::Value*> acc = fragRegs_.at(op.operand(2));
+  llvm::Value* tid = hooks_->tileLinear(b_);
+  llvm::Value* lane = b_.CreateAnd(tid, b_.getInt64(31));
+  llvm::Value* warp = b_.CreateLShr(tid, 5);
+  llvm::Value* rowBase = b_.CreateAdd(b_.CreateMul(b_.CreateLShr(warp, 1), b_.getInt64(m / 2)), b_.CreateLShr(lane, 2));
+  llvm::Value* colBase =
+      b_.CreateAdd(b_.CreateMul(b_.CreateAnd(warp, b_.getInt64(1)), b_.getInt64(n / 2)), b_.CreateLShr(lane, 2));
+  llvm::Value* kLane = b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1);
+  auto ld32 = [&](View& v, llvm::Value* r, llvm::Value* c) -> llvm::Value* {
+    return b_.CreateAlignedLoad(b_.getInt32Ty(), address(v, {r, c}), llvm::Align(4));
+  };
+  auto ld16 = [&](View& v, llvm::Value* r, llvm::Value* c) -> llvm::Value* {
+    return b_.CreateZExt(b_.CreateAlignedLoad(b_.getInt16Ty(), address(v, {r, c}), llvm::Align(2)), b_.getInt32Ty());
+  };
+  auto k = [&](int64_t v) { return b_.getInt64(v); };
+  for (int64_t ks = 0; ks < kExtent; ks += 16) {
+    std::vector<std::array<llvm::Value*, 4>> af(mTiles);
+    std::vector<std::array<llvm::Value*, 2>> bfr(nTiles);
+    llvm::Value* c0 = b_.CreateAdd(kLane, k(ks));
+    for (unsigned mi = 0; mi < mTiles; ++mi) {
+      llvm::Value* r0 = b_.CreateAdd(rowBase, k(mi * 16));
+      llvm::Value* r8 = b_.CreateAdd(r0, k(8));
+      llvm::Value* c8 = b_.CreateAdd(c0, k(8));
+      af[mi] = {ld32(a, r0, c0), ld32(a, r8, c0), ld32(a, r0, c8), ld32(a, r8, c8)};
+    }
+    for (unsigned ni = 0; ni < nTiles; ++ni) {
+      llvm::Value* col = b_.CreateAdd(colBase, k(ni * 8));
+      auto pair = [&](llvm::Value* k0) {
+        return b_.CreateOr(ld16(bm, k0, col), b_.CreateShl(ld16(bm, b_.CreateAdd(k0, k(1)), col), 16));
+      };
+      bfr[ni] = {pair(c0), pair(b_.CreateAdd(c0, k(8)))};
+    }
+    for (unsigned mi = 0; mi < mTiles; ++mi)
+      for (unsigned ni = 0; ni < nTiles; ++ni) {
+        unsigned base = (mi * nTiles + ni) * 4;
+        std::vector<llvm::Value*> args;
+        for (llvm::Value* v : af[mi]) args.push_back(v);
+        for (llvm::Value* v : bfr[ni]) args.push_back(v);
+        for (unsigned q = 0; q < 4; ++q) args.push_back(acc[base + q]);
+        for (unsigned i = 0; i < args.size(); ++i)
+          if (args[i]->getType() != mmaTy->getParamType(i)) args[i] = b_.CreateBitCast(args[i], mmaTy->getParamType(i));
+        llvm::Value* d = b_.CreateCall(mma, args);
+        for (unsigned q = 0; q < 4; ++q) acc[base + q] = b_.CreateExtractValue(d, q);
+      }
+  }
+  fragRegs_[op.result()] = acc;
+  return true;
+}
+
+}  // namespace tessera::codegen::detail
