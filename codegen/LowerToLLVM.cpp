@@ -134,6 +134,9 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     fn_->getArg(i)->setName(arg->nameHint);
     ++i;
   }
+  fn_->getArg(static_cast<unsigned>(params.size() - 3))->setName("launch_tiles");
+  fn_->getArg(static_cast<unsigned>(params.size() - 2))->setName("workspace_base");
+  fn_->getArg(static_cast<unsigned>(params.size() - 1))->setName("workspace_group_bytes");
   auto* md = out_.getOrInsertNamedMetadata("nvvm.annotations");
   auto annotate = [&](const char* key, unsigned v) {
     md->addOperand(llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, key),
