@@ -643,7 +643,7 @@ void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Va
 // On the GPU, a whole (unclipped) block of rank 1 or 2 whose rows are contiguous and 16-byte
 // aligned at both ends moves in 16-byte chunks, chunk c on tile c % n; anything else (and the
 // CPU) goes element by element with zero fill. The test is uniform across the group.
-void Lowering::copyCooperative(View& dst, View& src, ir::Type elem) {
+void Lowering::copyCooperative(View& dst, View& src, ir::Type elem, bool async) {
   size_t rank = dst.shape.size();
   unsigned esz = dst.elem && dst.elem == src.elem ? dst.elem->getPrimitiveSizeInBits() / 8 : 0;
   if (!hooks_->isGpu() || src.splat || !esz || !(rank == 1 || rank == 2) || src.shape.size() != rank) {
@@ -687,9 +687,17 @@ void Lowering::copyCooperative(View& dst, View& src, ir::Type elem) {
   auto* v4 = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
   llvm::Value* from = b_.CreateGEP(b_.getInt8Ty(), src.ptr, b_.CreateAdd(b_.CreateMul(r, srcRow), q));
   llvm::Value* to = b_.CreateGEP(b_.getInt8Ty(), dst.ptr, b_.CreateAdd(b_.CreateMul(r, dstRow), q));
-  llvm::LoadInst* x = b_.CreateAlignedLoad(v4, from, llvm::Align(16));
-  noalias(src, x);
-  noalias(dst, b_.CreateAlignedStore(x, to, llvm::Align(16)));
+  bool globalToShared = llvm::cast<llvm::PointerType>(src.ptr->getType())->getAddressSpace() == 1 &&
+                        llvm::cast<llvm::PointerType>(dst.ptr->getType())->getAddressSpace() == 3;
+  if (async && globalToShared) {
+    // cp.async.cg: the chunk lands in shared memory once a later cp.async.wait_group /
+    // wait_all (async.wait_pending / async.wait) and a barrier have run.
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {}, {to, from});
+  } else {
+    llvm::LoadInst* x = b_.CreateAlignedLoad(v4, from, llvm::Align(16));
+    noalias(src, x);
+    noalias(dst, b_.CreateAlignedStore(x, to, llvm::Align(16)));
+  }
   c->addIncoming(b_.CreateAdd(c, stride), b_.GetInsertBlock());
   b_.CreateBr(header);
 
@@ -929,13 +937,23 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       // share, which the program's next barrier (required before reading) guarantees.
       View* dst = view(op.operand(0));
       View* src = view(op.operand(1));
-      copyCooperative(*dst, *src, op.operand(0)->type->elem);
+      copyCooperative(*dst, *src, op.operand(0)->type->elem, /*async=*/true);
       set(op.result(), b_.getInt32(0));
       return true;
     }
+    // On the GPU whole aligned blocks move with cp.async (groups of copies committed and waited
+    // for as the IR says); on the CPU, and for other blocks, copies are complete when made.
     case OpId::AsyncCommit:
+      if (hooks_->isGpu()) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+      return true;
     case OpId::AsyncWait:
-    case OpId::AsyncWaitPending: return true;  // copies above are already complete
+      if (hooks_->isGpu()) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
+      return true;
+    case OpId::AsyncWaitPending:
+      if (hooks_->isGpu())
+        b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                           {b_.getInt32(static_cast<uint32_t>(op.intAttr("pending", 0)))});
+      return true;
     default: break;
   }
   return fail(op, "not supported by code generation yet");

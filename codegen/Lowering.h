@@ -134,7 +134,8 @@ private:
   llvm::Value* address(View& v, const std::vector<llvm::Value*>& idx);
   llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
-  void copyCooperative(View& dst, View& src, ir::Type elem);
+  // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).
+  void copyCooperative(View& dst, View& src, ir::Type elem, bool async = false);
   void copyElements(View& dst, View& src, ir::Type elem);
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
   // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
