@@ -314,8 +314,13 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
 }
 
 // C[r, c] = (acc[r, c] or 0) + sum over k in order of A[r, k] * B[k, c], in the result's element
-// type (f32 for narrow inputs), multiply and add rounded separately on every target.
+// type (f32 for narrow inputs), multiply and add rounded separately on every target. Each tile
+// computes blocks of R x R outputs at a time (block b on tile b % group size), so one k step
+// loads R elements of A and R of B for R * R products; every output's sum is still sequential
+// in k, so the bits do not depend on the blocking. Rows and columns past the edge are computed
+// on clamped indices and not stored.
 bool Lowering::lowerTileDot(ir::Operation& op) {
+  constexpr unsigned R = 4;
   View a = *view(op.operand(0)), bm = *view(op.operand(1));
   View* acc = op.numOperands() > 2 ? view(op.operand(2)) : nullptr;
   ir::Type relem = op.result()->type->elem;
@@ -323,18 +328,39 @@ bool Lowering::lowerTileDot(ir::Operation& op) {
   ir::Type aelem = op.operand(0)->type->elem, belem = op.operand(1)->type->elem;
   if (!ct || !scalarType(aelem) || !scalarType(belem))
     return fail(op, "tile products of " + ir::printType(aelem) + " are not supported by code generation yet");
-  std::vector<llvm::Value*> shape = {a.shape[0], bm.shape[1]};
+  llvm::Value* rows = a.shape[0];
+  llvm::Value* cols = bm.shape[1];
   llvm::Value* kext = b_.CreateSelect(b_.CreateICmpULT(a.shape[1], bm.shape[0]), a.shape[1], bm.shape[0]);
-  View dst = slotView(op.result(), shape);
+  View dst = slotView(op.result(), {rows, cols});
   bool isF = ct->isFloatingPointTy();
   auto widen = [&](llvm::Value* v, ir::Type from) -> llvm::Value* {
     if (v->getType() == ct) return v;
     if (isF) return v->getType()->isFloatingPointTy() ? b_.CreateFPExt(v, ct) : b_.CreateSIToFP(v, ct);
     return b_.CreateIntCast(v, ct, !isUnsigned(from));
   };
-  forEachElement(shape, [&](const std::vector<llvm::Value*>& idx) {
-    llvm::Value* init = acc ? widen(loadElem(*acc, idx, relem), relem)
-                            : (isF ? llvm::ConstantFP::get(ct, 0.0) : llvm::ConstantInt::get(ct, 0));
+  auto ceilDiv = [&](llvm::Value* x) { return b_.CreateUDiv(b_.CreateAdd(x, b_.getInt64(R - 1)), b_.getInt64(R)); };
+  llvm::Value* colBlocks = ceilDiv(cols);
+  llvm::Value* blocks = b_.CreateMul(ceilDiv(rows), colBlocks);
+  // An empty side leaves nothing to compute (and nothing to clamp to).
+  blocks = b_.CreateSelect(b_.CreateOr(b_.CreateICmpEQ(rows, b_.getInt64(0)), b_.CreateICmpEQ(cols, b_.getInt64(0))),
+                           b_.getInt64(0), blocks);
+  forEachIndex(blocks, [&](llvm::Value* blk) {
+    llvm::Value* r0 = b_.CreateMul(b_.CreateUDiv(blk, colBlocks), b_.getInt64(R));
+    llvm::Value* c0 = b_.CreateMul(b_.CreateURem(blk, colBlocks), b_.getInt64(R));
+    std::array<llvm::Value*, R> ri, cj, rIn, cIn;
+    for (unsigned i = 0; i < R; ++i) {
+      llvm::Value* r = b_.CreateAdd(r0, b_.getInt64(i));
+      llvm::Value* c = b_.CreateAdd(c0, b_.getInt64(i));
+      rIn[i] = b_.CreateICmpULT(r, rows);
+      cIn[i] = b_.CreateICmpULT(c, cols);
+      ri[i] = b_.CreateSelect(rIn[i], r, b_.CreateSub(rows, b_.getInt64(1)));
+      cj[i] = b_.CreateSelect(cIn[i], c, b_.CreateSub(cols, b_.getInt64(1)));
+    }
+    std::array<llvm::Value*, R * R> init;
+    for (unsigned i = 0; i < R; ++i)
+      for (unsigned j = 0; j < R; ++j)
+        init[i * R + j] = acc ? widen(loadElem(*acc, {ri[i], cj[j]}, relem), relem)
+                              : (isF ? llvm::ConstantFP::get(ct, 0.0) : llvm::ConstantInt::get(ct, 0));
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(c_, "dot.k", fn_);
     auto* body = llvm::BasicBlock::Create(c_, "dot.k.body", fn_);
@@ -342,19 +368,37 @@ bool Lowering::lowerTileDot(ir::Operation& op) {
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
     llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
-    llvm::PHINode* sum = b_.CreatePHI(ct, 2, "sum");
     k->addIncoming(b_.getInt64(0), pre);
-    sum->addIncoming(init, pre);
+    std::array<llvm::PHINode*, R * R> sum;
+    for (unsigned e = 0; e < R * R; ++e) {
+      sum[e] = b_.CreatePHI(ct, 2, "sum");
+      sum[e]->addIncoming(init[e], pre);
+    }
     b_.CreateCondBr(b_.CreateICmpULT(k, kext), body, exit);
     b_.SetInsertPoint(body);
-    llvm::Value* x = widen(loadElem(a, {idx[0], k}, aelem), aelem);
-    llvm::Value* y = widen(loadElem(bm, {k, idx[1]}, belem), belem);
-    llvm::Value* next = isF ? b_.CreateFAdd(sum, b_.CreateFMul(x, y)) : b_.CreateAdd(sum, b_.CreateMul(x, y));
-    k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), b_.GetInsertBlock());
-    sum->addIncoming(next, b_.GetInsertBlock());
+    std::array<llvm::Value*, R> x, y;
+    for (unsigned i = 0; i < R; ++i) {
+      x[i] = widen(loadElem(a, {ri[i], k}, aelem), aelem);
+      y[i] = widen(loadElem(bm, {k, cj[i]}, belem), belem);
+    }
+    for (unsigned i = 0; i < R; ++i)
+      for (unsigned j = 0; j < R; ++j) {
+        llvm::Value* p = isF ? b_.CreateFMul(x[i], y[j]) : b_.CreateMul(x[i], y[j]);
+        sum[i * R + j]->addIncoming(isF ? b_.CreateFAdd(sum[i * R + j], p) : b_.CreateAdd(sum[i * R + j], p), body);
+      }
+    k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), body);
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
-    storeElem(dst, idx, sum, relem);
+    for (unsigned i = 0; i < R; ++i)
+      for (unsigned j = 0; j < R; ++j) {
+        auto* store = llvm::BasicBlock::Create(c_, "dot.store", fn_);
+        auto* next = llvm::BasicBlock::Create(c_, "dot.next", fn_);
+        b_.CreateCondBr(b_.CreateAnd(rIn[i], cIn[j]), store, next);
+        b_.SetInsertPoint(store);
+        storeElem(dst, {ri[i], cj[j]}, sum[i * R + j], relem);
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
+      }
   });
   views_[op.result()] = dst;
   return true;
