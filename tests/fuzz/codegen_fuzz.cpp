@@ -1,0 +1,51 @@
+// Fuzzes the back half of the compiler on programs: source -> parse -> sema -> Tile IR (lowering,
+// verifier, the default pass pipeline) -> LLVM IR for the CPU and for the GPU, then the LLVM
+// optimiser and the NVPTX back end to PTX (no ptxas). Any input may be rejected with a message;
+// a crash, hang or sanitizer report is a bug, and so is an error without a message.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "codegen/CompileModule.h"
+#include "codegen/GpuTarget.h"
+#include "frontend/Diagnostics.h"
+#include "frontend/Parser.h"
+#include "ir/IR.h"
+#include "ir/Pass.h"
+#include "ir/lower/Lower.h"
+#include "sema/Sema.h"
+
+using namespace tessera;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 4096) return 0;  // keep inputs small: every accepted one goes through LLVM
+  SourceManager sm;
+  FileID file = sm.addBuffer("fuzz.tessera", std::string(reinterpret_cast<const char*>(data), size));
+  DiagnosticEngine diags(sm);
+  StoringDiagnosticConsumer store;
+  diags.addConsumer(&store);
+  diags.setErrorLimit(0);
+  ASTContext ctx;
+  Module* module = parseBuffer(sm, file, ctx, diags);
+  if (!module || diags.hasErrors()) return 0;
+  SemaContext sema(sm, ctx);
+  analyzeModule(*module, sema, diags);
+  if (diags.hasErrors()) return 0;
+  std::unique_ptr<ir::Module> m = lowerToTileIR(*module, sema, diags);
+  if (!m || diags.hasErrors()) return 0;
+  ir::PassManager pm;
+  if (!pm.parsePipeline("inline,canonicalize,cse,licm,dce,uniformity,pipeline,smem-plan", diags)) __builtin_trap();
+  if (!pm.run(*m, diags)) return 0;
+  codegen::CompileOptions opts;
+  opts.moduleName = "fuzz";
+  opts.sourceName = "fuzz.tessera";
+  std::string error;
+  std::optional<codegen::GpuArch> arch = codegen::parseGpuArch("sm_90a", error);
+  if (!arch) __builtin_trap();
+  opts.archs = {*arch};
+  codegen::CompileOutput out;
+  if (!codegen::compileModule(*m, opts, codegen::StopAfter::PTX, out, error) && error.empty()) __builtin_trap();
+  for (const Diagnostic& d : store.diagnostics)
+    if (d.message.empty()) __builtin_trap();
+  return 0;
+}
