@@ -21,7 +21,7 @@ constexpr unsigned kGroupTiles = 128;  // 4 warps in a 2 x 2 grid over the tile
 
 bool isSmemOperand(ir::Type t, int64_t rows, int64_t cols) {
   if (t->kind != ir::TypeKind::Smem || t->shape.size() != 2 || t->layout != ir::Layout::Row ||
-      t->swizzle != ir::Swizzle::None)
+      t->swizzle == ir::Swizzle::Auto)
     return false;
   ir::ScalarKind e = ir::baseScalar(t->elem);
   if (e != ir::ScalarKind::BF16 && e != ir::ScalarKind::F16) return false;
@@ -145,33 +145,57 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   llvm::Value* tid = hooks_->tileLinear(b_);
   llvm::Value* lane = b_.CreateAnd(tid, b_.getInt64(31));
   llvm::Value* warp = b_.CreateLShr(tid, 5);
-  llvm::Value* rowBase = b_.CreateAdd(b_.CreateMul(b_.CreateLShr(warp, 1), b_.getInt64(m / 2)), b_.CreateLShr(lane, 2));
   llvm::Value* colBase =
       b_.CreateAdd(b_.CreateMul(b_.CreateAnd(warp, b_.getInt64(1)), b_.getInt64(n / 2)), b_.CreateLShr(lane, 2));
   llvm::Value* kLane = b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1);
-  auto ld32 = [&](View& v, llvm::Value* r, llvm::Value* c) -> llvm::Value* {
-    return b_.CreateAlignedLoad(b_.getInt32Ty(), address(v, {r, c}), llvm::Align(4));
-  };
   auto ld16 = [&](View& v, llvm::Value* r, llvm::Value* c) -> llvm::Value* {
     return b_.CreateZExt(b_.CreateAlignedLoad(b_.getInt16Ty(), address(v, {r, c}), llvm::Align(2)), b_.getInt32Ty());
   };
   auto k = [&](int64_t v) { return b_.getInt64(v); };
+  // ldmatrix: each lane names one 16-byte row of an 8 x 8 matrix of b16; x4 loads four such
+  // matrices, which for A are exactly the four registers of its 16 x 16 fragment and for B
+  // (transposed while loading) the two registers of two 16 x 8 fragments.
+  auto ldmatrix = [&](llvm::Intrinsic::ID id, llvm::Value* at) {
+    // Overloaded on the pointer's address space (shared: 3).
+    llvm::Function* f = llvm::Intrinsic::isOverloaded(id) ? llvm::Intrinsic::getDeclaration(&out_, id, {at->getType()})
+                                                         : llvm::Intrinsic::getDeclaration(&out_, id);
+    llvm::Value* r = b_.CreateCall(f, {at});
+    return std::array<llvm::Value*, 4>{b_.CreateExtractValue(r, 0), b_.CreateExtractValue(r, 1),
+                                       b_.CreateExtractValue(r, 2), b_.CreateExtractValue(r, 3)};
+  };
+  llvm::Value* warpRow = b_.CreateMul(b_.CreateLShr(warp, 1), b_.getInt64(m / 2));
+  llvm::Value* warpCol = b_.CreateMul(b_.CreateAnd(warp, b_.getInt64(1)), b_.getInt64(n / 2));
+  llvm::Value* lane16 = b_.CreateAnd(lane, b_.getInt64(15));
+  llvm::Value* laneHalf = b_.CreateMul(b_.CreateLShr(lane, 4), b_.getInt64(8));     // A: k + 0 or 8
+  llvm::Value* lane8 = b_.CreateAnd(lane, b_.getInt64(7));
+  llvm::Value* bK = b_.CreateMul(b_.CreateAnd(b_.CreateLShr(lane, 3), b_.getInt64(1)), b_.getInt64(8));
+  llvm::Value* bN = b_.CreateMul(b_.CreateLShr(lane, 4), b_.getInt64(8));
+  bool pairsOfN = nTiles % 2 == 0;
   for (int64_t ks = 0; ks < kExtent; ks += 16) {
     std::vector<std::array<llvm::Value*, 4>> af(mTiles);
     std::vector<std::array<llvm::Value*, 2>> bfr(nTiles);
     llvm::Value* c0 = b_.CreateAdd(kLane, k(ks));
     for (unsigned mi = 0; mi < mTiles; ++mi) {
-      llvm::Value* r0 = b_.CreateAdd(rowBase, k(mi * 16));
-      llvm::Value* r8 = b_.CreateAdd(r0, k(8));
-      llvm::Value* c8 = b_.CreateAdd(c0, k(8));
-      af[mi] = {ld32(a, r0, c0), ld32(a, r8, c0), ld32(a, r0, c8), ld32(a, r8, c8)};
+      llvm::Value* row = b_.CreateAdd(warpRow, b_.CreateAdd(lane16, k(mi * 16)));
+      af[mi] = ldmatrix(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16,
+                        address(a, {row, b_.CreateAdd(laneHalf, k(ks))}));
     }
-    for (unsigned ni = 0; ni < nTiles; ++ni) {
-      llvm::Value* col = b_.CreateAdd(colBase, k(ni * 8));
-      auto pair = [&](llvm::Value* k0) {
-        return b_.CreateOr(ld16(bm, k0, col), b_.CreateShl(ld16(bm, b_.CreateAdd(k0, k(1)), col), 16));
-      };
-      bfr[ni] = {pair(c0), pair(b_.CreateAdd(c0, k(8)))};
+    if (pairsOfN) {
+      for (unsigned ni = 0; ni < nTiles; ni += 2) {
+        llvm::Value* kk = b_.CreateAdd(b_.CreateAdd(lane8, bK), k(ks));
+        llvm::Value* col = b_.CreateAdd(warpCol, b_.CreateAdd(bN, k(ni * 8)));
+        auto r = ldmatrix(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, address(bm, {kk, col}));
+        bfr[ni] = {r[0], r[1]};
+        bfr[ni + 1] = {r[2], r[3]};
+      }
+    } else {
+      for (unsigned ni = 0; ni < nTiles; ++ni) {
+        llvm::Value* col = b_.CreateAdd(colBase, k(ni * 8));
+        auto pair = [&](llvm::Value* k0) {
+          return b_.CreateOr(ld16(bm, k0, col), b_.CreateShl(ld16(bm, b_.CreateAdd(k0, k(1)), col), 16));
+        };
+        bfr[ni] = {pair(c0), pair(b_.CreateAdd(c0, k(8)))};
+      }
     }
     for (unsigned mi = 0; mi < mTiles; ++mi)
       for (unsigned ni = 0; ni < nTiles; ++ni) {

@@ -622,7 +622,22 @@ llvm::Value* Lowering::address(View& v, const std::vector<llvm::Value*>& idx) {
   llvm::Value* off = b_.getInt64(0);
   for (size_t d = 0; d < idx.size() && d < v.strides.size(); ++d)
     off = b_.CreateAdd(off, b_.CreateMul(idx[d], v.strides[d]));
+  if (v.swizzle) {
+    uint64_t esz = v.elem->getPrimitiveSizeInBits() / 8;
+    return b_.CreateGEP(b_.getInt8Ty(), v.ptr, swizzledOffset(v, b_.CreateMul(off, b_.getInt64(esz))));
+  }
   return b_.CreateGEP(v.elem, v.ptr, off);
+}
+
+// XOR swizzles (the Tile IR's xor32/64/128; CUTLASS's Swizzle<1|2|3, 4, 3> for rows of 32, 64 or
+// 128 bytes): the 16-byte chunk index within a row is XORed with (row / 4) % 2, (row / 2) % 4
+// or row % 8, so 8 consecutive rows of one column of chunks fall in 8 different bank groups.
+llvm::Value* Lowering::swizzledOffset(const View& v, llvm::Value* linear) {
+  llvm::Value* row = b_.CreateUDiv(linear, b_.getInt64(v.rowBytes));
+  llvm::Value* phase = v.swizzle == 128 ? b_.CreateAnd(row, b_.getInt64(7))
+                       : v.swizzle == 64 ? b_.CreateAnd(b_.CreateLShr(row, 1), b_.getInt64(3))
+                                         : b_.CreateAnd(b_.CreateLShr(row, 2), b_.getInt64(1));
+  return b_.CreateXor(linear, b_.CreateShl(phase, 4));
 }
 
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
@@ -685,8 +700,13 @@ void Lowering::copyCooperative(View& dst, View& src, ir::Type elem, bool async) 
   llvm::Value* r = b_.CreateUDiv(c, perRow);
   llvm::Value* q = b_.CreateShl(b_.CreateURem(c, perRow), 4);
   auto* v4 = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
-  llvm::Value* from = b_.CreateGEP(b_.getInt8Ty(), src.ptr, b_.CreateAdd(b_.CreateMul(r, srcRow), q));
-  llvm::Value* to = b_.CreateGEP(b_.getInt8Ty(), dst.ptr, b_.CreateAdd(b_.CreateMul(r, dstRow), q));
+  llvm::Value* fromOff = b_.CreateAdd(b_.CreateMul(r, srcRow), q);
+  llvm::Value* toOff = b_.CreateAdd(b_.CreateMul(r, dstRow), q);
+  // A 16-byte chunk stays whole under a swizzle (it moves as a unit within its row).
+  if (src.swizzle) fromOff = swizzledOffset(src, fromOff);
+  if (dst.swizzle) toOff = swizzledOffset(dst, toOff);
+  llvm::Value* from = b_.CreateGEP(b_.getInt8Ty(), src.ptr, fromOff);
+  llvm::Value* to = b_.CreateGEP(b_.getInt8Ty(), dst.ptr, toOff);
   bool globalToShared = llvm::cast<llvm::PointerType>(src.ptr->getType())->getAddressSpace() == 1 &&
                         llvm::cast<llvm::PointerType>(dst.ptr->getType())->getAddressSpace() == 3;
   if (async && globalToShared) {
@@ -865,6 +885,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     }
     case OpId::MemSlice: {
       View src = *view(op.operand(0));
+      if (src.swizzle) return fail(op, "slices of swizzled shared buffers are not supported by code generation yet");
       View r = src;
       std::vector<llvm::Value*> at = indices(1);
       r.ptr = src.splat ? nullptr : address(src, at);
@@ -902,11 +923,16 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       if (!op.hasAttr("offset"))
         return fail(op, "shared buffers must be placed by the smem-plan pass before code generation");
       ir::Type t = op.result()->type;
-      if (t->swizzle != ir::Swizzle::None)
-        return fail(op, "swizzled shared buffers are not supported by code generation yet");
       View v;
       v.elem = storageType(t->elem);
       if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
+      if (t->swizzle != ir::Swizzle::None) {
+        v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
+        v.rowBytes = t->shape.back().size * static_cast<int64_t>(v.elem->getPrimitiveSizeInBits() / 8);
+        if (t->swizzle == ir::Swizzle::Auto || t->layout != ir::Layout::Row || v.rowBytes % v.swizzle != 0 ||
+            v.elem->getPrimitiveSizeInBits() % 8 != 0)
+          return fail(op, "this swizzled shared buffer (" + ir::printType(t) + ") is not supported by code generation");
+      }
       v.ptr = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), op.intAttr("offset", 0));
       // Row-major (or column-major) static strides.
       int64_t stride = 1;
@@ -929,6 +955,9 @@ bool Lowering::lowerMemory(ir::Operation& op) {
                            b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]));
       r.shape.assign(src.shape.begin() + 1, src.shape.end());
       r.strides.assign(src.strides.begin() + 1, src.strides.end());
+      // A stage of a swizzled buffer swizzles from its own start.
+      r.swizzle = src.swizzle;
+      r.rowBytes = src.rowBytes;
       views_[op.result()] = r;
       return true;
     }

@@ -28,6 +28,10 @@ struct View {
   std::vector<llvm::Value*> shape, strides;  // i64
   llvm::Value* splat = nullptr;  // a broadcast scalar: every element is this value (ptr unused)
   int root = -1;  // the tensor parameter (index among tensors) it views, or -1: unknown or none
+  // XOR-swizzled shared buffer (32, 64 or 128; 0: none), rows of rowBytes from ptr: the 16-byte
+  // chunk of an element moves within its row by a function of the row (swizzledOffset).
+  int swizzle = 0;
+  int64_t rowBytes = 0;
 };
 
 // The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
@@ -132,6 +136,8 @@ private:
   bool lowerIf(ir::Operation& op);
   bool lowerWhile(ir::Operation& op);
   llvm::Value* address(View& v, const std::vector<llvm::Value*>& idx);
+  // Byte offset `linear` (from v.ptr, row-major) after v's swizzle.
+  llvm::Value* swizzledOffset(const View& v, llvm::Value* linear);
   llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
   // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).

@@ -3037,11 +3037,11 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
       func_->setAttr("blocks", I::Attribute::ints({static_cast<int64_t>(arg->index), 0, BM,
                                                    static_cast<int64_t>(arg->index), 1, BN}));
   I::Value* sA = prologue(I::OpId::SmemAlloc,
-                          ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::None))
+                          ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::Auto))
                      ->result();
   sA->nameHint = "sA";
   I::Value* sB = prologue(I::OpId::SmemAlloc,
-                          ctx().smem(B->type->elem, {I::Dim{BK, {}}, I::Dim{BN, {}}}, I::Layout::Row, I::Swizzle::None))
+                          ctx().smem(B->type->elem, {I::Dim{BK, {}}, I::Dim{BN, {}}}, I::Layout::Row, I::Swizzle::Auto))
                      ->result();
   sB->nameHint = "sB";
   I::Type ix = ctx().index();
