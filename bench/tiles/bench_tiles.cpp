@@ -1,4 +1,4 @@
-// Tile-value kernels on the GPU, in TFLOP/s (median of 10 event-timed runs after 2 warm-ups):
+// Tile-value kernels on the GPU, in TFLOP/s (median of 30 event-timed runs after 5 warm-ups):
 // gemm_tc (bf16 in, f32 out) at n^3, flash_attention (blocks of 128 rows, 4 * 128 * 128 * D
 // flops per block) and fused_mlp. Their peers run in the same device call: peer_gemm.cu (cuBLAS
 // bf16 GEMM, f32 output) and peer_attention.py (PyTorch on the same block-diagonal attention).
@@ -29,10 +29,10 @@ double medianMs(const std::function<void()>& run) {
   tessera_event a, b;
   check(tessera_event_create(&a), "event");
   check(tessera_event_create(&b), "event");
-  for (int i = 0; i < 2; ++i) run();
+  for (int i = 0; i < 5; ++i) run();
   check(tessera_synchronize(), "warm-up");
   std::vector<double> ms;
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 30; ++i) {
     check(tessera_event_record(a, nullptr), "record");
     run();
     check(tessera_event_record(b, nullptr), "record");

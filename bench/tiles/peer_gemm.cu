@@ -1,5 +1,5 @@
 // Peer for bench/tiles: cuBLAS bf16 GEMM with f32 output (C = A @ B, row-major n x n), the
-// operation examples/gemm_tc.tessera computes. Median of 10 event-timed runs after 2 warm-ups.
+// operation examples/gemm_tc.tessera computes. Median of 30 event-timed runs after 5 warm-ups.
 //   nvcc -O3 -arch=sm_90a peer_gemm.cu -lcublas -o peer_gemm && ./peer_gemm [n]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -32,10 +32,10 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  for (int i = 0; i < 2; ++i) run();
+  for (int i = 0; i < 5; ++i) run();
   cudaDeviceSynchronize();
   std::vector<float> ms;
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 30; ++i) {
     cudaEventRecord(e0);
     run();
     cudaEventRecord(e1);

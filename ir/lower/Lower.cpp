@@ -3073,7 +3073,7 @@ void FnLowering::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   pushLoop(s->body, s->range, false);
   // The k loop is a 2-stage copy pipeline (the pipeline pass double-buffers sA and sB).
   buildLoop(
-      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{"prefetch", I::Attribute::integer(2)}}, s->body,
+      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{"prefetch", I::Attribute::integer(3)}}, s->body,
       s->range, "for",
       [&](I::Value* iv) {
         iv->nameHint = kN ? kN->name : "k";
