@@ -136,7 +136,7 @@ View Lowering::slotView(const ir::Value* key, const std::vector<llvm::Value*>& s
   return v;
 }
 
-void Lowering::forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body) {
+void Lowering::forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body, bool barrier) {
   llvm::Value* start = hooks_->tileLinear(b_);
   llvm::Value* step = hooks_->groupTiles(b_);
   llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -153,7 +153,7 @@ void Lowering::forEachIndex(llvm::Value* n, const std::function<void(llvm::Value
   i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
-  hooks_->barrier(b_);
+  if (barrier) hooks_->barrier(b_);
 }
 
 void Lowering::forEachElement(const std::vector<llvm::Value*>& shape,
@@ -173,6 +173,28 @@ void Lowering::forEachElement(const std::vector<llvm::Value*>& shape,
     }
     body(idx);
   });
+}
+
+llvm::Value* Lowering::foldLine(llvm::Value* len, llvm::Value* init,
+                                const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& step) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(c_, "line", fn_);
+  auto* body = llvm::BasicBlock::Create(c_, "line.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(c_, "line.done", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2, "j");
+  llvm::PHINode* acc = b_.CreatePHI(init->getType(), 2, "acc");
+  j->addIncoming(b_.getInt64(0), pre);
+  acc->addIncoming(init, pre);
+  b_.CreateCondBr(b_.CreateICmpULT(j, len), body, exit);
+  b_.SetInsertPoint(body);
+  llvm::Value* next = step(acc, j);
+  j->addIncoming(b_.CreateAdd(j, b_.getInt64(1)), b_.GetInsertBlock());
+  acc->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  return acc;
 }
 
 void Lowering::copyTile(View& dst, const View& src, ir::Type elem) {
@@ -428,24 +450,7 @@ bool Lowering::lowerTileSoftmax(ir::Operation& op) {
   };
   // One sequential pass over a line: acc = f(acc, j).
   auto pass = [&](llvm::Value* init, const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& f) {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(c_, "softmax.j", fn_);
-    auto* body = llvm::BasicBlock::Create(c_, "softmax.j.body", fn_);
-    auto* exit = llvm::BasicBlock::Create(c_, "softmax.j.done", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2);
-    llvm::PHINode* acc = b_.CreatePHI(ct, 2);
-    j->addIncoming(b_.getInt64(0), pre);
-    acc->addIncoming(init, pre);
-    b_.CreateCondBr(b_.CreateICmpULT(j, len), body, exit);
-    b_.SetInsertPoint(body);
-    llvm::Value* next = f(acc, j);
-    j->addIncoming(b_.CreateAdd(j, b_.getInt64(1)), b_.GetInsertBlock());
-    acc->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
-    return static_cast<llvm::Value*>(acc);
+    return foldLine(len, init, f);
   };
   forEachIndex(lines, [&](llvm::Value* line) {
     llvm::Value* m = pass(llvm::ConstantFP::getInfinity(ct, true), [&](llvm::Value* acc, llvm::Value* j) {
@@ -496,28 +501,12 @@ bool Lowering::lowerTileReduce(ir::Operation& op) {
     return llvm::ConstantInt::get(et, mx ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
   };
   auto line = [&](llvm::Value* other) {
-    llvm::Value* len = x.shape[axis];
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(c_, "reduce.j", fn_);
-    auto* body = llvm::BasicBlock::Create(c_, "reduce.j.body", fn_);
-    auto* exit = llvm::BasicBlock::Create(c_, "reduce.j.done", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2);
-    llvm::PHINode* acc = b_.CreatePHI(et, 2);
-    j->addIncoming(b_.getInt64(0), pre);
-    acc->addIncoming(identity(), pre);
-    b_.CreateCondBr(b_.CreateICmpULT(j, len), body, exit);
-    b_.SetInsertPoint(body);
-    std::vector<llvm::Value*> idx = rank == 1 ? std::vector<llvm::Value*>{j}
-                                    : axis == 1 ? std::vector<llvm::Value*>{other, j}
-                                                : std::vector<llvm::Value*>{j, other};
-    llvm::Value* next = combine(acc, loadElem(x, idx, elem));
-    j->addIncoming(b_.CreateAdd(j, b_.getInt64(1)), b_.GetInsertBlock());
-    acc->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
-    return static_cast<llvm::Value*>(acc);
+    return foldLine(x.shape[axis], identity(), [&](llvm::Value* acc, llvm::Value* j) {
+      std::vector<llvm::Value*> idx = rank == 1 ? std::vector<llvm::Value*>{j}
+                                      : axis == 1 ? std::vector<llvm::Value*>{other, j}
+                                                  : std::vector<llvm::Value*>{j, other};
+      return combine(acc, loadElem(x, idx, elem));
+    });
   };
   if (rank == 1) {
     set(op.result(), line(nullptr));

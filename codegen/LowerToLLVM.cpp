@@ -686,40 +686,33 @@ void Lowering::copyCooperative(View& dst, View& src, ir::Type elem, bool async) 
   b_.SetInsertPoint(vecBB);
   llvm::Value* perRow = b_.CreateLShr(rowBytes, 4);
   llvm::Value* chunks = b_.CreateMul(rows, perRow);
-  llvm::Value* first = hooks_->tileLinear(b_);
-  llvm::Value* stride = hooks_->groupTiles(b_);
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(c_, "copy.chunks", fn_);
-  auto* body = llvm::BasicBlock::Create(c_, "copy.chunk", fn_);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* c = b_.CreatePHI(i64, 2);
-  c->addIncoming(first, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(c, chunks), body, done);
-  b_.SetInsertPoint(body);
-  llvm::Value* r = b_.CreateUDiv(c, perRow);
-  llvm::Value* q = b_.CreateShl(b_.CreateURem(c, perRow), 4);
   auto* v4 = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
-  llvm::Value* fromOff = b_.CreateAdd(b_.CreateMul(r, srcRow), q);
-  llvm::Value* toOff = b_.CreateAdd(b_.CreateMul(r, dstRow), q);
-  // A 16-byte chunk stays whole under a swizzle (it moves as a unit within its row).
-  if (src.swizzle) fromOff = swizzledOffset(src, fromOff);
-  if (dst.swizzle) toOff = swizzledOffset(dst, toOff);
-  llvm::Value* from = b_.CreateGEP(b_.getInt8Ty(), src.ptr, fromOff);
-  llvm::Value* to = b_.CreateGEP(b_.getInt8Ty(), dst.ptr, toOff);
   bool globalToShared = llvm::cast<llvm::PointerType>(src.ptr->getType())->getAddressSpace() == 1 &&
                         llvm::cast<llvm::PointerType>(dst.ptr->getType())->getAddressSpace() == 3;
-  if (async && globalToShared) {
-    // cp.async.cg: the chunk lands in shared memory once a later cp.async.wait_group /
-    // wait_all (async.wait_pending / async.wait) and a barrier have run.
-    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {}, {to, from});
-  } else {
-    llvm::LoadInst* x = b_.CreateAlignedLoad(v4, from, llvm::Align(16));
-    noalias(src, x);
-    noalias(dst, b_.CreateAlignedStore(x, to, llvm::Align(16)));
-  }
-  c->addIncoming(b_.CreateAdd(c, stride), b_.GetInsertBlock());
-  b_.CreateBr(header);
+  forEachIndex(
+      chunks,
+      [&](llvm::Value* c) {
+        llvm::Value* r = b_.CreateUDiv(c, perRow);
+        llvm::Value* q = b_.CreateShl(b_.CreateURem(c, perRow), 4);
+        llvm::Value* fromOff = b_.CreateAdd(b_.CreateMul(r, srcRow), q);
+        llvm::Value* toOff = b_.CreateAdd(b_.CreateMul(r, dstRow), q);
+        // A 16-byte chunk stays whole under a swizzle (it moves as a unit within its row).
+        if (src.swizzle) fromOff = swizzledOffset(src, fromOff);
+        if (dst.swizzle) toOff = swizzledOffset(dst, toOff);
+        llvm::Value* from = b_.CreateGEP(b_.getInt8Ty(), src.ptr, fromOff);
+        llvm::Value* to = b_.CreateGEP(b_.getInt8Ty(), dst.ptr, toOff);
+        if (async && globalToShared) {
+          // cp.async.cg: the chunk lands in shared memory once a later cp.async.wait_group /
+          // wait_all (async.wait_pending / async.wait) and a barrier have run.
+          b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {}, {to, from});
+        } else {
+          llvm::LoadInst* x = b_.CreateAlignedLoad(v4, from, llvm::Align(16));
+          noalias(src, x);
+          noalias(dst, b_.CreateAlignedStore(x, to, llvm::Align(16)));
+        }
+      },
+      /*barrier=*/false);
+  b_.CreateBr(done);
 
   b_.SetInsertPoint(slowBB);
   copyElements(dst, src, elem);
@@ -730,51 +723,41 @@ void Lowering::copyCooperative(View& dst, View& src, ir::Type elem, bool async) 
 void Lowering::copyElements(View& dst, View& src, ir::Type elem) {
   llvm::Value* count = b_.getInt64(1);
   for (llvm::Value* s : dst.shape) count = b_.CreateMul(count, s);
-  llvm::Value* start = hooks_->tileLinear(b_);
-  llvm::Value* step = hooks_->groupTiles(b_);
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(c_, "copy", fn_);
-  auto* body = llvm::BasicBlock::Create(c_, "copy.body", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "copy.done", fn_);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* e = b_.CreatePHI(b_.getInt64Ty(), 2);
-  e->addIncoming(start, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(e, count), body, exit);
-  b_.SetInsertPoint(body);
-  auto unflatten = [&](View& v) {
-    std::vector<llvm::Value*> idx(v.shape.size());
-    llvm::Value* rest = e;
-    for (size_t d = v.shape.size(); d-- > 0;) {
-      idx[d] = b_.CreateURem(rest, v.shape[d]);
-      rest = b_.CreateUDiv(rest, v.shape[d]);
-    }
-    return idx;
-  };
-  if (dst.shape.size() == src.shape.size()) {
-    // Same rank: the source may be a block clipped at a tensor's edge; the rest of the
-    // destination is zero-filled (as cp.async does with a short source), so products and sums
-    // over a buffer see zeros past the edge.
-    std::vector<llvm::Value*> idx = unflatten(dst);
-    llvm::Value* inside = b_.getTrue();
-    for (size_t d = 0; d < idx.size(); ++d) inside = b_.CreateAnd(inside, b_.CreateICmpULT(idx[d], src.shape[d]));
-    auto* load = llvm::BasicBlock::Create(c_, "copy.load", fn_);
-    auto* zero = llvm::BasicBlock::Create(c_, "copy.zero", fn_);
-    auto* join = llvm::BasicBlock::Create(c_, "copy.next", fn_);
-    b_.CreateCondBr(inside, load, zero);
-    b_.SetInsertPoint(load);
-    storeElem(dst, idx, loadElem(src, idx, elem), elem);
-    b_.CreateBr(join);
-    b_.SetInsertPoint(zero);
-    storeElem(dst, idx, llvm::Constant::getNullValue(dst.elem), elem);
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-  } else {
-    storeElem(dst, unflatten(dst), loadElem(src, unflatten(src), elem), elem);
-  }
-  e->addIncoming(b_.CreateAdd(e, step), b_.GetInsertBlock());
-  b_.CreateBr(header);
-  b_.SetInsertPoint(exit);
+  forEachIndex(
+      count,
+      [&](llvm::Value* e) {
+        auto unflatten = [&](View& v) {
+          std::vector<llvm::Value*> idx(v.shape.size());
+          llvm::Value* rest = e;
+          for (size_t d = v.shape.size(); d-- > 0;) {
+            idx[d] = b_.CreateURem(rest, v.shape[d]);
+            rest = b_.CreateUDiv(rest, v.shape[d]);
+          }
+          return idx;
+        };
+        if (dst.shape.size() != src.shape.size()) {
+          storeElem(dst, unflatten(dst), loadElem(src, unflatten(src), elem), elem);
+          return;
+        }
+        // Same rank: the source may be a block clipped at a tensor's edge; the rest of the
+        // destination is zero-filled (as cp.async does with a short source), so products and
+        // sums over a buffer see zeros past the edge.
+        std::vector<llvm::Value*> idx = unflatten(dst);
+        llvm::Value* inside = b_.getTrue();
+        for (size_t d = 0; d < idx.size(); ++d) inside = b_.CreateAnd(inside, b_.CreateICmpULT(idx[d], src.shape[d]));
+        auto* load = llvm::BasicBlock::Create(c_, "copy.load", fn_);
+        auto* zero = llvm::BasicBlock::Create(c_, "copy.zero", fn_);
+        auto* join = llvm::BasicBlock::Create(c_, "copy.next", fn_);
+        b_.CreateCondBr(inside, load, zero);
+        b_.SetInsertPoint(load);
+        storeElem(dst, idx, loadElem(src, idx, elem), elem);
+        b_.CreateBr(join);
+        b_.SetInsertPoint(zero);
+        storeElem(dst, idx, llvm::Constant::getNullValue(dst.elem), elem);
+        b_.CreateBr(join);
+        b_.SetInsertPoint(join);
+      },
+      /*barrier=*/false);
 }
 
 // Sum/max/min of a whole view in a fixed pairwise tree: a[i] op= a[i + s] for s = 1, 2, 4, ...

@@ -171,8 +171,12 @@ private:
   // e % group size, then a group barrier.
   void forEachElement(const std::vector<llvm::Value*>& shape,
                       const std::function<void(const std::vector<llvm::Value*>&)>& body);
-  // Runs body(i) for i in [0, n), i on tile i % group size, then a group barrier.
-  void forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body);
+  // Runs body(i) for i in [0, n), i on tile i % group size, then (unless told not to) a group
+  // barrier.
+  void forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body, bool barrier = true);
+  // A sequential loop j = 0..len-1 carrying one value: returns the final acc = step(acc, j).
+  llvm::Value* foldLine(llvm::Value* len, llvm::Value* init,
+                        const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& step);
   // dst[idx] = src[idx] over src's extents; dst takes src's extents.
   void copyTile(View& dst, const View& src, ir::Type elem);
   // Loop-carried tile values live in the slot of the loop's (or if's) result.

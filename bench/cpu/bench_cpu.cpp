@@ -11,27 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "BenchUtil.h"
 #include "saxpy.h"
 
 namespace {
-void check(tessera_status s, const char* what) {
-  if (s != TESSERA_SUCCESS) {
-    std::printf("FAIL: %s: %s\n", what, tessera_last_error_message());
-    std::exit(1);
-  }
-}
-
-double medianMs(const std::function<void()>& run) {
-  for (int i = 0; i < 2; ++i) run();
-  std::vector<double> ms;
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using bench::check;
+double medianMs(const std::function<void()>& run) { return bench::medianWallMs(run, 2, 15); }
 
 __attribute__((noinline)) void plainSaxpy(const float* x, float* y, float a, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + y[i];

@@ -11,39 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "BenchUtil.h"
 #include "group_sum.h"
 #include "saxpy.h"
 
 namespace {
 
-void check(tessera_status s, const char* what) {
-  if (s != TESSERA_SUCCESS) {
-    std::printf("FAIL: %s: %s\n", what, tessera_last_error_message());
-    std::exit(1);
-  }
-}
-
-double medianMs(const std::function<void()>& run) {
-  tessera_event a, b;
-  check(tessera_event_create(&a), "event");
-  check(tessera_event_create(&b), "event");
-  for (int i = 0; i < 3; ++i) run();
-  check(tessera_synchronize(), "warm-up");
-  std::vector<double> ms;
-  for (int i = 0; i < 20; ++i) {
-    check(tessera_event_record(a, nullptr), "record");
-    run();
-    check(tessera_event_record(b, nullptr), "record");
-    check(tessera_event_synchronize(b), "sync");
-    float t;
-    check(tessera_event_elapsed_ms(&t, a, b), "elapsed");
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  tessera_event_destroy(a);
-  tessera_event_destroy(b);
-  return ms[ms.size() / 2];
-}
+using bench::check;
+double medianMs(const std::function<void()>& run) { return bench::medianEventMs(run, 3, 20); }
 
 }  // namespace
 

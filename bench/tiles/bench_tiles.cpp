@@ -12,38 +12,16 @@
 #include <functional>
 #include <vector>
 
+#include "BenchUtil.h"
 #include "flash_attention.h"
 #include "fused_mlp.h"
 #include "gemm_tc.h"
 
 namespace {
 
-void check(tessera_status s, const char* what) {
-  if (s != TESSERA_SUCCESS) {
-    std::printf("FAIL: %s: %s\n", what, tessera_last_error_message());
-    std::exit(1);
-  }
-}
+using bench::check;
+double medianMs(const std::function<void()>& run) { return bench::medianEventMs(run, 5, 30); }
 
-double medianMs(const std::function<void()>& run) {
-  tessera_event a, b;
-  check(tessera_event_create(&a), "event");
-  check(tessera_event_create(&b), "event");
-  for (int i = 0; i < 5; ++i) run();
-  check(tessera_synchronize(), "warm-up");
-  std::vector<double> ms;
-  for (int i = 0; i < 30; ++i) {
-    check(tessera_event_record(a, nullptr), "record");
-    run();
-    check(tessera_event_record(b, nullptr), "record");
-    check(tessera_event_synchronize(b), "sync");
-    float t;
-    check(tessera_event_elapsed_ms(&t, a, b), "elapsed");
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 // Device memory filled with small bf16 values (1/64 .. 63/64 with alternating signs).
 void* bf16Buffer(int64_t n) {

@@ -160,6 +160,14 @@ inline float fromBF16(uint16_t h) {
   return f;
 }
 
+// n random bf16 values (as bits) in [lo, hi).
+inline std::vector<uint16_t> randomBF16(size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::vector<float> f = randomFloats(n, lo, hi);
+  std::vector<uint16_t> h(n);
+  for (size_t i = 0; i < n; ++i) h[i] = toBF16(f[i]);
+  return h;
+}
+
 // ---- checks
 
 // FNV-1a over the bytes of a result. Checks print it ("digest <what> <hex>") so that a

@@ -12,13 +12,7 @@ int main() {
   std::uniform_int_distribution<int64_t> rows(1, 700), dims(1, 128);
   int64_t S = rows(exec::rng()), D = dims(exec::rng());
   std::printf("S=%lld D=%lld\n", (long long)S, (long long)D);
-  auto bf16s = [](size_t n) {
-    std::vector<float> f = exec::randomFloats(n);
-    std::vector<uint16_t> h(n);
-    for (size_t i = 0; i < n; ++i) h[i] = exec::toBF16(f[i]);
-    return h;
-  };
-  std::vector<uint16_t> q = bf16s(S * D), k = bf16s(S * D), v = bf16s(S * D);
+  std::vector<uint16_t> q = exec::randomBF16(S * D), k = exec::randomBF16(S * D), v = exec::randomBF16(S * D);
   auto f = exec::fromBF16;
   std::vector<float> want(S * D);
   for (int64_t b0 = 0; b0 < S; b0 += 128) {

@@ -10,13 +10,7 @@ int main() {
   std::uniform_int_distribution<int64_t> rows(1, 300), dims(1, 96);
   int64_t M = rows(exec::rng()), D = dims(exec::rng()), H = dims(exec::rng()), E = dims(exec::rng());
   std::printf("M=%lld D=%lld H=%lld E=%lld\n", (long long)M, (long long)D, (long long)H, (long long)E);
-  auto bf16s = [](size_t n) {
-    std::vector<float> f = exec::randomFloats(n);
-    std::vector<uint16_t> h(n);
-    for (size_t i = 0; i < n; ++i) h[i] = exec::toBF16(f[i]);
-    return h;
-  };
-  std::vector<uint16_t> x = bf16s(M * D), w1 = bf16s(D * H), b1 = bf16s(H), w2 = bf16s(H * E), b2 = bf16s(E);
+  std::vector<uint16_t> x = exec::randomBF16(M * D), w1 = exec::randomBF16(D * H), b1 = exec::randomBF16(H), w2 = exec::randomBF16(H * E), b2 = exec::randomBF16(E);
   auto f = exec::fromBF16;
   std::vector<uint16_t> want(M * E);
   std::vector<float> hid(H);

@@ -14,10 +14,7 @@ int main() {
   std::uniform_int_distribution<int64_t> mn(1, 300), kd(1, 200);
   int64_t M = mn(exec::rng()), N = mn(exec::rng()), K = kd(exec::rng());
   std::printf("M=%lld N=%lld K=%lld\n", (long long)M, (long long)N, (long long)K);
-  std::vector<float> af = exec::randomFloats(M * K), bf = exec::randomFloats(K * N);
-  std::vector<uint16_t> a(M * K), b(K * N);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = exec::toBF16(af[i]);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = exec::toBF16(bf[i]);
+  std::vector<uint16_t> a = exec::randomBF16(M * K), b = exec::randomBF16(K * N);
   std::vector<float> want(M * N);
   std::vector<double> bound(M * N);
   for (int64_t m = 0; m < M; ++m)
