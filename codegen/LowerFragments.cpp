@@ -1,10 +1,10 @@
 // Accumulator fragments in registers, products on tensor cores (GPU). When every !frag value of
 // a kernel is an f32 accumulator that only flows through tile.mma (with row-major bf16/f16
 // shared-memory operands), loops, branches, conversions and tile.store, the fragments live in
-// registers instead of the workspace: the group's 4 warps split the BM x BN tile 2 x 2, and each
-// warp holds its (BM/2) x (BN/2) part in the accumulator layout of mma.sync.m16n8k16 (thread
-// `lane` holds rows lane/4 and lane/4 + 8, columns 2 * (lane % 4) and the next, of every 16 x 8
-// piece). tile.mma becomes mma.sync over k in steps of 16. Anything else keeps the workspace
+// registers instead of the workspace: the group's warps split the BM x BN tile as a grid (4 warps
+// 2 x 2, 8 warps 2 x 4), and each warp holds its part in the accumulator layout of
+// mma.sync.m16n8k16 (thread `lane` holds rows lane/4 and lane/4 + 8, columns 2 * (lane % 4) and
+// the next, of every 16 x 8 piece). tile.mma becomes mma.sync over k in steps of 16. Anything else keeps the workspace
 // path (LowerTiles.cpp), which is also what the CPU runs.
 #include "codegen/Lowering.h"
 
@@ -17,7 +17,12 @@ using ir::OpId;
 
 namespace {
 
-constexpr unsigned kGroupTiles = 128;  // 4 warps in a 2 x 2 grid over the tile
+// The warps of a group tile the accumulator as a grid: 4 warps 2 x 2, 8 warps 2 x 4.
+bool warpGrid(unsigned tiles, unsigned& wm, unsigned& wn) {
+  if (tiles == 128) return wm = 2, wn = 2, true;
+  if (tiles == 256) return wm = 2, wn = 4, true;
+  return false;
+}
 
 bool isSmemOperand(ir::Type t, int64_t rows, int64_t cols) {
   if (t->kind != ir::TypeKind::Smem || t->shape.size() != 2 || t->layout != ir::Layout::Row ||
@@ -29,19 +34,22 @@ bool isSmemOperand(ir::Type t, int64_t rows, int64_t cols) {
          (cols < 0 || t->shape[1].size == cols);
 }
 
-// An f32 accumulator whose tile splits into 16 x 8 pieces per warp of the 2 x 2 grid.
-bool isRegisterFragType(ir::Type t) {
+// An f32 accumulator whose tile splits into 16 x 8 pieces per warp of a wm x wn grid, at most
+// 256 registers a thread.
+bool isRegisterFragType(ir::Type t, unsigned wm, unsigned wn) {
   if (t->kind != ir::TypeKind::Frag || t->role != ir::FragRole::Acc || t->shape.size() != 2) return false;
   if (!t->shape[0].isStatic() || !t->shape[1].isStatic()) return false;
   int64_t m = t->shape[0].size, n = t->shape[1].size;
-  return m > 0 && n > 0 && m % 32 == 0 && n % 16 == 0 && m * n / kGroupTiles <= 256;
+  return m > 0 && n > 0 && m % (16 * wm) == 0 && n % (8 * wn) == 0 && m * n / (32 * wm * wn) <= 256;
 }
 
 }  // namespace
 
 bool Lowering::planRegisterFragments(ir::Operation& func, const KernelInterface& k) {
   regFrags_ = false;
-  if (!hooks_->isGpu() || !k.grouped || k.groupShape[0] * k.groupShape[1] * k.groupShape[2] != kGroupTiles) return true;
+  if (!hooks_->isGpu() || !k.grouped || !warpGrid(k.groupShape[0] * k.groupShape[1] * k.groupShape[2], warpsM_, warpsN_))
+    return true;
+  unsigned wm = warpsM_, wn = warpsN_;
   bool any = false, ok = true;
   auto isFrag = [](const ir::Value* v) { return v->type->kind == ir::TypeKind::Frag; };
   func.walk([&](ir::Operation* op) {
@@ -51,13 +59,13 @@ bool Lowering::planRegisterFragments(ir::Operation& func, const KernelInterface&
     if (!touches) return;
     any = true;
     for (auto& r : op->results)
-      if (isFrag(r.get()) && !isRegisterFragType(r->type)) ok = false;
+      if (isFrag(r.get()) && !isRegisterFragType(r->type, wm, wn)) ok = false;
     switch (op->id) {
       case OpId::TileBroadcast: ok &= ir::isScalar(op->operand(0)->type); break;
       case OpId::TileMma: {
         ir::Type acc = op->operand(2)->type;
         ir::Type a = op->operand(0)->type, b = op->operand(1)->type;
-        bool shapes = isRegisterFragType(acc) && isSmemOperand(a, acc->shape[0].size, -1) &&
+        bool shapes = isRegisterFragType(acc, wm, wn) && isSmemOperand(a, acc->shape[0].size, -1) &&
                       isSmemOperand(b, -1, acc->shape[1].size) && a->shape[1].size == b->shape[0].size &&
                       a->shape[1].size % 16 == 0 && ir::baseScalar(a->elem) == ir::baseScalar(b->elem);
         ok &= shapes;
@@ -77,17 +85,17 @@ bool Lowering::planRegisterFragments(ir::Operation& func, const KernelInterface&
 }
 
 std::pair<llvm::Value*, llvm::Value*> Lowering::fragCoord(ir::Type t, unsigned j) {
-  int64_t m = t->shape[0].size, n = t->shape[1].size;
-  unsigned nTiles = static_cast<unsigned>(n / 16);
+  int64_t m = t->shape[0].size / warpsM_, n = t->shape[1].size / warpsN_;  // a warp's part
+  unsigned nTiles = static_cast<unsigned>(n / 8);
   unsigned mi = j / (nTiles * 4), ni = (j / 4) % nTiles, q = j % 4;
   llvm::Value* tid = hooks_->tileLinear(b_);
   llvm::Value* lane = b_.CreateAnd(tid, b_.getInt64(31));
   llvm::Value* warp = b_.CreateLShr(tid, 5);
-  llvm::Value* wm = b_.CreateLShr(warp, 1);
-  llvm::Value* wn = b_.CreateAnd(warp, b_.getInt64(1));
-  llvm::Value* row = b_.CreateAdd(b_.CreateMul(wm, b_.getInt64(m / 2)),
+  llvm::Value* wm = b_.CreateUDiv(warp, b_.getInt64(warpsN_));
+  llvm::Value* wn = b_.CreateURem(warp, b_.getInt64(warpsN_));
+  llvm::Value* row = b_.CreateAdd(b_.CreateMul(wm, b_.getInt64(m)),
                                   b_.CreateAdd(b_.getInt64(mi * 16 + (q / 2) * 8), b_.CreateLShr(lane, 2)));
-  llvm::Value* col = b_.CreateAdd(b_.CreateMul(wn, b_.getInt64(n / 2)),
+  llvm::Value* col = b_.CreateAdd(b_.CreateMul(wn, b_.getInt64(n)),
                                   b_.CreateAdd(b_.getInt64(ni * 8 + q % 2), b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1)));
   return {row, col};
 }
@@ -97,7 +105,7 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
     case OpId::TileBroadcast: {
       ir::Type t = op.result()->type;
       fragRegs_[op.result()] = std::vector<llvm::Value*>(
-          static_cast<size_t>(t->shape[0].size * t->shape[1].size / kGroupTiles), get(op.operand(0)));
+          static_cast<size_t>(t->shape[0].size * t->shape[1].size / (32 * warpsM_ * warpsN_)), get(op.operand(0)));
       return true;
     }
     case OpId::ArithConvert: {
@@ -134,9 +142,9 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   // memory as the instruction's fragments (pairs of adjacent elements packed in 32 bits).
   ir::Type accT = op.operand(2)->type;
   View a = *view(op.operand(0)), bm = *view(op.operand(1));
-  int64_t m = accT->shape[0].size, n = accT->shape[1].size;
+  int64_t m = accT->shape[0].size / warpsM_, n = accT->shape[1].size / warpsN_;  // a warp's part
   int64_t kExtent = op.operand(0)->type->shape[1].size;
-  unsigned mTiles = static_cast<unsigned>(m / 32), nTiles = static_cast<unsigned>(n / 16);
+  unsigned mTiles = static_cast<unsigned>(m / 16), nTiles = static_cast<unsigned>(n / 8);
   bool bf16 = ir::baseScalar(op.operand(0)->type->elem) == ir::ScalarKind::BF16;
   llvm::Function* mma = llvm::Intrinsic::getDeclaration(
       &out_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
@@ -146,7 +154,7 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   llvm::Value* lane = b_.CreateAnd(tid, b_.getInt64(31));
   llvm::Value* warp = b_.CreateLShr(tid, 5);
   llvm::Value* colBase =
-      b_.CreateAdd(b_.CreateMul(b_.CreateAnd(warp, b_.getInt64(1)), b_.getInt64(n / 2)), b_.CreateLShr(lane, 2));
+      b_.CreateAdd(b_.CreateMul(b_.CreateURem(warp, b_.getInt64(warpsN_)), b_.getInt64(n)), b_.CreateLShr(lane, 2));
   llvm::Value* kLane = b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1);
   auto ld16 = [&](View& v, llvm::Value* r, llvm::Value* c) -> llvm::Value* {
     return b_.CreateZExt(b_.CreateAlignedLoad(b_.getInt16Ty(), address(v, {r, c}), llvm::Align(2)), b_.getInt32Ty());
@@ -163,8 +171,8 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
     return std::array<llvm::Value*, 4>{b_.CreateExtractValue(r, 0), b_.CreateExtractValue(r, 1),
                                        b_.CreateExtractValue(r, 2), b_.CreateExtractValue(r, 3)};
   };
-  llvm::Value* warpRow = b_.CreateMul(b_.CreateLShr(warp, 1), b_.getInt64(m / 2));
-  llvm::Value* warpCol = b_.CreateMul(b_.CreateAnd(warp, b_.getInt64(1)), b_.getInt64(n / 2));
+  llvm::Value* warpRow = b_.CreateMul(b_.CreateUDiv(warp, b_.getInt64(warpsN_)), b_.getInt64(m));
+  llvm::Value* warpCol = b_.CreateMul(b_.CreateURem(warp, b_.getInt64(warpsN_)), b_.getInt64(n));
   llvm::Value* lane16 = b_.CreateAnd(lane, b_.getInt64(15));
   llvm::Value* laneHalf = b_.CreateMul(b_.CreateLShr(lane, 4), b_.getInt64(8));     // A: k + 0 or 8
   llvm::Value* lane8 = b_.CreateAnd(lane, b_.getInt64(7));

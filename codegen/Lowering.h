@@ -218,6 +218,7 @@ private:
   std::map<std::string, llvm::Value*> symbolValue_;
   std::map<std::string, Extent> symbolExtent_;
   bool regFrags_ = false;
+  unsigned warpsM_ = 2, warpsN_ = 2;  // the group's warps over a fragment (LowerFragments.cpp)
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> fragRegs_;
 };
 

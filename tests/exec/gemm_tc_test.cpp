@@ -1,39 +1,7 @@
-// examples/gemm_tc: C = A @ B with bf16 inputs and f32 accumulation, one 128x128 output tile per
-// group walking k in steps of 32. Sizes are random and need not be multiples of the tiles: blocks
-// at the edges are clipped (and zero-filled in shared memory). The reference sums the products
-// (exact in f32 for bf16 inputs) in k order in f32, as the CPU executor does (bit for bit there);
-// the GPU accumulates on tensor cores (mma.sync) in another order, so each element is checked
-// against the error bound of any f32 summation order: 2 * K * 2^-23 * sum |a_k b_k|.
-#include <cmath>
-
-#include "ExecTest.h"
+// examples/gemm_tc: one 128x128 output tile per group of 4 warps, k in steps of 32 (GemmTest.h).
+#include "GemmTest.h"
 #include "gemm_tc.h"
 
 int main() {
-  exec::requireDevice();
-  std::uniform_int_distribution<int64_t> mn(1, 300), kd(1, 200);
-  int64_t M = mn(exec::rng()), N = mn(exec::rng()), K = kd(exec::rng());
-  std::printf("M=%lld N=%lld K=%lld\n", (long long)M, (long long)N, (long long)K);
-  std::vector<uint16_t> a = exec::randomBF16(M * K), b = exec::randomBF16(K * N);
-  std::vector<float> want(M * N);
-  std::vector<double> bound(M * N);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      float acc = 0.0f;
-      double mag = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        volatile float p = exec::fromBF16(a[m * K + k]) * exec::fromBF16(b[k * N + n]);
-        acc = acc + p;
-        mag += std::fabs(static_cast<double>(p));
-      }
-      want[m * N + n] = acc;
-      bound[m * N + n] = 2.0 * K * std::ldexp(mag, -23);
-    }
-  exec::DeviceArray<uint16_t> da(a), db(b);
-  exec::DeviceArray<float> dc(std::vector<float>(M * N, -7.0f));
-  exec::check(gemm_tc::gemm_tc(da.view(TESSERA_BF16, {M, K}), db.view(TESSERA_BF16, {K, N}),
-                               dc.view(TESSERA_F32, {M, N})),
-              "gemm_tc");
-  exec::check(tessera_synchronize(), "synchronize");
-  return exec::finish(exec::allWithin(dc.read(), want, bound, "C"));
+  return exec::runGemm("gemm_tc", [](auto a, auto b, auto c) { return gemm_tc::gemm_tc(a, b, c); });
 }
