@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "codegen/Lowering.h"
+#include "codegen/MiniFloat.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/MDBuilder.h"
@@ -576,11 +577,40 @@ bool Lowering::lowerConvert(ir::Operation& op) {
   llvm::Type* tt = scalarType(to);
   if (!ft || !tt)
     return fail(op, "conversion from " + ir::printType(from) + " to " + ir::printType(to) +
-                        " is not supported by code generation yet (fp8/fp6/fp4)");
+                        " is not supported by code generation yet (fp6/fp4)");
   std::string round = op.strAttr("round");
   if (round == "stochastic" || round == "toward_zero")
     return fail(op, "rounding '" + round + "' is not supported by code generation yet");
   llvm::Value* v = get(op.operand(0));
+  // fp8 codes go through f32 in software (MiniFloat.cpp): the same bits on every target.
+  ir::ScalarKind fk = ir::baseScalar(from), tk = ir::baseScalar(to);
+  if (isSoftFloat8(fk) || isSoftFloat8(tk)) {
+    if (isSoftFloat8(fk) && isSoftFloat8(tk) && fk == tk) {
+      set(op.result(), v);
+      return true;
+    }
+    llvm::Value* f = v;
+    if (isSoftFloat8(fk)) {
+      f = decodeFloat8(b_, out_, fk, v);
+    } else if (ft->isFloatingPointTy()) {
+      f = ft == b_.getFloatTy() ? v : ft->isDoubleTy() ? b_.CreateFPTrunc(v, b_.getFloatTy()) : b_.CreateFPExt(v, b_.getFloatTy());
+    } else {
+      f = isUnsigned(from) ? b_.CreateUIToFP(v, b_.getFloatTy()) : b_.CreateSIToFP(v, b_.getFloatTy());
+    }
+    llvm::Value* r;
+    if (isSoftFloat8(tk)) {
+      bool saturate = to->kind == ir::TypeKind::Num && to->saturate;
+      r = encodeFloat8(b_, out_, tk, f, saturate);
+    } else if (tt->isFloatingPointTy()) {
+      r = tt == b_.getFloatTy() ? f : tt->isDoubleTy() ? b_.CreateFPExt(f, tt) : b_.CreateFPTrunc(f, tt);
+    } else if (tt->isIntegerTy(1)) {
+      r = b_.CreateFCmpUNE(f, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
+    } else {
+      r = isUnsigned(to) ? b_.CreateFPToUI(f, tt) : b_.CreateFPToSI(f, tt);
+    }
+    set(op.result(), r);
+    return true;
+  }
   bool fFloat = ft->isFloatingPointTy(), tFloat = tt->isFloatingPointTy();
   llvm::Value* r;
   // Where the tile index t is below 2^31 (see narrowed_): i32(t) widens back to t exactly.

@@ -72,9 +72,11 @@ private:
       case S::BF16: return b_.getBFloatTy();
       case S::F32: return b_.getFloatTy();
       case S::F64: return b_.getDoubleTy();
-      // Narrow floats are storage types; arithmetic on them happens in the accumulation type,
-      // which lowering makes explicit with arith.convert (software conversions, not yet here).
-      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: case S::F8E4M3: case S::F8E5M2: return nullptr;
+      // fp8 values are their 8-bit codes; arithmetic on them happens in the accumulation type,
+      // which lowering makes explicit with arith.convert (software conversions, MiniFloat.cpp).
+      case S::F8E4M3: case S::F8E5M2: return b_.getInt8Ty();
+      // fp6/fp4 pack several values per byte: not generated yet.
+      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: return nullptr;
     }
     return nullptr;
   }
