@@ -411,7 +411,7 @@ class FnLowering {
   void finishFunction(SourceRange at);
   // Whole-tensor tile programs (docs/language.md): the rows of the output are split into blocks
   // of kRowBlock across groups.
-  static constexpr int64_t kRowBlock = 64;
+  static constexpr int64_t kRowBlock = 16;
   bool wholeTensorProgram();
   void lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx);
   void checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
@@ -3350,7 +3350,7 @@ bool FnLowering::wholeTensorProgram() {
 }
 
 // The body of a whole-tensor program runs once per block of kRowBlock rows of the output,
-// grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=64)`: every
+// grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=16)`: every
 // tensor parameter whose leading extent is the output's leading symbol is used as its row block
 // `P[rows]`; the others are used whole. Codegen clips the last block at run time.
 void FnLowering::lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx) {
