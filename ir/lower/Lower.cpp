@@ -1239,56 +1239,24 @@ I::Value* FnLowering::compare(BinaryOp bop, I::Value* a, I::Value* b, SourceRang
   b = coerce(b, t, at);
   I::ScalarKind k = I::baseScalar(elemOf(t));
   I::Type rt = tiles ? ctx().tile(ctx().i1(), t->shape) : ctx().i1();
-  const char* pred = "eq";
-  if (isFloatKind(k)) {
-    switch (bop) {
-      case BinaryOp::Eq:
-        pred = "oeq";
-        break;
-      case BinaryOp::Ne:
-        pred = "une";
-        break;
-      case BinaryOp::Lt:
-        pred = "olt";
-        break;
-      case BinaryOp::Le:
-        pred = "ole";
-        break;
-      case BinaryOp::Gt:
-        pred = "ogt";
-        break;
-      case BinaryOp::Ge:
-        pred = "oge";
-        break;
-      default:
-        unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
-    }
-    return op1(I::OpId::ArithCmpF, {a, b}, rt, {{"pred", I::Attribute::string(pred)}});
-  }
-  bool u = isUnsignedKind(k);
-  switch (bop) {
-    case BinaryOp::Eq:
-      pred = "eq";
-      break;
-    case BinaryOp::Ne:
-      pred = "ne";
-      break;
-    case BinaryOp::Lt:
-      pred = u ? "ult" : "slt";
-      break;
-    case BinaryOp::Le:
-      pred = u ? "ule" : "sle";
-      break;
-    case BinaryOp::Gt:
-      pred = u ? "ugt" : "sgt";
-      break;
-    case BinaryOp::Ge:
-      pred = u ? "uge" : "sge";
-      break;
-    default:
-      unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
-  }
-  return op1(I::OpId::ArithCmpI, {a, b}, rt, {{"pred", I::Attribute::string(pred)}});
+  // Comparison predicates: ordered for floats (unordered `une` for !=, so NaN != NaN), signed or
+  // unsigned for integers.
+  struct Predicates {
+    BinaryOp op;
+    const char *f, *s, *u;
+  };
+  static const Predicates kPredicates[] = {
+      {BinaryOp::Eq, "oeq", "eq", "eq"},    {BinaryOp::Ne, "une", "ne", "ne"},
+      {BinaryOp::Lt, "olt", "slt", "ult"},  {BinaryOp::Le, "ole", "sle", "ule"},
+      {BinaryOp::Gt, "ogt", "sgt", "ugt"},  {BinaryOp::Ge, "oge", "sge", "uge"},
+  };
+  const Predicates* p = nullptr;
+  for (const Predicates& row : kPredicates)
+    if (row.op == bop) p = &row;
+  if (!p) unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
+  bool isFloat = isFloatKind(k);
+  const char* pred = isFloat ? p->f : isUnsignedKind(k) ? p->u : p->s;
+  return op1(isFloat ? I::OpId::ArithCmpF : I::OpId::ArithCmpI, {a, b}, rt, {{"pred", I::Attribute::string(pred)}});
 }
 
 // Arithmetic in the compute type of the result; `semaResult` (may be null) is sema's scalar type.
