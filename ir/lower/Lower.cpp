@@ -1734,27 +1734,17 @@ LV FnLowering::lowerMath(const BuiltinInfo& b, CallExpr* e, const std::vector<Ex
     return vs;
   };
   SourceRange at = e->range;
+  // Math builtins of one argument that map straight onto a Tile IR op.
+  static const std::pair<BuiltinId, I::OpId> kUnaryMath[] = {
+      {BuiltinId::Exp, I::OpId::MathExp},     {BuiltinId::Exp2, I::OpId::MathExp2},
+      {BuiltinId::Log, I::OpId::MathLog},     {BuiltinId::Log2, I::OpId::MathLog2},
+      {BuiltinId::Sqrt, I::OpId::MathSqrt},   {BuiltinId::Rsqrt, I::OpId::MathRsqrt},
+      {BuiltinId::Tanh, I::OpId::MathTanh},   {BuiltinId::Erf, I::OpId::MathErf},
+      {BuiltinId::Sin, I::OpId::MathSin},     {BuiltinId::Cos, I::OpId::MathCos},
+  };
+  for (const auto& [builtin, op] : kUnaryMath)
+    if (b.id == builtin) return LV::val(unaryMath(op, arg(0), at));
   switch (b.id) {
-    case BuiltinId::Exp:
-      return LV::val(unaryMath(I::OpId::MathExp, arg(0), at));
-    case BuiltinId::Exp2:
-      return LV::val(unaryMath(I::OpId::MathExp2, arg(0), at));
-    case BuiltinId::Log:
-      return LV::val(unaryMath(I::OpId::MathLog, arg(0), at));
-    case BuiltinId::Log2:
-      return LV::val(unaryMath(I::OpId::MathLog2, arg(0), at));
-    case BuiltinId::Sqrt:
-      return LV::val(unaryMath(I::OpId::MathSqrt, arg(0), at));
-    case BuiltinId::Rsqrt:
-      return LV::val(unaryMath(I::OpId::MathRsqrt, arg(0), at));
-    case BuiltinId::Tanh:
-      return LV::val(unaryMath(I::OpId::MathTanh, arg(0), at));
-    case BuiltinId::Erf:
-      return LV::val(unaryMath(I::OpId::MathErf, arg(0), at));
-    case BuiltinId::Sin:
-      return LV::val(unaryMath(I::OpId::MathSin, arg(0), at));
-    case BuiltinId::Cos:
-      return LV::val(unaryMath(I::OpId::MathCos, arg(0), at));
     case BuiltinId::Floor:
     case BuiltinId::Ceil: {
       I::Value* v = arg(0);
