@@ -1833,6 +1833,25 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
   auto needsGroup = [&] {
     if (kernel_ && info_ && info_->groupShape.empty()) needsGroup_ = true;
   };
+  // The two operands of tile.dot / tile.mma: rank-2 values (views waited for), inner extents
+  // unified.
+  auto productOperands = [&](const char* what) {
+    Expr* aE = kw("a");
+    Expr* bE = kw("b");
+    I::Value* x = value(lower(aE), aE->range);
+    I::Value* y = value(lower(bE), bE->range);
+    loc(e);
+    for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
+      if (I::isView(v->type)) {
+        knownView(v, ex->range, text(ex->range));
+        waitFor(v, true);
+      }
+      if (v->type->shape.size() != 2)
+        unsupported(ex->range, std::string("'") + what + "' of an operand that is not rank 2");
+    }
+    unify(x->type->shape[1], y->type->shape[0]);
+    return std::pair{x, y};
+  };
   switch (b.id) {
     case BuiltinId::TileLinearId:
       return idOp(I::OpId::TileLinearId);
@@ -2051,19 +2070,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       return LV::val(op1(I::OpId::TileBroadcast, {s}, ctx().tile(elem, shape)));
     }
     case BuiltinId::TileDot: {
-      Expr* aE = kw("a");
-      Expr* bE = kw("b");
-      I::Value* x = value(lower(aE), aE->range);
-      I::Value* y = value(lower(bE), bE->range);
-      loc(e);
-      for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
-        if (I::isView(v->type)) {
-          knownView(v, ex->range, text(ex->range));
-          waitFor(v, true);
-        }
-        if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.dot' of an operand that is not rank 2");
-      }
-      unify(x->type->shape[1], y->type->shape[0]);
+      auto [x, y] = productOperands("tile.dot");
       I::Type accum =
           ctx().scalar(I::isFloatLike(x->type) || isFloatKind(I::baseScalar(elemOf(x->type))) ? I::ScalarKind::F32
                                                                                               : I::ScalarKind::I32);
@@ -2076,19 +2083,7 @@ LV FnLowering::lowerBuiltin(const BuiltinInfo& b, const Type* typeArg, CallExpr*
       if (kw("BM") || kw("BN") || kw("BK"))
         unsupported(at, "'tile.mma(..., BM=, BN=, BK=)' outside a for loop",
                     "iterate it: for m, n, k in tile.mma(...)");
-      Expr* aE = kw("a");
-      Expr* bE = kw("b");
-      I::Value* x = value(lower(aE), aE->range);
-      I::Value* y = value(lower(bE), bE->range);
-      loc(e);
-      for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
-        if (I::isView(v->type)) {
-          knownView(v, ex->range, text(ex->range));
-          waitFor(v, true);
-        }
-        if (v->type->shape.size() != 2) unsupported(ex->range, "'tile.mma' of an operand that is not rank 2");
-      }
-      unify(x->type->shape[1], y->type->shape[0]);
+      auto [x, y] = productOperands("tile.mma");
       I::Type accum = ctx().scalar(I::ScalarKind::F32);
       if (Expr* ac = kw("accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
         accum = scalarType(ac->type->dtype);
