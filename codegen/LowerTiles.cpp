@@ -136,23 +136,40 @@ View Lowering::slotView(const ir::Value* key, const std::vector<llvm::Value*>& s
   return v;
 }
 
-void Lowering::forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body, bool barrier) {
-  llvm::Value* start = hooks_->tileLinear(b_);
-  llvm::Value* step = hooks_->groupTiles(b_);
+void Lowering::loop(llvm::Value* start, llvm::Value* end, llvm::Value* step,
+                    const std::function<void(llvm::Value*)>& body) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(c_, "tile.elems", fn_);
-  auto* loop = llvm::BasicBlock::Create(c_, "tile.elem", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "tile.elems.done", fn_);
+  auto* header = llvm::BasicBlock::Create(c_, "loop", fn_);
+  auto* loopBody = llvm::BasicBlock::Create(c_, "loop.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(c_, "loop.done", fn_);
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "e");
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
   i->addIncoming(start, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(i, n), loop, exit);
-  b_.SetInsertPoint(loop);
+  b_.CreateCondBr(b_.CreateICmpULT(i, end), loopBody, exit);
+  b_.SetInsertPoint(loopBody);
   body(i);
   i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
+}
+
+std::vector<llvm::Value*> Lowering::unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& shape) {
+  std::vector<llvm::Value*> idx(shape.size());
+  llvm::Value* rest = flat;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (d == 0) {
+      idx[d] = rest;
+      break;
+    }
+    idx[d] = b_.CreateURem(rest, shape[d]);
+    rest = b_.CreateUDiv(rest, shape[d]);
+  }
+  return idx;
+}
+
+void Lowering::forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body, bool barrier) {
+  loop(hooks_->tileLinear(b_), n, hooks_->groupTiles(b_), body);
   if (barrier) hooks_->barrier(b_);
 }
 
@@ -160,19 +177,7 @@ void Lowering::forEachElement(const std::vector<llvm::Value*>& shape,
                               const std::function<void(const std::vector<llvm::Value*>&)>& body) {
   llvm::Value* n = b_.getInt64(1);
   for (llvm::Value* s : shape) n = b_.CreateMul(n, s);
-  forEachIndex(n, [&](llvm::Value* e) {
-    std::vector<llvm::Value*> idx(shape.size());
-    llvm::Value* rest = e;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (d == 0) {
-        idx[d] = rest;
-        break;
-      }
-      idx[d] = b_.CreateURem(rest, shape[d]);
-      rest = b_.CreateUDiv(rest, shape[d]);
-    }
-    body(idx);
-  });
+  forEachIndex(n, [&](llvm::Value* e) { body(unflatten(e, shape)); });
 }
 
 llvm::Value* Lowering::foldLine(llvm::Value* len, llvm::Value* init,

@@ -756,23 +756,14 @@ void Lowering::copyElements(View& dst, View& src, ir::Type elem) {
   forEachIndex(
       count,
       [&](llvm::Value* e) {
-        auto unflatten = [&](View& v) {
-          std::vector<llvm::Value*> idx(v.shape.size());
-          llvm::Value* rest = e;
-          for (size_t d = v.shape.size(); d-- > 0;) {
-            idx[d] = b_.CreateURem(rest, v.shape[d]);
-            rest = b_.CreateUDiv(rest, v.shape[d]);
-          }
-          return idx;
-        };
         if (dst.shape.size() != src.shape.size()) {
-          storeElem(dst, unflatten(dst), loadElem(src, unflatten(src), elem), elem);
+          storeElem(dst, unflatten(e, dst.shape), loadElem(src, unflatten(e, src.shape), elem), elem);
           return;
         }
         // Same rank: the source may be a block clipped at a tensor's edge; the rest of the
         // destination is zero-filled (as cp.async does with a short source), so products and
         // sums over a buffer see zeros past the edge.
-        std::vector<llvm::Value*> idx = unflatten(dst);
+        std::vector<llvm::Value*> idx = unflatten(e, dst.shape);
         llvm::Value* inside = b_.getTrue();
         for (size_t d = 0; d < idx.size(); ++d) inside = b_.CreateAnd(inside, b_.CreateICmpULT(idx[d], src.shape[d]));
         auto* load = llvm::BasicBlock::Create(c_, "copy.load", fn_);
@@ -806,28 +797,8 @@ llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kin
   }
   View flat{scratch, et, {n}, {b_.getInt64(1)}};
   // Copy in (row-major).
-  {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* h = llvm::BasicBlock::Create(c_, "reduce.copy", fn_);
-    auto* bd = llvm::BasicBlock::Create(c_, "reduce.copy.body", fn_);
-    auto* x = llvm::BasicBlock::Create(c_, "reduce.copy.done", fn_);
-    b_.CreateBr(h);
-    b_.SetInsertPoint(h);
-    llvm::PHINode* e = b_.CreatePHI(b_.getInt64Ty(), 2);
-    e->addIncoming(b_.getInt64(0), pre);
-    b_.CreateCondBr(b_.CreateICmpULT(e, n), bd, x);
-    b_.SetInsertPoint(bd);
-    std::vector<llvm::Value*> idx(v.shape.size());
-    llvm::Value* rest = e;
-    for (size_t d = v.shape.size(); d-- > 0;) {
-      idx[d] = b_.CreateURem(rest, v.shape[d]);
-      rest = b_.CreateUDiv(rest, v.shape[d]);
-    }
-    storeElem(flat, {e}, loadElem(v, idx, elem), elem);
-    e->addIncoming(b_.CreateAdd(e, b_.getInt64(1)), b_.GetInsertBlock());
-    b_.CreateBr(h);
-    b_.SetInsertPoint(x);
-  }
+  loop(b_.getInt64(0), n, b_.getInt64(1),
+       [&](llvm::Value* e) { storeElem(flat, {e}, loadElem(v, unflatten(e, v.shape), elem), elem); });
   // for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i+s]
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* outer = llvm::BasicBlock::Create(c_, "reduce.level", fn_);

@@ -173,6 +173,10 @@ private:
   // e % group size, then a group barrier.
   void forEachElement(const std::vector<llvm::Value*>& shape,
                       const std::function<void(const std::vector<llvm::Value*>&)>& body);
+  // for (i = start; i < end; i += step) body(i), unsigned i64 compares.
+  void loop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const std::function<void(llvm::Value*)>& body);
+  // The row-major index of element `flat` of `shape`.
+  std::vector<llvm::Value*> unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& shape);
   // Runs body(i) for i in [0, n), i on tile i % group size, then (unless told not to) a group
   // barrier.
   void forEachIndex(llvm::Value* n, const std::function<void(llvm::Value*)>& body, bool barrier = true);
