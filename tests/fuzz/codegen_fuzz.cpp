@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "FuzzInput.h"
 #include "codegen/CompileModule.h"
 #include "codegen/GpuTarget.h"
-#include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "ir/IR.h"
 #include "ir/Pass.h"
@@ -19,14 +19,11 @@ using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return 0;  // keep inputs small: every accepted one goes through LLVM
-  SourceManager sm;
-  FileID file = sm.addBuffer("fuzz.tessera", std::string(reinterpret_cast<const char*>(data), size));
-  DiagnosticEngine diags(sm);
-  StoringDiagnosticConsumer store;
-  diags.addConsumer(&store);
-  diags.setErrorLimit(0);
+  fuzz::FuzzInput in(data, size, "fuzz.tessera");
+  SourceManager& sm = in.sm;
+  DiagnosticEngine& diags = in.diags;
   ASTContext ctx;
-  Module* module = parseBuffer(sm, file, ctx, diags);
+  Module* module = parseBuffer(sm, in.file, ctx, diags);
   if (!module || diags.hasErrors()) return 0;
   SemaContext sema(sm, ctx);
   analyzeModule(*module, sema, diags);
@@ -45,7 +42,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opts.archs = {*arch};
   codegen::CompileOutput out;
   if (!codegen::compileModule(*m, opts, codegen::StopAfter::PTX, out, error) && error.empty()) __builtin_trap();
-  for (const Diagnostic& d : store.diagnostics)
-    if (d.message.empty()) __builtin_trap();
+  in.checkDiagnostics();
   return 0;
 }

@@ -4,30 +4,24 @@
 #include <cstdint>
 #include <string>
 
-#include "frontend/Diagnostics.h"
+#include "FuzzInput.h"
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
 
 using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  SourceManager sm;
-  FileID file = sm.addBuffer("fuzz.tessera", std::string(reinterpret_cast<const char*>(data), size));
-  DiagnosticEngine diags(sm);
-  StoringDiagnosticConsumer store;
-  diags.addConsumer(&store);
-  diags.setErrorLimit(0);
+  fuzz::FuzzInput in(data, size, "fuzz.tessera");
+  SourceManager& sm = in.sm;
+  DiagnosticEngine& diags = in.diags;
   // Keep-comments mode is the language server's; exercise both.
   LexOptions opts;
   opts.keepComments = size % 2;
-  std::vector<Token> tokens = lexBuffer(sm, file, diags, opts);
+  std::vector<Token> tokens = lexBuffer(sm, in.file, diags, opts);
   (void)tokens;
   ASTContext ctx;
-  Module* module = parseBuffer(sm, file, ctx, diags);
+  Module* module = parseBuffer(sm, in.file, ctx, diags);
   (void)module;
-  for (const Diagnostic& d : store.diagnostics) {
-    // Every diagnostic must point inside the buffer (or nowhere).
-    if (d.range.valid() && sm.fileOf(d.range.begin) != file) __builtin_trap();
-  }
+  in.checkDiagnostics();
   return 0;
 }

@@ -6,31 +6,25 @@
 #include <sstream>
 #include <string>
 
+#include "FuzzInput.h"
 #include "frontend/ASTDump.h"
-#include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "sema/Sema.h"
 
 using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  SourceManager sm;
-  FileID file = sm.addBuffer("fuzz.tessera", std::string(reinterpret_cast<const char*>(data), size));
-  DiagnosticEngine diags(sm);
-  StoringDiagnosticConsumer store;
-  diags.addConsumer(&store);
-  diags.setErrorLimit(0);
+  fuzz::FuzzInput in(data, size, "fuzz.tessera");
+  SourceManager& sm = in.sm;
+  DiagnosticEngine& diags = in.diags;
   ASTContext ctx;
-  Module* module = parseBuffer(sm, file, ctx, diags);
+  Module* module = parseBuffer(sm, in.file, ctx, diags);
   if (!module) return 0;
   SemaContext sema(sm, ctx);
   analyzeModule(*module, sema, diags);
   // The typed dump walks every annotation sema left behind.
   std::ostringstream os;
   dumpAST(*module, sm, os, [&](const Node& n) { return sema.annotate(n); });
-  for (const Diagnostic& d : store.diagnostics) {
-    if (d.message.empty()) __builtin_trap();
-    if (d.range.valid() && sm.fileOf(d.range.begin) != file) __builtin_trap();
-  }
+  in.checkDiagnostics();
   return 0;
 }
