@@ -40,7 +40,8 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 // runtime.h exactly; natural alignment gives the same layout (checked by a unit test).
 struct AbiTypes {
   llvm::PointerType* ptr;
-  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *kernelDesc, *moduleDesc, *arg;
+  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *tensorMap, *variant, *kernelDesc,
+      *moduleDesc, *arg;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -50,9 +51,11 @@ struct AbiTypes {
     paramDesc = llvm::StructType::create(c, {ptr, i32, i32, i32, i32, ptr}, "tessera_param_desc");
     workspaceSlot = llvm::StructType::create(c, {i32, i32, ptr}, "tessera_workspace_slot");
     gridBlock = llvm::StructType::create(c, {i32, i32, i64}, "tessera_grid_block");
+    tensorMap = llvm::StructType::create(c, {i32, llvm::ArrayType::get(i32, 2), i32}, "tessera_tensor_map_desc");
+    variant = llvm::StructType::create(c, {ptr, i32, i32, i64, ptr, i32, i32}, "tessera_gpu_variant");
     kernelDesc = llvm::StructType::create(c,
                                           {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
-                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32},
+                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr},
                                           "tessera_kernel_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
     arg = llvm::StructType::create(c, {i32, i32, i64}, "tessera_arg");
@@ -151,6 +154,19 @@ private:
       }
       cpu = f;
     }
+    std::vector<llvm::Constant*> variants;
+    for (const GpuVariant& v : k.gpuVariants) {
+      std::vector<llvm::Constant*> maps;
+      for (const TensorMapRequest& t : v.tensorMaps)
+        maps.push_back(llvm::ConstantStruct::get(
+            t_.tensorMap, {i32(t.param),
+                           llvm::ConstantArray::get(llvm::ArrayType::get(llvm::Type::getInt32Ty(c_), 2),
+                                                    {i32(t.box[0]), i32(t.box[1])}),
+                           i32(t.swizzle)}));
+      variants.push_back(llvm::ConstantStruct::get(
+          t_.variant, {str(v.entry), i32(v.minSm), i32(v.threads), i64(v.sharedBytes),
+                       array<void>(t_.tensorMap, maps, "__tessera_tensor_maps"), i32(maps.size()), i32(v.cluster)}));
+    }
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
                      (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0);
     uint32_t log2Tiles = 0;  // tiles per GPU thread, as a power of two
@@ -164,7 +180,8 @@ private:
          i32(k.params.size()), i32(k.symbols.size()), array<void>(t_.ptr, symbols, "__tessera_symbols"),
          i32(k.gridSymbol), shape, i64(k.sharedBytes), k.gpuEntry.empty() ? null() : str(k.gpuEntry), cpu, i64(0),
          array<void>(t_.workspaceSlot, slots, "__tessera_workspace"), i32(slots.size()),
-         array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0)});
+         array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(variants.size()),
+         array<void>(t_.variant, variants, "__tessera_gpu_variants")});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change to the registration structs below. */
-#define TESSERA_ABI_VERSION 2
+#define TESSERA_ABI_VERSION 3
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
 #define TESSERA_HOST (-1)
@@ -197,6 +197,34 @@ typedef struct tessera_grid_block {
   int64_t step;
 } tessera_grid_block;
 
+/* A tensor map (CUtensorMap) the runtime encodes at launch for a GPU variant: a rank-2 tensor
+ * parameter whose innermost stride is 1, tiled in boxes of box[0] contiguous elements by box[1]
+ * rows, with a `swizzle`-byte shared-memory swizzle (128). */
+typedef struct tessera_tensor_map_desc {
+  int32_t param;
+  uint32_t box[2];
+  uint32_t swizzle;
+} tessera_tensor_map_desc;
+
+/* Another GPU entry of a kernel: the sm_90a form of a tile.mma loop (a persistent,
+ * warp-specialised wgmma + TMA kernel, docs/codegen.md). The runtime launches it instead of
+ * gpu_entry when the device's compute capability is at least min_sm, the fatbin's image for the
+ * device has the entry, the launch uses the default grid, and every tensor map can be encoded
+ * (16-byte aligned data and row strides, contiguous rows); otherwise gpu_entry runs. It takes
+ * gpu_entry's parameters followed by one 64-byte aligned CUtensorMap per tensor_maps entry, and
+ * runs as a persistent grid of at most one group of block_threads per multiprocessor (it walks
+ * the output tiles itself), in clusters of cluster_dim groups, with shared_bytes of dynamic
+ * shared memory. */
+typedef struct tessera_gpu_variant {
+  const char *gpu_entry;
+  uint32_t min_sm;
+  uint32_t block_threads;
+  uint64_t shared_bytes;
+  const tessera_tensor_map_desc *tensor_maps;
+  uint32_t num_tensor_maps;
+  uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
+} tessera_gpu_variant;
+
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
   uint32_t flags;       /* TESSERA_KERNEL_* */
@@ -218,7 +246,8 @@ typedef struct tessera_kernel_desc {
    * `param` along `axis` / `step`) groups. Empty when the kernel has no such loops. */
   const struct tessera_grid_block *grid_blocks;
   uint32_t num_grid_blocks;
-  uint32_t reserved;
+  uint32_t num_gpu_variants;
+  const tessera_gpu_variant *gpu_variants; /* tried in order before gpu_entry */
 } tessera_kernel_desc;
 
 /* Tiles per GPU thread of a kernel (1 unless TESSERA_KERNEL_GPU_TILES_* says otherwise). */

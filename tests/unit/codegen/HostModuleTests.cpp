@@ -73,6 +73,16 @@ TEST_CASE("registration structs have the layout of runtime.h") {
   CHECK(kd->getElementOffset(14) == offsetof(tessera_kernel_desc, num_workspace));
   CHECK(kd->getElementOffset(15) == offsetof(tessera_kernel_desc, grid_blocks));
   CHECK(kd->getElementOffset(16) == offsetof(tessera_kernel_desc, num_grid_blocks));
+  CHECK(kd->getElementOffset(17) == offsetof(tessera_kernel_desc, num_gpu_variants));
+  CHECK(kd->getElementOffset(18) == offsetof(tessera_kernel_desc, gpu_variants));
+  auto* gv = layout("tessera_gpu_variant");
+  CHECK(gv->getSizeInBytes() == sizeof(tessera_gpu_variant));
+  CHECK(gv->getElementOffset(3) == offsetof(tessera_gpu_variant, shared_bytes));
+  CHECK(gv->getElementOffset(4) == offsetof(tessera_gpu_variant, tensor_maps));
+  CHECK(gv->getElementOffset(5) == offsetof(tessera_gpu_variant, num_tensor_maps));
+  auto* tmap = layout("tessera_tensor_map_desc");
+  CHECK(tmap->getSizeInBytes() == sizeof(tessera_tensor_map_desc));
+  CHECK(tmap->getElementOffset(2) == offsetof(tessera_tensor_map_desc, swizzle));
   auto* gb = layout("tessera_grid_block");
   CHECK(gb->getSizeInBytes() == sizeof(tessera_grid_block));
   auto* ws = layout("tessera_workspace_slot");
