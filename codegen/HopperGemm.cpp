@@ -61,10 +61,16 @@ std::optional<Form> formOf(ir::Operation* f) {
   form.b = static_cast<int>(at->array[1].i);
   form.c = static_cast<int>(at->array[2].i);
   ir::Block& body = f->body();
-  for (int i : {form.a, form.b, form.c})
+  for (int i : {form.a, form.b, form.c}) {
     if (i < 0 || i >= static_cast<int>(body.numArgs())) return std::nullopt;
+    ir::Type t = body.arg(i)->type;
+    if (t->kind != ir::TypeKind::Tensor || t->shape.size() != 2 || !t->elem) return std::nullopt;
+  }
   form.in = ir::baseScalar(body.arg(form.a)->type->elem);
   form.out = ir::baseScalar(body.arg(form.c)->type->elem);
+  bool in16 = form.in == ir::ScalarKind::BF16 || form.in == ir::ScalarKind::F16;
+  bool out = form.out == ir::ScalarKind::F32 || form.out == ir::ScalarKind::BF16 || form.out == ir::ScalarKind::F16;
+  if (!in16 || !out || ir::baseScalar(body.arg(form.b)->type->elem) != form.in) return std::nullopt;
   return form;
 }
 

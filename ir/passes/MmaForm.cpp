@@ -60,7 +60,7 @@ bool matchBody(Operation* loop, Value* A, Value* B, Value*& m0, Value*& n0, Valu
   if (body.numArgs() != 2) return false;
   std::vector<Operation*> ops;
   for (auto& op : body.ops) ops.push_back(op.get());
-  if (ops.size() != 9) return false;
+  if (ops.size() != 9 || ops[6]->numOperands() != 3) return false;
   Operation *slA = ops[0], *slB = ops[1], *cpA = ops[2], *cpB = ops[3], *wait = ops[4], *bar1 = ops[5],
             *mma = ops[6], *bar2 = ops[7], *yield = ops[8];
   Value* k = body.arg(0);
@@ -118,7 +118,8 @@ bool matchFunction(Operation* func, Form& f) {
       return false;  // anything with an effect besides the loop and the store
     }
   }
-  if (!loop || !store || !loop->hasAttr("prefetch") || loop->numOperands() != 4 || loop->numResults() != 1)
+  if (!loop || !store || loop->regions.empty() || !loop->hasAttr("prefetch") || loop->numOperands() != 4 ||
+      loop->numResults() != 1 || store->numOperands() != 2)
     return false;
   // The store: C[m0:m0+BM, n0:n0+BN] = convert?(loop result).
   Value* stored = store->operand(0);
@@ -141,10 +142,13 @@ bool matchFunction(Operation* func, Form& f) {
   if (!isInt(loop->operand(0), 0) || !isOp(init, OpId::TileBroadcast)) return false;
   const Attribute* zero = constantOf(init->defOp->operand(0));
   if (!zero || zero->kind != AttrKind::Float || zero->f != 0.0) return false;
-  Operation* first = &*loop->body().ops.front();
-  if (first->id != OpId::MemSlice) return false;
+  Block& lb = loop->body();
+  if (lb.ops.size() < 2) return false;
+  Operation* first = lb.ops.begin()->get();
+  Operation* second = std::next(lb.ops.begin())->get();
+  if (first->id != OpId::MemSlice || second->id != OpId::MemSlice) return false;
   Value* A = first->operand(0);
-  Value* B = loop->body().ops.size() > 1 ? (*std::next(loop->body().ops.begin()))->operand(0) : nullptr;
+  Value* B = second->operand(0);
   Value *m0 = nullptr, *n0 = nullptr, *sA = nullptr, *sB = nullptr;
   if (!matchBody(loop, A, B, m0, n0, sA, sB, f)) return false;
   if (!sliceSizes(cSlice->defOp, f.bm, f.bn) || cSlice->defOp->operand(1) != m0 || cSlice->defOp->operand(2) != n0)

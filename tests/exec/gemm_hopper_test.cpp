@@ -68,8 +68,11 @@ bool runShape(Shape s) {
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<float> again = dc.read();
   again.erase(again.begin(), again.begin() + off);
-  ok &= exec::allEqual(again, got, "C (f32), second launch");
-  return ok;
+  // Determinism on one device (no "(exact)" digest: GPU and CPU sum in different orders, which
+  // scripts/differential-exec.sh would compare).
+  bool same = again.size() == got.size() && std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0;
+  std::printf("C (f32), second launch: %s\n", same ? "same bits" : "DIFFERENT bits");
+  return ok && same;
 }
 
 }  // namespace
