@@ -30,6 +30,7 @@ struct KernelParam {
   int32_t dtype = 0;  // tessera_dtype
   bool isMut = false;
   std::vector<Extent> extents;  // tensors: one per dimension
+  bool writeOnly = false;  // a mut tensor the kernel never reads (profiling counts its bytes once)
 };
 
 // A slot of the per-group workspace: one tile value kept in memory (tessera_workspace_slot).
@@ -78,6 +79,9 @@ struct KernelInterface {
   };
   std::vector<GridBlock> gridBlocks;
   uint32_t gpuTilesPerThread = 1;  // ungrouped kernels: tiles each GPU thread runs (a power of 2)
+  // Floating-point operations of one launch, over the symbols (@kernel(flops="2*M*N*K")); empty
+  // when unknown.
+  std::vector<ExtentOp> flops;
   std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
