@@ -4,7 +4,9 @@ and each GPU architecture: the same cubin (tesserac --emit=cubin) is read by
   - ptxas -v on the same PTX (tesserac --emit=ptx): registers, stack frame, spills, shared memory;
   - cuobjdump --dump-resource-usage: REG, STACK, SHARED, LOCAL (skipped, saying so, when the
     toolkit has no cuobjdump).
-Usage: check_resource_usage.py TESSERAC EXAMPLES_DIR WORK_DIR [ARCH...]"""
+Usage: check_resource_usage.py TESSERAC EXAMPLES_DIR WORK_DIR [ARCH...]
+With TESSERAC "prebuilt", the PTX, cubins and JSON reports a previous run left in WORK_DIR are
+compared again (on a machine whose toolkit has cuobjdump but no tesserac)."""
 import json, os, re, shutil, subprocess, sys
 
 tesserac, examples, work = sys.argv[1:4]
@@ -62,14 +64,19 @@ def expect(what, ours, theirs):
 if not cuobjdump:
     print(f"cuobjdump: not found in {cuda}/bin or on PATH: the comparison with cuobjdump is skipped "
           "(ptxas -v is still compared)")
-for name in sorted(f for f in os.listdir(examples) if f.endswith(".tessera")):
+names = sorted(f for f in os.listdir(examples) if f.endswith(".tessera"))
+for name in names:
     src = os.path.join(examples, name)
     stem = name[:-len(".tessera")]
     for arch in archs:
         base = os.path.join(work, f"{stem}.{arch}")
-        run(tesserac, src, f"--gpu={arch}", "--emit=ptx", "-o", base + ".ptx")
-        report = json.loads(run(tesserac, src, f"--gpu={arch}", "--emit=cubin", "-o", base + ".cubin",
-                                "--resource-usage=json"))
+        if tesserac != "prebuilt":
+            run(tesserac, src, f"--gpu={arch}", "--emit=ptx", "-o", base + ".ptx")
+            with open(base + ".json", "w") as f:
+                f.write(run(tesserac, src, f"--gpu={arch}", "--emit=cubin", "-o", base + ".cubin",
+                            "--resource-usage=json"))
+        with open(base + ".json") as f:
+            report = json.load(f)
         px = ptxas_report(base + ".ptx", arch)
         cu = cuobjdump_report(base + ".cubin") if cuobjdump else None
         for k in report["kernels"]:
