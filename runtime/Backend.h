@@ -42,6 +42,9 @@ public:
 
   // Whether the kernel can read `ptr` (a non-empty tensor's data); on failure `why` says why.
   virtual bool pointerUsable(const void *ptr, std::string &why) = 0;
+  // Loads what the plan's launch needs (the GPU function of its module) ahead of launch(), so
+  // the profiler's start marker does not time a module load. Optional.
+  virtual tessera_status prepare(const LaunchPlan &plan) { return TESSERA_SUCCESS; }
   // Runs or enqueues a checked plan (on CPU: runs it now, or records it while capturing).
   virtual tessera_status launch(const LaunchPlan &plan, tessera_stream stream) = 0;
 

@@ -145,6 +145,12 @@ public:
     return TESSERA_SUCCESS;
   }
 
+  tessera_status prepare(const LaunchPlan &plan) override {
+    TESSERA_TRY(enter());
+    CUfunction f = nullptr;
+    return function(plan, f);
+  }
+
   tessera_status launch(const LaunchPlan &plan, tessera_stream stream) override {
     TESSERA_TRY(enter());
     CUfunction f = nullptr;

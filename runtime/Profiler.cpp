@@ -4,6 +4,7 @@
 #include "runtime/Device.h"
 #include "runtime/ProfileReport.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -128,7 +129,12 @@ private:
 
 } // namespace
 
+static std::atomic<int> capturingStreams{0};
+
 struct Scope::Pending : profile::Pending {};
+
+void captureStarted() { ++capturingStreams; }
+void captureEnded() { --capturingStreams; }
 
 const char *kindName(Kind k) {
   switch (k) {
@@ -152,7 +158,7 @@ Scope::Scope(Kind kind, const char *name, tessera_stream stream) {
   if (!enabled())
     return;
   Recorder *r = Recorder::instance();
-  if (!r || r->backend().capturing(stream))
+  if (!r || (capturingStreams.load(std::memory_order_relaxed) > 0 && r->backend().capturing(stream)))
     return;
   tessera_event start = r->acquire();
   if (!start)
