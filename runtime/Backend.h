@@ -62,6 +62,8 @@ public:
   virtual tessera_status eventDestroy(tessera_event event) = 0;
   virtual tessera_status eventRecord(tessera_event event, tessera_stream stream) = 0;
   virtual tessera_status eventSynchronize(tessera_event event) = 0;
+  // TESSERA_SUCCESS when the event's work is done, TESSERA_ERROR_NOT_READY while it is pending.
+  virtual tessera_status eventQuery(tessera_event event) = 0;
   virtual tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) = 0;
   virtual tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) = 0;
   // Whether `stream` is recording into a graph (work submitted to it does not run now).

@@ -269,6 +269,10 @@ public:
     TESSERA_TRY(enter());
     return check(d_.cuEventSynchronize(static_cast<GpuEvent *>(event)->e), "cuEventSynchronize");
   }
+  tessera_status eventQuery(tessera_event event) override {
+    CUresult r = d_.cuEventQuery(static_cast<GpuEvent *>(event)->e);
+    return r == CUDA_ERROR_NOT_READY ? TESSERA_ERROR_NOT_READY : check(r, "cuEventQuery");
+  }
   tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) override {
     TESSERA_TRY(enter());
     return check(d_.cuStreamWaitEvent(raw(stream), static_cast<GpuEvent *>(event)->e, 0),
