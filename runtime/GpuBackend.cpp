@@ -196,7 +196,7 @@ public:
   tessera_status tryVariants(const LaunchPlan &plan, tessera_stream stream, bool &launched) {
     const tessera_kernel_desc &k = *plan.kernel;
     launched = false;
-    if (!variantsEnabled_ || !plan.defaultGrid || !k.gpu_variants)
+    if (!variantsEnabled_ || !plan.defaultGrid || !tessera_kernel_has_v4(&k) || !k.gpu_variants)
       return TESSERA_SUCCESS;
     for (uint32_t i = 0; i < k.num_gpu_variants; ++i) {
       const tessera_gpu_variant &v = k.gpu_variants[i];
@@ -261,6 +261,12 @@ public:
     if (d_.cuOccupancyMaxActiveClusters(&n, f, &cfg) != CUDA_SUCCESS || n < 0)
       n = 0;
     return maxClusters_[f] = static_cast<uint64_t>(n);
+  }
+
+  tessera_status prepare(const LaunchPlan &plan) override {
+    TESSERA_TRY(enter());
+    CUfunction f = nullptr;
+    return function(plan, f);
   }
 
   tessera_status launch(const LaunchPlan &plan, tessera_stream stream) override {
@@ -374,6 +380,10 @@ public:
     TESSERA_TRY(enter());
     return check(d_.cuEventSynchronize(static_cast<GpuEvent *>(event)->e), "cuEventSynchronize");
   }
+  tessera_status eventQuery(tessera_event event) override {
+    CUresult r = d_.cuEventQuery(static_cast<GpuEvent *>(event)->e);
+    return r == CUDA_ERROR_NOT_READY ? TESSERA_ERROR_NOT_READY : check(r, "cuEventQuery");
+  }
   tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) override {
     TESSERA_TRY(enter());
     return check(d_.cuStreamWaitEvent(raw(stream), static_cast<GpuEvent *>(event)->e, 0),
@@ -386,6 +396,10 @@ public:
     if (r == CUDA_ERROR_NOT_READY)
       return fail(TESSERA_ERROR_NOT_READY, "tessera_event_elapsed_ms: an event has not completed");
     return check(r, "cuEventElapsedTime");
+  }
+  bool capturing(tessera_stream stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return d_.cuStreamIsCapturing(raw(stream), &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
   }
   tessera_status beginCapture(tessera_stream stream) override {
     TESSERA_TRY(enter());
@@ -425,13 +439,14 @@ private:
     if (it == modules_.end())
       return;
     for (uint32_t i = 0; i < m->num_kernels; ++i) {
-      auto f = functions_.find(&m->kernels[i]);
+      auto f = functions_.find(tessera_module_kernel(m, i));
       if (f != functions_.end()) {
         sharedOptIn_.erase(f->second);
         functions_.erase(f);
       }
-      for (uint32_t v = 0; m->kernels[i].gpu_variants && v < m->kernels[i].num_gpu_variants; ++v) {
-        auto vf = variantFunctions_.find(&m->kernels[i].gpu_variants[v]);
+      const tessera_kernel_desc *kd = tessera_module_kernel(m, i);
+      for (uint32_t v = 0; tessera_kernel_has_v4(kd) && kd->gpu_variants && v < kd->num_gpu_variants; ++v) {
+        auto vf = variantFunctions_.find(&kd->gpu_variants[v]);
         if (vf != variantFunctions_.end()) {
           sharedOptIn_.erase(vf->second);
           maxClusters_.erase(vf->second);
