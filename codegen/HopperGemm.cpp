@@ -91,8 +91,9 @@ public:
 private:
   llvm::BasicBlock* block(const char* name) { return llvm::BasicBlock::Create(c_, name, fn_); }
   llvm::Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  // `rolled`: keep the loop a loop (code size and compile time; cold paths).
   void forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
-               const std::function<void(llvm::Value*)>& body);
+               const std::function<void(llvm::Value*)>& body, bool rolled = false);
   void ifThen(llvm::Value* cond, const std::function<void()>& body);
   llvm::Value* tensorField(unsigned param, unsigned field, unsigned index);
   llvm::Type* paramType(ir::Type t);
@@ -131,7 +132,7 @@ private:
 };
 
 void Emitter::forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
-                      const std::function<void(llvm::Value*)>& body) {
+                      const std::function<void(llvm::Value*)>& body, bool rolled) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* head = block(name);
   auto* bodyBB = block("loop.body");
@@ -144,7 +145,13 @@ void Emitter::forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, c
   b_.SetInsertPoint(bodyBB);
   body(i);
   i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
-  b_.CreateBr(head);
+  llvm::BranchInst* latch = b_.CreateBr(head);
+  if (rolled) {
+    llvm::MDNode* off = llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")});
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, {nullptr, off});
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
   b_.SetInsertPoint(exit);
 }
 
@@ -405,7 +412,7 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
             llvm::Value* x = b_.CreateLoad(outTy, shared(b_.CreateAdd(at, b_.CreateMul(e, i32(eb))), outTy));
             b_.CreateStore(x, global(row, ce));
           });
-        });
+        }, /*rolled=*/true);
       });
       b_.CreateBr(done);
       b_.SetInsertPoint(done);
