@@ -145,6 +145,12 @@ public:
     return TESSERA_SUCCESS;
   }
 
+  tessera_status prepare(const LaunchPlan &plan) override {
+    TESSERA_TRY(enter());
+    CUfunction f = nullptr;
+    return function(plan, f);
+  }
+
   tessera_status launch(const LaunchPlan &plan, tessera_stream stream) override {
     TESSERA_TRY(enter());
     CUfunction f = nullptr;
@@ -262,6 +268,10 @@ public:
   tessera_status eventSynchronize(tessera_event event) override {
     TESSERA_TRY(enter());
     return check(d_.cuEventSynchronize(static_cast<GpuEvent *>(event)->e), "cuEventSynchronize");
+  }
+  tessera_status eventQuery(tessera_event event) override {
+    CUresult r = d_.cuEventQuery(static_cast<GpuEvent *>(event)->e);
+    return r == CUDA_ERROR_NOT_READY ? TESSERA_ERROR_NOT_READY : check(r, "cuEventQuery");
   }
   tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) override {
     TESSERA_TRY(enter());
