@@ -600,14 +600,14 @@ private:
 void Checker::checkFlopsExpression(FunctionInfo& info) {
   std::vector<std::string> names;
   if (!CostExprScanner(info.flops).valid(names)) {
-    diags.report(DiagID::err_flops_not_expression, info.flopsRange);
+    diags.report(diag::err_flops_not_expression, info.flopsRange);
     return;
   }
   for (const std::string& n : names) {
     bool bound = false;
     for (const ShapeBinding& b : info.shapeBindings) bound |= b.symbol == n;
     if (!bound) {
-      diags.report(DiagID::err_flops_unknown_symbol, info.flopsRange) << n;
+      diags.report(diag::err_flops_unknown_symbol, info.flopsRange) << n;
       return;
     }
   }
