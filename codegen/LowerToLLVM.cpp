@@ -628,11 +628,13 @@ bool Lowering::lowerConvert(ir::Operation& op) {
     return true;
   }
   if (fFloat && tFloat) {
-    r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
-                                                                                   : b_.CreateFPTrunc(v, tt);
-    // bf16 <-> f16 goes through f32 (neither is wider than the other).
+    // bf16 <-> f16 goes through f32, which holds both exactly (neither is wider than the other,
+    // so LLVM has no single cast between them): one rounding, to nearest even.
     if ((ft->isHalfTy() && tt->isBFloatTy()) || (ft->isBFloatTy() && tt->isHalfTy()))
       r = b_.CreateFPTrunc(b_.CreateFPExt(v, b_.getFloatTy()), tt);
+    else
+      r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
+                                                                                     : b_.CreateFPTrunc(v, tt);
   } else if (fFloat) {
     r = isUnsigned(to) ? b_.CreateFPToUI(v, tt) : b_.CreateFPToSI(v, tt);
   } else if (tFloat) {
