@@ -133,6 +133,10 @@ private:
   bool lowerArith(ir::Operation& op);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
+  // Integer semantics shared by both targets (docs/language.md, "Integer semantics").
+  llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
+  llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
+  llvm::Value* floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult);
   bool lowerMemory(ir::Operation& op);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);
