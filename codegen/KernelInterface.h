@@ -56,6 +56,7 @@ struct KernelInterface {
     int64_t step = 1;
   };
   std::vector<GridBlock> gridBlocks;
+  bool exactGrid = false;    // group g takes block g without striding: an explicit grid must match
   uint32_t gpuTilesPerThread = 1;  // ungrouped kernels: tiles each GPU thread runs (a power of 2)
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code

@@ -96,6 +96,7 @@ I::Operation* FunctionContext::lowerKernel() {
     // one group (a block of all the rows); without a symbol there is nothing to split rows by.
     if (outIdx >= 0 && !argTypes[outIdx]->shape.empty() && argTypes[outIdx]->shape[0].isStatic()) {
       distributed_.push_back({outIdx, 0, std::max<int64_t>(1, argTypes[outIdx]->shape[0].size)});
+      func_->setAttr("exact_grid", I::Attribute::unit());  // every group would do all of it
       needsGroup_ = true;
     }
     lowerBlock(def_->body);

@@ -156,6 +156,10 @@ typedef struct tessera_param_desc {
 #define TESSERA_KERNEL_GROUPED 0x2u       /* declares tile[(...)]; group_shape is valid */
 #define TESSERA_KERNEL_CPU_SYNC 0x4u      /* CPU code calls ctx->ops (barriers, warp ops) */
 #define TESSERA_KERNEL_CPU_PER_GROUP 0x8u /* cpu_entry runs once per group, looping tiles itself */
+/* The code gives group g block g of grid_blocks (a tile.mma loop's output tiles, a static
+ * whole-tensor program) without striding over the grid: an explicit grid must have exactly the
+ * default number of groups, or blocks would be left out or written twice. */
+#define TESSERA_KERNEL_EXACT_GRID 0x10u
 /* Bits 8..11: log2 of the tiles each GPU thread runs (GPU_TILES V), only for kernels without a
  * group shape; 0 = one tile per thread. Hardware group g of T threads then runs tiles
  * [g*T*V, (g+1)*T*V) of the launch and the runtime starts ceil(launch_tiles / V) threads
