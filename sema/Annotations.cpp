@@ -426,6 +426,8 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
           for (Argument& a : call->args) {
             if (a.keyword == "deterministic")
               if (auto c = evalConst(a.value, nullptr); c && c->isNumber()) info.deterministic = c->asDouble() != 0;
+            if (a.keyword == "flops")
+              if (auto c = evalConst(a.value, nullptr); c && c->kind == ConstValue::Str) info.flops = c->s;
             if (a.keyword == "space") {
               bool valid = false;
               auto addCands = [&](const std::string& name, Expr* v) {
