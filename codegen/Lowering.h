@@ -61,23 +61,31 @@ private:
   }
 
   // ---- types
+  // The LLVM type of a scalar: the LLVM column of basic/DTypes.def (fp8 values are their 8-bit
+  // codes, whose arithmetic lowering makes explicit with arith.convert in the accumulation type;
+  // fp6/fp4, which pack several values per byte, have none yet), i64 for index.
+  enum class LLVMScalar { Double, Float, Half, BFloat, Int1, Int8, Int16, Int32, Int64, None };
+  llvm::Type* llvmScalar(LLVMScalar k) {
+    switch (k) {
+      case LLVMScalar::Double: return b_.getDoubleTy();
+      case LLVMScalar::Float: return b_.getFloatTy();
+      case LLVMScalar::Half: return b_.getHalfTy();
+      case LLVMScalar::BFloat: return b_.getBFloatTy();
+      case LLVMScalar::Int1: return b_.getInt1Ty();
+      case LLVMScalar::Int8: return b_.getInt8Ty();
+      case LLVMScalar::Int16: return b_.getInt16Ty();
+      case LLVMScalar::Int32: return b_.getInt32Ty();
+      case LLVMScalar::Int64: return b_.getInt64Ty();
+      case LLVMScalar::None: return nullptr;
+    }
+    return nullptr;
+  }
   llvm::Type* scalarType(ir::Type t) {
-    using S = ir::ScalarKind;
     switch (ir::baseScalar(t)) {
-      case S::I1: return b_.getInt1Ty();
-      case S::I4: case S::I8: case S::U8: return b_.getInt8Ty();
-      case S::I16: case S::U16: return b_.getInt16Ty();
-      case S::I32: case S::U32: return b_.getInt32Ty();
-      case S::I64: case S::U64: case S::Index: return b_.getInt64Ty();
-      case S::F16: return b_.getHalfTy();
-      case S::BF16: return b_.getBFloatTy();
-      case S::F32: return b_.getFloatTy();
-      case S::F64: return b_.getDoubleTy();
-      // fp8 values are their 8-bit codes; arithmetic on them happens in the accumulation type,
-      // which lowering makes explicit with arith.convert (software conversions, MiniFloat.cpp).
-      case S::F8E4M3: case S::F8E5M2: return b_.getInt8Ty();
-      // fp6/fp4 pack several values per byte: not generated yet.
-      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: return nullptr;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ir::ScalarKind::IR: return llvmScalar(LLVMScalar::LLVM);
+#include "basic/DTypes.def"
+      case ir::ScalarKind::Index: return b_.getInt64Ty();
     }
     return nullptr;
   }

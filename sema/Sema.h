@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "sema/Scope.h"
 #include "sema/Type.h"
 

@@ -79,7 +79,8 @@ typedef enum tessera_dtype {
   TESSERA_DTYPE_COUNT = 20
 } tessera_dtype;
 
-/* Canonical name ("f32", "bf16", "fp8_e4m3", ...); "invalid" for unknown values. */
+/* The dtype's short name, as the compiler prints it ("f32", "bf16", "fp8_e4m3", "i8", "u32",
+ * "bool"); "invalid" for unknown values. */
 const char *tessera_dtype_name(int32_t dtype);
 /* Storage bits per element: 64..8, 6 for fp6 (four values in three bytes), 4 for fp4/int4
  * (two per byte, lower index in the low nibble); 0 for unknown values. */
