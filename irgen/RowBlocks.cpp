@@ -108,7 +108,7 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
                     transposedOnly.count(params[i]->name)) {
                   const I::Dim& k = t->shape[0];
                   if (!k.isStatic() && k.sym.empty())
-                    error(DiagID::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"), 0u,
+                    error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"), 0u,
                           params[i]->name);
                   I::Value* cols = op1(I::OpId::MemSlice, {p, b_->constIndex(0), rows},
                                        ctx().withShape(t, {k, I::Dim::fixed(kRowBlock)}),
@@ -168,7 +168,7 @@ void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<co
   auto wholeRows = [&](I::Operation* at, I::Value* v, const std::string& what) {
     if (row.count(v) || !I::isValueShaped(v->type) || v->type->shape.empty() || v->type->shape[0].sym != rowSym)
       return;
-    { diags().report(DiagID::err_lower_rows_not_split, at->loc) << rowSym << what << out; }
+    { diags().report(diag::err_lower_rows_not_split, at->loc) << rowSym << what << out; }
     abort();
   };
   auto axisOf = [](I::Operation* o, size_t rank) {
