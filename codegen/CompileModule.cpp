@@ -69,7 +69,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     llvm::Module gpu(opts.moduleName + ".gpu", ctx);
     gpu.setTargetTriple(nvptxTriple());
     std::vector<KernelInterface> kernels;
-    if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error)) return false;
+    if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
     // sm_90a images also get the Hopper forms of tile.mma loops (codegen/HopperGemm.cpp).
     bool hopper = false;
     for (const GpuArch& arch : opts.archs) hopper |= arch.archSpecific && arch.sm == 90;
@@ -112,7 +112,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   llvm::Module hostModule(opts.moduleName, hctx);
   std::vector<KernelInterface> cpuKernels;
   if (opts.cpu) {
-    if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error)) return false;
+    if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error, {opts.boundsCheck})) return false;
     out.cpuLLVM = printLLVM(hostModule);
   }
   if (host.kernels.empty()) {
