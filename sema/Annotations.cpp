@@ -366,7 +366,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       if (n == "Region") {
         Privilege pr = Privilege::None;
         std::string pn;
-        if (idx.size() == 1) {
+        if (idx.size() == 1 || idx.size() == 2) {
           if (auto* ne = dyn_cast<NameExpr>(idx[0])) pn = ne->name;
           else if (auto* se = dyn_cast<StringLiteralExpr>(idx[0])) pn = se->value;
         }
@@ -379,6 +379,17 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
           diags.report(diag::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
               << (pn.empty() && !idx.empty() ? text(idx[0]->range) : pn);
           return T.error();
+        }
+        // `Region[read, f32[B, S, D]]`: the privilege of a tensor of known dtype and shape.
+        if (idx.size() == 2) {
+          const Type* inner = typeFromAnnotation(idx[1], false, paramName);
+          if (inner->isError()) return T.error();
+          if (inner->kind != TypeKind::Tensor) {
+            diags.report(diag::err_not_a_type, idx[1]->range) << text(idx[1]->range);
+            return T.error();
+          }
+          result = T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, false, pr);
+          break;
         }
         result = T.tensor(DType::FP32, false, {}, {}, false, false, pr);
         break;

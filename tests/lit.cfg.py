@@ -5,7 +5,7 @@ import lit.formats
 
 config.name = "Tessera"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".tessera", ".test", ".tir"]
+config.suffixes = [".tessera", ".test", ".tir", ".tgraph"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessera_obj_root, "tests")
 config.excludes = ["unit", "fuzz", "exec", "package", "Inputs", "CMakeLists.txt"]

@@ -1,6 +1,7 @@
 // Fuzzes semantic analysis: any byte string goes through the front end and sema (names, types,
-// kernel rules, --emit=sema annotations); the result must be diagnostics, never a crash, hang or
-// sanitizer report. Imports resolve against an empty include path.
+// kernel rules, --emit=sema annotations) and, for a module sema accepts, the building and rewriting
+// of host functions' graphs; the result must be diagnostics, never a crash, hang or sanitizer
+// report. Imports resolve against an empty include path.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -9,6 +10,9 @@
 #include "FuzzInput.h"
 #include "frontend/ASTDump.h"
 #include "frontend/Parser.h"
+#include "graph/Build.h"
+#include "graph/Passes.h"
+#include "graph/Printer.h"
 #include "sema/Sema.h"
 
 using namespace tessera;
@@ -25,6 +29,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The typed dump walks every annotation sema left behind.
   std::ostringstream os;
   dumpAST(*module, sm, os, [&](const Node& n) { return sema.annotate(n); });
+  // Host functions become graphs (as tesserac --check and --emit=graph do); the rewrites must
+  // keep them valid.
+  if (!diags.hasErrors())
+    if (std::unique_ptr<graph::GraphModule> graphs = graph::buildGraphs(*module, sema, diags)) {
+      std::string error;
+      if (!graph::runPipeline(*graphs, "default", {}, diags, error)) __builtin_trap();
+      os << graph::printModule(*graphs);
+    }
   in.checkDiagnostics();
   return 0;
 }

@@ -1,6 +1,8 @@
-// tessera-opt: reads Tile IR (.tir), verifies it, runs passes, prints the result.
+// tessera-opt: reads Tile IR (.tir) or graph IR (.tgraph, or --graph with stdin), verifies it,
+// runs passes (Tile IR passes, or for graph IR the graph rewrites of graph/GraphPasses.def),
+// prints the result.
 //   tessera-opt in.tir [-o out.tir] [--passes=a,b,c] [--verify-each] [--print-after-all]
-//               [--time-passes] [--split-input-file] [--no-verify] [--list-passes]
+//               [--time-passes] [--split-input-file] [--no-verify] [--list-passes] [--graph]
 // Diagnostics go to stderr ("file:line:col: error: ..."); the exit status is 1 after an error.
 #include <fstream>
 #include <iostream>
@@ -8,6 +10,9 @@
 #include <sstream>
 
 #include "basic/Diagnostics.h"
+#include "graph/Passes.h"
+#include "graph/Printer.h"
+#include "graph/Verifier.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
@@ -26,14 +31,52 @@ void usage(std::ostream& os) {
         "  --time-passes         print a timing report to stderr\n"
         "  --split-input-file    treat '// -----' lines as separators of independent inputs\n"
         "  --error-limit=<n>     stop after n errors (0: no limit)\n"
-        "  --list-passes         list the passes and exit\n";
+        "  --list-passes         list the passes and exit\n"
+        "  --graph               the input is graph IR (implied by a .tgraph file); --passes= names\n"
+        "                        graph rewrites\n";
+}
+
+// The pieces of the buffer between '// -----' lines (the whole buffer without --split-input-file).
+std::vector<std::pair<uint32_t, uint32_t>> inputChunks(std::string_view text, bool split) {
+  std::vector<std::pair<uint32_t, uint32_t>> chunks;
+  if (!split) return {{0, static_cast<uint32_t>(text.size())}};
+  size_t start = 0, pos = 0;
+  while (pos <= text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    if (line.rfind("// -----", 0) == 0) {
+      chunks.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(pos)});
+      start = eol + 1;
+    }
+    pos = eol + 1;
+  }
+  if (start <= text.size()) chunks.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(text.size())});
+  return chunks;
+}
+
+// Graph IR: parse, verify, run the rewrites named by --passes= (none by default), print.
+bool processGraphChunk(const SourceManager& sm, FileID file, std::pair<uint32_t, uint32_t> chunk,
+                       const std::string& passes, bool verifyInput, DiagnosticEngine& diags, std::string& result) {
+  unsigned before = diags.errorCount();
+  std::unique_ptr<graph::GraphModule> m = graph::parseModule(sm, file, diags, chunk.first, chunk.second);
+  bool ok = m != nullptr;
+  if (ok && verifyInput) ok = graph::verifyModule(*m, diags);
+  if (ok) {
+    std::string error;
+    ok = graph::runPipeline(*m, passes, {}, diags, error);
+    if (!error.empty()) std::cerr << "tessera-opt: error: " << error << "\n";
+  }
+  ok = ok && diags.errorCount() == before;
+  if (ok) result += graph::printModule(*m);
+  return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string input, output, passes;
-  bool split = false, verifyInput = true, errorLimitSet = false;
+  bool split = false, verifyInput = true, errorLimitSet = false, graphInput = false;
   unsigned errorLimit = 20;
   ir::PassManagerOptions opts;
   opts.log = &std::cerr;
@@ -46,6 +89,7 @@ int main(int argc, char** argv) {
     else if (a == "--print-after-all") opts.printAfterAll = true;
     else if (a == "--time-passes") opts.timePasses = true;
     else if (a == "--split-input-file") split = true;
+    else if (a == "--graph") graphInput = true;
     else if (a.rfind("--error-limit=", 0) == 0) {
       errorLimit = static_cast<unsigned>(std::strtoul(a.c_str() + 14, nullptr, 10));
       errorLimitSet = true;
@@ -87,42 +131,29 @@ int main(int argc, char** argv) {
     }
   }
 
+  graphInput |= input.size() > 7 && input.substr(input.size() - 7) == ".tgraph";
   ir::PassManager pm(opts);
-  if (!pm.parsePipeline(passes, diags)) {
+  if (!graphInput && !pm.parsePipeline(passes, diags)) {
     diags.finish();
     return 1;
   }
 
-  // The chunks to process: the whole buffer, or the pieces between '// -----' lines.
-  std::string_view text = sm.bufferText(file);
-  std::vector<std::pair<uint32_t, uint32_t>> chunks;
-  if (split) {
-    size_t start = 0, pos = 0;
-    while (pos <= text.size()) {
-      size_t eol = text.find('\n', pos);
-      if (eol == std::string_view::npos) eol = text.size();
-      std::string_view line = text.substr(pos, eol - pos);
-      if (line.rfind("// -----", 0) == 0) {
-        chunks.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(pos)});
-        start = eol + 1;
-      }
-      pos = eol + 1;
-    }
-    if (start <= text.size()) chunks.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(text.size())});
-  } else {
-    chunks.push_back({0, static_cast<uint32_t>(text.size())});
-  }
-
+  std::vector<std::pair<uint32_t, uint32_t>> chunks = inputChunks(sm.bufferText(file), split);
   std::string result;
   bool failed = false;
   for (size_t c = 0; c < chunks.size(); ++c) {
+    if (c) result += "// -----\n";
+    if (graphInput) {
+      failed |= !processGraphChunk(sm, file, chunks[c], passes, verifyInput, diags, result);
+      if (diags.stopped()) break;
+      continue;
+    }
     unsigned before = diags.errorCount();
     std::unique_ptr<ir::Module> m = ir::parseModule(sm, file, diags, chunks[c].first, chunks[c].second);
     bool ok = m != nullptr;
     if (ok && verifyInput) ok = ir::verifyModule(*m, diags);
     if (ok) ok = pm.run(*m, diags);
     ok = ok && diags.errorCount() == before;
-    if (c) result += "// -----\n";
     if (ok) result += ir::printModule(*m);
     failed |= !ok;
     if (diags.stopped()) break;

@@ -13,6 +13,7 @@ struct EmitName {
 };
 const EmitName kEmitNames[] = {
     {"tokens", EmitKind::Tokens}, {"ast", EmitKind::AST},   {"sema", EmitKind::Sema},
+    {"graph", EmitKind::Graph},
     {"tile-ir", EmitKind::TileIR}, {"llvm", EmitKind::LLVM}, {"ptx", EmitKind::PTX},
     {"cubin", EmitKind::Cubin},   {"obj", EmitKind::Obj},   {"header", EmitKind::Header},
 };
@@ -75,7 +76,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
         }
       if (!found) {
         error = "unknown --emit kind '" + std::string(name) +
-                "' (expected tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj or header)";
+                "' (expected tokens, ast, sema, graph, tile-ir, llvm, ptx, cubin, obj or header)";
         return false;
       }
       opts.emitGiven = true;
@@ -134,6 +135,10 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.debugInfo = true;
     } else if (a == "--bounds-check" || a == "--no-bounds-check") {
       opts.boundsCheck = a == "--bounds-check" ? 1 : 0;
+    } else if (startsWith(a, "--graph-passes=")) {
+      opts.graphPasses = std::string(a.substr(15));
+    } else if (startsWith(a, "--disable-graph-pass=")) {
+      opts.disabledGraphPasses.push_back(std::string(a.substr(21)));
     } else if (startsWith(a, "--passes=")) {
       opts.passes = std::string(a.substr(9));
     } else if (a == "--print-after-all") {
@@ -171,7 +176,7 @@ void printDriverHelp() {
   std::puts(
       "usage: tesserac [options] file.tessera\n"
       "\n"
-      "  --emit=KIND               tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj, header\n"
+      "  --emit=KIND               tokens, ast, sema, graph, tile-ir, llvm, ptx, cubin, obj, header\n"
       "  -o FILE                   write the output to FILE ('-' for stdout)\n"
       "  -I DIR                    add DIR to the module search path\n"
       "  --parse-only              run the front end only\n"
@@ -188,6 +193,9 @@ void printDriverHelp() {
       "  --bounds-check            check every tensor and shared-memory index; a launch that\n"
       "                            indexes out of range fails with KERNEL_FAULT (default at -O0\n"
       "                            and with -g; --no-bounds-check turns it off)\n"
+      "  --graph-passes=a,b        the graph rewrites of host functions instead of the default\n"
+      "                            (fold-transpose,fuse-attention,dce; '' for none)\n"
+      "  --disable-graph-pass=P    leaves graph rewrite P out of the pipeline\n"
       "  --passes=a,b,c            the Tile IR pipeline to run instead of the default\n"
       "  --print-after-all         print the Tile IR after every pass\n"
       "  --time-passes             time every Tile IR pass\n"

@@ -6,7 +6,7 @@
 
 namespace tessera {
 
-enum class EmitKind { Tokens, AST, Sema, TileIR, LLVM, PTX, Cubin, Obj, Header };
+enum class EmitKind { Tokens, AST, Sema, Graph, TileIR, LLVM, PTX, Cubin, Obj, Header };
 
 struct DriverOptions {
   std::vector<std::string> inputs;
@@ -46,6 +46,10 @@ struct DriverOptions {
   bool depPhony = false;       // -MP: a phony rule per dependency
   enum class ResourceUsage { Off, Text, Json } resourceUsage = ResourceUsage::Off;  // --resource-usage[=json]
   // --- end build tools
+  // --- host level (issue 18)
+  std::string graphPasses = "default";          // --graph-passes=: the graph pipeline ("" for none)
+  std::vector<std::string> disabledGraphPasses;  // --disable-graph-pass=NAME
+  // --- end host level
 };
 
 // Returns false and sets `error` on a bad command line.

@@ -10,6 +10,9 @@
 #include "frontend/Format.h"
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
+#include "graph/Build.h"
+#include "graph/Passes.h"
+#include "graph/Printer.h"
 #include "ir/AsmFormat.h"
 #include "ir/IR.h"
 #include "ir/Verifier.h"
@@ -148,11 +151,28 @@ int run(const DriverOptions& opts) {
   std::vector<std::string> deps = {opts.inputs[0]};  // -MD: the input and every imported module
   for (const auto& [path, info] : sema.modules)
     if (!path.empty()) deps.push_back(path);
+  // ---- the host level (issue 18): @jit / @graph.module / @autodiff functions -> graphs
+  // (graph/). Building them is part of checking: --check reports their errors too.
+  std::unique_ptr<graph::GraphModule> graphs;
+  if (!diags.hasErrors() && !(opts.emitGiven && opts.emit == EmitKind::Sema)) {
+    graphs = graph::buildGraphs(*module, sema, diags);
+  }
   if (opts.checkOnly || (opts.emitGiven && opts.emit == EmitKind::Sema)) {
     if (opts.emitGiven && opts.emit == EmitKind::Sema)
       dumpAST(*module, sm, out.os(), [&](const Node& n) { return sema.annotate(n); });
     diags.finish();
     return withDepFile(diags.hasErrors() ? 1 : 0, opts, deps);
+  }
+  if (graphs && opts.emitGiven && opts.emit == EmitKind::Graph) {
+    // The graphs after the rewrites (--graph-passes=, --disable-graph-pass=).
+    if (!graph::runPipeline(*graphs, opts.graphPasses, opts.disabledGraphPasses, diags, error)) {
+      if (!error.empty()) std::cerr << "tesserac: error: " << error << "\n";
+      diags.finish();
+      return 1;
+    }
+    out.os() << graph::printModule(*graphs);
+    diags.finish();
+    return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
   }
   // ---- lowering (issue 4): the typed AST -> Tile IR (irgen/). --emit=tile-ir prints the
   // lowered, verified module (after the pipeline only when --passes= names one); every later

@@ -1,0 +1,340 @@
+// Building graphs: expressions (names, literals, operators, attributes, subscripts).
+#include <cmath>
+
+#include "graph/BuildContext.h"
+#include "sema/Sema.h"
+
+namespace tessera::graph {
+
+std::string HValue::describe() const {
+  switch (kind) {
+    case Kind::None: return "None";
+    case Kind::Value: return "a value of type " + value->type.str();
+    case Kind::Const: return "the constant " + c.str();
+    case Kind::Dim: return "the extent " + dim.str();
+    case Kind::Tuple: return "a tuple of " + std::to_string(elems.size());
+    case Kind::Function: return "the function '" + fn->name + "'";
+    case Kind::Kernel: return "the kernel '" + fn->name + "'";
+    case Kind::Builtin: return std::string("the builtin '") + builtin->name + "'";
+    case Kind::Launch: return "a launch configuration";
+    case Kind::Dtype: return std::string("the dtype ") + dtypeName(dtype);
+  }
+  return "a value";
+}
+
+// ---- node creation
+
+std::vector<Value*> FunctionBuilder::opN(OpId id, const std::vector<Value*>& operands, SourceRange at, Attrs attrs) {
+  std::vector<graph::Type> types, results;
+  for (Value* v : operands) types.push_back(unifier_.resolve(v->type));
+  std::string error;
+  if (!inferResultTypes(id, types, attrs, results, unifier_, error)) {
+    diags_.report(diag::err_graph_op, at) << (opInfo(id).name + 6) << error;
+    fail();
+  }
+  Node* n = g_.create(id, operands, results, std::move(attrs), at);
+  std::vector<Value*> out;
+  for (auto& r : n->results) out.push_back(r.get());
+  return out;
+}
+
+Value* FunctionBuilder::op(OpId id, const std::vector<Value*>& operands, SourceRange at, Attrs attrs) {
+  return opN(id, operands, at, std::move(attrs))[0];
+}
+
+Value* FunctionBuilder::scalarConstant(double v, DType d, SourceRange at) {
+  Attrs a;
+  a.set("value", isFloat(d) ? Attr::f(v) : Attr::i(static_cast<int64_t>(v)));
+  a.set("dtype", Attr::s(dtypeName(d)));
+  return op(OpId::Constant, {}, at, std::move(a));
+}
+
+Value* FunctionBuilder::castTo(Value* v, DType d, SourceRange at) {
+  if (v->type.dtype == d) return v;
+  Attrs a;
+  a.set("dtype", Attr::s(dtypeName(d)));
+  return op(OpId::Cast, {v}, at, std::move(a));
+}
+
+Value* FunctionBuilder::asValue(const HValue& h, SourceRange at, const char* what, DType like) {
+  if (h.is(HValue::Kind::Value)) return h.value;
+  if (auto c = asConst(h); c && c->isNumber()) {
+    DType d = like;
+    if (c->kind == ConstValue::Float && !isFloat(d)) d = DType::FP32;
+    return scalarConstant(c->asDouble(), d, at);
+  }
+  if (h.is(HValue::Kind::Dim) && h.dim.isConst()) return scalarConstant(static_cast<double>(h.dim.value()), like, at);
+  diags_.report(diag::err_graph_not_tensor, at) << what << h.describe();
+  fail();
+}
+
+Value* FunctionBuilder::asTensor(const HValue& h, SourceRange at, const char* what) {
+  if (h.is(HValue::Kind::Value) && h.value->type.isTensor()) return h.value;
+  diags_.report(diag::err_graph_not_tensor, at) << what << h.describe();
+  fail();
+}
+
+// ---- constants and extents
+
+std::optional<ConstValue> FunctionBuilder::asConst(const HValue& h) const {
+  if (h.is(HValue::Kind::Const)) return h.c;
+  if (h.is(HValue::Kind::Dim) && h.dim.isConst()) return ConstValue::ofInt(h.dim.value());
+  return std::nullopt;
+}
+
+std::optional<int64_t> FunctionBuilder::asInt(const HValue& h) const {
+  auto c = asConst(h);
+  if (c && c->kind == ConstValue::Int) return c->i;
+  if (c && c->kind == ConstValue::Bool) return c->b;
+  return std::nullopt;
+}
+
+std::optional<graph::Dim> FunctionBuilder::asDim(const HValue& h) const {
+  if (h.is(HValue::Kind::Dim)) return h.dim;
+  if (auto i = asInt(h)) return graph::Dim::constant(*i);
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<ConstValue> foldConst(BinaryOp op, const ConstValue& a, const ConstValue& b) {
+  if (a.kind == ConstValue::Str || b.kind == ConstValue::Str) {
+    if (op == BinaryOp::Add && a.kind == ConstValue::Str && b.kind == ConstValue::Str) return ConstValue::ofStr(a.s + b.s);
+    if (op == BinaryOp::Eq) return ConstValue::ofBool(a.kind == b.kind && a.s == b.s);
+    if (op == BinaryOp::Ne) return ConstValue::ofBool(!(a.kind == b.kind && a.s == b.s));
+    return std::nullopt;
+  }
+  bool ints = a.kind != ConstValue::Float && b.kind != ConstValue::Float;
+  double x = a.asDouble(), y = b.asDouble();
+  long long i = ints ? static_cast<long long>(x) : 0, j = ints ? static_cast<long long>(y) : 0;
+  switch (op) {
+    case BinaryOp::Add: return ints ? ConstValue::ofInt(i + j) : ConstValue::ofFloat(x + y);
+    case BinaryOp::Sub: return ints ? ConstValue::ofInt(i - j) : ConstValue::ofFloat(x - y);
+    case BinaryOp::Mul: return ints ? ConstValue::ofInt(i * j) : ConstValue::ofFloat(x * y);
+    case BinaryOp::Div: return y == 0 ? std::nullopt : std::optional(ConstValue::ofFloat(x / y));
+    case BinaryOp::FloorDiv:
+      if (ints) {
+        if (j == 0) return std::nullopt;
+        long long q = i / j;
+        if ((i % j != 0) && ((i < 0) != (j < 0))) --q;
+        return ConstValue::ofInt(q);
+      }
+      return y == 0 ? std::nullopt : std::optional(ConstValue::ofFloat(std::floor(x / y)));
+    case BinaryOp::Mod:
+      if (ints) {
+        if (j == 0) return std::nullopt;
+        long long r = i % j;
+        if (r != 0 && ((r < 0) != (j < 0))) r += j;
+        return ConstValue::ofInt(r);
+      }
+      return std::nullopt;
+    case BinaryOp::Pow: return ints && j >= 0 ? ConstValue::ofInt(static_cast<long long>(std::pow(x, y))) : ConstValue::ofFloat(std::pow(x, y));
+    case BinaryOp::Eq: return ConstValue::ofBool(x == y);
+    case BinaryOp::Ne: return ConstValue::ofBool(x != y);
+    case BinaryOp::Lt: return ConstValue::ofBool(x < y);
+    case BinaryOp::Le: return ConstValue::ofBool(x <= y);
+    case BinaryOp::Gt: return ConstValue::ofBool(x > y);
+    case BinaryOp::Ge: return ConstValue::ofBool(x >= y);
+    case BinaryOp::And: return ConstValue::ofBool(x != 0 && y != 0);
+    case BinaryOp::Or: return ConstValue::ofBool(x != 0 || y != 0);
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+HValue FunctionBuilder::binary(BinaryOp op, const HValue& l, const HValue& r, SourceRange at) {
+  auto cl = asConst(l), cr = asConst(r);
+  if (cl && cr) {
+    if (auto v = foldConst(op, *cl, *cr)) return HValue::constant(*v);
+    diags_.report(diag::err_graph_unsupported, at)
+        << ("'" + std::string(binaryOpSpelling(op)) + "' on " + l.describe() + " and " + r.describe()) << "";
+    fail();
+  }
+  // Extents: x.shape[0] * 2, N // heads.
+  auto dl = asDim(l), dr = asDim(r);
+  if (dl && dr) {
+    switch (op) {
+      case BinaryOp::Add: return HValue::ofDim(*dl + *dr);
+      case BinaryOp::Sub: return HValue::ofDim(*dl - *dr);
+      case BinaryOp::Mul: return HValue::ofDim(*dl * *dr);
+      case BinaryOp::FloorDiv: return HValue::ofDim(*dl / *dr);
+      case BinaryOp::Mod: return HValue::ofDim(graph::Dim::binary(graph::Dim::Op::Mod, *dl, *dr));
+      default: break;
+    }
+  }
+  if (!l.is(HValue::Kind::Value) && !r.is(HValue::Kind::Value)) {
+    diags_.report(diag::err_graph_unsupported, at)
+        << ("'" + std::string(binaryOpSpelling(op)) + "' on " + l.describe() + " and " + r.describe()) << "";
+    fail();
+  }
+  DType like = l.is(HValue::Kind::Value) ? l.value->type.dtype : r.value->type.dtype;
+  Value* a = asValue(l, at, "the left operand", like);
+  Value* b = asValue(r, at, "the right operand", like);
+  switch (op) {
+    case BinaryOp::Add: return HValue::of(this->op(OpId::Add, {a, b}, at));
+    case BinaryOp::Sub: return HValue::of(this->op(OpId::Sub, {a, b}, at));
+    case BinaryOp::Mul: return HValue::of(this->op(OpId::Mul, {a, b}, at));
+    case BinaryOp::Div: return HValue::of(this->op(OpId::Div, {a, b}, at));
+    case BinaryOp::Pow: return HValue::of(this->op(OpId::Pow, {a, b}, at));
+    case BinaryOp::MatMul: return HValue::of(this->op(OpId::MatMul, {a, b}, at));
+    default: break;
+  }
+  diags_.report(diag::err_graph_unsupported, at)
+      << ("'" + std::string(binaryOpSpelling(op)) + "' on tensors") << "; use the elementwise operators + - * / ** and @";
+  fail();
+}
+
+// ---- expressions
+
+HValue FunctionBuilder::eval(const Expr* e) {
+  Expr* x = const_cast<Expr*>(e);
+  switch (e->kind) {
+    case NodeKind::IntLiteralExpr: return HValue::constant(ConstValue::ofInt(static_cast<long long>(cast<IntLiteralExpr>(x)->value)));
+    case NodeKind::FloatLiteralExpr: return HValue::constant(ConstValue::ofFloat(cast<FloatLiteralExpr>(x)->value));
+    case NodeKind::StringLiteralExpr: return HValue::constant(ConstValue::ofStr(cast<StringLiteralExpr>(x)->value));
+    case NodeKind::BoolLiteralExpr: return HValue::constant(ConstValue::ofBool(cast<BoolLiteralExpr>(x)->value));
+    case NodeKind::NoneLiteralExpr: return HValue::none();
+    case NodeKind::TupleExpr: {
+      std::vector<HValue> items;
+      for (Expr* el : cast<TupleExpr>(x)->elements) items.push_back(eval(el));
+      return HValue::tuple(std::move(items));
+    }
+    case NodeKind::ListExpr: {
+      std::vector<HValue> items;
+      for (Expr* el : cast<ListExpr>(x)->elements) items.push_back(eval(el));
+      return HValue::tuple(std::move(items));
+    }
+    case NodeKind::NameExpr: {
+      auto* n = cast<NameExpr>(x);
+      for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) {
+        auto it = f->vars.find(n->name);
+        if (it != f->vars.end()) return it->second;
+        break;  // only the innermost frame: inlined functions do not see their caller's locals
+      }
+      const Symbol* sym = n->symbol;
+      if (e->type && e->type->kind == TypeKind::Builtin && e->type->builtin) {
+        HValue h;
+        h.kind = HValue::Kind::Builtin;
+        h.builtin = e->type->builtin;
+        return h;
+      }
+      if (sym && sym->kind == SymbolKind::Function && sym->function) {
+        HValue h;
+        const FunctionInfo* info = functionInfo(sema_, sym->function);
+        h.kind = info && info->isKernel() ? HValue::Kind::Kernel : HValue::Kind::Function;
+        h.fn = sym->function;
+        return h;
+      }
+      if (sym && sym->kind == SymbolKind::DType && e->type && e->type->kind == TypeKind::DTypeValue) {
+        HValue h;
+        h.kind = HValue::Kind::Dtype;
+        h.dtype = e->type->dtype;
+        return h;
+      }
+      if (auto c = evalConst(e, nullptr)) return HValue::constant(*c);
+      // A shape symbol of the entry function's annotations (`X: f32[N]`) is that extent, bound
+      // when the function is called.
+      if (sym && sym->kind == SymbolKind::ShapeSymbol && depth() == 1 && entryShapeSymbol(n->name))
+        return HValue::ofDim(Dim::symbol(n->name));
+      diags_.report(diag::err_graph_unsupported, e->range)
+          << ("the name '" + n->name + "' (" + (sym ? symbolKindName(sym->kind) : "undefined") + ")")
+          << "; host functions use their parameters, module constants, functions and builtins";
+      fail();
+    }
+    case NodeKind::UnaryExpr: {
+      auto* u = cast<UnaryExpr>(x);
+      HValue v = eval(u->operand);
+      if (u->op == UnaryOp::Pos) return v;
+      if (auto c = asConst(v)) {
+        if (u->op == UnaryOp::Neg && c->kind == ConstValue::Int) return HValue::constant(ConstValue::ofInt(-c->i));
+        if (u->op == UnaryOp::Neg && c->kind == ConstValue::Float) return HValue::constant(ConstValue::ofFloat(-c->f));
+        if (u->op == UnaryOp::Not && c->isNumber()) return HValue::constant(ConstValue::ofBool(c->asDouble() == 0));
+      }
+      if (u->op == UnaryOp::Neg && v.is(HValue::Kind::Value)) return HValue::of(op(OpId::Neg, {v.value}, e->range));
+      diags_.report(diag::err_graph_unsupported, e->range)
+          << ("'" + std::string(unaryOpSpelling(u->op)) + "' on " + v.describe()) << "";
+      fail();
+    }
+    case NodeKind::BinaryExpr: {
+      auto* b = cast<BinaryExpr>(x);
+      HValue l = eval(b->lhs);
+      if ((b->op == BinaryOp::And || b->op == BinaryOp::Or) && asConst(l)) {
+        bool truth = asConst(l)->asDouble() != 0;
+        if ((b->op == BinaryOp::And) != truth) return l;  // short circuit
+      }
+      HValue r = eval(b->rhs);
+      return binary(b->op, l, r, b->opRange);
+    }
+    case NodeKind::ConditionalExpr: {
+      auto* c = cast<ConditionalExpr>(x);
+      auto cv = asConst(eval(c->cond));
+      if (!cv) {
+        diags_.report(diag::err_graph_dynamic_control, c->cond->range) << "if";
+        fail();
+      }
+      return eval(cv->asDouble() != 0 ? c->thenExpr : c->elseExpr);
+    }
+    case NodeKind::AttributeExpr: {
+      auto* a = cast<AttributeExpr>(x);
+      if (e->type && e->type->kind == TypeKind::Builtin && e->type->builtin) {
+        HValue h;
+        h.kind = HValue::Kind::Builtin;
+        h.builtin = e->type->builtin;
+        return h;
+      }
+      HValue base = eval(a->base);
+      if (base.is(HValue::Kind::Value) && base.value->type.isTensor()) {
+        Value* v = base.value;
+        if (a->name == "T") return HValue::of(op(OpId::Transpose, {v}, a->nameRange));
+        if (a->name == "shape") {
+          std::vector<HValue> dims;
+          for (const graph::Dim& d : unifier_.resolve(v->type.shape)) dims.push_back(HValue::ofDim(d));
+          return HValue::tuple(std::move(dims));
+        }
+        if (a->name == "ndim") return HValue::constant(ConstValue::ofInt(static_cast<long long>(v->type.rank())));
+        if (a->name == "dtype") {
+          HValue h;
+          h.kind = HValue::Kind::Dtype;
+          h.dtype = v->type.dtype;
+          return h;
+        }
+      }
+      diags_.report(diag::err_graph_unsupported, a->nameRange)
+          << ("the attribute '" + a->name + "' of " + base.describe()) << "";
+      fail();
+    }
+    case NodeKind::SubscriptExpr: {
+      auto* s = cast<SubscriptExpr>(x);
+      HValue base = eval(s->base);
+      if (base.is(HValue::Kind::Kernel)) {  // k[grid, block, stream=s](args)
+        HValue cfg;
+        cfg.kind = HValue::Kind::Launch;
+        cfg.fn = base.fn;
+        for (const Argument& arg : s->indices)
+          if (arg.kind == Argument::Positional && arg.value) cfg.elems.push_back(eval(arg.value));
+        cfg.gridRank = cfg.elems.empty() ? 0 : 1;
+        return cfg;
+      }
+      if (base.is(HValue::Kind::Tuple) && s->indices.size() == 1 && s->indices[0].value) {
+        auto i = asInt(eval(s->indices[0].value));
+        int64_t n = static_cast<int64_t>(base.elems.size());
+        if (i && *i >= -n && *i < n) return base.elems[*i < 0 ? *i + n : *i];
+      }
+      if (base.is(HValue::Kind::Value) && s->indices.size() == 1 && s->indices[0].value &&
+          isa<SliceExpr>(s->indices[0].value)) {
+        auto* sl = cast<SliceExpr>(s->indices[0].value);
+        if (!sl->lower && !sl->upper && !sl->step) return base;
+      }
+      diags_.report(diag::err_graph_unsupported, e->range)
+          << ("indexing " + base.describe()) << "; index tensors inside kernels";
+      fail();
+    }
+    case NodeKind::CallExpr: return call(cast<CallExpr>(x));
+    default: break;
+  }
+  diags_.report(diag::err_graph_unsupported, e->range) << "this expression" << "";
+  fail();
+}
+
+}  // namespace tessera::graph

@@ -1,0 +1,80 @@
+// One extent of a graph tensor: a constant (`128`), a shape symbol (`M`) or an integer
+// expression over those (`3*E`, `E/16`, `ceil_div(N,256)`). Dims are immutable trees with a
+// canonical spelling; two dims are equal when their spellings are. Construction folds what is
+// known (constants, `x*1`, `x+0`, `(3*E)/3`), so shape rules compare canonical forms. The
+// runtime evaluates dims as postfix programs over the bound symbols (tessera_expr_op, where
+// `/` is exact: a remainder is an error at the call, never a silent truncation).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tessera {
+class Extent;
+}
+
+namespace tessera::graph {
+
+class Dim {
+public:
+  enum class Kind : uint8_t { Const, Symbol, Expr };
+  // The operators of tessera_expr_opcode: Div is exact, CeilDiv rounds up.
+  enum class Op : uint8_t { Add, Sub, Mul, Div, CeilDiv, Mod };
+
+  Dim() : text_("0") {}
+  static Dim constant(int64_t v);
+  static Dim symbol(std::string name);
+  static Dim binary(Op op, const Dim& lhs, const Dim& rhs);  // folds
+  // sema's extent; nullopt for an unknown (`?`) extent.
+  static std::optional<Dim> fromExtent(const Extent& e);
+
+  Kind kind() const { return kind_; }
+  bool isConst() const { return kind_ == Kind::Const; }
+  bool isSymbol() const { return kind_ == Kind::Symbol; }
+  int64_t value() const { return value_; }      // Const
+  const std::string& name() const { return text_; }  // Symbol
+  Op op() const { return op_; }                 // Expr
+  const Dim& lhs() const;
+  const Dim& rhs() const;
+  const std::string& str() const { return text_; }
+
+  // The symbols the dim mentions.
+  void collectSymbols(std::set<std::string>& out) const;
+  // The dim with symbols replaced (by `subst`, recursively resolved by the caller's function).
+  Dim substitute(const std::function<std::optional<Dim>(const std::string&)>& subst) const;
+  // Evaluates with bound symbols; nullopt when a symbol is unbound, a division is inexact or
+  // divides by zero.
+  std::optional<int64_t> evaluate(const std::map<std::string, int64_t>& symbols) const;
+
+  friend bool operator==(const Dim& a, const Dim& b) { return a.text_ == b.text_; }
+  friend bool operator!=(const Dim& a, const Dim& b) { return a.text_ != b.text_; }
+  friend bool operator<(const Dim& a, const Dim& b) { return a.text_ < b.text_; }
+
+private:
+  struct Operands;
+  Kind kind_ = Kind::Const;
+  Op op_ = Op::Add;
+  int64_t value_ = 0;
+  std::string text_;
+  std::shared_ptr<const Operands> operands_;
+};
+
+using Shape = std::vector<Dim>;
+
+inline Dim operator+(const Dim& a, const Dim& b) { return Dim::binary(Dim::Op::Add, a, b); }
+inline Dim operator-(const Dim& a, const Dim& b) { return Dim::binary(Dim::Op::Sub, a, b); }
+inline Dim operator*(const Dim& a, const Dim& b) { return Dim::binary(Dim::Op::Mul, a, b); }
+inline Dim operator/(const Dim& a, const Dim& b) { return Dim::binary(Dim::Op::Div, a, b); }
+
+// "[M, 3*E]"
+std::string shapeString(const Shape& s);
+// The product of the dims (1 for rank 0).
+Dim numElements(const Shape& s);
+
+}  // namespace tessera::graph
