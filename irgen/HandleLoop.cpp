@@ -160,8 +160,7 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
   std::vector<I::NamedAttr> attrs;
   if (preE) {
     auto c = constInt(preE);
-    if (!c || *c < 1 || *c > 16)
-      error(diag::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
+    if (!c || *c < 1 || *c > 16) error(diag::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
     attrs.push_back({"prefetch", I::Attribute::integer(*c)});
   }
   Lowered ext = lower(extE, ctx().index());

@@ -118,7 +118,9 @@ void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<co
                                            const std::string& out) {
   std::map<const I::Value*, std::string> row(roots);
   auto fail = [&](I::Operation* at, const std::string& name, const std::string& what) {
-    { diags().report(diag::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    {
+      diags().report(diag::err_lower_rows_not_independent, at->loc) << name << what << out;
+    }
     abort();
   };
   auto axisOf = [](I::Operation* o, size_t rank) {
