@@ -90,6 +90,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     for (size_t i = 0; i < g->array.size() && i < 3; ++i) k.groupShape[i] = static_cast<uint32_t>(g->array[i].i);
   }
   k.deterministic = !func.hasAttr("nondeterministic");
+  k.exactGrid = func.hasAttr("exact_grid");
   k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr("shared", 0), plannedSharedBytes(func)));
   for (auto& arg : func.body().args) {
     KernelParam p;

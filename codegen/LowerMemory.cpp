@@ -34,6 +34,49 @@ llvm::Value* Lowering::swizzledOffset(const View& v, llvm::Value* linear) {
   return b_.CreateXor(linear, b_.CreateShl(phase, 4));
 }
 
+llvm::Value* Lowering::checkedAccess(const View& v, const std::vector<llvm::Value*>& idx, llvm::Type* resultType,
+                                    const std::function<llvm::Value*()>& access) {
+  if (!boundsCheck_ || v.splat) return access();
+  auto* join = llvm::BasicBlock::Create(c_, "bounds.join", fn_);
+  std::vector<llvm::BasicBlock*> faults;
+  for (size_t d = 0; d < idx.size() && d < v.shape.size(); ++d) {
+    auto* ok = llvm::BasicBlock::Create(c_, "bounds.ok", fn_);
+    auto* bad = llvm::BasicBlock::Create(c_, "bounds.fault", fn_);
+    // Unsigned: a negative index is out of range too.
+    b_.CreateCondBr(b_.CreateICmpULT(idx[d], v.shape[d]), ok, bad);
+    b_.SetInsertPoint(bad);
+    hooks_->boundsFault(b_, (v.name.empty() ? std::string("a view") : v.name) + ", dimension " + std::to_string(d),
+                        idx[d], v.shape[d]);
+    b_.CreateBr(join);
+    faults.push_back(bad);
+    b_.SetInsertPoint(ok);
+  }
+  llvm::Value* r = access();
+  llvm::BasicBlock* done = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  if (!resultType || !r) return r;
+  llvm::PHINode* phi = b_.CreatePHI(r->getType(), static_cast<unsigned>(faults.size() + 1));
+  phi->addIncoming(r, done);
+  for (llvm::BasicBlock* f : faults) phi->addIncoming(llvm::Constant::getNullValue(r->getType()), f);
+  return phi;
+}
+
+void Lowering::checkSliceStart(const View& src, const std::vector<llvm::Value*>& at) {
+  if (!boundsCheck_ || src.splat) return;
+  for (size_t d = 0; d < at.size() && d < src.shape.size(); ++d) {
+    auto* ok = llvm::BasicBlock::Create(c_, "slice.ok", fn_);
+    auto* bad = llvm::BasicBlock::Create(c_, "slice.fault", fn_);
+    b_.CreateCondBr(b_.CreateICmpSGE(at[d], b_.getInt64(0)), ok, bad);
+    b_.SetInsertPoint(bad);
+    hooks_->boundsFault(b_, "the start of a slice of " + (src.name.empty() ? std::string("a view") : src.name) +
+                                ", dimension " + std::to_string(d),
+                        at[d], src.shape[d]);
+    b_.CreateBr(ok);
+    b_.SetInsertPoint(ok);
+  }
+}
+
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
   if (v.splat) return v.splat;
   llvm::LoadInst* x = b_.CreateLoad(v.elem, address(v, idx));
@@ -222,13 +265,19 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     case OpId::MemLoad: {
       View* v = view(op.operand(0));
       if (!v->elem) return fail(op, "loads of " + ir::printType(op.result()->type) + " are not supported yet");
-      set(op.result(), loadElem(*v, indices(1), op.result()->type));
+      std::vector<llvm::Value*> idx = indices(1);
+      set(op.result(), checkedAccess(*v, idx, scalarType(op.result()->type),
+                                     [&] { return loadElem(*v, idx, op.result()->type); }));
       return true;
     }
     case OpId::MemStore: {
       View* v = view(op.operand(1));
       if (!v->elem) return fail(op, "stores of " + ir::printType(op.operand(0)->type) + " are not supported yet");
-      storeElem(*v, indices(2), get(op.operand(0)), op.operand(0)->type);
+      std::vector<llvm::Value*> idx = indices(2);
+      checkedAccess(*v, idx, nullptr, [&]() -> llvm::Value* {
+        storeElem(*v, idx, get(op.operand(0)), op.operand(0)->type);
+        return nullptr;
+      });
       return true;
     }
     case OpId::MemSlice: {
@@ -236,6 +285,8 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       if (src.swizzle) return fail(op, "slices of swizzled shared buffers are not supported by code generation yet");
       View r = src;
       std::vector<llvm::Value*> at = indices(1);
+      checkSliceStart(src, at);
+      if (r.name.rfind("a view of ", 0) != 0) r.name = "a view of " + r.name;
       r.ptr = src.splat ? nullptr : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
@@ -273,6 +324,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       ir::Type t = op.result()->type;
       View v;
       v.elem = storageType(t->elem);
+      v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
       if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
       if (t->swizzle != ir::Swizzle::None) {
         v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
@@ -299,6 +351,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View src = *view(op.operand(0));
       View r;
       r.elem = src.elem;
+      r.name = src.name;
       r.ptr = b_.CreateGEP(src.elem, src.ptr,
                            b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]));
       r.shape.assign(src.shape.begin() + 1, src.shape.end());

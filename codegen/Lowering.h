@@ -33,6 +33,7 @@ struct View {
   // chunk of an element moves within its row by a function of the row (swizzledOffset).
   int swizzle = 0;
   int64_t rowBytes = 0;
+  std::string name;  // what it views, for bounds-check messages: "tensor 'x'", "shared array 's'"
 };
 
 // The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
@@ -44,8 +45,8 @@ inline llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
 
 class Lowering {
 public:
-  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error)
-      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error) {}
+  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error, bool boundsCheck = false)
+      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error), boundsCheck_(boundsCheck) {}
 
   bool kernel(ir::Operation& func, KernelInterface& k);
 
@@ -142,6 +143,10 @@ private:
   bool lowerArith(ir::Operation& op);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
+  // Integer semantics shared by both targets (docs/language.md, "Integer semantics").
+  llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
+  llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
+  llvm::Value* floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult);
   bool lowerMemory(ir::Operation& op);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);
@@ -150,6 +155,14 @@ private:
   // Byte offset `linear` (from v.ptr, row-major) after v's swizzle.
   llvm::Value* swizzledOffset(const View& v, llvm::Value* linear);
   llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
+  // Under --bounds-check: every index of `idx` checked against v's extents; a failed check is
+  // reported (DeviceHooks::boundsFault) and skips `access`, whose result is then zero of
+  // `resultType` (null for stores). Without it, just access().
+  llvm::Value* checkedAccess(const View& v, const std::vector<llvm::Value*>& idx, llvm::Type* resultType,
+                             const std::function<llvm::Value*()>& access);
+  // Under --bounds-check: a slice may not start before its source (it may start past the end:
+  // it is clipped to nothing there).
+  void checkSliceStart(const View& src, const std::vector<llvm::Value*>& at);
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
   // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).
   void copyCooperative(View& dst, View& src, ir::Type elem, bool async = false);
@@ -212,6 +225,7 @@ private:
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
   std::string& error_;
+  bool boundsCheck_ = false;
   std::unique_ptr<DeviceHooks> hooks_;
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const ir::Value*, llvm::Value*> vals_;
