@@ -18,13 +18,14 @@ STAGES = {
     "frontend": {"basic"},
     "sema": {"basic", "frontend"},
     "ir": {"basic"},
+    "graph": {"basic", "frontend", "sema"},
     "irgen": {"basic", "frontend", "sema", "ir"},
     "codegen": {"basic", "ir", "runtime/include"},
     "runtime": {"basic", "runtime/include"},
     "runtime/include": set(),
     "lsp": {"basic", "frontend", "sema"},
 }
-SOURCE_DIRS = ["basic", "frontend", "sema", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests",
+SOURCE_DIRS = ["basic", "frontend", "sema", "graph", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests",
                "bench", "examples"]
 EXTENSIONS = (".cpp", ".h", ".def", ".re")
 SKIP_DIRS = {"build", "build-fuzz", ".git", "out"}
