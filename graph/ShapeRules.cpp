@@ -464,6 +464,7 @@ bool meshDim(const Types& in, const Attrs& attrs, int64_t& dim, std::string& axi
   // The axis's size becomes a shape symbol (N*tp), so it must be spelled as one.
   bool identifier = !axis.empty() && !isdigit(static_cast<unsigned char>(axis[0]));
   for (char c : axis) identifier &= isalnum(static_cast<unsigned char>(c)) || c == '_';
+  identifier &= axis != "ceil_div";  // the one name extents reserve
   if (!identifier) {
     error = "needs a mesh 'axis' named by an identifier";
     return false;
