@@ -4,6 +4,7 @@
 #include "runtime/Status.h"
 #include "runtime/TensorView.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -191,6 +192,21 @@ tessera_status checkArgs(Checker &c, const tessera_arg *args, Backend &backend) 
   return TESSERA_SUCCESS;
 }
 
+// " (K = 60 from <source>, tp = 4 from <source>)" for the symbols of `e` bound by the caller.
+std::string presetNote(const Checker &c, const tessera_extent &e) {
+  std::string note;
+  std::vector<int32_t> seen;
+  for (uint32_t i = 0; i < e.expr_len; ++i) {
+    int32_t s = e.expr[i].symbol;
+    if (e.expr[i].op != TESSERA_EXPR_SYMBOL || c.presetBy[s].empty() ||
+        std::find(seen.begin(), seen.end(), s) != seen.end())
+      continue;
+    seen.push_back(s);
+    note += concat(note.empty() ? " (" : ", ", c.sym(s), " = ", c.plan.symbols[s], " from ", c.presetBy[s]);
+  }
+  return note.empty() ? note : note + ")";
+}
+
 tessera_status checkShapes(Checker &c, const tessera_arg *args) {
   const tessera_kernel_desc &k = c.k;
   // Pass 1: plain symbols, in parameter order; the first binds, the rest must agree.
@@ -231,7 +247,7 @@ tessera_status checkShapes(Checker &c, const tessera_arg *args) {
       TESSERA_TRY(evalExpr(c, p, d, e, want));
       if (want != t.shape[d])
         return c.paramErr(TESSERA_ERROR_SHAPE_MISMATCH, p, "dimension ", d, " has size ",
-                          t.shape[d], ", expected ", exprString(k, e), " = ", want);
+                          t.shape[d], ", expected ", exprString(k, e), " = ", want, presetNote(c, e));
     }
   }
   return TESSERA_SUCCESS;
