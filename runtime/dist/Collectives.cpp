@@ -61,8 +61,12 @@ tessera_status allReduce(tessera_comm_t &c, const void *send, void *recv, size_t
                          void *stream, const Deadline &d) {
   int p = c.size(), me = c.rank();
   size_t es = tessera_dtype_bits(r.dtype) / 8;
-  if (p == 1 || n == 0)
-    return c.ops->copy(recv, send, n * es, stream);
+  if (n == 0)
+    return TESSERA_SUCCESS;
+  // One rank still goes through the reduction, so values come out as p ranks would give them
+  // (bool as 0/1, NaNs as the reduction writes them).
+  if (p == 1)
+    return reduceBlocks(c, static_cast<const char *>(send), nullptr, 0, n, recv, r, stream);
   if (!r.deterministic) {
     tessera_status st = c.transport->nativeAllReduce(send, recv, n, r.dtype, r.op, stream, d);
     if (st != TESSERA_ERROR_NOT_SUPPORTED)
@@ -99,8 +103,10 @@ tessera_status reduceScatter(tessera_comm_t &c, const void *send, void *recv, si
                              void *stream, const Deadline &d) {
   int p = c.size(), me = c.rank();
   size_t es = tessera_dtype_bits(r.dtype) / 8;
-  if (p == 1 || n == 0)
-    return c.ops->copy(recv, send, n * es, stream);
+  if (n == 0)
+    return TESSERA_SUCCESS;
+  if (p == 1)
+    return reduceBlocks(c, static_cast<const char *>(send), nullptr, 0, n, recv, r, stream);
   if (!r.deterministic) {
     tessera_status st = c.transport->nativeReduceScatter(send, recv, n, r.dtype, r.op, stream, d);
     if (st != TESSERA_ERROR_NOT_SUPPORTED)

@@ -49,7 +49,8 @@ std::string rankList(const std::vector<int> &ranks) {
 
 // Groups the ranks by a property of their signatures; "ranks 0 and 1 pass X; rank 2 passes Y".
 std::string describeGroups(const std::vector<Signature> &all, const std::vector<int> &rankIds,
-                           const std::function<std::string(const Signature &)> &key, const char *verb) {
+                           const std::function<std::string(const Signature &)> &key, const char *one,
+                           const char *many) {
   std::map<std::string, std::vector<int>> groups;
   std::vector<std::string> order;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -61,7 +62,7 @@ std::string describeGroups(const std::vector<Signature> &all, const std::vector<
   std::string s;
   for (const std::string &k : order) {
     const std::vector<int> &ranks = groups[k];
-    s += concat(s.empty() ? "" : "; ", rankList(ranks), " ", verb, ranks.size() == 1 ? "es " : " ", k);
+    s += concat(s.empty() ? "" : "; ", rankList(ranks), " ", ranks.size() == 1 ? one : many, " ", k);
   }
   return s;
 }
@@ -84,29 +85,29 @@ tessera_status compare(const std::vector<Signature> &all, const std::vector<int>
   auto kindOf = [](const Signature &s) { return std::string(opKindName(static_cast<OpKind>(s.kind))); };
   if (differs(kindOf))
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, what, " on ", where, ": the ranks call different collectives: ",
-                describeGroups(all, rankIds, callOf, "call"), "; every rank must issue the same collectives in the same order");
+                describeGroups(all, rankIds, callOf, "calls", "call"), "; every rank must issue the same collectives in the same order");
   auto dtypeOf = [](const Signature &s) { return std::string(tessera_dtype_name(s.dtype)); };
   auto typeOf = [](const Signature &s) { return typeString(s.dtype, s.rank, s.shape); };
   if (differs(dtypeOf))
     return fail(TESSERA_ERROR_DTYPE_MISMATCH, what, " on ", where, ": the ranks disagree on the dtype: ",
-                describeGroups(all, rankIds, typeOf, "pass"));
+                describeGroups(all, rankIds, typeOf, "passes", "pass"));
   if (differs(typeOf))
     return fail(TESSERA_ERROR_SHAPE_MISMATCH, what, " on ", where, ": the ranks disagree on the shape: ",
-                describeGroups(all, rankIds, typeOf, "pass"));
+                describeGroups(all, rankIds, typeOf, "passes", "pass"));
   auto layoutOf = [](const Signature &s) { return std::string(s.layout, strnlen(s.layout, sizeof s.layout)); };
   if (differs(layoutOf))
     return fail(TESSERA_ERROR_SHAPE_MISMATCH, what, " on ", where, ": the ranks disagree on the layout: ",
-                describeGroups(all, rankIds, layoutOf, "pass"));
+                describeGroups(all, rankIds, layoutOf, "passes", "pass"));
   auto paramsOf = [](const Signature &s) {
     return concat("(", s.param[0], ", ", s.param[1], ", ", s.param[2], ", ", s.param[3], ")");
   };
   if (differs(paramsOf))
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, what, " on ", where,
                 ": the ranks disagree on the operation's parameters (reduction, root, order, flags): ",
-                describeGroups(all, rankIds, paramsOf, "pass"));
+                describeGroups(all, rankIds, paramsOf, "passes", "pass"));
   if (differs(nameOf))
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, what, " on ", where, ": the ranks name different tensors: ",
-                describeGroups(all, rankIds, [&](const Signature &s) { return concat("'", nameOf(s), "'"); }, "pass"),
+                describeGroups(all, rankIds, [&](const Signature &s) { return concat("'", nameOf(s), "'"); }, "passes", "pass"),
                 "; every rank must issue the same collectives in the same order");
   return TESSERA_SUCCESS;
 }
@@ -129,8 +130,11 @@ tessera_status agree(tessera_comm_t &c, const Signature &mine, const std::string
   if (!c.checkSignatures || c.size() == 1)
     return TESSERA_SUCCESS;
   tessera_status st = agreeOver(c.transport->bootstrap(), mine, what, c.where(), Deadline::after(c.timeout));
-  if (st == TESSERA_ERROR_TIMEOUT || st == TESSERA_ERROR_COMM_ABORTED)
-    c.abort(st, tessera_last_error_message());
+  if (st == TESSERA_ERROR_TIMEOUT || st == TESSERA_ERROR_COMM_ABORTED) {
+    std::string msg = concat(tessera_last_error_message(), "; the communicator is aborted");
+    c.abort(st, msg);
+    return fail(st, msg);
+  }
   return st;
 }
 
@@ -142,8 +146,10 @@ tessera_status agreePair(tessera_comm_t &c, int peer, const Signature &mine, con
   tessera_status st = c.transport->bootstrap().exchange(peer, &mine, &theirs, sizeof mine, Deadline::after(c.timeout));
   if (st != TESSERA_SUCCESS) {
     std::string msg = concat(what, " on ", c.where(), ": ", tessera_last_error_message());
-    if (st == TESSERA_ERROR_TIMEOUT || st == TESSERA_ERROR_COMM_ABORTED)
+    if (st == TESSERA_ERROR_TIMEOUT || st == TESSERA_ERROR_COMM_ABORTED) {
+      msg += "; the communicator is aborted";
       c.abort(st, msg);
+    }
     return fail(st, msg);
   }
   return compare({mine, theirs}, {c.rank(), peer}, what, c.where());

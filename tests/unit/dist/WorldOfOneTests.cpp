@@ -83,12 +83,18 @@ TEST_CASE("world of one: every collective moves the data of every dtype") {
     CHECK(a == b);
     std::string why;
     if (tessera::dist::reducible(dt, TESSERA_REDUCE_MAX, why)) {
+      // One rank's max is its own value; the bytes here are arbitrary, so only integers keep
+      // them all (bool comes out as 0/1, float NaN patterns as the reduction writes them).
+      bool exact = dt >= TESSERA_I8 && dt <= TESSERA_U64;
       std::fill(b.begin(), b.end(), 0xee);
       CHECK(tessera_all_reduce(w.comm, &ta, &tb, TESSERA_REDUCE_MAX, nullptr) == TESSERA_SUCCESS);
-      CHECK(a == b);
+      CHECK((!exact || a == b));
       std::fill(b.begin(), b.end(), 0xee);
       CHECK(tessera_reduce_scatter(w.comm, &ta, &tb, TESSERA_REDUCE_MAX, nullptr) == TESSERA_SUCCESS);
-      CHECK(a == b);
+      CHECK((!exact || a == b));
+      if (dt == TESSERA_BOOL)
+        for (uint8_t v : b)
+          CHECK(v == (v ? 1 : 0));
     } else {
       CHECK(tessera_all_reduce(w.comm, &ta, &tb, TESSERA_REDUCE_MAX, nullptr) == TESSERA_ERROR_NOT_SUPPORTED);
       CHECK(contains(lastError(), "cannot be reduced"));
