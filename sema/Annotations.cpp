@@ -237,7 +237,12 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
         }
         return std::to_string(c->i);
       }
-      return text(e->range);
+      Extent::Op op = b->op == BinaryOp::Add   ? Extent::Op::Add
+                      : b->op == BinaryOp::Sub ? Extent::Op::Sub
+                      : b->op == BinaryOp::Mul ? Extent::Op::Mul
+                      : b->op == BinaryOp::Mod ? Extent::Op::Mod
+                                               : Extent::Op::Div;
+      return Extent::binary(op, l, r);
     }
     case NodeKind::ErrorExpr: return "?";
     default:
