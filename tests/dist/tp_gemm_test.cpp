@@ -55,6 +55,25 @@ int main() {
   require(tessera_memcpy(B.local().data, bl.data(), bl.size() * 2), "upload B");
 
   tessera_tensor pl = Pt.local();
+  // The kernel's extents are the expressions K/tp: a plain launch has no K to check them with,
+  // index_launch binds K from A's global shape and tp from the mesh.
+  tessera_tensor alv = A.local(), blv = B.local();
+  tessera_arg plainArgs[] = {tessera_arg_tensor(&alv), tessera_arg_tensor(&blv), tessera_arg_tensor(&pl)};
+  tessera_status plain = tessera_launch(kernel, nullptr, plainArgs, 3);
+  expect(plain == TESSERA_ERROR_SHAPE_MISMATCH &&
+             std::string(tessera_last_error_message()).find("symbol 'K' is not bound") != std::string::npos,
+         "a plain launch of tp_gemm: %s: %s", tessera_status_name(plain), tessera_last_error_message());
+  if (tp > 1) { // a whole B where the kernel expects its part along tp
+    td::DTensor Bwhole;
+    require(td::DTensor::create(mesh, "Bwhole", TESSERA_F16, {K, N}, {}, Bwhole).code(), "Bwhole");
+    tessera_tensor bw = Bwhole.local();
+    auto bad = td::index_launch(mesh, "tp")(kernel)(A.parts("tp"), bw, pl);
+    std::string want = "parameter 'B': dimension 0 has size " + std::to_string(K) + ", expected K/tp = " +
+                       std::to_string(K / tp) + " (K = " + std::to_string(K) +
+                       " from the global shape of 'A' dimension 1, tp = " + std::to_string(tp) + " from mesh axis 'tp')";
+    expect(bad.code() == TESSERA_ERROR_SHAPE_MISMATCH && bad.message().find(want) != std::string::npos,
+           "index_launch with a whole B: %s", bad.toString().c_str());
+  }
   auto st = td::index_launch(mesh, "tp")(kernel)(A.parts("tp"), B.parts("tp"), pl);
   require(st.code(), st.message().c_str());
   require(td::reduce_scatter(Pt, C, TESSERA_REDUCE_SUM).code(), "reduce_scatter P -> C");
