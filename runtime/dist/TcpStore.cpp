@@ -58,6 +58,33 @@ std::string reply(const std::string &value) {
   return r + value;
 }
 
+// connect() that gives up at the deadline (a host that drops the SYN would otherwise block for
+// minutes); the socket is blocking again afterwards.
+bool connectWithin(int fd, const sockaddr *addr, socklen_t len, const Deadline &d, std::string &error) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int rc = ::connect(fd, addr, len);
+  if (rc != 0 && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int left = static_cast<int>(std::max(0.0, std::min(d.remaining(), 1.0)) * 1000) + 1;
+    rc = ::poll(&p, 1, left);
+    int soError = 0;
+    socklen_t sl = sizeof soError;
+    if (rc > 0 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &sl) == 0 && soError == 0)
+      rc = 0;
+    else {
+      errno = rc == 0 ? ETIMEDOUT : soError;
+      rc = -1;
+    }
+  }
+  if (rc != 0) {
+    error = std::strerror(errno);
+    return false;
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  return true;
+}
+
 } // namespace
 
 tessera_status TcpStoreServer::start(int port, std::unique_ptr<TcpStoreServer> &out) {
@@ -197,7 +224,7 @@ tessera_status TcpStoreClient::connect(const std::string &host, int port, const 
         int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0)
           continue;
-        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        if (connectWithin(fd, a->ai_addr, a->ai_addrlen, d, lastError)) {
           ::freeaddrinfo(res);
           int one = 1;
           ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -208,7 +235,6 @@ tessera_status TcpStoreClient::connect(const std::string &host, int port, const 
           out = std::move(c);
           return TESSERA_SUCCESS;
         }
-        lastError = std::strerror(errno);
         ::close(fd);
       }
       ::freeaddrinfo(res);

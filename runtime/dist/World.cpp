@@ -50,14 +50,16 @@ void destroyComm(tessera_comm c) {
 
 namespace {
 
+// TESSERA_DIST_TIMEOUT, like NCCL's variables, overrides what the program asked for, so a job can
+// be given a shorter or longer limit without rebuilding it.
 double timeoutFrom(const tessera_dist_options *opts) {
-  if (opts && opts->timeout_s > 0)
-    return opts->timeout_s;
   if (const char *env = std::getenv("TESSERA_DIST_TIMEOUT")) {
     double v = std::atof(env);
     if (v > 0)
       return v;
   }
+  if (opts && opts->timeout_s > 0)
+    return opts->timeout_s;
   return 300;
 }
 
@@ -98,6 +100,14 @@ tessera_status checkDevices(Bootstrap &boot, rt::Backend &backend, const Deadlin
                     all[a].host, " both use GPU ", all[a].ordinal,
                     "; start one rank per GPU (the local rank picks the GPU)");
   return TESSERA_SUCCESS;
+}
+
+// Binds the local rank's GPU (unless TESSERA_DEVICE=cpu) and picks the runtime's device.
+tessera_status selectDevice(int localRank, rt::Backend *&backend) {
+  const char *device = std::getenv("TESSERA_DEVICE");
+  if (!device || std::string(device) != "cpu")
+    TESSERA_TRY(rt::requestGpuOrdinal(localRank));
+  return rt::activeBackend(backend);
 }
 
 // Learns rank and size (and starts MPI or the rendezvous), returning the world's host channel.
@@ -152,10 +162,6 @@ tessera_status makeWorldTransport(WorldState &w, bool gpu, const Deadline &d, st
   }
   if (w.env.launcher == TESSERA_LAUNCHER_MPI)
     return makeMpiWorldTransport(out);
-  if (w.info.world_size > 1)
-    return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_dist_init: ", w.info.world_size,
-                " CPU ranks were started with torchrun-style variables, but CPU ranks move their data with MPI: "
-                "start them with mpirun -n ", w.info.world_size, " (GPU ranks may use either launcher)");
   out = makeSelfTransport();
   return TESSERA_SUCCESS;
 }
@@ -166,17 +172,22 @@ tessera_status initWorld(WorldState &w, const tessera_dist_options *opts) {
   const char *checksEnv = std::getenv("TESSERA_DIST_CHECKS");
   w.checks = !(opts && (opts->flags & TESSERA_DIST_NO_SIGNATURE_CHECKS)) && !(checksEnv && std::string(checksEnv) == "0");
   Deadline d = Deadline::after(w.timeout);
+  // The device is chosen before the rendezvous when the local rank is known from the
+  // environment, so that CPU ranks refuse a torchrun-style launch before meeting anyone.
+  rt::Backend *backend = nullptr;
+  if (w.env.launcher != TESSERA_LAUNCHER_MPI) {
+    TESSERA_TRY(selectDevice(w.env.localRank, backend));
+    if (backend->kind() == TESSERA_DEVICE_CPU && w.env.launcher == TESSERA_LAUNCHER_ENV && w.env.world > 1)
+      return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_dist_init: ", w.env.world,
+                  " CPU ranks were started with torchrun-style variables, but CPU ranks move their data with MPI: "
+                  "start them with mpirun -n ", w.env.world, " (GPU ranks may use either launcher)");
+  }
   TESSERA_TRY(joinWorld(w, d));
   w.info.launcher = w.env.launcher;
-
-  // Bind this rank's GPU before the runtime opens one: the local rank's.
-  const char *device = std::getenv("TESSERA_DEVICE");
-  if (!device || std::string(device) != "cpu")
-    TESSERA_TRY(rt::requestGpuOrdinal(w.info.local_rank));
-  rt::Backend *backend = nullptr;
-  TESSERA_TRY(rt::activeBackend(backend));
-  TESSERA_TRY(checkDevices(*w.boot, *backend, d));
+  if (!backend)
+    TESSERA_TRY(selectDevice(w.info.local_rank, backend));
   bool gpu = backend->kind() == TESSERA_DEVICE_GPU;
+  TESSERA_TRY(checkDevices(*w.boot, *backend, d));
   if (gpu)
     TESSERA_TRY(backend->enterDevice());
 

@@ -22,6 +22,10 @@ int main() {
   const int64_t Bl = 29, Bg = Bl * p, D = 33;
   td::Mesh mesh;
   require(td::Mesh::create({"dp"}, {p}, mesh).code(), "mesh");
+  // The kernels' descriptors are found by name; naming a launch stub keeps the module's object
+  // (and its registration) when it is linked from a static library.
+  static void *volatile keep = reinterpret_cast<void *>(&dp_grad_residual);
+  (void)keep;
   const tessera_kernel_desc *residual = nullptr, *grad = nullptr;
   require(tessera_find_kernel("dp_grad", "residual", &residual), "find residual");
   require(tessera_find_kernel("dp_grad", "grad", &grad), "find grad");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-fault-test.sh "<mpirun;flags...>" <ranks> kill|stall <dist_fault_test>
+# run-fault-test.sh "<mpirun;flags...>" <ranks> kill|stall <dist_fault>
 # Runs the fault test and checks that every surviving rank reported PASS (mpirun's own exit
 # status is not used: a job that lost a rank fails by design). A killed rank takes the job with
 # it unless mpirun keeps the others running (Open MPI: --enable-recovery); without that option

@@ -25,6 +25,10 @@ int main() {
   const int64_t M = 37, K = 13 * tp, N = 9 * tp; // odd local extents: K/tp = 13, N/tp = 9
   td::Mesh mesh;
   require(td::Mesh::create({"dp", "tp"}, {dp, tp}, mesh).code(), "mesh");
+  // index_launch takes the kernel's descriptor, found by name; naming the launch stub makes the
+  // linker keep the module's object (and its registration) when it comes from a static library.
+  static void *volatile keep = reinterpret_cast<void *>(&tp_gemm_tp_gemm);
+  (void)keep;
   const tessera_kernel_desc *kernel = nullptr;
   require(tessera_find_kernel("tp_gemm", "tp_gemm", &kernel), "tessera_find_kernel");
 

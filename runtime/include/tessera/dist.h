@@ -44,7 +44,7 @@ typedef struct tessera_dist_options {
   uint32_t struct_size; /* sizeof(tessera_dist_options), or 0 */
   uint32_t flags;       /* TESSERA_DIST_* */
   /* Seconds a collective may wait for its peers before it fails with TESSERA_ERROR_TIMEOUT;
-   * 0: TESSERA_DIST_TIMEOUT from the environment, else 300. */
+   * 0: 300. TESSERA_DIST_TIMEOUT in the environment overrides it. */
   double timeout_s;
 } tessera_dist_options;
 

@@ -1,4 +1,4 @@
-// Faults: `dist_fault_test kill|stall` under mpirun (or tessera-run). The last rank is killed
+// Faults: `dist_fault kill|stall` under mpirun (or tessera-run). The last rank is killed
 // (SIGKILL) or stalls (sleeps for three timeouts) while the others are in an all_reduce; each
 // survivor must get TESSERA_ERROR_TIMEOUT or COMM_ABORTED within the communicator's timeout
 // (TESSERA_FAULT_TIMEOUT seconds, default 2) plus a margin, see later calls on the aborted
