@@ -1,7 +1,9 @@
 // The host-side description of a kernel, read off its tile.func: parameters with dtypes, ranks
 // and extents, the symbols that the extents name, the group shape and the shared memory.
 #include <map>
+#include <set>
 
+#include "codegen/CostExpr.h"
 #include "codegen/LowerToLLVM.h"
 #include "ir/IR.h"
 #include "runtime/include/tessera/runtime.h"
@@ -80,6 +82,21 @@ int64_t plannedSharedBytes(ir::Operation& func) {
   return end;
 }
 
+// Whether the kernel reads tensor argument `arg`: some memory-reading op takes it, or a view of
+// it, as an operand.
+bool readsArgument(ir::Operation& func, ir::Value* arg) {
+  std::set<ir::Value*> views = {arg};
+  bool reads = false;
+  func.walk([&](ir::Operation* op) {
+    for (unsigned i = 0; i < op->numOperands(); ++i) {
+      if (!views.count(op->operand(i))) continue;
+      if (op->info().has(ir::T_ViewLike) && i == 0) views.insert(op->result());
+      else if (op->info().has(ir::T_MemRead)) reads = true;
+    }
+  });
+  return reads;
+}
+
 }  // namespace
 
 bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error) {
@@ -97,6 +114,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     if (t->kind == ir::TypeKind::Tensor) {
       p.isTensor = true;
       p.isMut = t->access != ir::Access::Read;
+      p.writeOnly = p.isMut && !readsArgument(func, arg.get());
       p.dtype = dtypeOf(ir::baseScalar(t->elem));
       if (t->shape.size() > TESSERA_MAX_RANK) {
         error = "kernel '" + k.name + "': parameter '" + p.name + "' has rank " + std::to_string(t->shape.size()) +
@@ -133,6 +151,17 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
   }
   for (size_t i = 0; i < k.symbols.size(); ++i)
     if (k.symbols[i] == "grid_groups") k.gridSymbol = static_cast<int32_t>(i);
+  // @kernel(flops="..."): an expression over the shape symbols, evaluated at each launch.
+  if (const ir::Attribute* f = func.attr("flops")) {
+    std::string unknown;
+    if (!parseCostExpression(f->s, k.symbols, k.flops, unknown)) {
+      error = "flops=\"" + f->s + "\" " +
+              (unknown.empty() ? std::string("is not an expression of integers, shape symbols, + - * / % and "
+                                             "parentheses")
+                               : "names '" + unknown + "', which no parameter's shape binds");
+      return false;
+    }
+  }
   // `blocks = [param, axis, step, ...]`: the default grid of a block-partitioned kernel.
   if (const ir::Attribute* b = func.attr("blocks")) {
     bool ok = b->array.size() % 3 == 0;

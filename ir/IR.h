@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frontend/SourceManager.h"
+#include "basic/SourceManager.h"
 
 namespace tessera::ir {
 

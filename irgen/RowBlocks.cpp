@@ -88,7 +88,7 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
                 for (size_t d = 1; d < t->shape.size(); ++d) {
                   const I::Dim& full = t->shape[d];
                   if (!full.isStatic() && full.sym.empty())
-                    error(DiagID::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
+                    error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
                           static_cast<unsigned>(d), params[i]->name);
                   ops.push_back(b_->constIndex(0));
                   sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
@@ -118,7 +118,7 @@ void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<co
                                            const std::string& out) {
   std::map<const I::Value*, std::string> row(roots);
   auto fail = [&](I::Operation* at, const std::string& name, const std::string& what) {
-    { diags().report(DiagID::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    { diags().report(diag::err_lower_rows_not_independent, at->loc) << name << what << out; }
     abort();
   };
   auto axisOf = [](I::Operation* o, size_t rank) {

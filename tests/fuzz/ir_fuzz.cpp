@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/AsmFormat.h"
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 
@@ -45,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Passes may reject valid input (recursion, budgets), but must never leave invalid IR.
   if (!pm.run(*m, diags)) {
     for (auto& d : sink.diagnostics)
-      if (d.id == DiagID::err_ir_verify_after_pass) std::abort();
+      if (d.id == diag::err_ir_verify_after_pass) std::abort();
   }
   (void)before;
   return 0;

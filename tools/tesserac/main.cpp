@@ -5,24 +5,22 @@
 #include <iostream>
 #include <memory>
 
+#include "basic/Diagnostics.h"
 #include "frontend/ASTDump.h"
-#include "frontend/Diagnostics.h"
 #include "frontend/Format.h"
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
-#include "llvm/Support/Process.h"
-#include "tools/tesserac/Options.h"
 #include "ir/AsmFormat.h"
 #include "ir/IR.h"
-#include "tools/tesserac/Backend.h"
-#if HAVE_TESSERA_SEMA
-#include "sema/Builtins.h"
-#include "sema/Sema.h"
-#endif
-#if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
 #include "ir/Verifier.h"
 #include "irgen/IRGen.h"
-#endif
+#include "llvm/Support/Process.h"
+#include "sema/Builtins.h"
+#include "sema/Sema.h"
+#include "tools/tesserac/Backend.h"
+#include "tools/tesserac/DepFile.h"
+#include "tools/tesserac/Options.h"
+#include "tools/tesserac/Version.h"
 
 using namespace tessera;
 
@@ -46,6 +44,20 @@ private:
   std::unique_ptr<std::ofstream> file_;
 };
 
+// -MD: the dependency file of a successful compile (`status` 0) that read `deps`.
+int withDepFile(int status, const DriverOptions& opts, const std::vector<std::string>& deps) {
+  if (status != 0 || !opts.depFile) return status;
+  std::string output = opts.output;
+  if (output.empty() || output == "-") {
+    std::string base = opts.inputs[0].substr(opts.inputs[0].find_last_of('/') + 1);
+    output = base.substr(0, base.find_last_of('.')) + ".o";
+  }
+  std::string error;
+  if (writeDepFile(opts, output, deps, error)) return 0;
+  std::cerr << "tesserac: error: " << error << "\n";
+  return 1;
+}
+
 int run(const DriverOptions& opts) {
   SourceManager sm;
   DiagnosticEngine diags(sm);
@@ -64,7 +76,7 @@ int run(const DriverOptions& opts) {
   FileID file;
   std::string error;
   if (!sm.addFile(opts.inputs[0], file, error)) {
-    diags.report(DiagID::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << "no such file or unreadable";
+    diags.report(diag::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << "no such file or unreadable";
     diags.finish();
     return 1;
   }
@@ -103,7 +115,7 @@ int run(const DriverOptions& opts) {
       diags.finish();
       return 1;
     }
-    return runBackend(*irModule, opts, diags);
+    return withDepFile(runBackend(*irModule, opts, diags), opts, {opts.inputs[0]});
   }
   // --- end Tile IR input
 
@@ -128,21 +140,20 @@ int run(const DriverOptions& opts) {
     return diags.hasErrors() ? 1 : 0;
   }
 
-  // Later stages (sema, Tile IR, code generation) plug in here.
-#if HAVE_TESSERA_SEMA
   // ---- sema (issue 3): names, types and kernel rules. --check stops here; --emit=sema prints
   // the AST with every expression's type.
   SemaContext sema(sm, ctx);
   sema.includePaths = opts.includePaths;
   analyzeModule(*module, sema, diags);
+  std::vector<std::string> deps = {opts.inputs[0]};  // -MD: the input and every imported module
+  for (const auto& [path, info] : sema.modules)
+    if (!path.empty()) deps.push_back(path);
   if (opts.checkOnly || (opts.emitGiven && opts.emit == EmitKind::Sema)) {
     if (opts.emitGiven && opts.emit == EmitKind::Sema)
       dumpAST(*module, sm, out.os(), [&](const Node& n) { return sema.annotate(n); });
     diags.finish();
-    return diags.hasErrors() ? 1 : 0;
+    return withDepFile(diags.hasErrors() ? 1 : 0, opts, deps);
   }
-#endif
-#if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
   // ---- lowering (issue 4): the typed AST -> Tile IR (irgen/). --emit=tile-ir prints the
   // lowered, verified module (after the pipeline only when --passes= names one); every later
   // emit hands it to the back end.
@@ -156,16 +167,10 @@ int run(const DriverOptions& opts) {
     if (opts.emitGiven && opts.emit == EmitKind::TileIR && opts.passes.empty()) {
       out.os() << ir::printModule(*lowered);
       diags.finish();
-      return out.os().flush() ? 0 : 1;
+      return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
     }
-    return runBackend(*lowered, opts, diags);
+    return withDepFile(runBackend(*lowered, opts, diags), opts, deps);
   }
-  diags.finish();
-  return 1;
-#endif
-  if (!diags.hasErrors())
-    std::cerr << "tesserac: error: this build of tesserac has no later stage than the parser; "
-                 "use --parse-only or --emit=tokens|ast\n";
   diags.finish();
   return 1;
 }
@@ -183,11 +188,13 @@ int main(int argc, char** argv) {
     printDriverHelp();
     return 0;
   }
-#if HAVE_TESSERA_SEMA
+  if (opts.showVersion) {
+    printVersion(std::cout);
+    return 0;
+  }
   if (opts.printBuiltinsMarkdown) {  // the generated section of docs/language.md
     std::cout << builtinsMarkdown();
     return 0;
   }
-#endif
   return run(opts);
 }
