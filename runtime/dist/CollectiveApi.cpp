@@ -154,7 +154,7 @@ tessera_status tessera_all_reduce(tessera_comm comm, const tessera_tensor *send,
   ReduceSpec spec{s.t->dtype, op, c.order, c.deterministic};
   char *in = s.data(), *out = r.data();
   size_t n = static_cast<size_t>(s.numel);
-  return issue(*comm, c.stream, c.what(), [comm, in, out, n, spec](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, c.what(), s.bytes, [comm, in, out, n, spec](void *stream, const Deadline &d) {
     return allReduce(*comm, in, out, n, spec, stream, d);
   });
 }
@@ -176,7 +176,7 @@ tessera_status tessera_all_gather(tessera_comm comm, const tessera_tensor *send,
   TESSERA_TRY(agree(*comm, signatureOf(c, s), c.what()));
   char *in = s.data(), *out = r.data();
   size_t bytes = s.bytes;
-  return issue(*comm, c.stream, c.what(), [comm, in, out, bytes](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, c.what(), r.bytes, [comm, in, out, bytes](void *stream, const Deadline &d) {
     return allGather(*comm, in, out, bytes, stream, d);
   });
 }
@@ -198,7 +198,7 @@ tessera_status tessera_reduce_scatter(tessera_comm comm, const tessera_tensor *s
   ReduceSpec spec{s.t->dtype, op, c.order, c.deterministic};
   char *in = s.data(), *out = r.data();
   size_t n = static_cast<size_t>(r.numel);
-  return issue(*comm, c.stream, c.what(), [comm, in, out, n, spec](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, c.what(), s.bytes, [comm, in, out, n, spec](void *stream, const Deadline &d) {
     return reduceScatter(*comm, in, out, n, spec, stream, d);
   });
 }
@@ -224,7 +224,7 @@ tessera_status tessera_broadcast(tessera_comm comm, const tessera_tensor *send, 
   TESSERA_TRY(agree(*comm, signatureOf(c, r, 0, root), c.what()));
   char *in = isRoot ? s.data() : nullptr, *out = r.data();
   size_t bytes = r.bytes;
-  return issue(*comm, c.stream, c.what(), [comm, in, out, bytes, root](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, c.what(), bytes, [comm, in, out, bytes, root](void *stream, const Deadline &d) {
     return broadcast(*comm, in, out, bytes, root, stream, d);
   });
 }
@@ -245,7 +245,7 @@ tessera_status tessera_all_to_all(tessera_comm comm, const tessera_tensor *send,
   TESSERA_TRY(agree(*comm, signatureOf(c, s), c.what()));
   char *in = s.data(), *out = r.data();
   size_t bytes = s.bytes;
-  return issue(*comm, c.stream, c.what(), [comm, in, out, bytes](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, c.what(), bytes, [comm, in, out, bytes](void *stream, const Deadline &d) {
     return allToAll(*comm, in, out, bytes, stream, d);
   });
 }
@@ -264,7 +264,7 @@ static tessera_status pointToPoint(const char *fn, tessera_comm comm, const tess
   char *data = v.data();
   size_t bytes = v.bytes;
   std::string what = concat(sending ? "send" : "recv", " of '", c.name, "' ", sending ? "to" : "from", " rank ", peer);
-  return issue(*comm, c.stream, what, [comm, data, bytes, peer, sending](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, what, bytes, [comm, data, bytes, peer, sending](void *stream, const Deadline &d) {
     return sending ? sendTo(*comm, data, bytes, peer, stream, d) : recvFrom(*comm, data, bytes, peer, stream, d);
   });
 }
@@ -284,7 +284,7 @@ tessera_status tessera_barrier(tessera_comm comm, const tessera_collective_optio
   c.name = "";
   TESSERA_TRY(begin(c, opts));
   TESSERA_TRY(agree(*comm, signatureOf(c, View{}), "barrier"));
-  return issue(*comm, c.stream, "barrier", [comm](void *stream, const Deadline &d) {
+  return issue(*comm, c.stream, "barrier", 0, [comm](void *stream, const Deadline &d) {
     return comm->size() == 1 ? TESSERA_SUCCESS : comm->transport->barrier(stream, d);
   });
 }

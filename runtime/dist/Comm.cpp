@@ -1,6 +1,7 @@
 //===- Comm.cpp - Issuing collectives, aborting communicators -------------------------------===//
 #include "runtime/dist/Comm.h"
 #include "runtime/Device.h"
+#include "runtime/Profiler.h"
 #include "runtime/Status.h"
 #include "runtime/dist/Watchdog.h"
 
@@ -56,23 +57,28 @@ tessera_status failed(tessera_comm_t &c, const std::string &what, tessera_status
 
 } // namespace
 
-tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string &what, Body body) {
+tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string &what, uint64_t bytes, Body body) {
   TESSERA_TRY(c.live());
   ++c.collectives;
+  std::string detail = concat("comm=", c.name, " ranks=", c.size());
   if (c.gpu) {
     TESSERA_TRY(c.backend->enterDevice());
     void *s = c.backend->nativeStream(stream);
+    rt::profile::Scope scope(rt::profile::Kind::Collective, what.c_str(), stream);
     if (tessera_status st = body(s, Deadline::after(c.timeout)); st != TESSERA_SUCCESS)
       return failed(c, what, st);
+    scope.finish(bytes, 0, detail);
     if (gpuStreamCapturing(s))
       return TESSERA_SUCCESS;
     return watchGpuWork(c, s, what);
   }
   tessera_comm_t *cp = &c;
-  return c.backend->hostCommand(stream, [cp, what, body] {
+  return c.backend->hostCommand(stream, [cp, what, body, bytes, detail] {
     TESSERA_TRY(cp->live());
+    rt::profile::Scope scope(rt::profile::Kind::Collective, what.c_str(), nullptr);
     if (tessera_status st = body(nullptr, Deadline::after(cp->timeout)); st != TESSERA_SUCCESS)
       return failed(*cp, what, st);
+    scope.finish(bytes, 0, detail);
     return TESSERA_SUCCESS;
   });
 }

@@ -54,8 +54,9 @@ namespace tessera::dist {
 using Body = std::function<tessera_status(void *stream, const Deadline &d)>;
 
 // Runs a collective's body as described above. `what` names it for messages ("all_reduce of
-// 'grads'"); failures come back as "<what> on <communicator>: <problem>".
-tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string &what, Body body);
+// 'grads'"); failures come back as "<what> on <communicator>: <problem>". With TESSERA_PROFILE the
+// operation is recorded with `bytes` (the tensor's size) on the runtime's timeline.
+tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string &what, uint64_t bytes, Body body);
 
 // Waits for the stream's collectives (GPU) within the timeout; reports an earlier abort.
 tessera_status synchronizeComm(tessera_comm_t &c, tessera_stream stream);

@@ -232,7 +232,7 @@ tessera_status tessera_dtensor_all_gather(tessera_dtensor src, tessera_dtensor d
   char *in = static_cast<char *>(src->data), *out = static_cast<char *>(dst->data);
   size_t bytes = src->bytes;
   int p = c->size();
-  return issue(*c, o.stream, concat("all_gather of '", o.name, "'"),
+  return issue(*c, o.stream, concat("all_gather of '", o.name, "'"), dst->bytes,
                [c, in, out, bytes, outer, inner, p](void *stream, const Deadline &dl) -> tessera_status {
                  void *staging = nullptr;
                  TESSERA_TRY(c->ops->allocTemp(&staging, bytes * p, stream));
@@ -281,7 +281,7 @@ tessera_status tessera_dtensor_reduce_scatter(tessera_dtensor src, tessera_dtens
   TESSERA_TRY(agree(*c, sig, concat("reduce_scatter of '", o.name, "'")));
   ReduceSpec spec{s.dtype, op, o.order, !(o.flags & TESSERA_COLLECTIVE_NONDETERMINISTIC)};
   size_t n = static_cast<size_t>(rn);
-  return issue(*c, o.stream, concat("reduce_scatter of '", o.name, "'"),
+  return issue(*c, o.stream, concat("reduce_scatter of '", o.name, "'"), src->bytes,
                [c, in, out, bytes, outer, inner, p, spec, n](void *stream, const Deadline &dl) -> tessera_status {
                  void *staging = nullptr;
                  TESSERA_TRY(c->ops->allocTemp(&staging, bytes * p, stream));
