@@ -8,7 +8,8 @@
 // float sums use only IEEE additions and divisions, so both devices produce the same bits.
 //
 // Accumulators: fp64 in fp64; fp32, fp16, bf16 and fp8 in fp32 (rounded once at the end, to
-// nearest even, out-of-range values becoming inf, or NaN for fp8_e4m3 which has no inf);
+// nearest even, out-of-range values becoming inf, or NaN for fp8_e4m3 which has no inf; a sum or
+// avg that is NaN is the canonical quiet NaN, since GPUs do not propagate NaN payloads);
 // integers wrap modulo 2^bits (order-independent); bool: max is or, min is and.
 //
 //===----------------------------------------------------------------------------------------===//
@@ -181,11 +182,29 @@ template <> struct UnsignedOf<int64_t> { using type = uint64_t; };
 
 // ---- operations on accumulators --------------------------------------------------------------
 
+// The quiet NaN every NaN a float sum or division produces: GPUs return their canonical NaN where
+// x86 propagates an operand's payload, so results are made to agree.
+template <class A> TESSERA_HD A canonicalNaN() {
+  if constexpr (sizeof(A) == 8) {
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double(0x7ff8000000000000ll);
+#else
+    uint64_t x = 0x7ff8000000000000ull;
+    double d;
+    std::memcpy(&d, &x, 8);
+    return d;
+#endif
+  } else {
+    return bitsToFloat(0x7fc00000u);
+  }
+}
+template <class A> TESSERA_HD A canonical(A v) { return v != v ? canonicalNaN<A>() : v; }
+
 template <class C> struct OpSum {
   using A = typename C::Acc;
   TESSERA_HD static A apply(A a, A b) {
     if constexpr (C::kind == Kind::Float) {
-      return a + b;
+      return canonical(a + b);
     } else {
       using U = typename UnsignedOf<A>::type; // integers wrap
       return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
@@ -298,7 +317,7 @@ TESSERA_HD void reduceLanes(int p, int order, Load load, typename C::Storage *ou
   for (int j = 0; j < V; ++j) {
     A a = acc.v[j];
     if constexpr (OpKind == kAvg && C::kind == Kind::Float)
-      a = a / static_cast<A>(p);
+      a = canonical(a / static_cast<A>(p));
     out[j] = C::store(a);
   }
 }

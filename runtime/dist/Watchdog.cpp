@@ -17,6 +17,7 @@ tessera_status waitGpuStream(tessera_comm_t &c, void *, const Deadline &) { retu
 #include <deque>
 #include <map>
 #include <thread>
+#include <vector>
 
 namespace tessera::dist {
 
@@ -46,14 +47,18 @@ public:
 
   tessera_status watch(tessera_comm_t &c, CUstream stream, const std::string &what) {
     const CudaDriver *d = driver();
+    std::lock_guard<std::mutex> lock(mutex_);
     CUevent ev = nullptr;
-    if (d->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+    if (!free_.empty()) { // events are reused: creating one per collective costs microseconds
+      ev = free_.back();
+      free_.pop_back();
+    } else if (d->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
       return fail(TESSERA_ERROR_DRIVER, what, ": cannot create an event to follow it");
+    }
     if (d->cuEventRecord(ev, stream) != CUDA_SUCCESS) {
-      d->cuEventDestroy(ev);
+      free_.push_back(ev);
       return fail(TESSERA_ERROR_DRIVER, what, ": cannot record an event to follow it");
     }
-    std::lock_guard<std::mutex> lock(mutex_);
     auto due = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.timeout));
     pending_[&c].push_back({ev, due, what});
     if (!thread_.joinable()) {
@@ -70,7 +75,7 @@ public:
     if (it == pending_.end())
       return;
     for (Pending &p : it->second)
-      driver()->cuEventDestroy(p.event);
+      free_.push_back(p.event);
     pending_.erase(it);
   }
 
@@ -84,7 +89,7 @@ private:
       for (auto &[comm, queue] : pending_) {
         if (comm->aborted()) {
           for (Pending &p : queue)
-            d->cuEventDestroy(p.event);
+            free_.push_back(p.event);
           queue.clear();
           continue;
         }
@@ -103,7 +108,7 @@ private:
             }
             break;
           }
-          d->cuEventDestroy(p.event);
+          free_.push_back(p.event);
           queue.pop_front();
         }
       }
@@ -112,6 +117,7 @@ private:
 
   std::mutex mutex_;
   std::map<tessera_comm_t *, std::deque<Pending>> pending_;
+  std::vector<CUevent> free_;
   std::thread thread_;
   rt::Backend *backend_ = nullptr;
 };

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace disttest {
@@ -118,10 +119,15 @@ inline void referenceElement(int32_t dt, int op, bool tree, const std::vector<co
         v[r] = static_cast<T>(decodeFloat(dt, in[r]));
       std::function<T(T, T)> f = op == 1 ? std::function<T(T, T)>([](T a, T b) { return extreme(a, b, true); })
                                  : op == 2 ? std::function<T(T, T)>([](T a, T b) { return extreme(a, b, false); })
-                                           : std::function<T(T, T)>([](T a, T b) { return a + b; });
+                                           : std::function<T(T, T)>([](T a, T b) {
+                                               T s = a + b; // a NaN sum is the canonical quiet NaN
+                                               return s != s ? std::numeric_limits<T>::quiet_NaN() : s;
+                                             });
       T acc = combine(v, 0, p, tree, f);
-      if (op == 3)
+      if (op == 3) {
         acc = acc / static_cast<T>(p);
+        acc = acc != acc ? std::numeric_limits<T>::quiet_NaN() : acc;
+      }
       encodeFloat(dt, acc, out);
     };
     if (dt == TESSERA_F64)

@@ -220,6 +220,26 @@ TEST_CASE("reduce ops: max and min never depend on the order of equal values") {
   CHECK(OpMin<CodecBool>::apply(0, 1) == 0);
 }
 
+TEST_CASE("reduce ops: a NaN sum or average is the canonical quiet NaN") {
+  // GPUs return their canonical NaN from arithmetic; x86 keeps an operand's payload.
+  float payload = floatOf(0xffa12345u); // a negative quiet NaN with a payload
+  CHECK(bitsOf(OpSum<CodecF32>::apply(payload, 1.f)) == 0x7fc00000u);
+  CHECK(bitsOf(OpSum<CodecF32>::apply(INFINITY, -INFINITY)) == 0x7fc00000u);
+  double dnan = OpSum<CodecF64>::apply(std::numeric_limits<double>::quiet_NaN(), 2.0);
+  uint64_t dbits;
+  std::memcpy(&dbits, &dnan, 8);
+  CHECK(dbits == 0x7ff8000000000000ull);
+  float out = 0;
+  reduceLanes<CodecF32, kAvg, 1>(1, kTree, [&](int) {
+    Lanes<CodecF32, 1> l;
+    l.v[0] = payload;
+    return l;
+  }, &out);
+  CHECK(bitsOf(out) == 0x7fc00000u);
+  // max/min return the NaN operand itself: no arithmetic, the same bits everywhere.
+  CHECK(bitsOf(OpMax<CodecF32>::apply(payload, 1.f)) == 0xffa12345u);
+}
+
 TEST_CASE("reduce ops: integer sums wrap like two's complement") {
   CHECK(OpSum<CodecI8>::apply(127, 1) == -128);
   CHECK(OpSum<CodecU16>::apply(65535, 2) == 1);
