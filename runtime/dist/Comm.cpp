@@ -60,7 +60,7 @@ tessera_status failed(tessera_comm_t &c, const std::string &what, tessera_status
 tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string &what, uint64_t bytes, Body body) {
   TESSERA_TRY(c.live());
   ++c.collectives;
-  std::string detail = concat("comm=", c.name, " ranks=", c.size());
+  std::string detail = rt::profile::enabled() ? concat("comm=", c.name, " ranks=", c.size()) : std::string();
   if (c.gpu) {
     TESSERA_TRY(c.backend->enterDevice());
     void *s = c.backend->nativeStream(stream);

@@ -91,6 +91,11 @@ public:
 
   tessera_status function(int32_t dtype, int32_t op, CUfunction &out) {
     std::lock_guard<std::mutex> lock(mutex_);
+    CUfunction &slot = functions_[dtype][op]; // looked up once per (dtype, op)
+    if (slot) {
+      out = slot;
+      return TESSERA_SUCCESS;
+    }
     if (!module_) {
       CUresult r = d_.cuModuleLoadData(&module_, tessera_dist_reduce_fatbin);
       if (r != CUDA_SUCCESS) {
@@ -100,14 +105,10 @@ public:
       }
     }
     std::string name = concat("tessera_reduce_", dtypeSuffix(dtype), "_", reduceOpName(op));
-    if (auto it = functions_.find(name); it != functions_.end()) {
-      out = it->second;
-      return TESSERA_SUCCESS;
-    }
-    CUresult r = d_.cuModuleGetFunction(&out, module_, name.c_str());
+    CUresult r = d_.cuModuleGetFunction(&slot, module_, name.c_str());
     if (r != CUDA_SUCCESS)
       return fail(TESSERA_ERROR_INTERNAL, "collective: reduction kernel ", name, " missing: ", d_.describe(r));
-    functions_[name] = out;
+    out = slot;
     return TESSERA_SUCCESS;
   }
 
@@ -146,7 +147,7 @@ private:
   const CudaDriver &d_;
   std::mutex mutex_;
   CUmodule module_ = nullptr;
-  std::unordered_map<std::string, CUfunction> functions_;
+  CUfunction functions_[TESSERA_DTYPE_COUNT][4] = {};
 };
 
 } // namespace
