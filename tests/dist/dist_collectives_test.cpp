@@ -258,6 +258,29 @@ void testDisagreements(tessera_comm w) {
   expect(s == TESSERA_ERROR_INVALID_ARGUMENT && msg.find("rank 0 calls all_gather of 'grads'") != std::string::npos,
          "collective disagreement: %s: %s", tessera_status_name(s), msg.c_str());
   require(tessera_all_reduce(w, &v, &v, TESSERA_REDUCE_SUM, &o), "all_reduce after disagreements");
+
+  // Distributed tensors: every rank must create the same one.
+  const char *axes[] = {"all"};
+  int64_t mshape[] = {P};
+  tessera_mesh mesh = nullptr;
+  require(tessera_mesh_create(axes, mshape, 1, &mesh), "mesh");
+  int64_t wshape[] = {4, R == 0 ? 8 * P : 6 * P};
+  tessera_shard_spec repl{}, cols{};
+  cols.axis[1] = "all";
+  tessera_dtensor dt = nullptr;
+  s = tessera_dtensor_create(mesh, "W", TESSERA_F32, 2, wshape, &repl, &dt);
+  msg = tessera_last_error_message();
+  expect(s == TESSERA_ERROR_SHAPE_MISMATCH && dt == nullptr &&
+             msg.find("tessera_dtensor_create of 'W'") != std::string::npos &&
+             msg.find("rank 0 passes f32[4, " + std::to_string(8 * P) + "]") != std::string::npos,
+         "dtensor shape disagreement: %s: %s", tessera_status_name(s), msg.c_str());
+  wshape[1] = 8 * P;
+  s = tessera_dtensor_create(mesh, "W", TESSERA_F32, 2, wshape, R == 0 ? &cols : &repl, &dt);
+  msg = tessera_last_error_message();
+  expect(s == TESSERA_ERROR_SHAPE_MISMATCH && msg.find("the ranks disagree on the layout: rank 0 passes partitioned "
+                                                       "along dimension 1 over 'all'") != std::string::npos,
+         "dtensor layout disagreement: %s: %s", tessera_status_name(s), msg.c_str());
+  require(tessera_mesh_destroy(mesh), "mesh destroy");
 }
 
 // A mesh (dp x tp) and distributed tensors: axis communicators, gathers and scatters along a
