@@ -68,7 +68,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     llvm::Module gpu(opts.moduleName + ".gpu", ctx);
     gpu.setTargetTriple(nvptxTriple());
     std::vector<KernelInterface> kernels;
-    if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error)) return false;
+    if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
     out.gpuLLVM = printLLVM(gpu);
     host.kernels = kernels;
     if (stop == StopAfter::LLVM && opts.cpu == false) {
@@ -106,7 +106,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   llvm::Module hostModule(opts.moduleName, hctx);
   std::vector<KernelInterface> cpuKernels;
   if (opts.cpu) {
-    if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error)) return false;
+    if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error, {opts.boundsCheck})) return false;
     out.cpuLLVM = printLLVM(hostModule);
   }
   if (host.kernels.empty()) {

@@ -176,7 +176,9 @@ private:
       cpu = f;
     }
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
-                     (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0);
+                     (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0) |
+                     (k.exactGrid ? TESSERA_KERNEL_EXACT_GRID : 0) |
+                     (k.boundsChecked ? TESSERA_KERNEL_BOUNDS_CHECKED : 0);
     uint32_t log2Tiles = 0;  // tiles per GPU thread, as a power of two
     while ((2u << log2Tiles) <= k.gpuTilesPerThread) ++log2Tiles;
     flags |= (log2Tiles << TESSERA_KERNEL_GPU_TILES_SHIFT) & TESSERA_KERNEL_GPU_TILES_MASK;

@@ -78,6 +78,8 @@ struct KernelInterface {
     int64_t step = 1;
   };
   std::vector<GridBlock> gridBlocks;
+  bool exactGrid = false;
+  bool boundsChecked = false;  // --bounds-check: the code reports out-of-range indices    // group g takes block g without striding: an explicit grid must match
   uint32_t gpuTilesPerThread = 1;  // ungrouped kernels: tiles each GPU thread runs (a power of 2)
   // Floating-point operations of one launch, over the symbols (@kernel(flops="2*M*N*K")); empty
   // when unknown.

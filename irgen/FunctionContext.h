@@ -378,6 +378,7 @@ class FunctionContext {
   bool wholeTensorProgram();
   void lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx);
   void checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                            const std::map<const I::Value*, std::string>& columnRoots, const std::string& rowSym,
                             const std::string& out);
 };
 

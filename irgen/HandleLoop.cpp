@@ -258,8 +258,11 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   // The default launch: one group per (m, n) output tile of C (`blocks` = (param, axis, step)...).
   for (auto& arg : func_->body().args)
     if (arg.get() == C && kernel_ && !func_->hasAttr("blocks"))
+    {
       func_->setAttr("blocks", I::Attribute::ints(
                                    {static_cast<int64_t>(arg->index), 0, BM, static_cast<int64_t>(arg->index), 1, BN}));
+      func_->setAttr("exact_grid", I::Attribute::unit());  // group g computes output tile g, no striding
+    }
   I::Value* sA = prologue(I::OpId::SmemAlloc,
                           ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::Auto))
                      ->result();

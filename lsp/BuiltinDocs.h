@@ -1,5 +1,5 @@
 // Text about builtins, dtypes and policies for hover, completion and signature help, all read
-// from sema's tables (sema/Builtins.def, sema/DTypes.def). Empty in a build without sema.
+// from the tables (sema/Builtins.def, basic/DTypes.def).
 #pragma once
 
 #include <string>

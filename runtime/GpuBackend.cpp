@@ -14,8 +14,10 @@ std::unique_ptr<Backend> createGpuBackend(std::string &why, int) {
 #include "runtime/Registry.h"
 #include "runtime/Status.h"
 
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace tessera::rt {
 
@@ -197,7 +199,46 @@ public:
       if (s == TESSERA_SUCCESS)
         s = f2;
     }
+    // A bounds-checked kernel reports its first failed check in the module's fault record: wait
+    // for it and read the record, so the launch itself fails (a captured launch is checked at
+    // the next synchronisation instead).
+    if (s == TESSERA_SUCCESS && (plan.kernel->flags & TESSERA_KERNEL_BOUNDS_CHECKED) && !capturing(stream)) {
+      TESSERA_TRY(check(d_.cuStreamSynchronize(raw(stream)), "cuStreamSynchronize"));
+      s = readFaultRecords(plan.module, plan.kernel->name);
+    }
     return s;
+  }
+
+  // The fault records of `only` (or of every loaded module): the first one set fails with the
+  // fault it describes, after clearing it for the next launch. `kernel`: the launch just made.
+  tessera_status readFaultRecords(const tessera_module_desc *only = nullptr, const char *kernel = nullptr) {
+    std::vector<std::pair<const tessera_module_desc *, CUmodule>> mods;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto &[desc, mod] : modules_)
+        if (mod && (!only || desc == only))
+          mods.push_back({desc, mod});
+    }
+    for (auto &[desc, mod] : mods) {
+      CUdeviceptr rec = 0;
+      size_t bytes = 0;
+      if (d_.cuModuleGetGlobal(&rec, &bytes, mod, TESSERA_FAULT_RECORD) != CUDA_SUCCESS ||
+          bytes != sizeof(tessera_fault_record))
+        continue;  // no bounds-checked kernel in this module
+      tessera_fault_record r{};
+      TESSERA_TRY(check(d_.cuMemcpy(reinterpret_cast<CUdeviceptr>(&r), rec, sizeof r), "cuMemcpy"));
+      if (!r.flag)
+        continue;
+      TESSERA_TRY(check(d_.cuMemsetD8(rec, 0, sizeof r), "cuMemsetD8"));
+      r.site[sizeof r.site - 1] = 0;
+      char text[512];
+      std::snprintf(text, sizeof text, TESSERA_BOUNDS_FAULT_FORMAT, r.site, static_cast<long long>(r.index),
+                    static_cast<long long>(r.extent), static_cast<long long>(r.tile));
+      std::string who = kernel ? "kernel '" + std::string(kernel) + "'"
+                               : "a kernel of module '" + std::string(desc->name) + "'";
+      return fail(TESSERA_ERROR_KERNEL_FAULT, who, ": group ", r.group, " faulted on the GPU: ", text);
+    }
+    return TESSERA_SUCCESS;
   }
 
   tessera_status allocate(void **ptr, size_t bytes) override {
@@ -230,7 +271,8 @@ public:
   }
   tessera_status synchronize() override {
     TESSERA_TRY(enter());
-    return check(d_.cuCtxSynchronize(), "cuCtxSynchronize");
+    TESSERA_TRY(check(d_.cuCtxSynchronize(), "cuCtxSynchronize"));
+    return readFaultRecords();
   }
 
   tessera_status streamCreate(tessera_stream *out) override {
@@ -249,7 +291,8 @@ public:
   }
   tessera_status streamSynchronize(tessera_stream stream) override {
     TESSERA_TRY(enter());
-    return check(d_.cuStreamSynchronize(raw(stream)), "cuStreamSynchronize");
+    TESSERA_TRY(check(d_.cuStreamSynchronize(raw(stream)), "cuStreamSynchronize"));
+    return readFaultRecords();
   }
   tessera_status eventCreate(tessera_event *out) override {
     TESSERA_TRY(enter());

@@ -428,7 +428,10 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
             if (a.keyword == "deterministic")
               if (auto c = evalConst(a.value, nullptr); c && c->isNumber()) info.deterministic = c->asDouble() != 0;
             if (a.keyword == "flops")
-              if (auto c = evalConst(a.value, nullptr); c && c->kind == ConstValue::Str) info.flops = c->s;
+              if (auto c = evalConst(a.value, nullptr); c && c->kind == ConstValue::Str) {
+                info.flops = c->s;
+                info.flopsRange = a.value->range;
+              }
             if (a.keyword == "space") {
               bool valid = false;
               auto addCands = [&](const std::string& name, Expr* v) {
@@ -535,6 +538,78 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
       }
     }
     scope = outer;
+  }
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+namespace {
+// Recognises the grammar of a cost expression (integers, names, + - * / // %, parentheses),
+// collecting the names; codegen reads the same text into the descriptor (codegen/CostExpr.cpp).
+class CostExprScanner {
+public:
+  explicit CostExprScanner(const std::string& s) : s_(s) {}
+  bool valid(std::vector<std::string>& names) {
+    names_ = &names;
+    return sum() && (skip(), pos_ == s_.size());
+  }
+
+private:
+  void skip() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool at(char c) { return skip(), pos_ < s_.size() && s_[pos_] == c; }
+  bool sum() {
+    if (!product()) return false;
+    while (at('+') || at('-'))
+      if (++pos_, !product()) return false;
+    return true;
+  }
+  bool product() {
+    if (!atom()) return false;
+    while (at('*') || at('/') || at('%')) {
+      char op = s_[pos_++];
+      if (op == '*' && pos_ < s_.size() && s_[pos_] == '*') return false;
+      if (op == '/' && pos_ < s_.size() && s_[pos_] == '/') ++pos_;
+      if (!atom()) return false;
+    }
+    return true;
+  }
+  bool atom() {
+    skip();
+    if (pos_ >= s_.size()) return false;
+    if (s_[pos_] == '(') return ++pos_, sum() && at(')') && (++pos_, true);
+    size_t start = pos_;
+    if (isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      while (pos_ < s_.size() && isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      return pos_ - start <= 18;
+    }
+    while (pos_ < s_.size() && (isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
+    if (start == pos_) return false;
+    names_->push_back(s_.substr(start, pos_ - start));
+    return true;
+  }
+  const std::string& s_;
+  size_t pos_ = 0;
+  std::vector<std::string>* names_ = nullptr;
+};
+}  // namespace
+
+void Checker::checkFlopsExpression(FunctionInfo& info) {
+  std::vector<std::string> names;
+  if (!CostExprScanner(info.flops).valid(names)) {
+    diags.report(diag::err_flops_not_expression, info.flopsRange);
+    return;
+  }
+  for (const std::string& n : names) {
+    bool bound = false;
+    for (const ShapeBinding& b : info.shapeBindings) bound |= b.symbol == n;
+    if (!bound) {
+      diags.report(diag::err_flops_unknown_symbol, info.flopsRange) << n;
+      return;
+    }
   }
 }
 

@@ -360,6 +360,7 @@ void Checker::declareFunction(FunctionDefStmt* f) {
     if (f->params[i].paramKind == Param::Normal && !f->params[i].name.empty()) paramTypes.push_back(types[i]);
   const Type* result = f->returns ? typeFromAnnotation(f->returns, false, "") : nullptr;
   if (info.isKernel() && !result) result = T.none();
+  if (info.isKernel() && !info.flops.empty()) checkFlopsExpression(info);
   info.type = T.function(f, f->name, info.kind, paramTypes, result);
   scope = outer;
   fn_ = savedFn;

@@ -41,6 +41,7 @@ struct FunctionInfo {
   SourceRange kernelDecoratorRange;   // the `@kernel...` decorator expression
   bool deterministic = true;
   std::string flops;  // @kernel(flops="2*M*N*K"): work of one launch over the shape symbols (profiling)
+  SourceRange flopsRange;
   std::map<std::string, std::vector<long long>> autotuneSpace;
   std::vector<ShapeBinding> shapeBindings;
   std::vector<SharedAllocation> sharedAllocations;

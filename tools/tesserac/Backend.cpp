@@ -67,6 +67,8 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
   co.lineInfo = opts.debugInfo;
+  // Bounds checking is on by default in debugging builds (-O0, -g), as with -fsanitize=bounds.
+  co.boundsCheck = opts.boundsCheck < 0 ? opts.optLevel == 0 || opts.debugInfo : opts.boundsCheck > 0;
   co.cpu = opts.target != DriverOptions::Target::Gpu;
   std::string error;
   if (opts.target != DriverOptions::Target::Cpu && !codegen::parseGpuArchList(opts.gpuArchs, co.archs, error))

@@ -81,7 +81,8 @@ typedef enum tessera_dtype {
   TESSERA_DTYPE_COUNT = 20
 } tessera_dtype;
 
-/* Canonical name ("f32", "bf16", "fp8_e4m3", ...); "invalid" for unknown values. */
+/* The dtype's short name, as the compiler prints it ("f32", "bf16", "fp8_e4m3", "i8", "u32",
+ * "bool"); "invalid" for unknown values. */
 const char *tessera_dtype_name(int32_t dtype);
 /* Storage bits per element: 64..8, 6 for fp6 (four values in three bytes), 4 for fp4/int4
  * (two per byte, lower index in the low nibble); 0 for unknown values. */
@@ -163,6 +164,10 @@ typedef struct tessera_param_desc {
 #define TESSERA_KERNEL_GROUPED 0x2u       /* declares tile[(...)]; group_shape is valid */
 #define TESSERA_KERNEL_CPU_SYNC 0x4u      /* CPU code calls ctx->ops (barriers, warp ops) */
 #define TESSERA_KERNEL_CPU_PER_GROUP 0x8u /* cpu_entry runs once per group, looping tiles itself */
+/* The code gives group g block g of grid_blocks (a tile.mma loop's output tiles, a static
+ * whole-tensor program) without striding over the grid: an explicit grid must have exactly the
+ * default number of groups, or blocks would be left out or written twice. */
+#define TESSERA_KERNEL_EXACT_GRID 0x10u
 /* Bits 8..11: log2 of the tiles each GPU thread runs (GPU_TILES V), only for kernels without a
  * group shape; 0 = one tile per thread. Hardware group g of T threads then runs tiles
  * [g*T*V, (g+1)*T*V) of the launch and the runtime starts ceil(launch_tiles / V) threads
@@ -267,6 +272,25 @@ static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
   return k->struct_size >= sizeof(tessera_kernel_desc);
 }
 
+
+/* Bounds checking (tesserac --bounds-check, the default at -O0 and with -g): the kernel checks
+ * every tensor and shared-memory index; a failed check skips the access (a load gives 0) and is
+ * reported, and the launch returns TESSERA_ERROR_KERNEL_FAULT with "kernel 'k': group G faulted
+ * on the GPU|CPU: bounds check: <site>: index I is outside [0, E) (tile T)". On the GPU the
+ * first failing thread fills in the module's fault record (a global named TESSERA_FAULT_RECORD),
+ * which the runtime reads after each launch of a BOUNDS_CHECKED kernel (the launch then waits
+ * for the kernel) and at every synchronisation; on the CPU the code formats the message with
+ * TESSERA_BOUNDS_FAULT_FORMAT and calls ctx->ops->fault. */
+#define TESSERA_KERNEL_BOUNDS_CHECKED 0x20u
+#define TESSERA_FAULT_RECORD "__tessera_fault_record"
+#define TESSERA_BOUNDS_FAULT_FORMAT "bounds check: %s: index %lld is outside [0, %lld) (tile %lld)"
+typedef struct tessera_fault_record {
+  uint32_t flag;     /* 0: no fault; 1: the fields below hold the first one */
+  uint32_t site_len; /* bytes of `site`, its NUL included */
+  int64_t index, extent;
+  int64_t group, tile; /* group_linear_id() and tile.linear_id() of the faulting tile */
+  char site[192];      /* what was indexed: "tensor 'y', dimension 0" */
+} tessera_fault_record;
 
 /* Tiles per GPU thread of a kernel (1 unless TESSERA_KERNEL_GPU_TILES_* says otherwise). */
 static inline uint32_t tessera_kernel_gpu_tiles(const tessera_kernel_desc *k) {

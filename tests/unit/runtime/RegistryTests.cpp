@@ -118,7 +118,13 @@ TEST_CASE("registry: malformed metadata is rejected with the kernel and paramete
 TEST_CASE("status names and dtype facts") {
   CHECK(std::string(tessera_status_name(TESSERA_ERROR_ALIASED_MUT)) == "TESSERA_ERROR_ALIASED_MUT");
   CHECK(std::string(tessera_dtype_name(TESSERA_BF16)) == "bf16");
+  // The short names of basic/DTypes.def, as sema prints them (not "int8").
+  CHECK(std::string(tessera_dtype_name(TESSERA_I8)) == "i8");
+  CHECK(std::string(tessera_dtype_name(TESSERA_U64)) == "u64");
+  CHECK(std::string(tessera_dtype_name(TESSERA_F8_E4M3)) == "fp8_e4m3");
+  CHECK(std::string(tessera_dtype_name(TESSERA_DTYPE_INVALID)) == "invalid");
   CHECK(std::string(tessera_dtype_name(99)) == "invalid");
+  CHECK(tessera_dtype_bits(TESSERA_BOOL) == 8);
   CHECK(tessera_dtype_bits(TESSERA_F6_E3M2) == 6);
   CHECK(tessera_dtype_bits(TESSERA_F4_E2M1) == 4);
   CHECK(tessera_dtype_bits(TESSERA_F64) == 64);
