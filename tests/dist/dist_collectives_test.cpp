@@ -250,7 +250,7 @@ void testDisagreements(tessera_comm w) {
   s = tessera_all_reduce(w, &u, &u, TESSERA_REDUCE_MAX, &o);
   msg = tessera_last_error_message();
   expect(s == TESSERA_ERROR_DTYPE_MISMATCH && msg.find("the ranks disagree on the dtype") != std::string::npos &&
-             msg.find(std::to_string(P - 1) + " passes int32[16]") != std::string::npos,
+             msg.find(std::to_string(P - 1) + " passes " + tessera_dtype_name(TESSERA_I32) + "[16]") != std::string::npos,
          "dtype disagreement: %s: %s", tessera_status_name(s), msg.c_str());
   tessera_tensor v = b.view(TESSERA_F32, {16}), g = b.view(TESSERA_F32, {16 * int64_t(P)});
   s = R == 0 ? tessera_all_gather(w, &v, &g, &o) : tessera_all_reduce(w, &v, &v, TESSERA_REDUCE_SUM, &o);
