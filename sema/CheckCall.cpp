@@ -455,9 +455,35 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     case BuiltinId::TileRange: {
       const Type* ext = first;
       if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
+        // axis=(0, 1, 2): an index of each leading axis, then a block of the last one.
+        if (auto* axes = dyn_cast<TupleExpr>(arg("axis")); axes && axes->elements.size() > 1) {
+          std::vector<const Type*> elems(axes->elements.size() - 1, T.scalar(DType::INT64));
+          elems.push_back(T.slice());
+          return T.range(T.tuple(elems));
+        }
         if (ext->kind == TypeKind::Tensor || arg("axis")) return T.range(T.slice());
       }
       return T.range(T.scalar(DType::INT32));
+    }
+    case BuiltinId::TileWhere: {
+      // The value operands' promoted type, over the shape all three broadcast to.
+      const Type *c = argType("cond"), *a = argType("a"), *v = argType("b");
+      if (!c || !a || !v) return T.dynamic();
+      const Type* value = binaryResult(BinaryOp::Add, a, v, at, call->range);
+      if (value->isLenient() || c->isLenient()) return value->isError() || c->isError() ? T.error() : T.dynamic();
+      const Type* shape = binaryResult(BinaryOp::Eq, c, value, at, call->range);
+      if (shape->isError()) return T.error();
+      if (!value->isTileLike() && !shape->isTileLike()) return value;
+      return T.tile(value->dtype, value->dtypeKnown || !value->isTileLike(), shape->dims, shape->rankKnown, value->policy);
+    }
+    case BuiltinId::TileArange: {
+      Expr* n = arg("n");
+      auto c = n ? evalConst(n, nullptr) : std::nullopt;
+      if (!c || c->kind != ConstValue::Int || c->i <= 0) {
+        if (n) diags.report(diag::err_call_argument_type, n->range) << b.name << "n" << "a positive compile-time integer" << text(n->range);
+        return T.error();
+      }
+      return T.tile(DType::INT32, true, {std::to_string(c->i)}, true);
     }
     case BuiltinId::Range: {
       DType d = DType::INT32;

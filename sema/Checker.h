@@ -32,6 +32,7 @@ public:
 
   // ---- expressions (CheckExpr.cpp)
   const Type* check(Expr* e);
+  const Type* valueBuiltinType(const BuiltinInfo& b);
   const Type* checkName(NameExpr* e);
   const Type* checkAttribute(AttributeExpr* e);
   const Type* checkSubscript(SubscriptExpr* e);
