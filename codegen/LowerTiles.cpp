@@ -107,6 +107,7 @@ bool Lowering::planWorkspace(ir::Operation& func, KernelInterface& k) {
     if (!ok)
       return fail(func, "the tile value of type " + ir::printType(t) +
                             " has an extent that no tensor parameter binds, so its memory cannot be sized");
+    k.workspaceValues.push_back({key->defOp->name(), ir::printType(t), key->defOp->loc});
     slotOffset_[key] = offset;
     llvm::Value* bytes = b_.getInt64(slot.elemBytes);
     for (llvm::Value* c : cap) bytes = b_.CreateMul(bytes, c);
