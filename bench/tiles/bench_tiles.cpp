@@ -3,8 +3,9 @@
 // flash_attention (online softmax, B=2 H=8 S=2048 D=128, causal and not) and fused_mlp. Their
 // peers run in the same device call: peer_gemm.cu (cuBLAS bf16 GEMM with f32 and bf16 output,
 // cuBLASLt fp8) and peer_attention.py (PyTorch SDPA on the same attention).
-//   bench_tiles [gemm | M N K]   (no argument: every kernel; `gemm`: the GEMM shapes only;
-//                                 M N K: gemm_tc at that shape only)
+//   bench_tiles [gemm | attention | M N K]   (no argument: every kernel; `gemm`: the GEMM shapes
+//                                 only; `attention`: flash_attention only; M N K: gemm_tc at that
+//                                 shape only)
 // TESSERA_GPU_VARIANTS=off times gemm_tc's portable (mma.sync) form instead of its sm_90a form.
 #include <tessera/runtime.h>
 
@@ -82,9 +83,11 @@ int main(int argc, char** argv) {
     gemm(std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]), true);
     return 0;
   }
+  bool attentionOnly = argc > 1 && std::strcmp(argv[1], "attention") == 0;
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {4096, 14336, 4096}};
-  for (auto& s : shapes)
-    for (bool f32 : {true, false}) gemm(s[0], s[1], s[2], f32);
+  if (!attentionOnly)
+    for (auto& s : shapes)
+      for (bool f32 : {true, false}) gemm(s[0], s[1], s[2], f32);
   if (argc > 1 && std::strcmp(argv[1], "gemm") == 0) return 0;
   // Attention at the problem of peer_attention.py (small enough for the workspace-resident tile
   // values of today: see docs/performance.md).
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
            (causal ? 2.0 : 4.0) * B * H * S * S * D);
     tessera_free(q), tessera_free(k), tessera_free(v), tessera_free(o);
   }
+  if (attentionOnly) return 0;
   {
     int64_t M = 8192, D = 1024, H = 1024, E = 1024;
     void* x = bf16Buffer(M * D);
