@@ -173,8 +173,9 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
       if (s->builtin && s->builtin->id == BuiltinId::GridGroups)
         return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
       if (s->builtin && s->builtin->id == BuiltinId::Inf)
-        return Lowered::val(b_->constFloat(INFINITY, want && I::isScalar(want) && I::isFloatLike(want) ? computeType(want)
-                                                                                                       : ctx().scalar(I::ScalarKind::F32)));
+        return Lowered::val(b_->constFloat(INFINITY, want && I::isScalar(want) && I::isFloatLike(want)
+                                                         ? computeType(want)
+                                                         : ctx().scalar(I::ScalarKind::F32)));
       unsupported(e->range, "the builtin '" + e->name + "' used as a value");
     default: unsupported(e->range, "the name '" + e->name + "' (a " + symbolKindName(s->kind) + ") as a value");
   }

@@ -249,10 +249,8 @@ void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* 
     syms.push_back(nm->symbol);
   }
   Expr* extE = argument(call, *bi, "extent");
-  if (Expr* stopE = argument(call, *bi, "stop"))
-    unsupported(stopE->range, "'stop' in a loop over several axes");
-  if (Expr* preE = argument(call, *bi, "prefetch"))
-    unsupported(preE->range, "'prefetch' in a loop over several axes");
+  if (Expr* stopE = argument(call, *bi, "stop")) unsupported(stopE->range, "'stop' in a loop over several axes");
+  if (Expr* preE = argument(call, *bi, "prefetch")) unsupported(preE->range, "'prefetch' in a loop over several axes");
   int64_t step = 1;
   if (Expr* stepE = argument(call, *bi, "step")) {
     auto c = constInt(stepE);
@@ -279,7 +277,8 @@ void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* 
   std::vector<I::Value*> extents;
   for (size_t i = 0; i + 1 < n; ++i) extents.push_back(dim(ax[i]));
   I::Value* blocks =
-      op1(I::OpId::ArithDivSI, {op1(I::OpId::ArithAddI, {dim(ax.back()), b_->constIndex(step - 1)}, ix), b_->constIndex(step)}, ix);
+      op1(I::OpId::ArithDivSI,
+          {op1(I::OpId::ArithAddI, {dim(ax.back()), b_->constIndex(step - 1)}, ix), b_->constIndex(step)}, ix);
   I::Value* total = blocks;
   for (I::Value* e : extents) total = op1(I::OpId::ArithMulI, {total, e}, ix);
   I::Value *lb = b_->constIndex(0), *st = b_->constIndex(1);

@@ -178,7 +178,8 @@ Lowered FunctionContext::handleTileWhere(const BuiltinCall& c) {
     }
   I::Type elem = computeType(promote(elemOf(vs[0]->type), elemOf(vs[1]->type)));
   if (!shaped) {
-    return Lowered::val(op1(I::OpId::ArithSelect, {toBool(cond, condE->range), coerce(vs[0], elem, at), coerce(vs[1], elem, at)}, elem));
+    return Lowered::val(op1(I::OpId::ArithSelect,
+                            {toBool(cond, condE->range), coerce(vs[0], elem, at), coerce(vs[1], elem, at)}, elem));
   }
   I::Type t = ctx().tile(elem, shape);
   if (isShapedValue(cond->type)) {
