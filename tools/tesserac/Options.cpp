@@ -21,6 +21,12 @@ const EmitName kEmitNames[] = {
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 }  // namespace
 
+// --graph-passes=a,b (the graph pipeline) and --disable-graph-pass=NAME.
+static void readGraphPassOption(std::string_view a, DriverOptions& opts) {
+  if (startsWith(a, "--graph-passes=")) opts.graphPasses = std::string(a.substr(15));
+  else opts.disabledGraphPasses.push_back(std::string(a.substr(21)));
+}
+
 bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string& error) {
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -137,10 +143,8 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.debugInfo = true;
     } else if (a == "--bounds-check" || a == "--no-bounds-check") {
       opts.boundsCheck = a == "--bounds-check" ? 1 : 0;
-    } else if (startsWith(a, "--graph-passes=")) {
-      opts.graphPasses = std::string(a.substr(15));
-    } else if (startsWith(a, "--disable-graph-pass=")) {
-      opts.disabledGraphPasses.push_back(std::string(a.substr(21)));
+    } else if (startsWith(a, "--graph-passes=") || startsWith(a, "--disable-graph-pass=")) {
+      readGraphPassOption(a, opts);
     } else if (startsWith(a, "--passes=")) {
       opts.passes = std::string(a.substr(9));
     } else if (a == "--print-after-all") {
