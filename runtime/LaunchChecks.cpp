@@ -437,10 +437,11 @@ tessera_status planWorkspace(Checker &c) {
 
 tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                           const tessera_arg *args, uint32_t numArgs, Backend &backend,
-                          LaunchPlan &plan) {
+                          LaunchPlan &plan, const tessera_module_desc *module) {
   if (!kernel)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_launch: null kernel descriptor");
-  const tessera_module_desc *module = Registry::instance().moduleOf(kernel);
+  if (!module)
+    module = Registry::instance().moduleOf(kernel);
   if (!module) {
     std::string why = Registry::instance().rejectionOf(kernel);
     if (!why.empty())

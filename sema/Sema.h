@@ -65,6 +65,11 @@ public:
   TypeContext types;
   SymbolTable symbols;
   std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
+  // Autotuned kernels: the candidate analysed, per kernel and parameter (default: the first of
+  // each list). The driver analyses the module once per candidate (irgen/Autotune.cpp).
+  std::map<std::string, std::map<std::string, long long>> autotuneChoice;
+  long long autotuneValue(const std::string& kernel, const std::string& param,
+                          const std::vector<long long>& candidates) const;
 
   // Facts about every function analysed, by definition.
   std::map<const FunctionDefStmt*, std::unique_ptr<FunctionInfo>> functions;
