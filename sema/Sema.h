@@ -10,6 +10,7 @@
 
 #include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "sema/Binding.h"
 #include "sema/Scope.h"
 #include "sema/Type.h"
 
@@ -71,6 +72,8 @@ public:
   long long autotuneValue(const std::string& kernel, const std::string& param,
                           const std::vector<long long>& candidates) const;
 
+  // The binding of every call that type-checked (builtins and user functions), read by irgen.
+  std::map<const CallExpr*, CallBinding> bindings;
   // Facts about every function analysed, by definition.
   std::map<const FunctionDefStmt*, std::unique_ptr<FunctionInfo>> functions;
   // Modules by resolved path (imports), plus the main module under "".
