@@ -91,11 +91,17 @@ const I::Operation* orderSensitiveOp(I::Operation& func) {
   func.walk([&](I::Operation* op) {
     if (found) return;
     switch (op->id) {
-      case I::OpId::TileDot: case I::OpId::TileMma: case I::OpId::TileSoftmax: case I::OpId::TileReduce:
-      case I::OpId::MemReduce: case I::OpId::TileShuffle:
+      case I::OpId::TileDot:
+      case I::OpId::TileMma:
+      case I::OpId::TileSoftmax:
+      case I::OpId::TileReduce:
+      case I::OpId::MemReduce:
+      case I::OpId::TileShuffle:
         if (op->numResults() && floatValued(op->result()->type)) found = op;
         return;
-      case I::OpId::ScfFor: case I::OpId::TileRange: case I::OpId::ScfWhile: {
+      case I::OpId::ScfFor:
+      case I::OpId::TileRange:
+      case I::OpId::ScfWhile: {
         for (auto& r : op->results)
           if (floatValued(r->type)) found = op;
         if (found) return;
@@ -110,8 +116,13 @@ const I::Operation* orderSensitiveOp(I::Operation& func) {
           if (std::find(loaded.begin(), loaded.end(), s) != loaded.end()) found = op;
         return;
       }
-      case I::OpId::ArithAddF: case I::OpId::ArithSubF: case I::OpId::ArithMulF: case I::OpId::ArithDivF:
-      case I::OpId::ArithMinF: case I::OpId::ArithMaxF: case I::OpId::MathFma:
+      case I::OpId::ArithAddF:
+      case I::OpId::ArithSubF:
+      case I::OpId::ArithMulF:
+      case I::OpId::ArithDivF:
+      case I::OpId::ArithMinF:
+      case I::OpId::ArithMaxF:
+      case I::OpId::MathFma:
         if (barrier)
           for (I::Value* v : op->operands)
             if (isSharedLoad(v)) found = op;
@@ -146,7 +157,7 @@ bool isTileMmaLoop(const FunctionDefStmt& def) {
 
 // Collects the first error of an analysis (a candidate's), printing nothing.
 class FirstError : public DiagnosticConsumer {
-public:
+ public:
   void handle(const Diagnostic& d) override {
     if (d.severity == Severity::Error && message.empty()) message = d.message;
   }
@@ -169,7 +180,7 @@ void eraseFunc(I::Module& m, I::Operation* f) {
 }
 
 class CandidateLowering {
-public:
+ public:
   CandidateLowering(const Module& ast, const SemaContext& sema, I::Module& m, DiagnosticEngine& diags)
       : ast_(ast), sema_(sema), m_(m), diags_(diags) {}
 
@@ -224,7 +235,7 @@ public:
     return true;
   }
 
-private:
+ private:
   // A fresh parse and analysis with `config` chosen, then the kernel lowered as `name`.
   I::Operation* lower(const FunctionDefStmt& def, const FunctionInfo& info, const Config& config,
                       const std::string& name) {

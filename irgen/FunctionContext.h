@@ -389,7 +389,8 @@ class FunctionContext {
 class ModuleContext {
  public:
   // Lowers into `into` when given (autotune candidates), else into a module of its own.
-  ModuleContext(const SemaContext& sema, DiagnosticEngine& diags, I::Module* into = nullptr) : sema(sema), diags(diags) {
+  ModuleContext(const SemaContext& sema, DiagnosticEngine& diags, I::Module* into = nullptr)
+      : sema(sema), diags(diags) {
     if (!into) owned = std::make_unique<I::Module>();
     module = into ? into : owned.get();
   }

@@ -223,10 +223,14 @@ TEST_CASE("autotune: candidates go into their kernel's table, without launch fun
   CHECK(llvm::cast<llvm::ConstantInt>(init->getOperand(1))->getZExtValue() == 3);  // num_candidates
   CHECK(llvm::cast<llvm::ConstantInt>(init->getOperand(6))->getZExtValue() == TESSERA_AUTOTUNE_SAME_BITS);
   auto* values = llvm::cast<llvm::GlobalVariable>(init->getOperand(3));
-  auto* rows = llvm::cast<llvm::ConstantArray>(values->getInitializer());
-  REQUIRE(rows->getNumOperands() == 3);
+  llvm::Constant* rows = values->getInitializer();
+  REQUIRE(llvm::cast<llvm::ArrayType>(rows->getType())->getNumElements() == 3);
   for (unsigned i = 0; i < 3; ++i)
-    CHECK(llvm::cast<llvm::ConstantInt>(rows->getOperand(i))->getZExtValue() == (1u << i));
+    CHECK(llvm::cast<llvm::ConstantInt>(rows->getAggregateElement(i))->getZExtValue() == (1u << i));
+  // The candidates' descriptors, candidate 0 first: the kernel's own.
+  auto* cands = llvm::cast<llvm::GlobalVariable>(init->getOperand(4));
+  llvm::Constant* descs = cands->getInitializer();
+  REQUIRE(llvm::cast<llvm::ArrayType>(descs->getType())->getNumElements() == 3);
   std::string h = writeHeader(tunedModule());
   CHECK(h.find("saxpy__at") == std::string::npos);
 
