@@ -1,5 +1,6 @@
 #include "tools/tesserac/Backend.h"
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -103,8 +104,12 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
       if (!writeFile(path, out.object)) return fail("cannot write '" + path + "'");
       break;
   }
-  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header))
+  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header)) {
+    // The object without its header is half a result: take it back (the driver checked both
+    // paths before compiling, so this is a write error such as a full disk).
+    if (!path.empty() && path != "-") std::remove(path.c_str());
     return fail("cannot write '" + opts.headerOutput + "'");
+  }
   diags.finish();
   return 0;
 }
