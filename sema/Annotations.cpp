@@ -22,6 +22,17 @@ bool looksLikeDType(Expr* e) {
   std::string n = nameOf(e);
   return !n.empty() && (lookupDType(n) || dtypeMathMode(n));
 }
+
+// `flaot` as the last index of `tensor[m, flaot]`: close to a dtype name, so a misspelt dtype
+// rather than a shape symbol.
+bool looksLikeMisspeltDType(Expr* e) {
+  if (auto* b = dyn_cast<BinaryExpr>(e); b && b->op == BinaryOp::MatMul) return true;
+  auto* n = dyn_cast<NameExpr>(e);
+  if (!n) return false;
+  std::vector<std::string> cands;
+  for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
+  return !closestMatch(n->name, cands).empty();
+}
 }  // namespace
 
 void Checker::reportUnknownDType(Expr* e, const std::string& name) {
@@ -246,6 +257,13 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
   }
 }
 
+void Checker::declareExtentsOfBadType(const std::vector<Expr*>& extents, size_t count, const std::string& paramName) {
+  // Only names matter here; errors in the extents themselves were not the first problem.
+  for (size_t i = 0; i < count && i < extents.size(); ++i)
+    if (isa<NameExpr>(extents[i]) || isa<StringLiteralExpr>(extents[i]) || isa<BinaryExpr>(extents[i]))
+      extentFromExpr(extents[i], paramName, static_cast<unsigned>(i));
+}
+
 const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName) {
   if (!e) return T.dynamic();
   const Type* result = T.error();
@@ -323,6 +341,12 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
           result = T.tensor(base->dtype, true, p, dims, true, false);
         }
       } else {
+        if (dimsOf && base->isError()) {
+          std::vector<Expr*> idx;
+          for (Argument& a : dimsOf->indices)
+            if (a.value) idx.push_back(a.value);
+          declareExtentsOfBadType(idx, idx.size(), paramName);
+        }
         result = base;
       }
       break;
@@ -344,12 +368,16 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
         NumericPolicy p;
         bool known = false;
         size_t dimCount = idx.size();
-        if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()))) {
+        if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()) || looksLikeMisspeltDType(idx.back()))) {
           known = dtypeFromExpr(idx.back(), d, p, true);
-          if (!known) return T.error();
+          if (!known) {
+            declareExtentsOfBadType(idx, idx.size() - 1, paramName);
+            return T.error();
+          }
           dimCount = idx.size() - 1;
         } else {
           diags.report(DiagID::err_tensor_missing_dtype, e->range);
+          declareExtentsOfBadType(idx, idx.size(), paramName);
           return T.error();
         }
         std::vector<Extent> dims;
@@ -379,11 +407,14 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       }
       if (n.empty()) {
         diags.report(DiagID::err_not_a_type, s->base->range) << text(s->base->range);
-        return T.error();
+      } else if (scope->lookup(n)) {
+        diags.report(DiagID::err_not_a_type, s->base->range) << n;
+      } else {
+        reportUnknownDType(s->base, n);
       }
-      Symbol* sym = scope->lookup(n);
-      if (sym) diags.report(DiagID::err_not_a_type, s->base->range) << n;
-      else reportUnknownDType(s->base, n);
+      // The extents still name the parameter's shape symbols: declare them, so that a misspelt
+      // dtype does not cascade into "undefined name" errors wherever `n` is used.
+      declareExtentsOfBadType(idx, idx.size(), paramName);
       return T.error();
     }
     case NodeKind::TupleExpr: {

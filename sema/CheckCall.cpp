@@ -477,13 +477,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       auto cols = [](const Type* t) -> Extent {
         return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
       };
-      if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && a->dims.size() == 2 && c->dims.size() == 2) {
-        const Extent &k1 = a->dims[1], &k2 = c->dims[0];
-        if (extentIsConst(k1) && extentIsConst(k2) && k1 != k2) {
-          diags.report(DiagID::err_shape_mismatch, call->range) << "tile.dot" << a->str() << c->str();
-          return T.error();
-        }
-      }
+      if (!checkInnerExtents("tile.dot", bound[0], a, bound[1], c, call->range)) return T.error();
       bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
       if (!known) return T.tile(accum, true, {}, false);
       return T.tile(accum, true, {rows(a), cols(c)}, true);
@@ -507,6 +501,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         return T.range(T.tuple({i, i, i}));
       }
       const Type *a = boundType[0], *c = boundType[1];
+      if (!checkInnerExtents("tile.mma", bound[0], a, bound[1], c, call->range)) return T.error();
       std::vector<Extent> dims;
       if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && !a->dims.empty() && !c->dims.empty())
         dims = {a->dims.front(), c->dims.back()};

@@ -346,7 +346,19 @@ const Type* Checker::checkBinary(BinaryExpr* e) {
     return T.dtypeValue(l->dtype, p);
   }
   const Type* r = check(e->rhs);
+  if (e->op == BinaryOp::MatMul && !checkInnerExtents("@", e->lhs, l, e->rhs, r, e->range)) return T.error();
   return binaryResult(e->op, l, r, e->opRange.valid() ? e->opRange : e->range, e->range);
+}
+
+bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at) {
+  if (!l || !r || !l->isTileLike() || !r->isTileLike() || !l->rankKnown || !r->rankKnown) return true;
+  if (l->dims.size() != 2 || r->dims.size() != 2) return true;
+  const Extent &k1 = l->dims[1], &k2 = r->dims[0];
+  if (!extentIsConst(k1) || !extentIsConst(k2) || k1 == k2) return true;
+  auto name = [&](Expr* e) { return e ? text(e->range) : std::string("?"); };
+  diags.report(DiagID::err_matmul_inner_mismatch, at)
+      << op << k1 << name(lhs) << l->str() << k2 << name(rhs) << r->str();
+  return false;
 }
 
 const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole) {

@@ -40,6 +40,9 @@ public:
   const Type* checkConditional(ConditionalExpr* e);
   const Type* checkComprehension(ComprehensionExpr* e);
   const Type* binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole);
+  // The inner extents of a matrix product (`tile.dot`, `tile.mma`, `@`): static ones must agree;
+  // reports and returns false when they do not.
+  bool checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at);
   const Type* iterationElement(const Type* t, SourceRange at);
   // Checks an implicit conversion for a store or assignment; reports narrowing.
   void checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore);
@@ -60,6 +63,9 @@ public:
   bool dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown);
   void applyPolicy(Expr* policyExpr, DType storage, NumericPolicy& policy);
   Extent extentFromExpr(Expr* e, const std::string& paramName, unsigned dim);
+  // The extents of an annotation whose element type is wrong: their shape symbols are declared
+  // all the same (the type is an error; its symbols are not).
+  void declareExtentsOfBadType(const std::vector<Expr*>& extents, size_t count, const std::string& paramName);
   void checkDecorators(FunctionDefStmt* fn, FunctionInfo& info);
   void reportUnknownDType(Expr* e, const std::string& name);
 
