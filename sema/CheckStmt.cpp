@@ -138,6 +138,9 @@ void Checker::checkReturn(ReturnStmt* s) {
   if (!fn_) return;  // outside a function: the parser reports it
   if (fn_->isKernel() && s->value && t->kind != TypeKind::None && !t->isError())
     diags.report(DiagID::err_kernel_returns_value, s->value->range);
+  const Type* result = fn_->type ? fn_->type->result : nullptr;
+  if (!s->value && !fn_->isKernel() && result && result->kind != TypeKind::None && !result->isLenient())
+    diags.report(DiagID::err_return_without_value, s->range) << fn_->def->name << result->str();
 }
 
 void Checker::checkAssign(AssignStmt* s) {
@@ -395,6 +398,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
     if (auto* es = dyn_cast<ExprStmt>(f->body.stmts[0]); es && isa<EllipsisExpr>(es->expr))
       diags.report(DiagID::warn_ellipsis_body, f->nameRange) << f->name;
 
+  if (!diags.stopped()) checkReturnPaths(f, info, diags);
   if (info.isKernel() && !diags.stopped()) {
     checkKernelUniformity(f, info, diags);
     checkSharedMemory(f, info, diags);

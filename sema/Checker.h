@@ -97,6 +97,8 @@ public:
 // Kernel-wide rules over a checked kernel body (KernelRules.cpp): uniformity of barriers and
 // collectives, same-element store races.
 void checkKernelUniformity(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
+// A function declared to return a value whose body can end without a `return` (ReturnPaths.cpp).
+void checkReturnPaths(FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
 // Shared-memory budget and the device limit (SharedMemory.cpp).
 void checkSharedMemory(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
 
