@@ -202,6 +202,8 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
         if (!ok)
           diags.report(DiagID::err_call_argument_type, a.value->range)
               << fnType->name << target->name << ("'" + pt->str() + "'") << at->str();
+        else if (pt->kind == TypeKind::Scalar && at->kind == TypeKind::Scalar && isInteger(at->dtype))
+          checkConstantFits(a.value, pt->dtype, a.value->range);
       }
     }
   }

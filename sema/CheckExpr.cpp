@@ -1,4 +1,5 @@
 // Expressions: names, attributes, subscripts, operators, literals, comprehensions.
+#include <climits>
 #include <algorithm>
 
 #include "sema/Checker.h"
@@ -30,7 +31,11 @@ const Type* Checker::check(Expr* e) {
   const Type* t = T.dynamic();
   switch (e->kind) {
     case NodeKind::NameExpr: t = checkName(cast<NameExpr>(e)); break;
-    case NodeKind::IntLiteralExpr: t = T.intLiteral(); break;
+    case NodeKind::IntLiteralExpr:
+      // As in C and Triton: an integer literal is i32 when it fits, i64 otherwise.
+      t = cast<IntLiteralExpr>(e)->value > static_cast<uint64_t>(INT32_MAX) ? T.scalar(DType::INT64, {}, true)
+                                                                            : T.intLiteral();
+      break;
     case NodeKind::FloatLiteralExpr: t = T.floatLiteral(); break;
     case NodeKind::StringLiteralExpr: t = T.str(); break;
     case NodeKind::FStringExpr:
@@ -347,7 +352,8 @@ const Type* Checker::checkBinary(BinaryExpr* e) {
   }
   const Type* r = check(e->rhs);
   if (e->op == BinaryOp::MatMul && !checkInnerExtents("@", e->lhs, l, e->rhs, r, e->range)) return T.error();
-  return binaryResult(e->op, l, r, e->opRange.valid() ? e->opRange : e->range, e->range);
+  const Type* result = binaryResult(e->op, l, r, e->opRange.valid() ? e->opRange : e->range, e->range);
+  return checkIntegerBinary(e, l, r, result);
 }
 
 bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at) {
@@ -525,10 +531,11 @@ const Type* Checker::iterationElement(const Type* t, SourceRange at) {
   }
 }
 
-void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore) {
+void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore, Expr* value) {
   DType fd, td;
   bool fk, tk;
   if (!elementDType(from, fd, fk) || !elementDType(to, td, tk) || !fk || !tk) return;
+  if (value && isInteger(fd) && from->kind == TypeKind::Scalar && !checkConstantFits(value, td, at)) return;
   if (from->kind == TypeKind::Scalar && from->weak) {
     if (isFloat(fd) && !isFloat(td))
       diags.report(DiagID::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;

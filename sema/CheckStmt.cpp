@@ -1,5 +1,6 @@
 // Statements, functions and the module walk.
 #include <algorithm>
+#include <climits>
 #include <functional>
 
 #include "sema/ASTWalk.h"
@@ -139,6 +140,9 @@ void Checker::checkReturn(ReturnStmt* s) {
   if (fn_->isKernel() && s->value && t->kind != TypeKind::None && !t->isError())
     diags.report(DiagID::err_kernel_returns_value, s->value->range);
   const Type* result = fn_->type ? fn_->type->result : nullptr;
+  if (s->value && result && result->kind == TypeKind::Scalar && !t->isLenient() && t->kind == TypeKind::Scalar &&
+      isInteger(t->dtype))
+    checkConstantFits(s->value, result->dtype, s->value->range);
   if (!s->value && !fn_->isKernel() && result && result->kind != TypeKind::None && !result->isLenient())
     diags.report(DiagID::err_return_without_value, s->range) << fn_->def->name << result->str();
 }
@@ -167,7 +171,7 @@ void Checker::checkAugAssign(AugAssignStmt* s) {
       return;
     }
     if (sym && (sym->kind == SymbolKind::Variable || sym->kind == SymbolKind::Constant)) {
-      if (inKernel() && !r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, false);
+      if (inKernel() && !r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, false, s->value);
       sym->assignments++;
     }
     return;
@@ -177,7 +181,7 @@ void Checker::checkAugAssign(AugAssignStmt* s) {
   if (isa<SubscriptExpr>(s->target) || isa<AttributeExpr>(s->target)) {
     if (isa<SubscriptExpr>(s->target)) checkWriteAccess(s->target, s->target->range, true, s->op);
     const Type* r = binaryResult(s->op, cur, v, s->opRange, s->range);
-    if (!r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, true);
+    if (!r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, true, s->value);
     return;
   }
 }
@@ -186,7 +190,7 @@ void Checker::checkAnnAssign(AnnAssignStmt* s) {
   const Type* t = typeFromAnnotation(s->annotation, false, "");
   if (s->value) {
     const Type* v = check(s->value);
-    if (!v->isLenient() && !t->isLenient()) checkConversion(v, t, s->value->range, false);
+    if (!v->isLenient() && !t->isLenient()) checkConversion(v, t, s->value->range, false, s->value);
   }
   if (auto* n = dyn_cast<NameExpr>(s->target)) {
     Symbol* sym = scope->lookupLocal(n->name);
@@ -215,10 +219,14 @@ void Checker::checkFor(ForStmt* s) {
   checkBlock(s->elseBlock);
 }
 
-// A type a new local takes from its first value: literals get their default dtype.
-static const Type* strengthen(TypeContext& T, const Type* t) {
-  if (t->kind == TypeKind::Scalar && t->weak) return T.scalar(t->dtype, t->policy);
-  return t;
+// A type a new local takes from its first value: literals get their default dtype, as in C and
+// Triton: an integer constant is i32 when it fits, i64 otherwise (`b = 1 << 40`).
+static const Type* strengthen(TypeContext& T, const Type* t, const Expr* value = nullptr) {
+  if (t->kind != TypeKind::Scalar || !t->weak) return t;
+  if (t->dtype == DType::INT32 && value)
+    if (auto c = evalConst(value, nullptr); c && c->kind == ConstValue::Int && (c->i < INT32_MIN || c->i > INT32_MAX))
+      return T.scalar(DType::INT64, t->policy);
+  return T.scalar(t->dtype, t->policy);
 }
 
 void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented, BinaryOp augOp) {
@@ -233,16 +241,16 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
           if (!sameFamily)
             diags.report(DiagID::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
           else if (t->kind == TypeKind::Scalar)
-            checkConversion(t, sym->type, value ? value->range : n->range, false);
+            checkConversion(t, sym->type, value ? value->range : n->range, false, value);
         } else if (!inKernel()) {
-          sym->type = strengthen(T, t);
+          sym->type = strengthen(T, t, value);
         }
         sym->assignments++;
         if (sym->assignments > 1 && sym->kind == SymbolKind::Constant) sym->kind = SymbolKind::Variable;
       } else if (sym && sym->kind == SymbolKind::Parameter) {
         sym->type = strengthen(T, t);  // rebinding a parameter name
       } else {
-        sym = declareLocal(n->name, n->range, strengthen(T, t));
+        sym = declareLocal(n->name, n->range, strengthen(T, t, value));
         sym->assignments = 1;
         if (value && scope == mod.scope)
           if (auto c = evalConst(value, &diags)) {
@@ -288,7 +296,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
     case NodeKind::SubscriptExpr: {
       const Type* slot = check(target);
       checkWriteAccess(target, target->range, augmented, augOp);
-      if (!slot->isLenient() && !t->isLenient()) checkConversion(t, slot, value ? value->range : target->range, true);
+      if (!slot->isLenient() && !t->isLenient()) checkConversion(t, slot, value ? value->range : target->range, true, value);
       return;
     }
     case NodeKind::AttributeExpr: {

@@ -45,7 +45,17 @@ public:
   bool checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at);
   const Type* iterationElement(const Type* t, SourceRange at);
   // Checks an implicit conversion for a store or assignment; reports narrowing.
-  void checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore);
+  // `value`, when given, is the converted expression: a compile-time integer constant must fit
+  // an integer target (err_const_out_of_range).
+  void checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore, Expr* value = nullptr);
+  // ---- integer constants (IntegerConstants.cpp)
+  // A compile-time integer constant `value` must fit `target`; reports at `at` and returns false
+  // when it does not (non-constants and non-integer targets pass).
+  bool checkConstantFits(Expr* value, DType target, SourceRange at);
+  // The integer rules of a binary expression whose type is `result`: literal operands fit the
+  // typed operand, typed constant arithmetic does not overflow, constant shift counts are below
+  // the width. Returns `result`, or the error type after a report.
+  const Type* checkIntegerBinary(BinaryExpr* e, const Type* l, const Type* r, const Type* result);
   Extent sliceExtent(SliceExpr* s, const Extent& full);
 
   // ---- calls (CheckCall.cpp)
