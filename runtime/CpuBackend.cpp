@@ -114,6 +114,7 @@ public:
     });
   }
   tessera_status eventSynchronize(tessera_event) override { return TESSERA_SUCCESS; }
+  tessera_status eventQuery(tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status streamWaitEvent(tessera_stream, tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) override {
     auto *a = static_cast<CpuEvent *>(start), *b = static_cast<CpuEvent *>(end);
@@ -121,6 +122,9 @@ public:
       return fail(TESSERA_ERROR_NOT_READY, "tessera_event_elapsed_ms: an event was never recorded");
     *ms = std::chrono::duration<float, std::milli>(b->time - a->time).count();
     return TESSERA_SUCCESS;
+  }
+  bool capturing(tessera_stream stream) override {
+    return stream && static_cast<CpuStream *>(stream)->capturing;
   }
   tessera_status beginCapture(tessera_stream stream) override {
     auto *s = static_cast<CpuStream *>(stream);

@@ -145,6 +145,12 @@ public:
     return TESSERA_SUCCESS;
   }
 
+  tessera_status prepare(const LaunchPlan &plan) override {
+    TESSERA_TRY(enter());
+    CUfunction f = nullptr;
+    return function(plan, f);
+  }
+
   tessera_status launch(const LaunchPlan &plan, tessera_stream stream) override {
     TESSERA_TRY(enter());
     CUfunction f = nullptr;
@@ -263,6 +269,10 @@ public:
     TESSERA_TRY(enter());
     return check(d_.cuEventSynchronize(static_cast<GpuEvent *>(event)->e), "cuEventSynchronize");
   }
+  tessera_status eventQuery(tessera_event event) override {
+    CUresult r = d_.cuEventQuery(static_cast<GpuEvent *>(event)->e);
+    return r == CUDA_ERROR_NOT_READY ? TESSERA_ERROR_NOT_READY : check(r, "cuEventQuery");
+  }
   tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) override {
     TESSERA_TRY(enter());
     return check(d_.cuStreamWaitEvent(raw(stream), static_cast<GpuEvent *>(event)->e, 0),
@@ -275,6 +285,10 @@ public:
     if (r == CUDA_ERROR_NOT_READY)
       return fail(TESSERA_ERROR_NOT_READY, "tessera_event_elapsed_ms: an event has not completed");
     return check(r, "cuEventElapsedTime");
+  }
+  bool capturing(tessera_stream stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return d_.cuStreamIsCapturing(raw(stream), &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
   }
   tessera_status beginCapture(tessera_stream stream) override {
     TESSERA_TRY(enter());
@@ -314,7 +328,7 @@ private:
     if (it == modules_.end())
       return;
     for (uint32_t i = 0; i < m->num_kernels; ++i) {
-      auto f = functions_.find(&m->kernels[i]);
+      auto f = functions_.find(tessera_module_kernel(m, i));
       if (f != functions_.end()) {
         sharedOptIn_.erase(f->second);
         functions_.erase(f);
