@@ -43,7 +43,9 @@ void Checker::reportUnknownDType(Expr* e, const std::string& name) {
   std::vector<std::string> cands;
   for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
   std::string best = closestMatch(name, cands);
-  if (!best.empty()) diags.report(DiagID::err_unknown_dtype_suggest, e->range) << name << best;
+  if (!best.empty())
+    diags.report(DiagID::err_unknown_dtype_suggest, e->range).fixit(e->range, isa<StringLiteralExpr>(e) ? '"' + best + '"' : best)
+        << name << best;
   else diags.report(DiagID::err_unknown_dtype, e->range) << name;
 }
 
@@ -89,7 +91,7 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
   auto p = lookupPolicy(name);
   if (!p) {
     std::string best = closestMatch(name, allPolicyNames());
-    if (!best.empty()) diags.report(DiagID::err_unknown_policy_suggest, nameRange) << name << best;
+    if (!best.empty()) diags.report(DiagID::err_unknown_policy_suggest, nameRange).fixit(nameRange, best) << name << best;
     else diags.report(DiagID::err_unknown_policy, nameRange) << name;
     return;
   }
@@ -431,6 +433,13 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
     default:
       diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
       return T.error();
+  }
+  // A kernel's tensor parameter crosses the launch ABI, whose views have at most
+  // kMaxTensorParamRank dimensions.
+  if (result->kind == TypeKind::Tensor && result->rankKnown && result->dims.size() > kMaxTensorParamRank && fn_ &&
+      fn_->isKernel() && !paramName.empty()) {
+    diags.report(DiagID::err_tensor_rank_too_large, e->range) << paramName << result->dims.size() << kMaxTensorParamRank;
+    return T.error();
   }
   e->type = result;
   return result;

@@ -155,7 +155,8 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
         for (const Param* p : normals) names.push_back(p->name);
         std::string best = closestMatch(a.keyword, names);
         if (!best.empty())
-          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange) << fnType->name << a.keyword << best;
+          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange).fixit(a.keywordRange, best)
+              << fnType->name << a.keyword << best;
         else
           diags.report(DiagID::err_call_unknown_keyword, a.keywordRange) << fnType->name << a.keyword;
         return fnType->result ? fnType->result : T.dynamic();
@@ -334,7 +335,8 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
           if (!p.variadic) names.push_back(p.name);
         std::string best = closestMatch(a.keyword, names);
         if (!best.empty())
-          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
+          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange).fixit(a.keywordRange, best)
+              << b.name << a.keyword << best;
         else
           diags.report(DiagID::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
         ok = false;

@@ -128,7 +128,8 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
   if (b->isDynamic()) return T.dynamic();
   auto unknownMember = [&](const std::string& owner, const std::vector<std::string>& cands) {
     std::string best = closestMatch(name, cands);
-    if (!best.empty()) diags.report(DiagID::err_unknown_member_suggest, e->nameRange) << owner << name << best;
+    if (!best.empty())
+      diags.report(DiagID::err_unknown_member_suggest, e->nameRange).fixit(e->nameRange, best) << owner << name << best;
     else diags.report(DiagID::err_unknown_member, e->nameRange) << owner << name;
     return T.error();
   };
@@ -212,6 +213,28 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
   }
 }
 
+bool Checker::checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, Expr* base, bool element) {
+  if (!ix) return true;
+  auto c = evalConst(ix, nullptr);
+  if (!c || c->kind != ConstValue::Int) return true;
+  std::string name = base ? text(base->range) : "?";
+  if (c->i < 0) {
+    // Decision (docs/language.md): no Python wrap-around. Suggest the index from the start.
+    auto d = diags.report(DiagID::err_negative_index, ix->range);
+    d << c->i << name;
+    if (!extent.isUnknown()) {
+      std::string fixed = extent.isConst() ? std::to_string(extent.value() + c->i) : extent.str() + " - " + std::to_string(-c->i);
+      if (!extent.isConst() || extent.value() + c->i >= 0) d.fixit(ix->range, fixed);
+    }
+    return false;
+  }
+  if (element && extent.isConst() && c->i >= extent.value()) {
+    diags.report(DiagID::err_index_out_of_range, ix->range) << c->i << dim << name << extent.value();
+    return false;
+  }
+  return true;
+}
+
 Extent Checker::sliceExtent(SliceExpr* s, const Extent& full) {
   if (!s->lower && !s->upper) return full;
   auto lo = s->lower ? evalConst(s->lower, nullptr) : std::optional(ConstValue::ofInt(0));
@@ -292,6 +315,8 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
         Extent full = rankKnown && count < b->dims.size() ? b->dims[count] : "?";
         if (auto* sl = dyn_cast<SliceExpr>(ix)) {
           check(sl);
+          if (!checkConstantIndex(sl->lower, full, count, e->base) || !checkConstantIndex(sl->upper, full, count, e->base))
+            bad = true;
           dims.push_back(sliceExtent(sl, full));
           anySlice = true;
         } else if (auto* tup = dyn_cast<TupleExpr>(ix); tup && !tup->parenthesized) {
@@ -303,6 +328,8 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
             anySlice = true;
           } else if (!it->isLenient() && !it->isIntegral()) {
             diags.report(DiagID::err_index_not_integer, ix->range) << it->str();
+            bad = true;
+          } else if (!checkConstantIndex(ix, full, count, e->base, true)) {
             bad = true;
           }
         }
@@ -363,7 +390,7 @@ bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* 
   if (!extentIsConst(k1) || !extentIsConst(k2) || k1 == k2) return true;
   auto name = [&](Expr* e) { return e ? text(e->range) : std::string("?"); };
   diags.report(DiagID::err_matmul_inner_mismatch, at)
-      << op << k1 << name(lhs) << l->str() << k2 << name(rhs) << r->str();
+      << op << k1.str() << name(lhs) << l->str() << k2.str() << name(rhs) << r->str();
   return false;
 }
 

@@ -27,7 +27,7 @@ Symbol* Checker::declareLocal(const std::string& name, SourceRange at, const Typ
 
 void Checker::reportUndefined(const std::string& name, SourceRange at) {
   std::string best = closestMatch(name, scope->visibleNames());
-  if (!best.empty()) diags.report(DiagID::err_undefined_name_suggest, at) << name << best;
+  if (!best.empty()) diags.report(DiagID::err_undefined_name_suggest, at).fixit(at, best) << name << best;
   else diags.report(DiagID::err_undefined_name, at) << name;
 }
 

@@ -57,6 +57,9 @@ public:
   // the width. Returns `result`, or the error type after a report.
   const Type* checkIntegerBinary(BinaryExpr* e, const Type* l, const Type* r, const Type* result);
   Extent sliceExtent(SliceExpr* s, const Extent& full);
+  // A constant index (or slice bound) into dimension `dim` of `base`: never negative, and for an
+  // element index below a static extent. Reports and returns false otherwise.
+  bool checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, Expr* base, bool element = false);
 
   // ---- calls (CheckCall.cpp)
   const Type* checkCall(CallExpr* e);
@@ -109,6 +112,8 @@ public:
 void checkKernelUniformity(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
 // A function declared to return a value whose body can end without a `return` (ReturnPaths.cpp).
 void checkReturnPaths(FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
+// Call cycles reachable from a kernel (Recursion.cpp); runs once the whole module is checked.
+void checkKernelRecursion(SemaContext& sc, DiagnosticEngine& diags);
 // Shared-memory budget and the device limit (SharedMemory.cpp).
 void checkSharedMemory(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
 

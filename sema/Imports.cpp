@@ -116,7 +116,8 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
         std::vector<std::string> cands = builtinMembers(*prefix);
         std::string best = closestMatch(n.name, cands);
         if (!best.empty())
-          diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+          diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange).fixit(n.nameRange, best)
+              << s->module << n.name << best;
         else
           diags.report(DiagID::err_import_name_not_found, n.nameRange) << s->module << n.name;
         declareLocal(bind, at, T.error(), SymbolKind::Variable);
@@ -141,7 +142,8 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
       for (auto& [name, x] : m->scope->symbols()) cands.push_back(name);
       std::string best = closestMatch(n.name, cands);
       if (!best.empty())
-        diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+        diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange).fixit(n.nameRange, best)
+            << s->module << n.name << best;
       else
         diags.report(DiagID::err_import_name_not_found, n.nameRange) << s->module << n.name;
       declareLocal(n.alias.empty() ? n.name : n.alias, n.nameRange, T.error());

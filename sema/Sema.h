@@ -16,6 +16,9 @@
 namespace tessera {
 
 constexpr long long kHopperSharedLimit = 227 * 1024;  // bytes of shared memory per group (sm_90)
+// The most dimensions a kernel's tensor parameter may have: TESSERA_MAX_RANK of the runtime's
+// tensor views (tools/tesserac checks that the two agree).
+constexpr unsigned kMaxTensorParamRank = 8;
 
 struct SharedAllocation {
   const CallExpr* call = nullptr;

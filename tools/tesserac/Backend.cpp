@@ -6,11 +6,16 @@
 
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
+#include "runtime/include/tessera/runtime.h"
 #include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
+#include "sema/Sema.h"
 
 namespace tessera {
+
+// Sema refuses kernel tensor parameters of a rank the launch ABI cannot describe.
+static_assert(kMaxTensorParamRank == TESSERA_MAX_RANK, "sema's rank limit must be the runtime's");
 
 namespace {
 
