@@ -29,7 +29,6 @@ Target targetAt(const Analysis& a, uint32_t offset);
 // same source manager. nullopt for an invalid range.
 std::optional<json> locationOf(const Analysis& a, SourceRange r);
 
-#ifdef HAVE_TESSERA_SEMA
 // The symbol the target means (nullptr when sema did not resolve it).
 const Symbol* symbolOf(const Analysis& a, const Target& t);
 // Every occurrence of `s` in this document, as identifier ranges, declaration first when it

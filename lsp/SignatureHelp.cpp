@@ -98,7 +98,6 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
   std::string label, doc;
   std::vector<std::string> names;
   std::vector<bool> keywordOnly;
-#ifdef HAVE_TESSERA_SEMA
   if (const BuiltinInfo* b = lookupBuiltin(stripTesseraPrefix(site.callee))) {
     label = builtinLabel(*b);
     doc = b->doc;

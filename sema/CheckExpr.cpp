@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -129,8 +130,8 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
   auto unknownMember = [&](const std::string& owner, const std::vector<std::string>& cands) {
     std::string best = closestMatch(name, cands);
     if (!best.empty())
-      diags.report(DiagID::err_unknown_member_suggest, e->nameRange).fixit(e->nameRange, best) << owner << name << best;
-    else diags.report(DiagID::err_unknown_member, e->nameRange) << owner << name;
+      diags.report(diag::err_unknown_member_suggest, e->nameRange).fixit(e->nameRange, best) << owner << name << best;
+    else diags.report(diag::err_unknown_member, e->nameRange) << owner << name;
     return T.error();
   };
   std::string prefix;
@@ -190,25 +191,25 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
       }
       if (b->kind == TypeKind::Tensor)
         if (const BuiltinInfo* m = lookupMethod("Tensor", name)) return T.builtin(m);
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     }
     case TypeKind::Opaque: {
       if (const BuiltinInfo* m = lookupMethod(b->name, name)) return T.builtin(m);
       if (b->name != "Group") return T.dynamic();
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     }
     case TypeKind::Function:
       if (const BuiltinInfo* m = lookupMethod("KernelFn", name)) return T.builtin(m);
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     case TypeKind::Dict:
     case TypeKind::List:
     case TypeKind::Str:
       return T.dynamic();  // host containers: methods are the host language's
     default:
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
   }
 }
@@ -220,7 +221,7 @@ bool Checker::checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, E
   std::string name = base ? text(base->range) : "?";
   if (c->i < 0) {
     // Decision (docs/language.md): no Python wrap-around. Suggest the index from the start.
-    auto d = diags.report(DiagID::err_negative_index, ix->range);
+    auto d = diags.report(diag::err_negative_index, ix->range);
     d << c->i << name;
     if (!extent.isUnknown()) {
       std::string fixed = extent.isConst() ? std::to_string(extent.value() + c->i) : extent.str() + " - " + std::to_string(-c->i);
@@ -229,7 +230,7 @@ bool Checker::checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, E
     return false;
   }
   if (element && extent.isConst() && c->i >= extent.value()) {
-    diags.report(DiagID::err_index_out_of_range, ix->range) << c->i << dim << name << extent.value();
+    diags.report(diag::err_index_out_of_range, ix->range) << c->i << dim << name << extent.value();
     return false;
   }
   return true;
@@ -277,7 +278,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
         return T.builtin(bi, T.scalar(d, p));
       }
       if (bi && bi->sig.isTypeConstructor) return T.dynamic();
-      diags.report(DiagID::err_not_subscriptable, e->base->range) << b->str();
+      diags.report(diag::err_not_subscriptable, e->base->range) << b->str();
       checkIndices();
       return T.error();
     }
@@ -327,7 +328,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
             dims.push_back("?");
             anySlice = true;
           } else if (!it->isLenient() && !it->isIntegral()) {
-            diags.report(DiagID::err_index_not_integer, ix->range) << it->str();
+            diags.report(diag::err_index_not_integer, ix->range) << it->str();
             bad = true;
           } else if (!checkConstantIndex(ix, full, count, e->base, true)) {
             bad = true;
@@ -336,7 +337,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
         ++count;
       }
       if (rankKnown && count > b->dims.size()) {
-        diags.report(DiagID::err_too_many_indices, e->range) << b->str() << b->dims.size() << count;
+        diags.report(diag::err_too_many_indices, e->range) << b->str() << b->dims.size() << count;
         return T.error();
       }
       if (bad) return T.error();
@@ -346,7 +347,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
       return T.tile(b->dtype, b->dtypeKnown, dims, rankKnown, b->policy);
     }
     default:
-      diags.report(DiagID::err_not_subscriptable, e->base->range) << b->str();
+      diags.report(diag::err_not_subscriptable, e->base->range) << b->str();
       checkIndices();
       return T.error();
   }
@@ -365,7 +366,7 @@ const Type* Checker::checkUnary(UnaryExpr* e) {
       if (t->isIntegral()) return t;
       break;
   }
-  diags.report(DiagID::err_unary_operand, e->opRange.valid() ? e->opRange : e->range) << unaryOpSpelling(e->op) << t->str();
+  diags.report(diag::err_unary_operand, e->opRange.valid() ? e->opRange : e->range) << unaryOpSpelling(e->op) << t->str();
   return T.error();
 }
 
@@ -389,7 +390,7 @@ bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* 
   const Extent &k1 = l->dims[1], &k2 = r->dims[0];
   if (!extentIsConst(k1) || !extentIsConst(k2) || k1 == k2) return true;
   auto name = [&](Expr* e) { return e ? text(e->range) : std::string("?"); };
-  diags.report(DiagID::err_matmul_inner_mismatch, at)
+  diags.report(diag::err_matmul_inner_mismatch, at)
       << op << k1.str() << name(lhs) << l->str() << k2.str() << name(rhs) << r->str();
   return false;
 }
@@ -397,7 +398,7 @@ bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* 
 const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole) {
   if (l->isError() || r->isError()) return T.error();
   auto bad = [&] {
-    diags.report(DiagID::err_binary_operands, opRange) << binaryOpSpelling(op) << l->str() << r->str();
+    diags.report(diag::err_binary_operands, opRange) << binaryOpSpelling(op) << l->str() << r->str();
     return T.error();
   };
   if (op == BinaryOp::And || op == BinaryOp::Or) {
@@ -483,7 +484,7 @@ const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, Sou
       for (size_t i = 0; i < l->dims.size(); ++i) {
         const Extent &a = l->dims[i], &b = r->dims[i];
         if (extentIsConst(a) && extentIsConst(b) && a != b && a != "1" && b != "1") {
-          diags.report(DiagID::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
+          diags.report(diag::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
           return T.error();
         }
         dims.push_back(a == "1" || a == "?" ? b : a);
@@ -553,7 +554,7 @@ const Type* Checker::iterationElement(const Type* t, SourceRange at) {
     case TypeKind::Tensor:
     case TypeKind::Tile: return T.dynamic();
     default:
-      diags.report(DiagID::err_not_iterable, at) << t->str();
+      diags.report(diag::err_not_iterable, at) << t->str();
       return T.error();
   }
 }
@@ -565,7 +566,7 @@ void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, 
   if (value && isInteger(fd) && from->kind == TypeKind::Scalar && !checkConstantFits(value, td, at)) return;
   if (from->kind == TypeKind::Scalar && from->weak) {
     if (isFloat(fd) && !isFloat(td))
-      diags.report(DiagID::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;
+      diags.report(diag::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;
     return;
   }
   if (widensTo(fd, td)) return;
@@ -577,7 +578,7 @@ void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, 
     DType accum = to->policy.accum ? *to->policy.accum : DType::FP32;
     if (fd == accum || widensTo(fd, accum)) return;
   }
-  diags.report(DiagID::err_implicit_narrowing, at)
+  diags.report(diag::err_implicit_narrowing, at)
       << std::string(dtypeInfo(fd).shortName) << std::string(dtypeInfo(td).shortName) << dtypeInfo(td).shortName;
 }
 

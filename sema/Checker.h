@@ -80,6 +80,8 @@ public:
   // all the same (the type is an error; its symbols are not).
   void declareExtentsOfBadType(const std::vector<Expr*>& extents, size_t count, const std::string& paramName);
   void checkDecorators(FunctionDefStmt* fn, FunctionInfo& info);
+  // @kernel(flops="..."): an expression over the shape symbols the parameters bind.
+  void checkFlopsExpression(FunctionInfo& info);
   void reportUnknownDType(Expr* e, const std::string& name);
 
   // ---- imports (Imports.cpp)

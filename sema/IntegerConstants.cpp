@@ -44,7 +44,7 @@ bool Checker::checkConstantFits(Expr* value, DType target, SourceRange at) {
   if (!isIntegerConstant(c)) return true;
   IntRange r = rangeOf(target);
   if (fits(c->i, r)) return true;
-  diags.report(DiagID::err_const_out_of_range, at)
+  diags.report(diag::err_const_out_of_range, at)
       << c->i << dtypeInfo(target).shortName << r.lo << r.hi;
   return false;
 }
@@ -68,7 +68,7 @@ const Type* Checker::checkIntegerBinary(BinaryExpr* e, const Type* l, const Type
       auto count = evalConst(e->rhs, nullptr);
       unsigned bits = dtypeInfo(*width).bits;
       if (isIntegerConstant(count) && (count->i < 0 || count->i >= static_cast<long long>(bits))) {
-        diags.report(DiagID::err_shift_count_range, e->rhs->range) << count->i << dtypeInfo(*width).shortName << bits - 1;
+        diags.report(diag::err_shift_count_range, e->rhs->range) << count->i << dtypeInfo(*width).shortName << bits - 1;
         return T.error();
       }
     }

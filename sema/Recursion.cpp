@@ -98,11 +98,11 @@ private:
         chain += (i > first + 1 ? ", which calls '" : "'") + stack[i].fn->name + "'";
       chain += ", which calls '" + closing.callee->name + "'";
     }
-    auto d = diags_.report(DiagID::err_recursive_call, closing.at);
+    auto d = diags_.report(diag::err_recursive_call, closing.at);
     d << chain;
     for (size_t i = first + 1; i < stack.size(); ++i)
-      d.note(DiagID::note_recursive_call, stack[i].via, {stack[i - 1].fn->name, stack[i].fn->name});
-    d.note(DiagID::note_recursion_from_kernel, entry_.at, {kernelName_, entry_.callee->name});
+      d.note(diag::note_recursive_call, stack[i].via, {stack[i - 1].fn->name, stack[i].fn->name});
+    d.note(diag::note_recursion_from_kernel, entry_.at, {kernelName_, entry_.callee->name});
   }
 
   SemaContext& sc_;

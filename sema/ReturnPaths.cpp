@@ -43,7 +43,7 @@ private:
         std::optional<FallOff> thenWhy, elseWhy;
         bool t = completes(i->thenBlock, thenWhy);
         if (i->elseBlock.stmts.empty()) {
-          why = t ? thenWhy : FallOff{i->cond ? i->cond->range : s->range, DiagID::note_falls_off_if};
+          why = t ? thenWhy : FallOff{i->cond ? i->cond->range : s->range, diag::note_falls_off_if};
           return true;
         }
         bool e = completes(i->elseBlock, elseWhy);
@@ -62,7 +62,7 @@ private:
       }
       case NodeKind::WithStmt: return completes(cast<WithStmt>(s)->body, why);
       default:
-        why = FallOff{s->range, DiagID::note_falls_off_end};
+        why = FallOff{s->range, diag::note_falls_off_end};
         return true;
     }
   }
@@ -70,13 +70,13 @@ private:
   bool loopCompletes(const Block& body, const Block& elseBlock, bool forever, SourceRange header,
                      std::optional<FallOff>& why) {
     if (hasBreak(body)) {
-      why = FallOff{header, DiagID::note_falls_off_loop};
+      why = FallOff{header, diag::note_falls_off_loop};
       return true;
     }
     if (forever) return false;
     // The `else` block runs when the loop ends without `break`.
     if (elseBlock.stmts.empty()) {
-      why = FallOff{header, DiagID::note_falls_off_loop};
+      why = FallOff{header, diag::note_falls_off_loop};
       return true;
     }
     return completes(elseBlock, why);
@@ -115,7 +115,7 @@ void checkReturnPaths(FunctionDefStmt* f, const FunctionInfo& info, DiagnosticEn
   if (isDeclarationOnly(f)) return;
   std::optional<FallOff> why;
   if (!ReturnPaths().completes(f->body, why)) return;
-  auto d = diags.report(DiagID::err_missing_return, f->returns->range);
+  auto d = diags.report(diag::err_missing_return, f->returns->range);
   d << f->name << result->str();
   if (why) d.note(why->note, why->at, {f->name});
 }

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 #include "ir/passes/PassUtils.h"
@@ -196,7 +197,7 @@ private:
     budget = std::min(budget, kDeviceLimit);
     if (total > budget) {
       ok_ = false;
-      diags_.report(DiagID::err_ir_smem_budget, locationOf(f)) << f->funcName() << total << budget;
+      diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << total << budget;
     }
   }
 };
