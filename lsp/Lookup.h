@@ -45,7 +45,6 @@ const Symbol* lookupAt(const Analysis& a, uint32_t offset, const std::string& na
 // The module-level symbol `member` of the user module `module` names (`import act_lib as act`:
 // act.relu6), or nullptr when `module` is not an imported module or has no such member.
 const Symbol* moduleMember(const Symbol* module, const std::string& member);
-#endif
 
 // Range of `name` starting at `r.begin` (declarations may cover more than the name).
 SourceRange nameRangeAt(const Analysis& a, SourceRange r, const std::string& name);

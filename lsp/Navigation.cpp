@@ -108,7 +108,6 @@ void refuseCollision(const Analysis& a, const Symbol* s, const std::string& newN
                                                  "' is " + describe(*other, function));
   }
 }
-#endif
 }  // namespace
 
 json prepareRename(const Analysis& a, uint32_t offset) {

@@ -106,7 +106,6 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
       keywordOnly.push_back(p.keywordOnly);
     }
   }
-#endif
   // A function of this document, or of a module it imports (`act.relu6` with `import act_lib as
   // act`: the definition lies in the module's buffer of the same source manager).
   const FunctionDefStmt* fn = nullptr;
@@ -117,13 +116,11 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
         break;
       }
   }
-#ifdef HAVE_TESSERA_SEMA
   if (label.empty() && !fn)
     if (size_t dot = site.callee.find('.'); dot != std::string::npos && site.callee.find('.', dot + 1) == std::string::npos)
       if (const Symbol* m = moduleMember(lookupAt(a, offset, site.callee.substr(0, dot)), site.callee.substr(dot + 1));
           m && m->kind == SymbolKind::Function)
         fn = m->function;
-#endif
   if (fn) {
     label = fn->name + "(";
     for (size_t i = 0; i < fn->params.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 

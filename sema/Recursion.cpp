@@ -9,6 +9,7 @@
 
 #include "sema/ASTWalk.h"
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
