@@ -42,7 +42,11 @@ DiagBuilder::DiagBuilder(DiagnosticEngine* engine, DiagID id, SourceRange range)
     : engine_(engine), id_(id), range_(range) {}
 
 DiagBuilder::DiagBuilder(DiagBuilder&& o) noexcept
-    : engine_(o.engine_), id_(o.id_), range_(o.range_), args_(std::move(o.args_)), notes_(std::move(o.notes_)),
+    : engine_(o.engine_),
+      id_(o.id_),
+      range_(o.range_),
+      args_(std::move(o.args_)),
+      notes_(std::move(o.notes_)),
       fixits_(std::move(o.fixits_)) {
   o.engine_ = nullptr;
 }
@@ -131,7 +135,8 @@ std::string expandTabs(std::string_view line) {
   size_t col = 0;
   for (char c : line) {
     if (c == '\t') {
-      do out += ' '; while (++col % 8);
+      do out += ' ';
+      while (++col % 8);
     } else {
       out += c;
       if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++col;
@@ -315,8 +320,8 @@ void jsonRange(std::ostream& os, const SourceManager& sm, SourceRange r) {
 }  // namespace
 
 void JSONDiagnosticPrinter::handle(const Diagnostic& d) {
-  os_ << "{\"id\":\"" << diagInfo(d.id).name << "\",\"severity\":\"" << severityName(d.severity)
-      << "\",\"message\":\"" << jsonEscape(d.message) << "\",\"range\":";
+  os_ << "{\"id\":\"" << diagInfo(d.id).name << "\",\"severity\":\"" << severityName(d.severity) << "\",\"message\":\""
+      << jsonEscape(d.message) << "\",\"range\":";
   jsonRange(os_, sm_, d.range);
   os_ << ",\"notes\":[";
   for (size_t i = 0; i < d.notes.size(); ++i) {

@@ -37,7 +37,7 @@ struct LineColumn {
 };
 
 class SourceManager {
-public:
+ public:
   static constexpr size_t kMaxFileBytes = size_t(1) << 30;
   // Takes a copy of `text`; the returned id is stable for the manager's lifetime.
   FileID addBuffer(std::string name, std::string text);
@@ -59,7 +59,7 @@ public:
   SourceLoc locAt(FileID id, uint32_t offsetInBuffer) const { return {buffers_[id]->base + offsetInBuffer}; }
   uint32_t offsetInBuffer(SourceLoc loc) const;
 
-private:
+ private:
   struct Buffer {
     std::string name;
     std::string text;  // always NUL-terminated past the end (re2c sentinel)
