@@ -164,7 +164,9 @@ Snippet snippetOf(std::string_view line, size_t caretByte) {
   Snippet s;
   s.text = line;
   if (line.size() <= kMaxSnippetBytes) return s;
-  auto isContinuation = [&](size_t i) { return i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80; };
+  auto isContinuation = [&](size_t i) {
+    return i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+  };
   size_t b = caretByte > kWindowBefore ? caretByte - kWindowBefore : 0;
   size_t e = std::min(line.size(), caretByte + kWindowAfter);
   while (b > 0 && isContinuation(b)) --b;
@@ -179,7 +181,8 @@ Snippet snippetOf(std::string_view line, size_t caretByte) {
 std::string quoted(std::string_view text) {
   constexpr size_t kMax = 40;
   std::string out = "'";
-  for (size_t i = 0; i < text.size() && i < kMax; ++i) out += text[i] == '\n' ? std::string("\\n") : std::string(1, text[i]);
+  for (size_t i = 0; i < text.size() && i < kMax; ++i)
+    out += text[i] == '\n' ? std::string("\\n") : std::string(1, text[i]);
   if (text.size() > kMax) out += "...";
   return out + "'";
 }
@@ -259,9 +262,12 @@ void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range,
     LineColumn fb = sm_.lineColumn(f->range.begin);
     std::string_view old = sm_.text(f->range);
     os_ << fb.file << ':' << fb.line << ':' << fb.column << ": fix-it: ";
-    if (f->replacement.empty()) os_ << "remove " << quoted(old) << '\n';
-    else if (old.empty()) os_ << "insert " << quoted(f->replacement) << '\n';
-    else os_ << "replace " << quoted(old) << " with " << quoted(f->replacement) << '\n';
+    if (f->replacement.empty())
+      os_ << "remove " << quoted(old) << '\n';
+    else if (old.empty())
+      os_ << "insert " << quoted(f->replacement) << '\n';
+    else
+      os_ << "replace " << quoted(old) << " with " << quoted(f->replacement) << '\n';
   }
 }
 

@@ -36,7 +36,8 @@ bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type
   if (inProgress.count(def)) {
     // Sema reports every call cycle reachable from a kernel (err_recursive_call); this guard
     // only keeps the lowering finite should one slip through.
-    diags.report(diag::err_lower_unsupported, callAt) << "recursion (a call of '" + def->name + "' inside itself)" << "";
+    diags.report(diag::err_lower_unsupported, callAt)
+        << "recursion (a call of '" + def->name + "' inside itself)" << "";
     return false;
   }
   inProgress.insert(def);
