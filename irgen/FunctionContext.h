@@ -299,6 +299,7 @@ class FunctionContext {
   Lowered lowerShortCircuit(BinaryExpr* e);
   Lowered lowerSubscript(SubscriptExpr* e);
   Lowered lowerAttribute(AttributeExpr* e);
+  Lowered lowerModuleConstant(const Symbol* s, I::Type want);
   I::Value* sliceView(I::Value* base, const std::vector<Argument>& indices, SubscriptExpr* e, bool& isElement,
                       std::vector<I::Value*>& elementIdx);
   std::optional<int64_t> sliceSize(SliceExpr* s, const I::Dim& full);

@@ -17,6 +17,7 @@ std::string effectNames(uint32_t e) {
       {eff::MemWrite, "MemWrite"},       {eff::Atomic, "Atomic"},
       {eff::NonDeterministic, "NonDeterministic"}, {eff::SharedAlloc, "SharedAlloc"},
       {eff::Async, "Async"},             {eff::Collective, "Collective"},
+      {eff::NotLowered, "NotLowered"},
   };
   std::string out;
   for (auto& [bit, name] : names)

@@ -225,6 +225,10 @@ bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
     return false;
   }
   if (!inKernel()) return true;
+  // Reported, and the call still checked: its other rules (determinism, ...) apply as well.
+  if (b.has(eff::NotLowered))
+    diags.report(diag::err_builtin_not_lowered, at)
+        << spelled << (b.has(eff::Atomic) ? "; Tile IR has no atomic operation yet" : "");
   FunctionInfo& info = *fn_;
   if (b.has(eff::GroupFeature) && info.groupShape.empty() && !info.reportedGroupFeature) {
     info.reportedGroupFeature = true;
@@ -519,6 +523,12 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         diags.report(diag::err_shuffle_offset_range, off->range) << c->i;
         return T.error();
       }
+      // Code generation shuffles across the whole warp only (shfl.sync with no segment clamp).
+      if (Expr* w = arg("width"))
+        if (auto c = evalConst(w, nullptr); !c || c->kind != ConstValue::Int || c->i != 32) {
+          diags.report(diag::err_shuffle_width_unsupported, w->range) << text(w->range);
+          return T.error();
+        }
       return first->kind == TypeKind::Scalar && first->weak ? T.scalar(first->dtype) : first;
     }
     case BuiltinId::CooperativeGroup: {

@@ -297,7 +297,16 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
     case NodeKind::SubscriptExpr: {
       const Type* slot = check(target);
       checkWriteAccess(target, target->range, augmented, augOp);
-      if (!slot->isLenient() && !t->isLenient()) checkConversion(t, slot, value ? value->range : target->range, true, value);
+      if (slot->isLenient() || t->isLenient()) return;
+      // A tile stored into a slice: code generation stores element for element, rank for rank.
+      // (A shared array allocated without extents has no known rank yet: dims is empty.)
+      if (inKernel() && slot->isTileLike() && t->isTileLike() && slot->rankKnown && t->rankKnown &&
+          !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size()) {
+        diags.report(diag::err_store_rank_mismatch, value ? value->range : target->range)
+            << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str() << static_cast<unsigned>(slot->dims.size());
+        return;
+      }
+      checkConversion(t, slot, value ? value->range : target->range, true, value);
       return;
     }
     case NodeKind::AttributeExpr: {
