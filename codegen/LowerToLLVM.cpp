@@ -29,49 +29,6 @@ bool usesGroupSync(ir::Operation& func) {
   return sync;
 }
 
-// Tiles each GPU thread of a kernel without a group shape runs. Running several back to back
-// (consecutive global indices) lets LLVM's load/store vectorizer turn their unit-stride accesses
-// into vector ones: 4 tiles, or 8 when the narrowest tensor element has 2 bytes or fewer, so
-// f32 and f16 tensors move 16 bytes per access. Only kernels whose tiles cannot tell how they
-// are mapped to hardware threads qualify: no group or warp ids, no shuffles, votes, barriers,
-// shared memory or async copies (an allow-list of ops), and small bodies, since the body is
-// emitted V + V times.
-constexpr size_t kMaxCoarsenedOps = 256;
-
-unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) {
-  if (k.grouped) return 1;
-  bool ok = true;
-  size_t ops = 0;
-  func.walk([&](ir::Operation* op) {
-    ++ops;
-    if (op == &func) return;
-    bool allowed = (op->id >= OpId::ArithConstant && op->id <= OpId::ArithConvert) ||
-                   (op->id >= OpId::MathExp && op->id <= OpId::MathFma);
-    switch (op->id) {
-      case OpId::TileLinearId:  // the global index in a kernel without a group shape
-      case OpId::TileThreadId:
-      case OpId::MemDim:
-      case OpId::MemLoad:
-      case OpId::MemStore:
-      case OpId::MemSlice:
-      case OpId::ScfFor:
-      case OpId::ScfIf:
-      case OpId::ScfWhile:
-      case OpId::ScfYield:
-      case OpId::ScfCondition:
-      case OpId::FuncReturn: allowed = true; break;
-      default: break;
-    }
-    ok &= allowed;
-  });
-  if (!ok || ops > kMaxCoarsenedOps) return 1;
-  unsigned narrowest = 64;  // bits
-  for (auto& arg : func.body().args)
-    if (arg->type->kind == ir::TypeKind::Tensor)
-      narrowest = std::min(narrowest, ir::scalarBits(ir::baseScalar(arg->type->elem)));
-  return narrowest <= 16 ? 8 : 4;
-}
-
 KernelShape shapeOf(const KernelInterface& k) {
   KernelShape s;
   s.grouped = k.grouped;
@@ -182,111 +139,8 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     b_.CreateRetVoid();
     b_.SetInsertPoint(body);
   }
-  ir::Operation* term = nullptr;
-  if (!lowerBlock(func.body(), &term)) return false;
-  b_.CreateRetVoid();
+  if (!lowerBodyVersioned(func, k)) return false;
   k.gpuEntry = k.name;
-  return true;
-}
-
-// The body of a kernel without a group shape whose threads run V tiles each: hardware group g of
-// T threads owns tiles [g*T*V, (g+1)*T*V). A uniform test per group picks one of two forms:
-//  - fast: the group's tiles are all in the launch (and inside the rank-1 tensors sized like the
-//    launch), every tensor's data is aligned to V elements (at most 16 bytes) and its innermost
-//    stride is 1. Thread t runs tiles g*T*V + t*V + j, j = 0..V-1, back to back, with the
-//    innermost strides known to be 1, the alignment asserted (llvm.assume) and the bounds
-//    checks `tile < n` folded, so consecutive accesses merge into 16-byte vector accesses.
-//  - otherwise: thread t runs tiles g*T*V + j*T + t (coalesced scalar accesses), each under its
-//    own `tile < launch_tiles` guard.
-bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles) {
-  auto* i64 = b_.getInt64Ty();
-  llvm::Value* threads = hooks_->groupTiles(b_);
-  llvm::Value* tid = hooks_->threadInGroup(b_);
-  llvm::Value* groupSpan = b_.CreateMul(threads, b_.getInt64(tiles), "group.tiles", true, true);
-  llvm::Value* first = b_.CreateMul(hooks_->groupLinear(b_), groupSpan, "group.first", true, true);
-  llvm::Value* end = b_.CreateAdd(first, groupSpan, "group.end", true, true);
-  llvm::Value* fast = b_.CreateICmpULE(end, launchTiles);
-
-  // The launch is sized by the first mut tensor; rank-1 tensors whose extent is the same symbol
-  // as its single dimension have that many elements under the default launch.
-  int launchSymbol = -1;
-  for (const KernelParam& p : k.params)
-    if (p.isTensor && p.isMut) {
-      if (p.extents.size() == 1 && p.extents[0].kind == Extent::Symbol) launchSymbol = p.extents[0].symbol;
-      break;
-    }
-  std::vector<llvm::Value*> bounds = {launchTiles};
-  std::vector<std::pair<View*, unsigned>> tensors;  // view, alignment asserted in the fast path
-  size_t pi = 0;
-  for (auto& arg : func.body().args) {
-    const KernelParam& p = k.params[pi++];
-    if (arg->type->kind != ir::TypeKind::Tensor) continue;
-    View& v = views_[arg.get()];
-    if (v.strides.empty()) continue;  // rank 0
-    unsigned bytes = v.elem ? v.elem->getPrimitiveSizeInBits() / 8 : 0;
-    unsigned align = std::min(16u, tiles * bytes);
-    if (align & (align - 1)) align = 1;
-    if (align > 1)
-      fast = b_.CreateAnd(fast, b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(v.ptr, i64), b_.getInt64(align - 1)),
-                                                b_.getInt64(0)));
-    fast = b_.CreateAnd(fast, b_.CreateICmpEQ(v.strides.back(), b_.getInt64(1)));
-    if (launchSymbol >= 0 && p.extents.size() == 1 && p.extents[0].kind == Extent::Symbol &&
-        p.extents[0].symbol == launchSymbol) {
-      fast = b_.CreateAnd(fast, b_.CreateICmpULE(end, v.shape[0]));
-      bounds.push_back(v.shape[0]);
-    }
-    tensors.push_back({&v, align});
-  }
-  auto* fastBB = llvm::BasicBlock::Create(c_, "tiles.vector", fn_);
-  auto* slowBB = llvm::BasicBlock::Create(c_, "tiles.scalar", fn_);
-  llvm::BranchInst* pick = b_.CreateCondBr(fast, fastBB, slowBB);
-  KernelShape shape = shapeOf(k);
-  ir::Operation* term = nullptr;
-
-  b_.SetInsertPoint(fastBB);
-  std::vector<llvm::Value*> strides;
-  for (auto& [v, align] : tensors) {
-    if (align > 1)
-      b_.CreateAssumption(b_.getTrue(), {llvm::OperandBundleDef("align", std::vector<llvm::Value*>{
-                                                                             v->ptr, b_.getInt64(align)})});
-    strides.push_back(v->strides.back());
-    v->strides.back() = b_.getInt64(1);
-  }
-  llvm::Value* base = b_.CreateAdd(first, b_.CreateMul(tid, b_.getInt64(tiles), "", true, true), "tile.first", true, true);
-  for (unsigned j = 0; j < tiles; ++j) {
-    llvm::Value* t = j ? b_.CreateAdd(base, b_.getInt64(j), "tile", true, true) : base;
-    hooks_ = makeGpuHooks(shape, t);
-    facts_.clear();
-    for (llvm::Value* n : bounds) facts_.push_back({t, n});
-    if (!lowerBlock(func.body(), &term)) return false;
-  }
-  facts_.clear();
-  narrowed_.clear();
-  // The thread ends here with PTX `exit`, not a return: SimplifyCFG merges returns and then
-  // sinks the identical code before them (this last tile's and the scalar form's) into the
-  // merged block, out of the load/store vectorizer's reach.
-  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_exit, {}, {});
-  b_.CreateUnreachable();
-  if (narrowedUsed_) {
-    // 32-bit tile indices equal the 64-bit ones only below 2^31.
-    llvm::IRBuilder<> at(pick);
-    pick->setCondition(at.CreateAnd(fast, at.CreateICmpULE(end, at.getInt64(int64_t(1) << 31))));
-  }
-  for (size_t i = 0; i < tensors.size(); ++i) tensors[i].first->strides.back() = strides[i];
-
-  b_.SetInsertPoint(slowBB);
-  for (unsigned j = 0; j < tiles; ++j) {
-    llvm::Value* t = b_.CreateAdd(b_.CreateAdd(first, b_.CreateMul(threads, b_.getInt64(j))), tid, "tile");
-    auto* body = llvm::BasicBlock::Create(c_, "tile.body", fn_);
-    auto* next = llvm::BasicBlock::Create(c_, "tile.next", fn_);
-    b_.CreateCondBr(b_.CreateICmpULT(t, launchTiles), body, next);
-    b_.SetInsertPoint(body);
-    hooks_ = makeGpuHooks(shape, t);
-    if (!lowerBlock(func.body(), &term)) return false;
-    b_.CreateBr(next);
-    b_.SetInsertPoint(next);
-  }
-  b_.CreateRetVoid();
   return true;
 }
 
@@ -783,64 +637,6 @@ void Lowering::copyElements(View& dst, View& src, ir::Type elem) {
 
 // Sum/max/min of a whole view in a fixed pairwise tree: a[i] op= a[i + s] for s = 1, 2, 4, ...
 // over a private copy, so the result has the same bits on every target and run.
-llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kind) {
-  llvm::Value* n = b_.getInt64(1);
-  for (llvm::Value* s : v.shape) n = b_.CreateMul(n, s);
-  llvm::Type* et = scalarType(elem);
-  // Private scratch (local memory on the GPU): static views get it once in the entry block.
-  llvm::Value* scratch;
-  if (llvm::isa<llvm::ConstantInt>(n)) {
-    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-    scratch = entry.CreateAlloca(et, n, "reduce.scratch");
-  } else {
-    scratch = b_.CreateAlloca(et, n, "reduce.scratch");
-  }
-  View flat{scratch, et, {n}, {b_.getInt64(1)}};
-  // Copy in (row-major).
-  loop(b_.getInt64(0), n, b_.getInt64(1),
-       [&](llvm::Value* e) { storeElem(flat, {e}, loadElem(v, unflatten(e, v.shape), elem), elem); });
-  // for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i+s]
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* outer = llvm::BasicBlock::Create(c_, "reduce.level", fn_);
-  auto* innerH = llvm::BasicBlock::Create(c_, "reduce.pair", fn_);
-  auto* innerB = llvm::BasicBlock::Create(c_, "reduce.pair.body", fn_);
-  auto* next = llvm::BasicBlock::Create(c_, "reduce.level.next", fn_);
-  auto* done = llvm::BasicBlock::Create(c_, "reduce.done", fn_);
-  b_.CreateBr(outer);
-  b_.SetInsertPoint(outer);
-  llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2);
-  s->addIncoming(b_.getInt64(1), pre);
-  llvm::BasicBlock* outerEntry = b_.GetInsertBlock();
-  b_.CreateCondBr(b_.CreateICmpULT(s, n), innerH, done);
-  b_.SetInsertPoint(innerH);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
-  i->addIncoming(b_.getInt64(0), outerEntry);
-  b_.CreateCondBr(b_.CreateICmpULT(b_.CreateAdd(i, s), n), innerB, next);
-  b_.SetInsertPoint(innerB);
-  llvm::Value* a0 = loadElem(flat, {i}, elem);
-  llvm::Value* a1 = loadElem(flat, {b_.CreateAdd(i, s)}, elem);
-  bool isF = et->isFloatingPointTy();
-  llvm::Value* r;
-  if (kind == "sum") r = isF ? b_.CreateFAdd(a0, a1) : b_.CreateAdd(a0, a1);
-  else if (kind == "max")
-    r = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a0, a1)
-            : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpUGT(a0, a1) : b_.CreateICmpSGT(a0, a1), a0, a1);
-  else
-    r = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a0, a1)
-            : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpULT(a0, a1) : b_.CreateICmpSLT(a0, a1), a0, a1);
-  storeElem(flat, {i}, r, elem);
-  i->addIncoming(b_.CreateAdd(i, b_.CreateShl(s, 1)), b_.GetInsertBlock());
-  b_.CreateBr(innerH);
-  b_.SetInsertPoint(next);
-  s->addIncoming(b_.CreateShl(s, 1), next);
-  b_.CreateBr(outer);
-  b_.SetInsertPoint(done);
-  // n == 0 sums to zero.
-  llvm::Value* result = loadElem(flat, {b_.getInt64(0)}, elem);
-  llvm::Value* zero = isF ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0);
-  return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
-}
-
 bool Lowering::lowerMemory(ir::Operation& op) {
   auto indices = [&](unsigned from) {
     std::vector<llvm::Value*> idx;

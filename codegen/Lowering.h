@@ -41,6 +41,11 @@ inline llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
   return llvm::StructType::create(c, {llvm::PointerType::get(c, 0), a8, a8}, "tessera_kernel_tensor");
 }
 
+// What ids mean for the kernel (LowerToLLVM.cpp).
+KernelShape shapeOf(const KernelInterface& k);
+// Tiles each GPU thread of a kernel without a group shape runs (VectorForms.cpp).
+unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k);
+
 class Lowering {
 public:
   Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error)
@@ -121,7 +126,9 @@ private:
 
   // ---- entry points
   bool gpuEntry(ir::Operation& func, KernelInterface& k);
+  // Vector-friendly forms of GPU bodies (VectorForms.cpp).
   bool gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles);
+  bool lowerBodyVersioned(ir::Operation& func, KernelInterface& k);
   bool cpuEntry(ir::Operation& func, KernelInterface& k);
   void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
                   const std::vector<llvm::Value*>& scalars);
@@ -145,7 +152,10 @@ private:
   // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).
   void copyCooperative(View& dst, View& src, ir::Type elem, bool async = false);
   void copyElements(View& dst, View& src, ir::Type elem);
+  // Fixed-order reductions (LowerReduce.cpp).
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
+  llvm::Value* reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind);
+  llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem);
   // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
   void noalias(const View& v, llvm::Instruction* access) {
     if (v.root < 0 || static_cast<size_t>(v.root) >= scopes_.size()) return;
