@@ -218,6 +218,8 @@ bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
   vals_.clear();
   views_.clear();
   if (!describeKernel(func, k, error_)) return false;
+  groupTiles_ = k.grouped ? int64_t(k.groupShape[0]) * k.groupShape[1] * k.groupShape[2] : 0;
+  groupScratch_ = func.hasAttr("group_scratch") ? func.intAttr("group_scratch", 0) : -1;
   return target_ == DeviceTarget::Gpu ? gpuEntry(func, k) : cpuEntry(func, k);
 }
 
@@ -289,6 +291,7 @@ bool Lowering::lowerOp(ir::Operation& op) {
       set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1))));
       return true;
     }
+    case OpId::TileGroupReduce: return lowerGroupReduce(op);
     case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr("size", 1))); return true;
     case OpId::TileCoopSync:
       hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count));

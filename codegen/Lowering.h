@@ -156,6 +156,9 @@ private:
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
   llvm::Value* reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind);
   llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem);
+  std::pair<llvm::Value*, llvm::Value*> combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
+                                                   llvm::Value* ib, ir::Type valueType, ir::Type indexType);
+  bool lowerGroupReduce(ir::Operation& op);
   // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
   void noalias(const View& v, llvm::Instruction* access) {
     if (v.root < 0 || static_cast<size_t>(v.root) >= scopes_.size()) return;
@@ -234,6 +237,10 @@ private:
   std::map<std::string, llvm::Value*> symbolValue_;
   std::map<std::string, Extent> symbolExtent_;
   bool regFrags_ = false;
+  // The kernel's static group size (0 without a group shape) and its group reductions' shared
+  // scratch (smem-plan's `group_scratch`, -1 when none).
+  int64_t groupTiles_ = 0;
+  int64_t groupScratch_ = -1;
   unsigned warpsM_ = 2, warpsN_ = 2;  // the group's warps over a fragment (LowerFragments.cpp)
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> fragRegs_;
 };
