@@ -19,6 +19,11 @@ bool tooDeep(Expr* root) {
   }
   return false;
 }
+void walkExpr(Expr* e, const std::function<void(Expr*)>& fe) {
+  if (!e) return;
+  fe(e);
+  forEachChild(e, [&](Expr* c) { walkExpr(c, fe); });
+}
 }  // namespace
 
 bool stmtTooDeep(Stmt* s) {
@@ -56,6 +61,46 @@ bool stmtTooDeep(Stmt* s) {
       return tooDeep(f->returns);
     }
     default: return false;
+  }
+}
+
+void walkStmts(const Block& b, const std::function<void(Stmt*)>& onStmt, const std::function<void(Expr*)>& fe) {
+  for (Stmt* s : b.stmts) {
+    if (!s) continue;
+    onStmt(s);
+    if (auto* x = dyn_cast<ExprStmt>(s)) {
+      walkExpr(x->expr, fe);
+    } else if (auto* a = dyn_cast<AssignStmt>(s)) {
+      for (Expr* t : a->targets) walkExpr(t, fe);
+      walkExpr(a->value, fe);
+    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
+      walkExpr(au->target, fe);
+      walkExpr(au->value, fe);
+    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
+      walkExpr(an->target, fe);
+      walkExpr(an->value, fe);
+    } else if (auto* r = dyn_cast<ReturnStmt>(s)) {
+      walkExpr(r->value, fe);
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      walkExpr(i->cond, fe);
+      walkStmts(i->thenBlock, onStmt, fe);
+      walkStmts(i->elseBlock, onStmt, fe);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      walkExpr(w->cond, fe);
+      walkStmts(w->body, onStmt, fe);
+      walkStmts(w->elseBlock, onStmt, fe);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      walkExpr(f->target, fe);
+      walkExpr(f->iter, fe);
+      walkStmts(f->body, onStmt, fe);
+      walkStmts(f->elseBlock, onStmt, fe);
+    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
+      for (WithItem& it : wi->items) {
+        walkExpr(it.context, fe);
+        walkExpr(it.target, fe);
+      }
+      walkStmts(wi->body, onStmt, fe);
+    }
   }
 }
 

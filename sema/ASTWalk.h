@@ -2,6 +2,8 @@
 // expression, and the nesting-depth guard that keeps recursive passes off pathological trees.
 #pragma once
 
+#include <functional>
+
 #include "frontend/AST.h"
 
 namespace tessera {
@@ -53,6 +55,10 @@ void forEachChild(Expr* e, F f) {
     default: return;
   }
 }
+
+// Visits every statement of `b` (nested blocks included) with `onStmt`, then every expression
+// written in it, recursively, with `onExpr`.
+void walkStmts(const Block& b, const std::function<void(Stmt*)>& onStmt, const std::function<void(Expr*)>& onExpr);
 
 // Expressions nested deeper than this are not analysed (every sema pass recurses over them).
 constexpr unsigned kMaxExprDepth = 512;

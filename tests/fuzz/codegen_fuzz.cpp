@@ -12,7 +12,7 @@
 #include "frontend/Parser.h"
 #include "ir/IR.h"
 #include "ir/Pass.h"
-#include "ir/lower/Lower.h"
+#include "irgen/IRGen.h"
 #include "sema/Sema.h"
 
 using namespace tessera;

@@ -19,9 +19,9 @@
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
 #endif
-#if HAVE_TESSERA_SEMA && HAVE_TESSERA_LOWER
+#if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
 #include "ir/Verifier.h"
-#include "ir/lower/Lower.h"
+#include "irgen/IRGen.h"
 #endif
 
 using namespace tessera;
@@ -142,8 +142,8 @@ int run(const DriverOptions& opts) {
     return diags.hasErrors() ? 1 : 0;
   }
 #endif
-#if HAVE_TESSERA_SEMA && HAVE_TESSERA_LOWER
-  // ---- lowering (issue 4): the typed AST -> Tile IR (ir/lower). --emit=tile-ir prints the
+#if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
+  // ---- lowering (issue 4): the typed AST -> Tile IR (irgen/). --emit=tile-ir prints the
   // lowered, verified module (after the pipeline only when --passes= names one); every later
   // emit hands it to the back end.
   if (!diags.hasErrors()) {

@@ -16,7 +16,7 @@ using tessera::lsp::test::Harness;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path repoRoot() { return fs::path(TESSERA_SOURCE_ROOT); }
+fs::path repoRoot() { return fs::path(TESSERA_SOURCE_DIR); }
 
 std::vector<fs::path> exampleFiles() {
   std::vector<fs::path> files;

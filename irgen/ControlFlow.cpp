@@ -1,0 +1,233 @@
+// Control flow around statements: the locals a region assigns (they become results of `if` and
+// iteration arguments of loops), and break, continue and return inside structured control flow,
+// kept as i1 flags: the rest of a block after a statement that may jump runs under `if !flags`.
+#include <algorithm>
+
+#include "irgen/FunctionContext.h"
+
+namespace tessera::irgen {
+
+bool sameLowered(const Lowered& a, const Lowered& b) {
+  if (a.kind != b.kind || a.v != b.v || a.size != b.size || a.axis != b.axis || a.sym != b.sym) return false;
+  if (a.elems.size() != b.elems.size()) return false;
+  for (size_t i = 0; i < a.elems.size(); ++i)
+    if (!sameLowered(a.elems[i], b.elems[i])) return false;
+  return true;
+}
+
+const Symbol* FunctionContext::flagSymbol(const char* name, SourceRange at) {
+  synth_.emplace_back();
+  Symbol& f = synth_.back();
+  f.name = name;
+  f.declRange = at;
+  f.kind = SymbolKind::Variable;
+  return &f;
+}
+
+void FunctionContext::assignedTarget(Expr* t, SymSet& out) {
+  if (auto* n = dyn_cast<NameExpr>(t)) {
+    if (n->symbol) out.insert(n->symbol);
+  } else if (auto* tu = dyn_cast<TupleExpr>(t)) {
+    for (Expr* x : tu->elements) assignedTarget(x, out);
+  } else if (auto* li = dyn_cast<ListExpr>(t)) {
+    for (Expr* x : li->elements) assignedTarget(x, out);
+  } else if (auto* st = dyn_cast<StarredExpr>(t)) {
+    assignedTarget(st->value, out);
+  }
+}
+
+void FunctionContext::assignedIn(const tessera::Block& b, SymSet& out, int nest) {
+  assignedInStmts(b.stmts, out, nest);
+}
+
+void FunctionContext::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest) {
+  for (Stmt* s : stmts) {
+    if (isa<ReturnStmt>(s) && retFlag_) {
+      out.insert(retFlag_);
+      if (retVal_) out.insert(retVal_);
+      continue;
+    }
+    if ((isa<BreakStmt>(s) || isa<ContinueStmt>(s)) && nest == 0 && !loops_.empty()) {
+      const Symbol* f = isa<BreakStmt>(s) ? loops_.back().brk : loops_.back().cont;
+      if (f) out.insert(f);
+      continue;
+    }
+    if (auto* a = dyn_cast<AssignStmt>(s)) {
+      for (Expr* t : a->targets) assignedTarget(t, out);
+      // A copy into an unsized shared buffer gives the variable its buffer.
+    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
+      // `C += t` on a tensor parameter updates memory; it does not rebind the name.
+      auto* n = dyn_cast<NameExpr>(au->target);
+      if (!n || !n->symbol || n->symbol->kind != SymbolKind::Parameter || !n->symbol->type ||
+          n->symbol->type->kind != TypeKind::Tensor)
+        assignedTarget(au->target, out);
+    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
+      assignedTarget(an->target, out);
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      assignedIn(i->thenBlock, out, nest);
+      assignedIn(i->elseBlock, out, nest);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      assignedTarget(f->target, out);
+      assignedIn(f->body, out, nest + 1);
+      assignedIn(f->elseBlock, out, nest);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      assignedIn(w->body, out, nest + 1);
+      assignedIn(w->elseBlock, out, nest);
+    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
+      assignedIn(wi->body, out, nest);
+    }
+  }
+}
+
+// The type a local keeps through control flow: scalars keep sema's declared type.
+I::Type FunctionContext::carriedType(const Symbol* s, const Lowered& v, SourceRange at, const char* construct) {
+  if (v.kind != Lowered::Val) {
+    if (v.kind == Lowered::Unsized) error(DiagID::err_lower_shared_shape_unknown, at, s->name);
+    unsupported(at, "carrying '" + s->name + "' (not a single value) through a '" + construct + "'");
+  }
+  if (I::isScalar(v.v->type) && s->type && s->type->kind == TypeKind::Scalar && s->kind == SymbolKind::Variable)
+    return scalarType(s->type->dtype, s->type->policy);
+  return v.v->type;
+}
+
+I::Value* FunctionContext::carriedValue(const Symbol* s, I::Value* v, I::Type t, SourceRange at,
+                                        const char* construct) {
+  bool ok = v->type == t || (I::isScalar(v->type) && I::isScalar(t)) ||
+            (isShapedValue(t) && (isShapedValue(v->type) || I::isScalar(v->type)));
+  if (!ok) error(DiagID::err_lower_type_change, at, s->name, I::printType(t), construct, I::printType(v->type));
+  return coerce(v, t, at);
+}
+
+void FunctionContext::jumpsIn(const std::vector<Stmt*>& stmts, bool& brk, bool& cont) {
+  for (Stmt* s : stmts) {
+    if (isa<BreakStmt>(s))
+      brk = true;
+    else if (isa<ContinueStmt>(s))
+      cont = true;
+    else if (auto* i = dyn_cast<IfStmt>(s)) {
+      jumpsIn(i->thenBlock.stmts, brk, cont);
+      jumpsIn(i->elseBlock.stmts, brk, cont);
+    }
+  }
+}
+
+void FunctionContext::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
+  for (size_t k = from; k < stmts.size(); ++k) {
+    Stmt* s = stmts[k];
+    lowerStmt(s);
+    if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s)) return;  // the rest is dead
+    if (k + 1 == stmts.size() || !(isa<IfStmt>(s) || isa<ForStmt>(s) || isa<WhileStmt>(s))) continue;
+    bool brk = false, cont = false, inLoop = false;
+    if (!loops_.empty() && isa<IfStmt>(s)) jumpsIn({s}, brk, cont);
+    bool ret = retFlag_ && containsReturn({s}, false, inLoop);
+    if (!brk && !cont && !ret) continue;
+    // The rest of the block runs only when the statement did not break, continue or return.
+    loc(s);
+    I::Value* go = notFlags(brk || cont, brk || cont, ret);
+    std::vector<Stmt*> rest(stmts.begin() + static_cast<std::ptrdiff_t>(k) + 1, stmts.end());
+    SymSet assigned;
+    assignedInStmts(rest, assigned, 0);
+    lowerIfCore(
+        go, [&] { lowerStmts(stmts, k + 1); }, [] {}, assigned, s->range);
+    return;
+  }
+}
+
+// !(break || continue) of the innermost loop, over the flags it has.
+I::Value* FunctionContext::notFlags(bool withBreak, bool withContinue, bool withReturn) {
+  LoopCtx L = loops_.empty() ? LoopCtx{} : loops_.back();
+  I::Value* any = nullptr;
+  for (const Symbol* f :
+       {withBreak ? L.brk : nullptr, withContinue ? L.cont : nullptr, withReturn ? retFlag_ : nullptr}) {
+    if (!f) continue;
+    auto it = env_.find(f);
+    if (it == env_.end() || it->second.kind != Lowered::Val) continue;
+    any = any ? op1(I::OpId::ArithOrI, {any, it->second.v}, ctx().i1()) : it->second.v;
+  }
+  if (!any) return b_->constInt(1, ctx().i1());
+  return op1(I::OpId::ArithXOrI, {any, b_->constInt(1, ctx().i1())}, ctx().i1());
+}
+
+FunctionContext::LoopCtx FunctionContext::pushLoop(const tessera::Block& body, SourceRange at, bool supported) {
+  LoopCtx L;
+  bool brk = false, cont = false;
+  jumpsIn(body.stmts, brk, cont);
+  if (supported && brk) {
+    L.brk = flagSymbol("broke", at);
+    env_[L.brk] = Lowered::val(b_->constInt(0, ctx().i1()));
+    env_[L.brk].v->nameHint = "broke";
+  }
+  if (supported && cont) L.cont = flagSymbol("continued", at);
+  loops_.push_back(L);
+  return L;
+}
+
+void FunctionContext::popLoop() {
+  LoopCtx L = loops_.back();
+  loops_.pop_back();
+  if (L.brk) env_.erase(L.brk), dropped_.erase(L.brk);
+  if (L.cont) env_.erase(L.cont), dropped_.erase(L.cont);
+}
+
+// A loop body: `continued` starts false each iteration; after a break, the rest of the
+// iterations do nothing (structured loops run to their end).
+void FunctionContext::lowerLoopBody(const tessera::Block& body) {
+  const LoopCtx& L = loops_.back();
+  if (L.cont) {
+    I::Value* f = b_->constInt(0, ctx().i1());
+    f->nameHint = "continued";
+    env_[L.cont] = Lowered::val(f);
+  }
+  bool inLoop = false;
+  bool ret = retFlag_ && containsReturn(body.stmts, true, inLoop);
+  if (!L.brk && !ret) return lowerBlock(body);
+  // After a break (or a return) the remaining iterations do nothing.
+  I::Value* go = notFlags(true, false, ret);
+  SymSet assigned;
+  assignedIn(body, assigned);
+  lowerIfCore(
+      go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
+}
+
+bool FunctionContext::containsReturn(const std::vector<Stmt*>& stmts, bool inLoop, bool& inLoopOut) {
+  bool any = false;
+  for (Stmt* s : stmts) {
+    if (auto* r = dyn_cast<ReturnStmt>(s)) {
+      any = true;
+      if (inLoop) inLoopOut = true;
+      (void)r;
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      any |= containsReturn(i->thenBlock.stmts, inLoop, inLoopOut);
+      any |= containsReturn(i->elseBlock.stmts, inLoop, inLoopOut);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      any |= containsReturn(f->body.stmts, true, inLoopOut);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      any |= containsReturn(w->body.stmts, true, inLoopOut);
+    }
+  }
+  return any;
+}
+
+// A function whose returns are not all at the top level of its body gets the flag locals.
+void FunctionContext::prepareReturns() {
+  bool nested = false;
+  for (Stmt* s : def_->body.stmts) {
+    bool inLoop = false;
+    if (!isa<ReturnStmt>(s) && containsReturn({s}, false, inLoop)) nested = true;
+  }
+  if (!nested) return;
+  retFlag_ = flagSymbol("returned", def_->nameRange);
+  I::Value* f = b_->constInt(0, ctx().i1());
+  f->nameHint = "returned";
+  env_[retFlag_] = Lowered::val(f);
+  if (kernel_) return;
+  const Type* rt = info_ && info_->type ? info_->type->result : nullptr;
+  if (!rt || rt->kind == TypeKind::None) return;
+  if (rt->kind != TypeKind::Scalar) return;  // reported at a return that has a value
+  retVal_ = flagSymbol("result", def_->nameRange);
+  I::Value* z = constant(0, scalarType(rt->dtype, rt->policy));
+  z->nameHint = "result";
+  env_[retVal_] = Lowered::val(z);
+}
+
+}  // namespace tessera::irgen

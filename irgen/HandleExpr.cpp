@@ -1,0 +1,328 @@
+// Expressions: literals, names, subscripts and slices, attributes, and the facts lowering asks
+// of an expression (a constant integer, free of effects).
+#include "irgen/FunctionContext.h"
+
+namespace tessera::irgen {
+
+std::optional<int64_t> FunctionContext::constInt(Expr* e) {
+  if (!e) return std::nullopt;
+  switch (e->kind) {
+    case NodeKind::IntLiteralExpr: return static_cast<int64_t>(cast<IntLiteralExpr>(e)->value);
+    case NodeKind::BoolLiteralExpr: return cast<BoolLiteralExpr>(e)->value ? 1 : 0;
+    case NodeKind::NameExpr: {
+      const Symbol* s = cast<NameExpr>(e)->symbol;
+      if (!s) return std::nullopt;
+      if (s->kind == SymbolKind::AutotuneParam && !s->candidates.empty()) return s->candidates.front();
+      if (s->kind == SymbolKind::Constant && s->value && s->value->kind == ConstValue::Int) return s->value->i;
+      return std::nullopt;
+    }
+    case NodeKind::UnaryExpr: {
+      auto* u = cast<UnaryExpr>(e);
+      auto v = constInt(u->operand);
+      if (!v) return std::nullopt;
+      if (u->op == UnaryOp::Neg) return -*v;
+      if (u->op == UnaryOp::Pos) return *v;
+      return std::nullopt;
+    }
+    case NodeKind::BinaryExpr: {
+      auto* b = cast<BinaryExpr>(e);
+      auto l = constInt(b->lhs), r = constInt(b->rhs);
+      if (!l || !r) return std::nullopt;
+      switch (b->op) {
+        case BinaryOp::Add: return *l + *r;
+        case BinaryOp::Sub: return *l - *r;
+        case BinaryOp::Mul: return *l * *r;
+        case BinaryOp::FloorDiv:
+          if (*r == 0) return std::nullopt;
+          return (*l / *r) - ((*l % *r != 0) && ((*l < 0) != (*r < 0)));
+        case BinaryOp::Mod:
+          if (*r == 0) return std::nullopt;
+          return ((*l % *r) + *r) % *r;
+        default: return std::nullopt;
+      }
+    }
+    default: return std::nullopt;
+  }
+}
+
+// No memory reads, calls with effects or user calls: safe to evaluate eagerly.
+bool FunctionContext::isPure(Expr* e) {
+  if (!e) return true;
+  switch (e->kind) {
+    case NodeKind::NameExpr:
+    case NodeKind::IntLiteralExpr:
+    case NodeKind::FloatLiteralExpr:
+    case NodeKind::BoolLiteralExpr: return true;
+    case NodeKind::UnaryExpr: return isPure(cast<UnaryExpr>(e)->operand);
+    case NodeKind::BinaryExpr: return isPure(cast<BinaryExpr>(e)->lhs) && isPure(cast<BinaryExpr>(e)->rhs);
+    case NodeKind::ConditionalExpr: {
+      auto* c = cast<ConditionalExpr>(e);
+      return isPure(c->cond) && isPure(c->thenExpr) && isPure(c->elseExpr);
+    }
+    case NodeKind::AttributeExpr: return isPure(cast<AttributeExpr>(e)->base);
+    case NodeKind::CallExpr: {
+      auto* c = cast<CallExpr>(e);
+      const Type* t = c->callee->type;
+      if (t && t->kind == TypeKind::DTypeValue) return c->args.size() == 1 && isPure(c->args[0].value);
+      if (!t || t->kind != TypeKind::Builtin || !t->builtin) return false;
+      const BuiltinInfo& b = *t->builtin;
+      if (b.has(eff::MemRead | eff::MemWrite | eff::Barrier | eff::GroupCollective | eff::WarpCollective | eff::Atomic |
+                eff::Async | eff::SharedAlloc))
+        return false;
+      for (auto& a : c->args)
+        if (!isPure(a.value)) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+Lowered FunctionContext::lower(Expr* e, I::Type want) {
+  if (!e) unsupported(SourceRange(), "a missing expression");
+  loc(e);
+  if (e->type && e->type->isError()) unsupported(e->range, "an expression that did not type-check");
+  switch (e->kind) {
+    case NodeKind::IntLiteralExpr: {
+      I::Type t = want && I::isScalar(elemOf(want)) ? computeType(elemOf(want)) : ctx().scalar(I::ScalarKind::I32);
+      if (I::baseScalar(t) == I::ScalarKind::I1) t = ctx().scalar(I::ScalarKind::I32);
+      return Lowered::val(constant(static_cast<double>(cast<IntLiteralExpr>(e)->value), t));
+    }
+    case NodeKind::FloatLiteralExpr: {
+      I::Type t = want && I::isScalar(elemOf(want)) && isFloatKind(I::baseScalar(elemOf(want)))
+                      ? computeType(elemOf(want))
+                      : ctx().scalar(I::ScalarKind::F32);
+      return Lowered::val(b_->constFloat(cast<FloatLiteralExpr>(e)->value, t));
+    }
+    case NodeKind::BoolLiteralExpr:
+      return Lowered::val(b_->constInt(cast<BoolLiteralExpr>(e)->value ? 1 : 0, ctx().i1()));
+    case NodeKind::NameExpr: return lowerName(cast<NameExpr>(e), want);
+    case NodeKind::UnaryExpr: return lowerUnary(cast<UnaryExpr>(e), want);
+    case NodeKind::BinaryExpr: return lowerBinary(cast<BinaryExpr>(e), want);
+    case NodeKind::ConditionalExpr: return lowerConditional(cast<ConditionalExpr>(e), want);
+    case NodeKind::CallExpr: return lowerCall(cast<CallExpr>(e), want);
+    case NodeKind::SubscriptExpr: return lowerSubscript(cast<SubscriptExpr>(e));
+    case NodeKind::AttributeExpr: return lowerAttribute(cast<AttributeExpr>(e));
+    case NodeKind::TupleExpr:
+    case NodeKind::ListExpr: {
+      auto& elems = e->kind == NodeKind::TupleExpr ? cast<TupleExpr>(e)->elements : cast<ListExpr>(e)->elements;
+      std::vector<Lowered> out;
+      for (Expr* x : elems) out.push_back(lower(x, nullptr));
+      return Lowered::tuple(std::move(out));
+    }
+    case NodeKind::NoneLiteralExpr: return Lowered();
+    case NodeKind::StringLiteralExpr: unsupported(e->range, "a string");
+    case NodeKind::FStringExpr: unsupported(e->range, "an f-string");
+    case NodeKind::DictExpr: unsupported(e->range, "a dict");
+    case NodeKind::ComprehensionExpr: unsupported(e->range, "a comprehension");
+    case NodeKind::SliceExpr: unsupported(e->range, "a slice outside a subscript");
+    case NodeKind::EllipsisExpr: unsupported(e->range, "'...' as a value");
+    default: unsupported(e->range, "this expression");
+  }
+}
+
+Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
+  const Symbol* s = e->symbol;
+  if (!s) unsupported(e->range, "the name '" + e->name + "'");
+  if (e->name == "grid_groups" && (s->kind == SymbolKind::ShapeSymbol || s->kind == SymbolKind::Builtin)) {
+    markNeedsGroup();
+    return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
+  }
+  switch (s->kind) {
+    case SymbolKind::Variable:
+    case SymbolKind::Parameter: {
+      auto it = env_.find(s);
+      if (it != env_.end()) return it->second;
+      auto d = dropped_.find(s);
+      error(DiagID::err_lower_maybe_undefined, e->range, e->name, d != dropped_.end() ? d->second : std::string("use"));
+    }
+    case SymbolKind::ShapeSymbol: {
+      auto it = shapeDims_.find(e->name);
+      if (it != shapeDims_.end()) return Lowered::val(it->second);
+      if (info_)
+        for (const ShapeBinding& sb : info_->shapeBindings) {
+          if (sb.symbol != e->name) continue;
+          for (auto& [ps, idx] : paramIndex_) {
+            if (ps->name != sb.param) continue;
+            I::Value* p = top_->arg(idx);
+            if (p->type->kind != I::TypeKind::Tensor || sb.dim >= p->type->shape.size()) continue;
+            I::Value* d =
+                prologue(I::OpId::MemDim, ctx().index(), {{"axis", I::Attribute::integer(sb.dim)}}, {p})->result();
+            d->nameHint = e->name;
+            shapeDims_[e->name] = d;
+            return Lowered::val(d);
+          }
+        }
+      unsupported(e->range, "the shape symbol '" + e->name + "' (not bound by a parameter of this function)");
+    }
+    case SymbolKind::Constant:
+    case SymbolKind::AutotuneParam: {
+      if (s->kind == SymbolKind::AutotuneParam && !s->candidates.empty())
+        return Lowered::val(constant(static_cast<double>(s->candidates.front()),
+                                     want && I::isScalar(want) ? computeType(want) : ctx().scalar(I::ScalarKind::I32)));
+      if (s->value && s->value->isNumber()) {
+        I::Type t = s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype)
+                                                                 : ctx().scalar(I::ScalarKind::I32);
+        if (s->type && s->type->weak && want && I::isScalar(want)) t = computeType(want);
+        return Lowered::val(constant(s->value->asDouble(), t));
+      }
+      unsupported(e->range, "the module-level name '" + e->name + "'");
+    }
+    case SymbolKind::Builtin:
+      if (s->builtin && s->builtin->id == BuiltinId::GridGroups)
+        return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
+      unsupported(e->range, "the builtin '" + e->name + "' used as a value");
+    default: unsupported(e->range, "the name '" + e->name + "' (a " + symbolKindName(s->kind) + ") as a value");
+  }
+}
+
+I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>& indices, SubscriptExpr* e,
+                                     bool& isElement, std::vector<I::Value*>& elementIdx) {
+  I::Type t = base->type;
+  size_t rank = t->shape.size();
+  std::vector<Expr*> idx;
+  std::vector<const Lowered*> blocks;
+  for (const Argument& a : indices) {
+    if (a.kind != Argument::Positional) unsupported(a.range, "a keyword subscript");
+    if (auto* tu = dyn_cast<TupleExpr>(a.value); tu && !tu->parenthesized)
+      for (Expr* x : tu->elements) idx.push_back(x);
+    else
+      idx.push_back(a.value);
+  }
+  bool anySlice = false;
+  std::vector<Lowered> lvs(idx.size());
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (isa<SliceExpr>(idx[i])) {
+      anySlice = true;
+      continue;
+    }
+    lvs[i] = lower(idx[i]);
+    if (lvs[i].kind == Lowered::Block)
+      anySlice = true;
+    else if (lvs[i].kind == Lowered::Tuple)
+      unsupported(idx[i]->range, "a tuple index");
+  }
+  loc(e);
+  if (idx.size() > rank)
+    error(DiagID::err_lower_rank_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
+          static_cast<unsigned>(idx.size()));
+  if (!anySlice && idx.size() == rank) {
+    isElement = true;
+    for (size_t i = 0; i < idx.size(); ++i) elementIdx.push_back(value(lvs[i], idx[i]->range));
+    return base;
+  }
+  isElement = false;
+  // A view: offsets and static sizes per dimension (missing trailing indices are full slices).
+  std::vector<I::Value*> offs;
+  std::vector<I::Attribute> sizes;
+  std::string baseName = text(e->base->range);
+  for (size_t d = 0; d < rank; ++d) {
+    const I::Dim& full = t->shape[d];
+    // A full extent: static, or symbolic (the slice keeps the symbol: Q[block] is [128, D]).
+    auto fullSize = [&](SourceRange at) { return fullExtent(full, static_cast<unsigned>(d), at, baseName); };
+    if (d >= idx.size()) {
+      offs.push_back(b_->constIndex(0));
+      sizes.push_back(fullSize(e->range));
+      continue;
+    }
+    Expr* x = idx[d];
+    if (auto* s = dyn_cast<SliceExpr>(x)) {
+      if (s->step) {
+        auto st = constInt(s->step);
+        if (!st || *st != 1) unsupported(s->step->range, "a slice with a step");
+      }
+      I::Value* lo = s->lower ? scalarValue(s->lower, nullptr) : b_->constIndex(0);
+      if (!s->lower && !s->upper) {
+        offs.push_back(lo);
+        sizes.push_back(fullSize(x->range));
+        continue;
+      }
+      std::optional<int64_t> size = sliceSize(s, full);
+      if (!size || *size < 0)
+        error(DiagID::err_lower_dynamic_tile_shape, x->range, text(x->range), static_cast<unsigned>(d), baseName);
+      offs.push_back(lo);
+      sizes.push_back(I::Attribute::integer(*size));
+    } else if (lvs[d].kind == Lowered::Block) {
+      offs.push_back(lvs[d].v);
+      sizes.push_back(I::Attribute::integer(lvs[d].size));
+    } else {
+      unsupported(x->range, "mixing integer indices and slices in one subscript",
+                  "slice every dimension (x[i:i+1, a:b])");
+    }
+  }
+  waitFor(base, true);
+  return slice(base, offs, sizes);
+}
+
+// The static extent of slice `s` of a dimension of extent `full`: constant bounds, a constant
+// lower bound of a static dimension, or `i:i+c`.
+std::optional<int64_t> FunctionContext::sliceSize(SliceExpr* s, const I::Dim& full) {
+  auto cl = constInt(s->lower), cu = constInt(s->upper);
+  if (s->upper && cu && (!s->lower || cl)) return *cu - (cl ? *cl : 0);
+  if (!s->upper && cl && full.isStatic()) return full.size - *cl;
+  if (s->lower && s->upper) {
+    if (auto* add = dyn_cast<BinaryExpr>(s->upper); add && add->op == BinaryOp::Add) {
+      std::string l = text(s->lower->range);
+      if (text(add->lhs->range) == l) return constInt(add->rhs);
+      if (text(add->rhs->range) == l) return constInt(add->lhs);
+    }
+  }
+  return std::nullopt;
+}
+
+Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
+  Lowered base = lower(e->base);
+  if (base.kind == Lowered::Tuple) {
+    if (e->indices.size() == 1)
+      if (auto c = constInt(e->indices[0].value)) {
+        int64_t i = *c < 0 ? *c + static_cast<int64_t>(base.elems.size()) : *c;
+        if (i >= 0 && i < static_cast<int64_t>(base.elems.size())) return base.elems[i];
+      }
+    unsupported(e->range, "indexing a tuple with a non-constant index");
+  }
+  I::Value* b = value(base, e->base->range);
+  if (!I::isView(b->type)) unsupported(e->range, "indexing a value of type " + I::printType(b->type));
+  bool isElement = false;
+  std::vector<I::Value*> idx;
+  I::Value* v = sliceView(b, e->indices, e, isElement, idx);
+  loc(e);
+  if (!isElement) return Lowered::val(v);
+  waitFor(b, true);
+  std::vector<I::Value*> ops = {b};
+  ops.insert(ops.end(), idx.begin(), idx.end());
+  return Lowered::val(op1(I::OpId::MemLoad, ops, b->type->elem));
+}
+
+Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
+  const Type* bt = e->base->type;
+  if (bt && (bt->kind == TypeKind::Namespace || bt->kind == TypeKind::Builtin)) {
+    if (e->type && e->type->kind == TypeKind::Scalar && e->name == "grid_groups")
+      return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
+    unsupported(e->range, "'" + text(e->range) + "' as a value");
+  }
+  Lowered base = lower(e->base);
+  I::Value* b = value(base, e->base->range);
+  loc(e);
+  I::Type t = b->type;
+  if (e->name == "shape" && (I::isView(t) || isShapedValue(t))) {
+    std::vector<Lowered> dims;
+    for (size_t i = 0; i < t->shape.size(); ++i) {
+      if (t->shape[i].isStatic())
+        dims.push_back(Lowered::val(b_->constIndex(t->shape[i].size)));
+      else
+        dims.push_back(Lowered::val(op1(I::OpId::MemDim, {b}, ctx().index(), {{"axis", I::Attribute::integer(i)}})));
+    }
+    return Lowered::tuple(std::move(dims));
+  }
+  if (e->name == "ndim" && (I::isView(t) || isShapedValue(t)))
+    return Lowered::val(b_->constInt(static_cast<int64_t>(t->shape.size()), ctx().scalar(I::ScalarKind::I64)));
+  if (e->name == "T") {
+    I::Value* tv = asTile(b, e->base->range);
+    if (tv->type->kind != I::TypeKind::Tile || tv->type->shape.size() != 2)
+      unsupported(e->range, "'.T' of a value that is not a rank-2 tile");
+    return Lowered::val(
+        op1(I::OpId::TileTranspose, {tv}, ctx().tile(tv->type->elem, {tv->type->shape[1], tv->type->shape[0]})));
+  }
+  unsupported(e->nameRange, "the attribute '." + e->name + "'");
+}
+
+}  // namespace tessera::irgen

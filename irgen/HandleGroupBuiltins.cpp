@@ -1,0 +1,92 @@
+// Builtins of the execution model: tile, warp and group ids, the group barrier, warp shuffles,
+// cooperative groups, and the ones Tile IR cannot express yet (votes, clocks, atomics).
+#include "irgen/FunctionContext.h"
+
+namespace tessera::irgen {
+
+Lowered FunctionContext::idOp(const BuiltinCall& c, I::OpId id) {
+  loc(c.expr);
+  return Lowered::val(op1(id, {}, ctx().index()));
+}
+
+Lowered FunctionContext::handleTileLinearId(const BuiltinCall& c) { return idOp(c, I::OpId::TileLinearId); }
+Lowered FunctionContext::handleTileLaneId(const BuiltinCall& c) { return idOp(c, I::OpId::TileLaneId); }
+Lowered FunctionContext::handleTileWarpId(const BuiltinCall& c) { return idOp(c, I::OpId::TileWarpId); }
+Lowered FunctionContext::handleLaunchThreadId(const BuiltinCall& c) { return idOp(c, I::OpId::TileThreadId); }
+Lowered FunctionContext::handleGroupLinearId(const BuiltinCall& c) { return idOp(c, I::OpId::TileGroupId); }
+Lowered FunctionContext::handleGroupTileCount(const BuiltinCall& c) { return idOp(c, I::OpId::TileGroupSize); }
+// `grid_groups` is a value (HandleExpr.cpp), not a call.
+Lowered FunctionContext::handleGridGroups(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+
+Lowered FunctionContext::handleTBarrier(const BuiltinCall& c) {
+  loc(c.expr);
+  waitAll();
+  op(I::OpId::TileBarrier, {}, {});
+  smemReadSinceBarrier_ = false;
+  return Lowered();
+}
+
+Lowered FunctionContext::lowerShuffle(const BuiltinCall& c, const char* mode) {
+  if (Expr* w = arg(c, "width")) {
+    auto n = constInt(w);
+    if (!n || *n != 32) unsupported(w->range, "a shuffle 'width' other than 32");
+  }
+  const BuiltinInfo& b = c.info;
+  Expr* vE = arg(c, "value");
+  Expr* oE = arg(c, b.sig.params.size() > 1 ? b.sig.params[1].name.c_str() : "offset");
+  I::Value* v = value(lower(vE, c.want), vE->range);
+  I::Value* o = scalarValue(oE, ctx().scalar(I::ScalarKind::I32));
+  loc(c.expr);
+  if (!I::isScalar(v->type)) unsupported(vE->range, "shuffling a value of type " + I::printType(v->type));
+  return Lowered::val(op1(I::OpId::TileShuffle, {v, o}, v->type, {{"mode", I::Attribute::string(mode)}}));
+}
+
+Lowered FunctionContext::handleWarpShuffleDown(const BuiltinCall& c) { return lowerShuffle(c, "down"); }
+Lowered FunctionContext::handleWarpShuffleUp(const BuiltinCall& c) { return lowerShuffle(c, "up"); }
+Lowered FunctionContext::handleWarpShuffleXor(const BuiltinCall& c) { return lowerShuffle(c, "xor"); }
+Lowered FunctionContext::handleWarpShuffleIdx(const BuiltinCall& c) { return lowerShuffle(c, "idx"); }
+Lowered FunctionContext::handleWarpVoteAny(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+Lowered FunctionContext::handleWarpVoteAll(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+Lowered FunctionContext::handleWarpBallot(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+Lowered FunctionContext::handleTileClock(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+
+Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
+  Expr* s = arg(c, "size");
+  auto n = constInt(s);
+  if (!n) error(DiagID::err_lower_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
+  loc(c.expr);
+  return Lowered::val(op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{"size", I::Attribute::integer(*n)}}));
+}
+
+// g.sync(), g.thread_rank(), g.size() of a cooperative group g.
+Lowered FunctionContext::lowerGroupMethod(const BuiltinCall& c) {
+  auto* attr = dyn_cast<AttributeExpr>(c.expr->callee);
+  if (!attr) unsupported(c.range(), "this call");
+  I::Value* g = value(lower(attr->base), attr->base->range);
+  loc(c.expr);
+  if (g->type->kind != I::TypeKind::CGroup) unsupported(attr->base->range, "a cooperative-group method on this value");
+  if (c.info.id == BuiltinId::GroupSync) {
+    waitAll();
+    op(I::OpId::TileCoopSync, {g}, {});
+    return Lowered();
+  }
+  if (c.info.id == BuiltinId::GroupSize) return Lowered::val(b_->constIndex(g->type->count));
+  return Lowered::val(op1(I::OpId::TileCoopRank, {g}, ctx().index()));
+}
+
+Lowered FunctionContext::handleGroupSync(const BuiltinCall& c) { return lowerGroupMethod(c); }
+Lowered FunctionContext::handleGroupThreadRank(const BuiltinCall& c) { return lowerGroupMethod(c); }
+Lowered FunctionContext::handleGroupSize(const BuiltinCall& c) { return lowerGroupMethod(c); }
+
+// Atomics: sema accepts them; Tile IR has no op for them yet.
+static const char* const kNoAtomics = "Tile IR has no atomic operation yet";
+Lowered FunctionContext::handleAtomicAdd(const BuiltinCall& c) {
+  unsupported(c.range(), "'" + text(c.expr->callee->range) + "'", kNoAtomics);
+}
+Lowered FunctionContext::handleAtomicSub(const BuiltinCall& c) { return handleAtomicAdd(c); }
+Lowered FunctionContext::handleAtomicMin(const BuiltinCall& c) { return handleAtomicAdd(c); }
+Lowered FunctionContext::handleAtomicMax(const BuiltinCall& c) { return handleAtomicAdd(c); }
+Lowered FunctionContext::handleAtomicExch(const BuiltinCall& c) { return handleAtomicAdd(c); }
+Lowered FunctionContext::handleAtomicCas(const BuiltinCall& c) { return handleAtomicAdd(c); }
+
+}  // namespace tessera::irgen

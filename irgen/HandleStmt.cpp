@@ -1,0 +1,263 @@
+// Statements: expression statements, assignments (to names, elements and views), augmented
+// assignments, return, and `if` (its branches yield the locals they assign).
+#include <algorithm>
+
+#include "irgen/FunctionContext.h"
+
+namespace tessera::irgen {
+
+void FunctionContext::lowerBlock(const tessera::Block& b) { lowerStmts(b.stmts, 0); }
+
+void FunctionContext::lowerStmt(Stmt* s) {
+  if (!s) return;
+  loc(s);
+  switch (s->kind) {
+    case NodeKind::ExprStmt: {
+      Expr* e = cast<ExprStmt>(s)->expr;
+      if (isa<StringLiteralExpr>(e) || isa<EllipsisExpr>(e)) return;  // docstrings, `...` bodies
+      (void)lower(e);
+      return;
+    }
+    case NodeKind::AssignStmt: {
+      auto* a = cast<AssignStmt>(s);
+      // A value assigned to a scalar local takes the local's type (literals included).
+      I::Type want = a->targets.size() == 1 ? localType(a->targets[0]) : nullptr;
+      Lowered v = lower(a->value, want);
+      for (Expr* t : a->targets) assign(t, v, a->value->range);
+      return;
+    }
+    case NodeKind::AugAssignStmt: return lowerAugAssign(cast<AugAssignStmt>(s));
+    case NodeKind::AnnAssignStmt: {
+      auto* a = cast<AnnAssignStmt>(s);
+      if (!a->value) return;
+      assign(a->target, lower(a->value, localType(a->target)), a->value->range);
+      return;
+    }
+    case NodeKind::PassStmt: return;
+    case NodeKind::BreakStmt:
+    case NodeKind::ContinueStmt: {
+      bool isBreak = s->kind == NodeKind::BreakStmt;
+      const Symbol* f = loops_.empty() ? nullptr : isBreak ? loops_.back().brk : loops_.back().cont;
+      if (!f) error(DiagID::err_lower_break_continue, s->range, isBreak ? "break" : "continue");
+      env_[f] = Lowered::val(b_->constInt(1, ctx().i1()));
+      return;
+    }
+    case NodeKind::ReturnStmt: return lowerReturn(cast<ReturnStmt>(s));
+    case NodeKind::IfStmt: return lowerIf(cast<IfStmt>(s));
+    case NodeKind::ForStmt: return lowerFor(cast<ForStmt>(s));
+    case NodeKind::WhileStmt: return lowerWhile(cast<WhileStmt>(s));
+    case NodeKind::ImportStmt:
+    case NodeKind::ImportFromStmt: return;
+    case NodeKind::WithStmt: unsupported(s->range, "'with'");
+    case NodeKind::FunctionDefStmt: unsupported(s->range, "a nested function definition");
+    default: unsupported(s->range, "this statement");
+  }
+}
+
+// The declared type of a scalar local that `target` names, or null.
+I::Type FunctionContext::localType(Expr* target) {
+  auto* n = dyn_cast<NameExpr>(target);
+  if (!n || !n->symbol || !n->symbol->type || n->symbol->type->kind != TypeKind::Scalar) return nullptr;
+  return scalarType(n->symbol->type->dtype, n->symbol->type->policy);
+}
+
+void FunctionContext::lowerReturn(ReturnStmt* r) {
+  if (retFlag_) {
+    if (r->value) {
+      if (!retVal_)
+        error(DiagID::err_lower_early_return, r->range,
+              "of a value from inside a branch of a function without a scalar result annotation ('-> f32')");
+      I::Value* v = value(lower(r->value, env_[retVal_].v->type), r->value->range);
+      env_[retVal_] = Lowered::val(coerce(v, env_[retVal_].v->type, r->value->range));
+    }
+    env_[retFlag_] = Lowered::val(b_->constInt(1, ctx().i1()));
+    return;
+  }
+  if (depth_ != 0) error(DiagID::err_lower_early_return, r->range, "here");
+  if (r->value) {
+    Lowered v = lower(r->value);
+    if (v.kind == Lowered::Tuple)
+      for (const Lowered& x : v.elems) returned_.push_back(value(x, r->value->range));
+    else if (v.kind != Lowered::None)
+      returned_.push_back(value(v, r->value->range));
+  }
+  sawReturn_ = true;
+}
+
+void FunctionContext::assignName(NameExpr* n, const Lowered& v, SourceRange at) {
+  const Symbol* s = n->symbol;
+  if (!s) unsupported(n->range, "assigning to '" + n->name + "'");
+  Lowered out = v;
+  if (v.kind == Lowered::Val && I::isScalar(v.v->type) && s->type && s->type->kind == TypeKind::Scalar) {
+    loc(n);
+    out = Lowered::val(coerce(v.v, scalarType(s->type->dtype, s->type->policy), at));
+  }
+  if (out.kind == Lowered::Unsized && !out.sym) out.sym = s;
+  if (out.kind == Lowered::Val && out.v->nameHint.empty() && !out.v->isBlockArg()) out.v->nameHint = n->name;
+  env_[s] = out;
+  dropped_.erase(s);
+}
+
+void FunctionContext::store(Expr* target, I::Value* v, SourceRange at) {
+  auto* sub = dyn_cast<SubscriptExpr>(target);
+  if (!sub) unsupported(target->range, "assigning to '" + text(target->range) + "'");
+  I::Value* base = value(lower(sub->base), sub->base->range);
+  if (!I::isView(base->type)) unsupported(target->range, "storing into a value of type " + I::printType(base->type));
+  bool isElement = false;
+  std::vector<I::Value*> idx;
+  I::Value* view = sliceView(base, sub->indices, sub, isElement, idx);
+  loc(target);
+  if (isElement) {
+    I::Value* x = coerce(v, base->type->elem, at);
+    waitFor(base, true);
+    std::vector<I::Value*> ops = {x, base};
+    ops.insert(ops.end(), idx.begin(), idx.end());
+    op(I::OpId::MemStore, ops, {});
+    return;
+  }
+  // A tile value stored to a view, cooperatively by the group.
+  I::Value* t = v;
+  if (I::isView(t->type)) t = asTile(t, at);
+  if (I::isScalar(t->type)) t = broadcastTo(convertElem(t, view->type->elem, at), view->type->shape, at);
+  if (t->type->shape.size() != view->type->shape.size())
+    unsupported(at,
+                "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+  for (size_t i = 0; i < t->type->shape.size(); ++i) unify(t->type->shape[i], view->type->shape[i]);
+  t = convertElem(t, view->type->elem, at);
+  op(I::OpId::TileStore, {t, view}, {});
+}
+
+void FunctionContext::assign(Expr* target, const Lowered& v, SourceRange at) {
+  switch (target->kind) {
+    case NodeKind::NameExpr: return assignName(cast<NameExpr>(target), v, at);
+    case NodeKind::TupleExpr:
+    case NodeKind::ListExpr: {
+      auto& elems =
+          target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
+      if (v.kind != Lowered::Tuple || v.elems.size() != elems.size())
+        unsupported(target->range, "unpacking a value that is not a tuple of " + std::to_string(elems.size()));
+      for (size_t i = 0; i < elems.size(); ++i) assign(elems[i], v.elems[i], at);
+      return;
+    }
+    case NodeKind::SubscriptExpr: return store(target, value(v, at), at);
+    default: unsupported(target->range, "assigning to '" + text(target->range) + "'");
+  }
+}
+
+void FunctionContext::lowerAugAssign(AugAssignStmt* s) {
+  SourceRange at = s->opRange.valid() ? s->opRange : s->range;
+  if (auto* n = dyn_cast<NameExpr>(s->target)) {
+    I::Value* cur = value(lowerName(n, nullptr), n->range);
+    I::Value* rhs = value(lower(s->value, I::isView(cur->type) ? cur->type->elem : cur->type), s->value->range);
+    loc(s);
+    if (I::isView(cur->type)) {
+      // C += t on a whole tensor parameter: load, add, store.
+      I::Value* sum = arith(s->op, asTile(cur, n->range), rhs, nullptr, at);
+      knownView(cur, n->range, n->name);
+      op(I::OpId::TileStore, {convertElem(sum, cur->type->elem, at), cur}, {});
+      return;
+    }
+    I::Type semaT = nullptr;
+    if (I::isScalar(cur->type) && n->symbol && n->symbol->type && n->symbol->type->kind == TypeKind::Scalar)
+      semaT = promote(cur->type, rhs->type);
+    I::Value* r = arith(s->op, cur, rhs, semaT, at);
+    assignName(n, Lowered::val(r), s->value->range);
+    return;
+  }
+  auto* sub = dyn_cast<SubscriptExpr>(s->target);
+  if (!sub) unsupported(s->target->range, "this augmented assignment");
+  // x[i] op= v: load, compute, store (the subscript is lowered once).
+  I::Value* base = value(lower(sub->base), sub->base->range);
+  if (!I::isView(base->type)) unsupported(s->target->range, "updating a value of type " + I::printType(base->type));
+  bool isElement = false;
+  std::vector<I::Value*> idx;
+  I::Value* view = sliceView(base, sub->indices, sub, isElement, idx);
+  loc(s);
+  if (isElement) {
+    waitFor(base, true);
+    std::vector<I::Value*> lops = {base};
+    lops.insert(lops.end(), idx.begin(), idx.end());
+    I::Value* cur = op1(I::OpId::MemLoad, lops, base->type->elem);
+    I::Value* rhs = value(lower(s->value, cur->type), s->value->range);
+    loc(s);
+    I::Value* r = arith(s->op, cur, rhs, nullptr, at);
+    std::vector<I::Value*> sops = {coerce(r, base->type->elem, at), base};
+    sops.insert(sops.end(), idx.begin(), idx.end());
+    op(I::OpId::MemStore, sops, {});
+    return;
+  }
+  I::Value* cur = asTile(view, s->target->range);
+  I::Value* rhs = value(lower(s->value, cur->type->elem), s->value->range);
+  loc(s);
+  I::Value* r = arith(s->op, cur, rhs, nullptr, at);
+  op(I::OpId::TileStore, {convertElem(r, view->type->elem, at), view}, {});
+}
+
+void FunctionContext::lowerIf(IfStmt* s) {
+  I::Value* c = toBool(value(lower(s->cond), s->cond->range), s->cond->range);
+  loc(s);
+  SymSet assigned;
+  assignedIn(s->thenBlock, assigned);
+  assignedIn(s->elseBlock, assigned);
+  lowerIfCore(
+      c, [&] { lowerBlock(s->thenBlock); }, [&] { lowerBlock(s->elseBlock); }, assigned, s->range);
+}
+
+void FunctionContext::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,
+                                  const SymSet& assigned, SourceRange at) {
+  I::Operation* ifOp = op(I::OpId::ScfIf, {c}, {});
+  auto before = env_;
+  ++depth_;
+  b_->setInsertionPointToEnd(ifOp->body(0));
+  thenFn();
+  flushRegion();
+  auto thenEnv = env_;
+  env_ = before;
+  b_->setInsertionPointToEnd(ifOp->body(1));
+  elseFn();
+  flushRegion();
+  auto elseEnv = env_;
+  --depth_;
+  // Locals a branch assigns leave the if as its results.
+  std::vector<const Symbol*> carried;
+  std::vector<I::Type> types;
+  std::vector<I::Value*> thenVals, elseVals;
+  env_ = before;
+  for (const Symbol* sym : assigned) {
+    auto t = thenEnv.find(sym), e = elseEnv.find(sym);
+    if (t == thenEnv.end() || e == elseEnv.end()) {
+      env_.erase(sym);
+      dropped_[sym] = "if";
+      continue;
+    }
+    if (sameLowered(t->second, e->second)) {
+      env_[sym] = t->second;
+      continue;
+    }
+    auto b0 = before.find(sym);
+    const Lowered& ref = b0 != before.end() ? b0->second : t->second;
+    I::Type ty = carriedType(sym, ref, at, "if");
+    if (t->second.kind != Lowered::Val || e->second.kind != Lowered::Val)
+      error(DiagID::err_lower_type_change, at, sym->name, I::printType(ty), "if", "a value of another kind");
+    carried.push_back(sym);
+    types.push_back(ty);
+    thenVals.push_back(t->second.v);
+    elseVals.push_back(e->second.v);
+  }
+  for (int branch = 0; branch < 2; ++branch) {
+    b_->setInsertionPointToEnd(ifOp->body(branch));
+    std::vector<I::Value*> ys;
+    for (size_t i = 0; i < carried.size(); ++i)
+      ys.push_back(carriedValue(carried[i], branch == 0 ? thenVals[i] : elseVals[i], types[i], at, "if"));
+    op(I::OpId::ScfYield, ys, {});
+  }
+  for (size_t i = 0; i < carried.size(); ++i) {
+    I::Value* r = ifOp->addResult(types[i]);
+    r->nameHint = carried[i]->name;
+    env_[carried[i]] = Lowered::val(r);
+    dropped_.erase(carried[i]);
+  }
+  b_->setInsertionPointAfter(ifOp);
+}
+
+}  // namespace tessera::irgen

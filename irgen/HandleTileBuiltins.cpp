@@ -1,0 +1,170 @@
+// Builtins that compute with tile values: constructors (tile.zeros, tile.full), matrix products
+// (tile.dot, tile.mma, tile.mma_sync), softmax, activations and reductions of tiles.
+#include "irgen/FunctionContext.h"
+
+namespace tessera::irgen {
+
+Lowered FunctionContext::lowerTileFill(const BuiltinCall& c, bool full) {
+  Expr* shapeE = arg(c, "shape");
+  std::vector<Expr*> parts;
+  if (auto* tu = dyn_cast<TupleExpr>(shapeE))
+    parts = tu->elements;
+  else if (auto* li = dyn_cast<ListExpr>(shapeE))
+    parts = li->elements;
+  else
+    parts = {shapeE};
+  std::vector<I::Dim> shape;
+  for (Expr* p : parts) {
+    // A shape symbol of the kernel (tile.zeros((128, D))) is a symbolic extent.
+    if (auto* n = dyn_cast<NameExpr>(p); n && n->symbol && n->symbol->kind == SymbolKind::ShapeSymbol) {
+      shape.push_back(dimOf(n->name));
+      continue;
+    }
+    auto k = constInt(p);
+    if (!k || *k <= 0) error(DiagID::err_lower_not_constant, p->range, "the extent of a tile");
+    shape.push_back(I::Dim{*k, {}});
+  }
+  DType d = DType::FP32;
+  if (Expr* dt = arg(c, "dtype"); dt && dt->type && dt->type->kind == TypeKind::DTypeValue) d = dt->type->dtype;
+  I::Type elem = scalarType(d);
+  I::Value* s = full ? scalarValue(arg(c, "value"), elem) : constant(0, elem);
+  loc(c.expr);
+  return Lowered::val(op1(I::OpId::TileBroadcast, {s}, ctx().tile(elem, shape)));
+}
+
+Lowered FunctionContext::handleTileZeros(const BuiltinCall& c) { return lowerTileFill(c, false); }
+Lowered FunctionContext::handleTileFull(const BuiltinCall& c) { return lowerTileFill(c, true); }
+
+// The two operands of tile.dot / tile.mma: rank-2 values (views waited for), inner extents
+// unified.
+std::pair<I::Value*, I::Value*> FunctionContext::productOperands(const BuiltinCall& c, const char* what) {
+  Expr* aE = arg(c, "a");
+  Expr* bE = arg(c, "b");
+  I::Value* x = value(lower(aE), aE->range);
+  I::Value* y = value(lower(bE), bE->range);
+  loc(c.expr);
+  for (auto [v, ex] : {std::pair{x, aE}, std::pair{y, bE}}) {
+    if (I::isView(v->type)) {
+      knownView(v, ex->range, text(ex->range));
+      waitFor(v, true);
+    }
+    if (v->type->shape.size() != 2)
+      unsupported(ex->range, std::string("'") + what + "' of an operand that is not rank 2");
+  }
+  unify(x->type->shape[1], y->type->shape[0]);
+  return {x, y};
+}
+
+Lowered FunctionContext::handleTileDot(const BuiltinCall& c) {
+  auto [x, y] = productOperands(c, "tile.dot");
+  I::Type accum = ctx().scalar(
+      I::isFloatLike(x->type) || isFloatKind(I::baseScalar(elemOf(x->type))) ? I::ScalarKind::F32 : I::ScalarKind::I32);
+  if (Expr* ac = arg(c, "accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
+    accum = scalarType(ac->type->dtype);
+  markNeedsGroup();
+  return Lowered::val(op1(I::OpId::TileDot, {x, y}, ctx().tile(accum, {x->type->shape[0], y->type->shape[1]})));
+}
+
+Lowered FunctionContext::handleTileMma(const BuiltinCall& c) {
+  if (arg(c, "BM") || arg(c, "BN") || arg(c, "BK"))
+    unsupported(c.range(), "'tile.mma(..., BM=, BN=, BK=)' outside a for loop",
+                "iterate it: for m, n, k in tile.mma(...)");
+  auto [x, y] = productOperands(c, "tile.mma");
+  I::Type accum = ctx().scalar(I::ScalarKind::F32);
+  if (Expr* ac = arg(c, "accum"); ac && ac->type && ac->type->kind == TypeKind::DTypeValue)
+    accum = scalarType(ac->type->dtype);
+  I::Type ft = ctx().frag(accum, {x->type->shape[0], y->type->shape[1]}, I::FragRole::Acc);
+  I::Value* acc;
+  if (Expr* cE = arg(c, "c")) {
+    acc = value(lower(cE), cE->range);
+    if (acc->type != ft)
+      unsupported(cE->range, "an accumulator of type " + I::printType(acc->type), "it must be " + I::printType(ft));
+  } else {
+    acc = op1(I::OpId::TileBroadcast, {constant(0, accum)}, ft);
+  }
+  markNeedsGroup();
+  return Lowered::val(op1(I::OpId::TileMma, {x, y, acc}, ft));
+}
+
+// tile.mma_sync() in `for m, n, k in tile.mma(...)`: copy the k-th blocks of A and B into shared
+// memory and accumulate their product into the loop's fragment.
+Lowered FunctionContext::handleTileMmaSync(const BuiltinCall& c) {
+  if (!mma_) unsupported(c.range(), "'tile.mma_sync' outside 'for m, n, k in tile.mma(...)'");
+  for (Expr* x : c.positional) (void)lower(x);
+  loc(c.expr);
+  MmaLoop& L = *mma_;
+  I::Value* a =
+      op1(I::OpId::MemSlice, {L.A, L.m0, L.k}, ctx().withShape(L.A->type, {I::Dim{L.BM, {}}, I::Dim{L.BK, {}}}),
+          {{"sizes", I::Attribute::ints({L.BM, L.BK})}});
+  I::Value* bb =
+      op1(I::OpId::MemSlice, {L.B, L.k, L.n0}, ctx().withShape(L.B->type, {I::Dim{L.BK, {}}, I::Dim{L.BN, {}}}),
+          {{"sizes", I::Attribute::ints({L.BK, L.BN})}});
+  asyncCopy(L.sA, a, c.range());
+  asyncCopy(L.sB, bb, c.range());
+  waitAll();
+  op(I::OpId::TileBarrier, {}, {});
+  L.acc = op1(I::OpId::TileMma, {L.sA, L.sB, L.acc}, L.acc->type);
+  op(I::OpId::TileBarrier, {}, {});
+  smemReadSinceBarrier_ = false;
+  return Lowered();
+}
+
+Lowered FunctionContext::handleTileSoftmax(const BuiltinCall& c) {
+  Expr* xE = arg(c, "x");
+  I::Value* x = asTile(value(lower(xE), xE->range), xE->range);
+  int64_t axis = -1;
+  if (Expr* a = arg(c, "axis")) axis = *constAxis(a);
+  loc(c.expr);
+  if (x->type->kind != I::TypeKind::Tile)
+    unsupported(xE->range, "'tile.softmax' of a value of type " + I::printType(x->type));
+  I::Type t = floatComputeType(x->type);
+  x = coerce(x, t, c.range());
+  return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{"axis", I::Attribute::integer(axis)}}));
+}
+
+// An elementwise activation of `x`: `f` computes it from x in its (float) compute type.
+Lowered FunctionContext::lowerActivation(const BuiltinCall& c, const std::function<I::Value*(I::Value*, I::Type)>& f) {
+  Expr* xE = arg(c, "x");
+  I::Value* x = value(lower(xE), xE->range);
+  loc(c.expr);
+  if (I::isView(x->type)) x = asTile(x, c.range());
+  I::Type t = floatComputeType(x->type);
+  return Lowered::val(f(coerce(x, t, c.range()), t));
+}
+
+// 1 / (1 + exp(-x))
+I::Value* FunctionContext::sigmoid(I::Value* x, I::Type t) {
+  I::Value* ex = op1(I::OpId::MathExp, {op1(I::OpId::ArithNegF, {x}, t)}, t);
+  I::Value* one = constant(1.0, t);
+  return op1(I::OpId::ArithDivF, {one, op1(I::OpId::ArithAddF, {one, ex}, t)}, t);
+}
+
+Lowered FunctionContext::handleTileRelu(const BuiltinCall& c) {
+  return lowerActivation(c, [&](I::Value* x, I::Type t) { return op1(I::OpId::MathRelu, {x}, t); });
+}
+
+Lowered FunctionContext::handleTileSigmoid(const BuiltinCall& c) {
+  return lowerActivation(c, [&](I::Value* x, I::Type t) { return sigmoid(x, t); });
+}
+
+// gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+Lowered FunctionContext::handleTileGelu(const BuiltinCall& c) {
+  return lowerActivation(c, [&](I::Value* x, I::Type t) {
+    I::Value* x3 = op1(I::OpId::ArithMulF, {op1(I::OpId::ArithMulF, {x, x}, t), x}, t);
+    I::Value* inner = op1(I::OpId::ArithAddF, {x, op1(I::OpId::ArithMulF, {constant(0.044715, t), x3}, t)}, t);
+    I::Value* th = op1(I::OpId::MathTanh, {op1(I::OpId::ArithMulF, {constant(0.7978845608028654, t), inner}, t)}, t);
+    I::Value* onep = op1(I::OpId::ArithAddF, {constant(1.0, t), th}, t);
+    return op1(I::OpId::ArithMulF, {op1(I::OpId::ArithMulF, {constant(0.5, t), x}, t), onep}, t);
+  });
+}
+
+Lowered FunctionContext::handleTileSum(const BuiltinCall& c) { return lowerReduction(c, "sum"); }
+Lowered FunctionContext::handleTileMax(const BuiltinCall& c) { return lowerReduction(c, "max"); }
+
+// Loops over these are lowered by the for statement (HandleLoop.cpp).
+Lowered FunctionContext::handleTileRange(const BuiltinCall& c) {
+  unsupported(c.range(), "'" + std::string(c.info.name) + "' outside the header of a for loop");
+}
+Lowered FunctionContext::handleRange(const BuiltinCall& c) { return handleTileRange(c); }
+
+}  // namespace tessera::irgen

@@ -1,0 +1,101 @@
+// Lowering from the typed AST to Tile IR: the module. Kernels are lowered in source order; the
+// device functions they call are lowered from their calls, once per argument types.
+#include "irgen/IRGen.h"
+
+#include "irgen/FunctionContext.h"
+
+namespace tessera {
+
+namespace irgen {
+
+std::string ModuleContext::uniqueName(const std::string& base) {
+  std::string n = base;
+  for (unsigned k = 1; names.count(n); ++k) n = base + "_" + std::to_string(k);
+  names.insert(n);
+  return n;
+}
+
+void ModuleContext::eraseFunction(const std::string& name, bool kernelOnly) {
+  for (auto& op : module->body().ops)
+    if (op->id == I::OpId::TileFunc && op->funcName() == name && (!kernelOnly || op->hasAttr("kernel"))) {
+      I::Operation* f = op.get();
+      f->dropAllReferences();
+      module->body().erase(f);
+      return;
+    }
+}
+
+bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type>& args, SourceRange callAt,
+                           DeviceFn& out) {
+  DeviceKey key{def, args};
+  auto it = devices.find(key);
+  if (it != devices.end()) {
+    out = it->second;
+    return true;
+  }
+  if (inProgress.count(def)) {
+    diags.report(DiagID::err_lower_recursive_call, callAt) << def->name;
+    return false;
+  }
+  inProgress.insert(def);
+  FunctionContext fl(*this, def, info(def), false);
+  std::vector<I::Type> results;
+  bool ok = true;
+  std::string name = uniqueName(def->name);
+  try {
+    fl.lowerDevice(name, args, results);
+  } catch (LowerAbort&) {
+    ok = false;
+  }
+  inProgress.erase(def);
+  if (!ok) {
+    eraseFunction(name, false);  // the partial function
+    return false;
+  }
+  out = DeviceFn{name, results};
+  devices[key] = out;
+  return true;
+}
+
+}  // namespace irgen
+
+std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& sema, DiagnosticEngine& diags) {
+  using namespace irgen;
+  ModuleContext ml(sema, diags);
+  bool ok = true;
+  for (Stmt* s : ast.stmts) {
+    auto* f = dyn_cast<FunctionDefStmt>(s);
+    if (!f) continue;
+    const FunctionInfo* info = ml.info(f);
+    if (!info || !info->isKernel()) continue;  // host functions; device functions are lowered from their calls
+    ml.names.insert(f->name);
+  }
+  for (Stmt* s : ast.stmts) {
+    auto* f = dyn_cast<FunctionDefStmt>(s);
+    if (!f) continue;
+    const FunctionInfo* info = ml.info(f);
+    if (!info || !info->isKernel()) continue;
+    FunctionContext fl(ml, f, info, true);
+    try {
+      if (fl.needsShapeInference()) {
+        // A dry run collects which extents of unannotated parameters are equal; it is dropped.
+        FunctionContext dry(ml, f, info, true);
+        dry.dryRun_ = true;
+        ir::Operation* fn = dry.lowerKernel();
+        fl.rename_ = dry.extentClasses();
+        fn->dropAllReferences();
+        ml.module->body().erase(fn);
+        ml.insertBefore = nullptr;
+      }
+      fl.lowerKernel();
+    } catch (LowerAbort&) {
+      ok = false;
+      ml.eraseFunction(f->name, true);
+    }
+    ml.insertBefore = nullptr;
+  }
+  if (!ok) return nullptr;
+  return std::move(ml.module);
+}
+
+}  // namespace tessera

@@ -1,0 +1,183 @@
+// Whole-tensor tile programs (docs/language.md): a kernel that computes with tile values but
+// says nothing about which part of the data a group owns has the rows of its output split into
+// blocks across groups, after a check that rows of different blocks never meet.
+#include <functional>
+
+#include "irgen/FunctionContext.h"
+#include "sema/ASTWalk.h"
+
+namespace tessera::irgen {
+
+// A kernel is a whole-tensor tile program when it declares no group shape, computes with tile
+// values (tile ops, `@`, `.T`), and uses no ids, no block loops (tile.range, tile.mma) and no
+// cooperative groups: nothing says which part of the data a group owns, so the compiler decides.
+bool FunctionContext::wholeTensorProgram() {
+  if (!kernel_ || !info_ || !info_->groupShape.empty()) return false;
+  bool tileOps = false, explicitTiles = false;
+  walkStmts(
+      def_->body,
+      [&](Stmt* s) {
+        if (auto* f = dyn_cast<ForStmt>(s))
+          if (auto* c = dyn_cast<CallExpr>(f->iter))
+            if (const BuiltinInfo* b = builtinOf(c->callee);
+                b && (b->id == BuiltinId::TileRange || b->id == BuiltinId::TileMma))
+              explicitTiles = true;
+      },
+      [&](Expr* e) {
+        if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
+        if (auto* a = dyn_cast<AttributeExpr>(e)) {
+          if (a->name == "T") tileOps = true;
+          if (a->name == "grid_groups") explicitTiles = true;
+        }
+        if (auto* n = dyn_cast<NameExpr>(e); n && n->name == "grid_groups") explicitTiles = true;
+        auto* c = dyn_cast<CallExpr>(e);
+        const BuiltinInfo* b = c ? builtinOf(c->callee) : nullptr;
+        if (!b) return;
+        switch (b->id) {
+          case BuiltinId::TileLinearId:
+          case BuiltinId::TileLaneId:
+          case BuiltinId::TileWarpId:
+          case BuiltinId::LaunchThreadId:
+          case BuiltinId::GroupLinearId:
+          case BuiltinId::GroupTileCount:
+          case BuiltinId::CooperativeGroup:
+          case BuiltinId::TileMmaSync: explicitTiles = true; break;
+          case BuiltinId::TileDot:
+          case BuiltinId::TileMma:
+          case BuiltinId::TileSoftmax:
+          case BuiltinId::TileRelu:
+          case BuiltinId::TileGelu:
+          case BuiltinId::TileSigmoid:
+          case BuiltinId::TileSum:
+          case BuiltinId::TileMax:
+          case BuiltinId::TileZeros:
+          case BuiltinId::TileFull: tileOps = true; break;
+          default: break;
+        }
+      });
+  return tileOps && !explicitTiles;
+}
+
+// The body of a whole-tensor program runs once per block of kRowBlock rows of the output,
+// grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=16)`: every
+// tensor parameter whose leading extent is the output's leading symbol is used as its row block
+// `P[rows]`; the others are used whole. Codegen clips the last block at run time.
+void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx) {
+  needsGroup_ = true;
+  I::Value* out = top_->arg(outIdx);
+  std::string rowSym = out->type->shape[0].sym;
+  I::Value* ub = op1(I::OpId::MemDim, {out}, ctx().index(), {{"axis", I::Attribute::integer(0)}});
+  I::Value* blk = b_->constIndex(kRowBlock);
+  I::Value* lb = op1(I::OpId::ArithMulI, {op1(I::OpId::TileGroupId, {}, ctx().index()), blk}, ctx().index());
+  I::Value* st = op1(I::OpId::ArithMulI, {op1(I::OpId::TileNumGroups, {}, ctx().index()), b_->constIndex(kRowBlock)},
+                     ctx().index());
+  distributed_.push_back({static_cast<int64_t>(outIdx), 0, kRowBlock});
+  std::map<const I::Value*, std::string> roots;
+  pushLoop(def_->body, def_->range, true);
+  ++blockLoopDepth_;
+  buildLoop(I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
+            [&](I::Value* rows) {
+              rows->nameHint = "rows";
+              for (size_t i = 0; i < params.size(); ++i) {
+                I::Value* p = top_->arg(static_cast<unsigned>(i));
+                I::Type t = p->type;
+                if (t->kind != I::TypeKind::Tensor || t->shape.empty() || t->shape[0].sym != rowSym) continue;
+                std::vector<I::Value*> ops = {p, rows};
+                std::vector<I::Attribute> sizes = {I::Attribute::integer(kRowBlock)};
+                std::vector<I::Dim> shape = {I::Dim{kRowBlock, {}}};
+                for (size_t d = 1; d < t->shape.size(); ++d) {
+                  const I::Dim& full = t->shape[d];
+                  if (!full.isStatic() && full.sym.empty())
+                    error(DiagID::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
+                          static_cast<unsigned>(d), params[i]->name);
+                  ops.push_back(b_->constIndex(0));
+                  sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
+                  shape.push_back(full);
+                }
+                I::Value* slice =
+                    op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
+                slice->nameHint = params[i]->name + "_rows";
+                roots[slice] = params[i]->name;
+                const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
+                if (sym) env_[sym] = Lowered::val(slice);
+              }
+            },
+            {});
+  --blockLoopDepth_;
+  popLoop();
+  I::Operation* loop = nullptr;
+  for (auto it = top_->ops.rbegin(); it != top_->ops.rend() && !loop; ++it)
+    if ((*it)->id == I::OpId::TileRange) loop = it->get();
+  if (loop) checkRowsIndependent(loop, roots, params[outIdx]->name);
+}
+
+// Rows of different blocks must not meet: a row-block value may not be the right operand of a
+// matrix product (it contracts over rows), be transposed, reduced or softmaxed along axis 0,
+// broadcast along the rows of a larger tile, sliced across rows, or indexed element by element.
+void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                                           const std::string& out) {
+  std::map<const I::Value*, std::string> row(roots);
+  auto fail = [&](I::Operation* at, const std::string& name, const std::string& what) {
+    { diags().report(DiagID::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    abort();
+  };
+  auto axisOf = [](I::Operation* o, size_t rank) {
+    int64_t a = o->intAttr("axis", -1);
+    return a < 0 ? a + static_cast<int64_t>(rank) : a;
+  };
+  std::function<void(I::Block&)> visit = [&](I::Block& b) {
+    for (auto& opPtr : b.ops) {
+      I::Operation* o = opPtr.get();
+      std::string src;
+      int srcOperand = -1;
+      for (unsigned i = 0; i < o->numOperands() && src.empty(); ++i)
+        if (auto it = row.find(o->operand(i)); it != row.end()) src = it->second, srcOperand = static_cast<int>(i);
+      if (!o->regions.empty()) {
+        for (auto& r : o->regions) {
+          if (!src.empty())
+            for (auto& a : r->block().args) row[a.get()] = src;
+          visit(r->block());
+          if (I::Operation* t = r->block().terminator())
+            for (I::Value* v : t->operands)
+              if (src.empty())
+                if (auto it = row.find(v); it != row.end()) src = it->second;
+        }
+        if (!src.empty())
+          for (auto& r : o->results) row[r.get()] = src;
+        continue;
+      }
+      if (src.empty()) continue;
+      I::Value* x = o->operand(static_cast<unsigned>(srcOperand));
+      switch (o->id) {
+        case I::OpId::TileDot:
+        case I::OpId::TileMma:
+          if (auto it = row.find(o->operand(1)); it != row.end())
+            fail(o, it->second, "the right operand of a matrix product (it contracts over rows)");
+          break;
+        case I::OpId::TileTranspose: fail(o, src, "a transpose ('.T')"); break;
+        case I::OpId::TileSoftmax:
+          if (axisOf(o, x->type->shape.size()) == 0) fail(o, src, "a softmax along axis 0");
+          break;
+        case I::OpId::TileReduce:
+          if (axisOf(o, x->type->shape.size()) == 0) fail(o, src, "a reduction along axis 0");
+          break;
+        case I::OpId::MemReduce: fail(o, src, "a reduction over all its elements"); break;
+        case I::OpId::TileBroadcast:
+          if (I::isValueShaped(x->type) && x->type->shape.size() < o->result()->type->shape.size())
+            fail(o, src, "broadcasting it along the rows of a larger tile");
+          break;
+        case I::OpId::MemLoad:
+        case I::OpId::MemStore: fail(o, src, "indexing single elements"); break;
+        case I::OpId::MemSlice:
+          if (srcOperand == 0 && !(o->result()->type->shape[0] == x->type->shape[0])) fail(o, src, "slicing its rows");
+          if (srcOperand != 0) fail(o, src, "indexing with it");
+          break;
+        default: break;
+      }
+      for (auto& r : o->results) row[r.get()] = src;
+    }
+  };
+  visit(loop->body());
+}
+
+}  // namespace tessera::irgen

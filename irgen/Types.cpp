@@ -1,0 +1,149 @@
+// Types: dtypes and annotations -> Tile IR types, the compute type of narrow values and the
+// type two operands meet in (DESIGN.md, "Numerics").
+#include <functional>
+
+#include "irgen/FunctionContext.h"
+
+namespace tessera::irgen {
+
+I::ScalarKind scalarKindOf(DType d) {
+  using S = I::ScalarKind;
+  switch (d) {
+    case DType::FP64: return S::F64;
+    case DType::FP32: return S::F32;
+    case DType::FP16: return S::F16;
+    case DType::BF16: return S::BF16;
+    case DType::FP8_E4M3: return S::F8E4M3;
+    case DType::FP8_E5M2: return S::F8E5M2;
+    case DType::FP6_E2M3: return S::F6E2M3;
+    case DType::FP6_E3M2: return S::F6E3M2;
+    case DType::FP4_E2M1: return S::F4E2M1;
+    case DType::INT4: return S::I4;
+    case DType::INT8: return S::I8;
+    case DType::INT16: return S::I16;
+    case DType::INT32: return S::I32;
+    case DType::INT64: return S::I64;
+    case DType::UINT8: return S::U8;
+    case DType::UINT16: return S::U16;
+    case DType::UINT32: return S::U32;
+    case DType::UINT64: return S::U64;
+    case DType::BOOL: return S::I1;
+    default: return S::F32;
+  }
+}
+
+// Extent text -> IR dimension. Derived extents (K/tp) become one identifier (K_tp): the textual
+// IR names extents by identifiers only.
+I::Dim dimOf(const Extent& e) {
+  I::Dim d;
+  if (extentIsConst(e)) {
+    d.size = extentValue(e);
+    return d;
+  }
+  if (e.empty() || e == "?") return d;
+  std::string s;
+  for (char c : e) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (ok)
+      s += c;
+    else if (!s.empty() && s.back() != '_')
+      s += '_';
+  }
+  while (!s.empty() && s.back() == '_') s.pop_back();
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "d" + s;
+  d.sym = s;
+  return d;
+}
+
+I::Type FunctionContext::scalarType(DType d, const NumericPolicy& p) {
+  I::Type base = ctx().scalar(scalarKindOf(d));
+  bool hasPolicy = p.accum || (p.round && *p.round != RoundMode::NearestEven) || p.saturate;
+  if (!hasPolicy) return base;
+  I::Type accum = p.accum ? ctx().scalar(scalarKindOf(*p.accum)) : nullptr;
+  I::Rounding r = I::Rounding::Default;
+  if (p.round) {
+    switch (*p.round) {
+      case RoundMode::NearestEven: r = I::Rounding::NearestEven; break;
+      case RoundMode::TowardZero: r = I::Rounding::TowardZero; break;
+      case RoundMode::Stochastic: r = I::Rounding::Stochastic; break;
+    }
+  }
+  return ctx().num(base, accum, r, p.saturate);
+}
+
+I::Type FunctionContext::paramType(const Param& p, const Type* t) {
+  if (t && t->isDynamic() && !p.annotation) return untypedParamType(p);
+  if (!t || t->isLenient()) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  if (t->kind == TypeKind::Scalar) return scalarType(t->dtype, t->policy);
+  if (t->kind != TypeKind::Tensor) unsupported(p.nameRange, "a parameter of type '" + t->str() + "'");
+  if (!t->dtypeKnown) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  std::vector<I::Dim> shape;
+  if (t->rankKnown) {
+    for (const Extent& e : t->dims) shape.push_back(dimOf(e));
+  } else {
+    // tensor[T] of unknown rank: the rank its uses need (subscripts, tile.dot/tile.mma operands).
+    int rank = usesRankOfUnknownRank(p);
+    if (rank < 1) error(DiagID::err_lower_unknown_rank, p.nameRange, p.name, dtypeInfo(t->dtype).shortName);
+    shape.assign(static_cast<size_t>(rank), I::Dim{});
+  }
+  I::Access access = I::Access::Read;
+  if (t->mut) access = I::Access::ReadWrite;
+  if (t->privilege == Privilege::Write) access = I::Access::Write;
+  if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax ||
+      t->privilege == Privilege::ReduceMin)
+    access = I::Access::ReadWrite;
+  return ctx().tensor(scalarType(t->dtype, t->policy), shape, I::MemSpace::Global, access);
+}
+
+// Arithmetic on narrow types happens in the accumulation type (DESIGN.md): fp32 unless a policy
+// says otherwise for floats under 32 bits, i32 for integers under 32 bits.
+I::Type FunctionContext::computeType(I::Type t) {
+  if (isShapedValue(t)) {
+    I::Type e = computeType(t->elem);
+    if (e == t->elem) return t;
+    return t->kind == I::TypeKind::Frag ? ctx().frag(e, t->shape, t->role) : ctx().tile(e, t->shape);
+  }
+  if (!I::isScalar(t)) return t;
+  I::ScalarKind k = I::baseScalar(t);
+  if (isFloatKind(k)) {
+    if (I::scalarBits(k) < 32)
+      return t->kind == I::TypeKind::Num && t->accum ? t->accum : ctx().scalar(I::ScalarKind::F32);
+    return ctx().scalar(k);
+  }
+  if (k == I::ScalarKind::Index || k == I::ScalarKind::I1) return ctx().scalar(k);
+  if (I::scalarBits(k) < 32) return ctx().scalar(I::ScalarKind::I32);
+  return ctx().scalar(k);
+}
+
+// The type two operands meet in (scalars; tiles use their elements).
+I::Type FunctionContext::promote(I::Type a, I::Type b) {
+  a = computeType(a);
+  b = computeType(b);
+  if (a == b) return a;
+  I::ScalarKind x = I::baseScalar(a), y = I::baseScalar(b);
+  bool fx = isFloatKind(x), fy = isFloatKind(y);
+  if (fx && fy) {
+    if (I::scalarBits(x) == I::scalarBits(y)) return ctx().scalar(I::ScalarKind::F32);
+    return I::scalarBits(x) > I::scalarBits(y) ? a : b;
+  }
+  if (fx) return a;
+  if (fy) return b;
+  if (x == I::ScalarKind::I1) return b;
+  if (y == I::ScalarKind::I1) return a;
+  if (x == I::ScalarKind::Index || y == I::ScalarKind::Index) return ctx().index();
+  unsigned bx = I::scalarBits(x), by = I::scalarBits(y);
+  if (bx != by) return bx > by ? a : b;
+  return ctx().scalar(I::ScalarKind::I64);  // same width, mixed signedness
+}
+
+I::Type FunctionContext::withElem(I::Type like, I::Type elem) {
+  return like->kind == I::TypeKind::Frag ? ctx().frag(elem, like->shape, like->role) : ctx().tile(elem, like->shape);
+}
+
+I::Type FunctionContext::floatComputeType(I::Type t) {
+  I::Type c = computeType(t);
+  if (I::isFloatLike(c)) return c;
+  return isShapedValue(c) ? ctx().tile(ctx().scalar(I::ScalarKind::F32), c->shape) : ctx().scalar(I::ScalarKind::F32);
+}
+
+}  // namespace tessera::irgen
