@@ -300,6 +300,15 @@ Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
     unsupported(e->range, "'" + text(e->range) + "' as a value");
   }
   Lowered base = lower(e->base);
+  if (base.kind == Lowered::Block && (e->name == "start" || e->name == "stop")) {
+    // A block of a tile.range loop over a tensor: its first index, and one past its last (not
+    // clipped at the tensor's end).
+    loc(e);
+    I::Type i64 = ctx().scalar(I::ScalarKind::I64);
+    I::Value* start = coerce(base.v, i64, e->range);
+    if (e->name == "start") return Lowered::val(start);
+    return Lowered::val(op1(I::OpId::ArithAddI, {start, b_->constInt(base.size, i64)}, i64));
+  }
   I::Value* b = value(base, e->base->range);
   loc(e);
   I::Type t = b->type;

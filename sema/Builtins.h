@@ -23,6 +23,7 @@ enum : uint32_t {
   SharedAlloc = 1u << 9,
   Async = 1u << 10,
   Collective = 1u << 11,
+  Uniform = 1u << 12,  // the result is the same on every tile of the group, whatever the arguments
 };
 }  // namespace eff
 // "Barrier|GroupCollective" for docs and hover.

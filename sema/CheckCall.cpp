@@ -217,11 +217,19 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
 bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
   std::string spelled = text(at);
   if (spelled.empty()) spelled = b.name;
+  // A function without a decorator may use kernel builtins: it is then a device function, which
+  // kernels call and the compiler inlines; the group-shape and uniform-control rules are checked
+  // where it is inlined (docs/language.md, section 2).
+  bool device = fn_ && fn_->kind == FunctionKind::Plain;
   if (b.context == BuiltinContext::Kernel && !inKernel()) {
-    diags.report(DiagID::err_builtin_kernel_only, at) << spelled;
-    return false;
+    if (!device) {
+      diags.report(DiagID::err_builtin_kernel_only, at) << spelled;
+      return false;
+    }
+    fn_->device = true;
+    return true;
   }
-  if (b.context == BuiltinContext::Host && inKernel()) {
+  if (b.context == BuiltinContext::Host && (inKernel() || (fn_ && fn_->device))) {
     diags.report(DiagID::err_builtin_host_only, at) << spelled;
     return false;
   }

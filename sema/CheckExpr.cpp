@@ -197,6 +197,11 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
       if (const BuiltinInfo* m = lookupMethod("KernelFn", name)) return T.builtin(m);
       diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
+    case TypeKind::Slice:
+      // A block of a `tile.range(T, axis=, step=)` loop (or any slice): its bounds as indices.
+      if (name == "start" || name == "stop") return T.scalar(DType::INT64);
+      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      return T.error();
     case TypeKind::Dict:
     case TypeKind::List:
     case TypeKind::Str:

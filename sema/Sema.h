@@ -44,6 +44,8 @@ struct FunctionInfo {
   std::vector<ShapeBinding> shapeBindings;
   std::vector<SharedAllocation> sharedAllocations;
   bool reportedGroupFeature = false;
+  // A plain function that uses kernel builtins: a device function, inlined into kernels.
+  bool device = false;
   bool isKernel() const { return kind == FunctionKind::Kernel; }
 };
 

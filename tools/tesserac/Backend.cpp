@@ -7,6 +7,7 @@
 #include "codegen/HostModule.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
+#include "ir/Verifier.h"
 
 namespace tessera {
 
@@ -50,7 +51,9 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
   std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
-  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags)) {
+  // The pipeline's result is verified once more: inlined device functions meet their kernel's
+  // rules (a group shape for group features) here, with the builtin's source position.
+  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
     diags.finish();
     return 1;
   }
