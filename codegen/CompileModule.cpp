@@ -3,6 +3,7 @@
 #include "codegen/CudaToolkit.h"
 #include "codegen/HostModule.h"
 #include "codegen/LowerToLLVM.h"
+#include "codegen/ResourceUsage.h"
 #include "ir/IR.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
@@ -83,11 +84,15 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
         if (!ptx) return false;
         out.ptx.push_back(*ptx);
         if (stop == StopAfter::PTX) continue;
-        std::string cubin;
-        if (!cuda.assemble(*ptx, arch, opts.optLevel, opts.lineInfo, cubin, error)) return false;
+        std::string cubin, report;
+        if (!cuda.assemble(*ptx, arch, opts.optLevel, opts.lineInfo, cubin, error, &report)) return false;
+        // What the code uses (registers, spills, shared memory, occupancy): for --resource-usage
+        // and the kernel descriptor.
+        if (!collectResources(host.kernels, arch, cubin, report, *ptx, error)) return false;
         out.cubins.push_back(cubin);
         images.push_back({arch, cubin});
       }
+      out.kernels = host.kernels;
       if (stop == StopAfter::PTX) return true;
       if (stop == StopAfter::Cubin) return true;
       // PTX of the newest architecture rides along so that newer GPUs can JIT it.

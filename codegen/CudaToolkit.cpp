@@ -49,7 +49,9 @@ bool readFile(const std::string& path, std::string& data, std::string& error) {
 }
 
 // Runs a program; on failure `error` holds its name, status and the diagnostics it printed.
-bool runTool(const std::string& program, const std::vector<std::string>& args, std::string& error) {
+// `output`, when given, receives what it printed (stdout and stderr) on success.
+bool runTool(const std::string& program, const std::vector<std::string>& args, std::string& error,
+             std::string* output = nullptr) {
   TempFile log;
   if (!log.create("tessera-tool", "log", error)) return false;
   std::vector<llvm::StringRef> argv;
@@ -58,12 +60,12 @@ bool runTool(const std::string& program, const std::vector<std::string>& args, s
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path.str(), log.path.str()};
   std::string execError;
   int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0, 0, &execError);
-  if (rc == 0) return true;
-  std::string output;
+  if (rc == 0) return !output || readFile(std::string(log.path.str()), *output, error);
+  std::string printed;
   std::string ignored;
-  readFile(std::string(log.path.str()), output, ignored);
+  readFile(std::string(log.path.str()), printed, ignored);
   error = program + " failed (status " + std::to_string(rc) + ")" + (execError.empty() ? "" : ": " + execError) +
-          (output.empty() ? "" : "\n" + output);
+          (printed.empty() ? "" : "\n" + printed);
   return false;
 }
 
@@ -82,12 +84,23 @@ CudaToolkit CudaToolkit::locate() {
   return t;
 }
 
+std::string CudaToolkit::version() const {
+  if (ptxas_.empty()) return "";
+  std::string out, error;
+  if (!runTool(ptxas_, {"--version"}, error, &out)) return "";
+  // "Cuda compilation tools, release 13.0, V13.0.48": the line with the release.
+  size_t at = out.find("release ");
+  if (at == std::string::npos) return "";
+  size_t end = out.find('\n', at);
+  return out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
 std::string CudaToolkit::missingReason() const {
   return "the CUDA toolkit was not found at '" + root_ + "' (ptxas and fatbinary are needed; set CUDA_HOME)";
 }
 
 bool CudaToolkit::assemble(const std::string& ptx, const GpuArch& arch, unsigned optLevel, bool lineInfo,
-                           std::string& cubin, std::string& error) const {
+                           std::string& cubin, std::string& error, std::string* info) const {
   if (!found()) {
     error = missingReason();
     return false;
@@ -98,7 +111,8 @@ bool CudaToolkit::assemble(const std::string& ptx, const GpuArch& arch, unsigned
   std::vector<std::string> args = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel),
                                    "-o", std::string(out.path.str()), std::string(in.path.str())};
   if (lineInfo) args.insert(args.begin(), "-lineinfo");
-  if (!runTool(ptxas_, args, error)) return false;
+  if (info) args.insert(args.begin(), "-v");
+  if (!runTool(ptxas_, args, error, info)) return false;
   return readFile(std::string(out.path.str()), cubin, error);
 }
 

@@ -15,12 +15,15 @@ public:
   static CudaToolkit locate();
   bool found() const { return !ptxas_.empty() && !fatbinary_.empty(); }
   const std::string& root() const { return root_; }
+  // ptxas's release line ("release 13.0, V13.0.48"), or "" when it cannot be run.
+  std::string version() const;
   // Why the toolkit is unusable, for error messages.
   std::string missingReason() const;
 
   // Assembles PTX into a cubin for `arch`. `lineInfo` keeps source line information (-g).
+  // `info`, when given, receives ptxas's per-function report (-v: registers, stack, spills).
   bool assemble(const std::string& ptx, const GpuArch& arch, unsigned optLevel, bool lineInfo, std::string& cubin,
-                std::string& error) const;
+                std::string& error, std::string* info = nullptr) const;
 
   struct Image {
     GpuArch arch;

@@ -40,7 +40,8 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 // runtime.h exactly; natural alignment gives the same layout (checked by a unit test).
 struct AbiTypes {
   llvm::PointerType* ptr;
-  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *kernelDesc, *moduleDesc, *arg;
+  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *resources, *kernelDesc, *moduleDesc,
+      *arg;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -50,9 +51,12 @@ struct AbiTypes {
     paramDesc = llvm::StructType::create(c, {ptr, i32, i32, i32, i32, ptr}, "tessera_param_desc");
     workspaceSlot = llvm::StructType::create(c, {i32, i32, ptr}, "tessera_workspace_slot");
     gridBlock = llvm::StructType::create(c, {i32, i32, i64}, "tessera_grid_block");
+    resources = llvm::StructType::create(
+        c, {i32, i32, i32, i32, i32, i32, i64, i64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32},
+        "tessera_kernel_resources");
     kernelDesc = llvm::StructType::create(c,
                                           {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
-                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32},
+                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr},
                                           "tessera_kernel_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
     arg = llvm::StructType::create(c, {i32, i32, i64}, "tessera_arg");
@@ -110,11 +114,30 @@ private:
     return global(llvm::ConstantArray::get(llvm::ArrayType::get(elem, items.size()), items), name);
   }
 
-  llvm::Constant* extent(const Extent& e) {
+  llvm::Constant* exprProgram(const std::vector<ExtentOp>& program, const char* name) {
     std::vector<llvm::Constant*> ops;
-    for (const ExtentOp& op : e.expr)
+    for (const ExtentOp& op : program)
       ops.push_back(llvm::ConstantStruct::get(t_.exprOp, {i32(op.op), i32(op.symbol), i64(op.value)}));
-    llvm::Constant* expr = array<void>(t_.exprOp, ops, "__tessera_extent_expr");
+    return array<void>(t_.exprOp, ops, name);
+  }
+
+  llvm::Constant* resources(const KernelInterface& k) {
+    std::vector<llvm::Constant*> items;
+    for (const GpuResources& r : k.resources) {
+      uint32_t flags = (r.archSpecific ? TESSERA_RESOURCES_ARCH_SPECIFIC : 0) |
+                       (r.sharedIncludesReserved ? TESSERA_RESOURCES_SHARED_RESERVED : 0);
+      items.push_back(llvm::ConstantStruct::get(
+          t_.resources,
+          {i32(r.sm), i32(flags), i32(r.registers), i32(r.stackBytes), i32(r.spillStoreBytes), i32(r.spillLoadBytes),
+           i64(r.staticSharedBytes), i64(r.localBytes), i32(r.threadsPerGroup), i32(r.groupsPerSM),
+           i32(r.warpsPerSM), i32(r.maxWarpsPerSM), i32(r.mma), i32(r.wgmma), i32(r.tma), i32(r.cpAsync),
+           i32(r.ldmatrix), i32(0)}));
+    }
+    return array<void>(t_.resources, items, "__tessera_resources");
+  }
+
+  llvm::Constant* extent(const Extent& e) {
+    llvm::Constant* expr = exprProgram(e.expr, "__tessera_extent_expr");
     return llvm::ConstantStruct::get(t_.extent,
                                      {i32(e.kind), i32(e.symbol), i64(e.value), expr, i32(e.expr.size()), i32(0)});
   }
@@ -127,7 +150,8 @@ private:
       llvm::Constant* ex = array<void>(t_.extent, extents, "__tessera_extents");
       params.push_back(llvm::ConstantStruct::get(
           t_.paramDesc, {str(p.name), i32(p.isTensor ? TESSERA_PARAM_TENSOR : TESSERA_PARAM_SCALAR), i32(p.dtype),
-                         i32(p.isTensor ? p.extents.size() : 0), i32(p.isMut ? TESSERA_PARAM_MUT : 0), ex}));
+                         i32(p.isTensor ? p.extents.size() : 0),
+                         i32((p.isMut ? TESSERA_PARAM_MUT : 0) | (p.writeOnly ? TESSERA_PARAM_WRITE_ONLY : 0)), ex}));
     }
     std::vector<llvm::Constant*> symbols;
     for (const std::string& s : k.symbols) symbols.push_back(str(s));
@@ -164,7 +188,8 @@ private:
          i32(k.params.size()), i32(k.symbols.size()), array<void>(t_.ptr, symbols, "__tessera_symbols"),
          i32(k.gridSymbol), shape, i64(k.sharedBytes), k.gpuEntry.empty() ? null() : str(k.gpuEntry), cpu, i64(0),
          array<void>(t_.workspaceSlot, slots, "__tessera_workspace"), i32(slots.size()),
-         array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0)});
+         array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0), resources(k),
+         i32(k.resources.size()), i32(k.flops.size()), exprProgram(k.flops, "__tessera_flops")});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a

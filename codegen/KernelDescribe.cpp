@@ -1,8 +1,9 @@
 // The host-side description of a kernel, read off its tile.func: parameters with dtypes, ranks
 // and extents, the symbols that the extents name, the group shape and the shared memory.
-#include <cctype>
 #include <map>
+#include <set>
 
+#include "codegen/CostExpr.h"
 #include "codegen/LowerToLLVM.h"
 #include "ir/IR.h"
 #include "runtime/include/tessera/runtime.h"
@@ -38,77 +39,37 @@ int32_t dtypeOf(ir::ScalarKind k) {
   return TESSERA_DTYPE_INVALID;
 }
 
-// Parses an extent written as an expression over symbols ("K/tp", "2*n+1") into a postfix
-// program, interning symbols as it goes. Precedence: * / % over + -; parentheses.
-class ExtentParser {
-public:
-  ExtentParser(const std::string& text, std::vector<std::string>& symbols) : s_(text), symbols_(symbols) {}
+int32_t symbolIndex(const std::string& name, std::vector<std::string>& symbols) {
+  for (size_t i = 0; i < symbols.size(); ++i)
+    if (symbols[i] == name) return static_cast<int32_t>(i);
+  symbols.push_back(name);
+  return static_cast<int32_t>(symbols.size() - 1);
+}
 
-  bool parse(std::vector<ExtentOp>& out) {
-    if (!sum(out)) return false;
-    skip();
-    return pos_ == s_.size();
-  }
-
-private:
-  void skip() {
-    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
-  }
-  bool sum(std::vector<ExtentOp>& out) {
-    if (!product(out)) return false;
-    for (;;) {
-      skip();
-      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) return true;
-      char op = s_[pos_++];
-      if (!product(out)) return false;
-      out.push_back({op == '+' ? ExtentOp::Add : ExtentOp::Sub, 0, 0});
-    }
-  }
-  bool product(std::vector<ExtentOp>& out) {
-    if (!atom(out)) return false;
-    for (;;) {
-      skip();
-      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/' && s_[pos_] != '%')) return true;
-      char op = s_[pos_++];
-      if (op == '/' && pos_ < s_.size() && s_[pos_] == '/') ++pos_;  // `//` is the same exact division
-      if (!atom(out)) return false;
-      out.push_back({op == '*' ? ExtentOp::Mul : op == '/' ? ExtentOp::Div : ExtentOp::Mod, 0, 0});
-    }
-  }
-  bool atom(std::vector<ExtentOp>& out) {
-    skip();
-    if (pos_ >= s_.size()) return false;
-    if (s_[pos_] == '(') {
-      ++pos_;
-      if (!sum(out)) return false;
-      skip();
-      if (pos_ >= s_.size() || s_[pos_] != ')') return false;
-      ++pos_;
-      return true;
-    }
-    if (isdigit(static_cast<unsigned char>(s_[pos_]))) {
-      int64_t v = 0;
-      while (pos_ < s_.size() && isdigit(static_cast<unsigned char>(s_[pos_]))) v = v * 10 + (s_[pos_++] - '0');
-      out.push_back({ExtentOp::Const, 0, v});
-      return true;
-    }
-    size_t start = pos_;
-    while (pos_ < s_.size() && (isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
-    if (start == pos_) return false;
-    out.push_back({ExtentOp::Symbol, symbolIndex(s_.substr(start, pos_ - start)), 0});
+// A derived extent (K/tp) as the descriptor's postfix program, interning its symbols. False for
+// an unknown ('?') leaf, which no launch could evaluate.
+bool postfix(const ir::Dim& d, std::vector<std::string>& symbols, std::vector<ExtentOp>& out) {
+  if (d.isStatic()) {
+    out.push_back({ExtentOp::Const, 0, d.size});
     return true;
   }
-  int32_t symbolIndex(const std::string& name) {
-    for (size_t i = 0; i < symbols_.size(); ++i)
-      if (symbols_[i] == name) return static_cast<int32_t>(i);
-    symbols_.push_back(name);
-    return static_cast<int32_t>(symbols_.size() - 1);
+  if (!d.isDerived()) {
+    if (d.sym.empty()) return false;
+    out.push_back({ExtentOp::Symbol, symbolIndex(d.sym, symbols), 0});
+    return true;
   }
-
-  const std::string& s_;
-  std::vector<std::string>& symbols_;
-  size_t pos_ = 0;
-};
+  if (!postfix(d.expr->lhs, symbols, out) || !postfix(d.expr->rhs, symbols, out)) return false;
+  ExtentOp::Op op = ExtentOp::Add;
+  switch (d.expr->op) {
+    case ir::DimOp::Add: op = ExtentOp::Add; break;
+    case ir::DimOp::Sub: op = ExtentOp::Sub; break;
+    case ir::DimOp::Mul: op = ExtentOp::Mul; break;
+    case ir::DimOp::Div: op = ExtentOp::Div; break;
+    case ir::DimOp::Mod: op = ExtentOp::Mod; break;
+  }
+  out.push_back({op, 0, 0});
+  return true;
+}
 
 // Bytes of shared memory the function's buffers (and group reductions' scratch) occupy once
 // smem-plan has placed them.
@@ -125,6 +86,21 @@ int64_t plannedSharedBytes(ir::Operation& func) {
     end = std::max(end, func.intAttr("group_scratch", 0) + ir::groupReduceScratchBytes(tiles));
   }
   return end;
+}
+
+// Whether the kernel reads tensor argument `arg`: some memory-reading op takes it, or a view of
+// it, as an operand.
+bool readsArgument(ir::Operation& func, ir::Value* arg) {
+  std::set<ir::Value*> views = {arg};
+  bool reads = false;
+  func.walk([&](ir::Operation* op) {
+    for (unsigned i = 0; i < op->numOperands(); ++i) {
+      if (!views.count(op->operand(i))) continue;
+      if (op->info().has(ir::T_ViewLike) && i == 0) views.insert(op->result());
+      else if (op->info().has(ir::T_MemRead)) reads = true;
+    }
+  });
+  return reads;
 }
 
 }  // namespace
@@ -144,6 +120,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     if (t->kind == ir::TypeKind::Tensor) {
       p.isTensor = true;
       p.isMut = t->access != ir::Access::Read;
+      p.writeOnly = p.isMut && !readsArgument(func, arg.get());
       p.dtype = dtypeOf(ir::baseScalar(t->elem));
       if (t->shape.size() > TESSERA_MAX_RANK) {
         error = "kernel '" + k.name + "': parameter '" + p.name + "' has rank " + std::to_string(t->shape.size()) +
@@ -155,20 +132,16 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
         if (d.isStatic()) {
           e.kind = Extent::Const;
           e.value = d.size;
-        } else if (!d.sym.empty()) {
-          std::vector<ExtentOp> program;
-          ExtentParser parser(d.sym, k.symbols);
-          if (!parser.parse(program)) {
-            error = "kernel '" + k.name + "': cannot read the extent '" + d.sym + "' of parameter '" + p.name + "'";
+        } else if (d.isDerived()) {
+          e.kind = Extent::Expr;
+          if (!postfix(d, k.symbols, e.expr)) {
+            error = "kernel '" + k.name + "': the extent '" + d.sym + "' of parameter '" + p.name +
+                    "' has an unknown part";
             return false;
           }
-          if (program.size() == 1 && program[0].op == ExtentOp::Symbol) {
-            e.kind = Extent::Symbol;
-            e.symbol = program[0].symbol;
-          } else {
-            e.kind = Extent::Expr;
-            e.expr = std::move(program);
-          }
+        } else if (!d.sym.empty()) {
+          e.kind = Extent::Symbol;
+          e.symbol = symbolIndex(d.sym, k.symbols);
         }
         p.extents.push_back(std::move(e));
       }
@@ -184,6 +157,17 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
   }
   for (size_t i = 0; i < k.symbols.size(); ++i)
     if (k.symbols[i] == "grid_groups") k.gridSymbol = static_cast<int32_t>(i);
+  // @kernel(flops="..."): an expression over the shape symbols, evaluated at each launch.
+  if (const ir::Attribute* f = func.attr("flops")) {
+    std::string unknown;
+    if (!parseCostExpression(f->s, k.symbols, k.flops, unknown)) {
+      error = "flops=\"" + f->s + "\" " +
+              (unknown.empty() ? std::string("is not an expression of integers, shape symbols, + - * / % and "
+                                             "parentheses")
+                               : "names '" + unknown + "', which no parameter's shape binds");
+      return false;
+    }
+  }
   // `blocks = [param, axis, step, ...]`: the default grid of a block-partitioned kernel.
   if (const ir::Attribute* b = func.attr("blocks")) {
     bool ok = b->array.size() % 3 == 0;

@@ -30,12 +30,34 @@ struct KernelParam {
   int32_t dtype = 0;  // tessera_dtype
   bool isMut = false;
   std::vector<Extent> extents;  // tensors: one per dimension
+  bool writeOnly = false;  // a mut tensor the kernel never reads (profiling counts its bytes once)
 };
 
 // A slot of the per-group workspace: one tile value kept in memory (tessera_workspace_slot).
 struct WorkspaceSlot {
   uint32_t elemBytes = 0;
   std::vector<Extent> extents;
+};
+
+// What the code of a kernel uses on one GPU architecture (tessera_kernel_resources): read from
+// the cubin and ptxas's report, with the occupancy that follows (codegen/ResourceUsage.h).
+struct GpuResources {
+  std::string arch;             // "sm_90a"
+  unsigned sm = 0;              // 90
+  bool archSpecific = false;    // the 'a' suffix
+  uint32_t registers = 0;       // per thread
+  uint32_t stackBytes = 0;      // per thread
+  uint32_t spillStoreBytes = 0;
+  uint32_t spillLoadBytes = 0;
+  uint64_t staticSharedBytes = 0;
+  bool sharedIncludesReserved = false;  // staticSharedBytes holds the system's reserved KiB (sm_90)
+  uint64_t localBytes = 0;
+  uint32_t threadsPerGroup = 0; // the group size occupancy assumes
+  uint32_t groupsPerSM = 0;
+  uint32_t warpsPerSM = 0;
+  uint32_t maxWarpsPerSM = 0;
+  std::string limitedBy;        // what bounds the occupancy
+  uint32_t mma = 0, wgmma = 0, tma = 0, cpAsync = 0, ldmatrix = 0;  // static PTX counts
 };
 
 struct KernelInterface {
@@ -57,6 +79,10 @@ struct KernelInterface {
   };
   std::vector<GridBlock> gridBlocks;
   uint32_t gpuTilesPerThread = 1;  // ungrouped kernels: tiles each GPU thread runs (a power of 2)
+  // Floating-point operations of one launch, over the symbols (@kernel(flops="2*M*N*K")); empty
+  // when unknown.
+  std::vector<ExtentOp> flops;
+  std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
 };

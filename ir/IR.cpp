@@ -145,13 +145,59 @@ int64_t staticElementCount(Type t) {
 
 // ---- printing of types and attributes ----
 
+const char* dimOpName(DimOp op) {
+  switch (op) {
+    case DimOp::Add: return "add";
+    case DimOp::Sub: return "sub";
+    case DimOp::Mul: return "mul";
+    case DimOp::Div: return "div";
+    case DimOp::Mod: return "mod";
+  }
+  return "?";
+}
+
+const char* dimOpSpelling(DimOp op) {
+  switch (op) {
+    case DimOp::Add: return "+";
+    case DimOp::Sub: return "-";
+    case DimOp::Mul: return "*";
+    case DimOp::Div: return "/";
+    case DimOp::Mod: return "%";
+  }
+  return "?";
+}
+
+namespace {
+int dimPrecedence(const Dim& d) {
+  if (!d.isDerived()) return 3;
+  return d.expr->op == DimOp::Add || d.expr->op == DimOp::Sub ? 1 : 2;
+}
+std::string printDim(const Dim& d) {
+  if (d.isStatic()) return std::to_string(d.size);
+  if (d.isDerived())
+    return std::string(dimOpName(d.expr->op)) + "(" + printDim(d.expr->lhs) + ", " + printDim(d.expr->rhs) + ")";
+  return d.sym.empty() ? "?" : d.sym;
+}
+}  // namespace
+
+// The canonical spelling is the language's (sema/Extent.cpp spells extents the same way), so
+// messages and `mem.slice` sizes name `K/tp` as the user wrote it.
+Dim Dim::derived(DimOp op, const Dim& lhs, const Dim& rhs) {
+  Dim d;
+  d.expr = std::make_shared<const DimExpr>(DimExpr{op, lhs, rhs});
+  int p = dimPrecedence(d);
+  auto spell = [](const Dim& x) { return x.isStatic() ? std::to_string(x.size) : x.sym.empty() ? "?" : x.sym; };
+  std::string l = dimPrecedence(lhs) < p ? "(" + spell(lhs) + ")" : spell(lhs);
+  std::string r = dimPrecedence(rhs) <= p ? "(" + spell(rhs) + ")" : spell(rhs);
+  d.sym = l + dimOpSpelling(op) + r;
+  return d;
+}
+
 std::string printShape(const std::vector<Dim>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    if (shape[i].isStatic()) s += std::to_string(shape[i].size);
-    else if (!shape[i].sym.empty()) s += shape[i].sym;
-    else s += '?';
+    s += printDim(shape[i]);
   }
   return s + "]";
 }

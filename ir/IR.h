@@ -37,13 +37,30 @@ enum class Layout : uint8_t { Row, Col };
 enum class FragRole : uint8_t { A, B, Acc };
 enum class Rounding : uint8_t { Default, NearestEven, TowardZero, Stochastic };
 
-// One extent: static (size >= 0), symbolic (sym set, e.g. `n`), or unknown (`?`).
+// One extent: static (size >= 0), symbolic (sym set, e.g. `n`), derived (an operation over two
+// extents, `K/tp`: `expr` set and `sym` its canonical spelling), or unknown (`?`). Derived extents
+// print as `div(K, tp)` in the textual IR; codegen turns them into the descriptor's expression
+// programs (docs/abi.md 2), which the launch checks.
+enum class DimOp : uint8_t { Add, Sub, Mul, Div, Mod };  // Div: exact
+struct DimExpr;
 struct Dim {
   int64_t size = -1;
   std::string sym;
+  std::shared_ptr<const DimExpr> expr;
   bool isStatic() const { return size >= 0; }
+  bool isDerived() const { return expr != nullptr; }
+  static Dim fixed(int64_t v) { Dim d; d.size = v; return d; }
+  static Dim symbol(std::string s) { Dim d; d.sym = std::move(s); return d; }
+  static Dim derived(DimOp op, const Dim& lhs, const Dim& rhs);
   friend bool operator==(const Dim& a, const Dim& b) { return a.size == b.size && a.sym == b.sym; }
+  friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
 };
+struct DimExpr {
+  DimOp op;
+  Dim lhs, rhs;
+};
+const char* dimOpName(DimOp op);      // "add", "sub", "mul", "div", "mod" (textual IR)
+const char* dimOpSpelling(DimOp op);  // "+", "-", "*", "/", "%" (canonical spelling)
 
 struct TypeStorage {
   TypeKind kind = TypeKind::Scalar;

@@ -466,23 +466,56 @@ private:
     if (consume(Tok::RBracket)) return true;
     do {
       Dim d;
-      if (tok_.kind == Tok::Int) {
-        if (!parseInt(d.size)) return false;
-        if (d.size < 0) {
-          SourceRange r = range(tok_.begin, tok_.begin);
-          error(DiagID::err_ir_bad_type_param, r) << "extent" << std::to_string(d.size);
-          return false;
-        }
-      } else if (tok_.kind == Tok::Bare) {
-        d.sym = std::string(tok_.text);
-        lex();
-      } else if (!consume(Tok::Question)) {
-        expected("an extent");
-        return false;
-      }
+      if (!parseDim(d, 0)) return false;
       shape.push_back(std::move(d));
     } while (consume(Tok::Comma));
     return expect(Tok::RBracket, "']'");
+  }
+
+  // An extent: `128`, `n`, `?`, or a derived extent `div(K, tp)` (add, sub, mul, div, mod).
+  bool parseDim(Dim& d, unsigned depth) {
+    if (tok_.kind == Tok::Int) {
+      if (!parseInt(d.size)) return false;
+      if (d.size < 0) {
+        SourceRange r = range(tok_.begin, tok_.begin);
+        error(DiagID::err_ir_bad_type_param, r) << "extent" << std::to_string(d.size);
+        return false;
+      }
+      return true;
+    }
+    if (tok_.kind == Tok::Bare) {
+      std::string name(tok_.text);
+      SourceRange at = tokRange();
+      lex();
+      if (tok_.kind != Tok::LParen) {
+        d.sym = std::move(name);
+        return true;
+      }
+      static const DimOp ops[] = {DimOp::Add, DimOp::Sub, DimOp::Mul, DimOp::Div, DimOp::Mod};
+      const DimOp* op = nullptr;
+      for (const DimOp& o : ops)
+        if (name == dimOpName(o)) op = &o;
+      if (!op) {
+        error(DiagID::err_ir_bad_type_param, at) << "extent operation" << name;
+        return false;
+      }
+      if (depth >= kMaxNesting) {
+        error(DiagID::err_ir_nesting_too_deep, at) << std::to_string(kMaxNesting);
+        return false;
+      }
+      lex();
+      Dim l, r;
+      if (!parseDim(l, depth + 1) || !expect(Tok::Comma, "','") || !parseDim(r, depth + 1) ||
+          !expect(Tok::RParen, "')'"))
+        return false;
+      d = Dim::derived(*op, l, r);
+      return true;
+    }
+    if (!consume(Tok::Question)) {
+      expected("an extent");
+      return false;
+    }
+    return true;
   }
 
   // ---- attributes ----

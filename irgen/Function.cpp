@@ -55,6 +55,7 @@ I::Operation* FunctionContext::lowerKernel() {
   }
   if (info_->sharedBudget >= 0) attrs.push_back({"shared", I::Attribute::integer(info_->sharedBudget)});
   if (!info_->deterministic) attrs.push_back({"nondeterministic", I::Attribute::unit()});
+  if (!info_->flops.empty()) attrs.push_back({"flops", I::Attribute::string(info_->flops)});
   if (!info_->autotuneSpace.empty()) {
     std::vector<std::string> keys;
     std::vector<I::Attribute> vals;

@@ -72,8 +72,7 @@ bool sameLowered(const Lowered& a, const Lowered& b);
 I::ScalarKind scalarKindOf(DType d);
 inline bool isFloatKind(I::ScalarKind k) { return I::scalarClass(k) == I::ScalarClass::Float; }
 inline bool isUnsignedKind(I::ScalarKind k) { return I::scalarClass(k) == I::ScalarClass::UInt; }
-// Extent text -> IR dimension. Derived extents (K/tp) become one identifier (K_tp): the textual
-// IR names extents by identifiers only.
+// Sema's extent -> IR dimension; expressions (K/tp) become derived dimensions.
 I::Dim dimOf(const Extent& e);
 
 // The builtin a callee names, or null.

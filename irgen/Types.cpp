@@ -32,27 +32,26 @@ I::ScalarKind scalarKindOf(DType d) {
   }
 }
 
-// Extent text -> IR dimension. Derived extents (K/tp) become one identifier (K_tp): the textual
-// IR names extents by identifiers only.
+// Sema's extent -> IR dimension: constants, symbols and unknowns as they are; expressions
+// (K/tp) as derived dimensions over the same tree.
 I::Dim dimOf(const Extent& e) {
-  I::Dim d;
-  if (extentIsConst(e)) {
-    d.size = extentValue(e);
-    return d;
+  switch (e.kind()) {
+    case Extent::Kind::Unknown: return I::Dim();
+    case Extent::Kind::Const: return I::Dim::fixed(e.value());
+    case Extent::Kind::Symbol: return I::Dim::symbol(e.str());
+    case Extent::Kind::Expr: break;
   }
-  if (e.empty() || e == "?") return d;
-  std::string s;
-  for (char c : e) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (ok)
-      s += c;
-    else if (!s.empty() && s.back() != '_')
-      s += '_';
+  I::DimOp op = I::DimOp::Add;
+  switch (e.op()) {
+    case Extent::Op::Add: op = I::DimOp::Add; break;
+    case Extent::Op::Sub: op = I::DimOp::Sub; break;
+    case Extent::Op::Mul: op = I::DimOp::Mul; break;
+    case Extent::Op::Div: op = I::DimOp::Div; break;
+    case Extent::Op::Mod: op = I::DimOp::Mod; break;
   }
-  while (!s.empty() && s.back() == '_') s.pop_back();
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) s = "d" + s;
-  d.sym = s;
-  return d;
+  I::Dim l = dimOf(e.lhs()), r = dimOf(e.rhs());
+  if ((!l.isStatic() && l.sym.empty()) || (!r.isStatic() && r.sym.empty())) return I::Dim();
+  return I::Dim::derived(op, l, r);
 }
 
 I::Type FunctionContext::scalarType(DType d, const NumericPolicy& p) {

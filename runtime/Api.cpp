@@ -2,6 +2,8 @@
 #include "runtime/Backend.h"
 #include "runtime/Device.h"
 #include "runtime/LaunchChecks.h"
+#include "runtime/Nvtx.h"
+#include "runtime/Profiler.h"
 #include "runtime/Status.h"
 
 #include <mutex>
@@ -109,7 +111,11 @@ tessera_status tessera_memcpy(void *dst, const void *src, size_t bytes) {
   if (!dst || !src)
     return fail(TESSERA_ERROR_NULL_POINTER, "tessera_memcpy: null ", dst ? "source" : "destination");
   GET_BACKEND(b);
-  return b->copy(dst, src, bytes, nullptr, false);
+  nvtx::Range range("memcpy");
+  profile::Scope scope(profile::Kind::Copy, "memcpy", nullptr);
+  TESSERA_TRY(b->copy(dst, src, bytes, nullptr, false));
+  scope.finish(bytes, 0);
+  return TESSERA_SUCCESS;
 }
 
 tessera_status tessera_memcpy_async(void *dst, const void *src, size_t bytes, tessera_stream stream) {
@@ -119,7 +125,11 @@ tessera_status tessera_memcpy_async(void *dst, const void *src, size_t bytes, te
   if (!dst || !src)
     return fail(TESSERA_ERROR_NULL_POINTER, "tessera_memcpy_async: null ", dst ? "source" : "destination");
   GET_BACKEND(b);
-  return b->copy(dst, src, bytes, stream, true);
+  nvtx::Range range("memcpy_async");
+  profile::Scope scope(profile::Kind::Copy, "memcpy_async", stream);
+  TESSERA_TRY(b->copy(dst, src, bytes, stream, true));
+  scope.finish(bytes, 0);
+  return TESSERA_SUCCESS;
 }
 
 tessera_status tessera_memset(void *dst, int value, size_t bytes) {
@@ -128,7 +138,11 @@ tessera_status tessera_memset(void *dst, int value, size_t bytes) {
   if (!dst)
     return fail(TESSERA_ERROR_NULL_POINTER, "tessera_memset: null destination");
   GET_BACKEND(b);
-  return b->fill(dst, value, bytes);
+  nvtx::Range range("memset");
+  profile::Scope scope(profile::Kind::Copy, "memset", nullptr);
+  TESSERA_TRY(b->fill(dst, value, bytes));
+  scope.finish(bytes, 0);
+  return TESSERA_SUCCESS;
 }
 
 tessera_status tessera_stream_create(tessera_stream *out) {
@@ -228,7 +242,11 @@ tessera_status tessera_graph_launch(tessera_graph graph, tessera_stream stream) 
     return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_launch: null, unknown or destroyed graph");
   TESSERA_TRY(checkStream("tessera_graph_launch", stream));
   GET_BACKEND(b);
-  return b->graphLaunch(graph, stream);
+  nvtx::Range range("graph");
+  profile::Scope scope(profile::Kind::Graph, "graph", stream);
+  TESSERA_TRY(b->graphLaunch(graph, stream));
+  scope.finish(0, 0);
+  return TESSERA_SUCCESS;
 }
 
 tessera_status tessera_graph_destroy(tessera_graph graph) {
@@ -245,7 +263,20 @@ tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_l
     TESSERA_TRY(checkStream("tessera_launch", opts->stream));
   LaunchPlan plan;
   TESSERA_TRY(planLaunch(kernel, opts, args, num_args, *b, plan));
-  return b->launch(plan, opts ? opts->stream : nullptr);
+  tessera_stream stream = opts ? opts->stream : nullptr;
+  nvtx::Range range(kernel->name);
+  profile::Scope scope(profile::Kind::Launch, kernel->name, stream);
+  TESSERA_TRY(b->launch(plan, stream));
+  if (profile::enabled())
+    scope.finish(profile::launchBytes(plan), profile::launchFlops(plan), plan.module ? plan.module->name : "");
+  return TESSERA_SUCCESS;
+}
+
+tessera_status tessera_profile_flush(void) {
+  std::string error;
+  if (!profile::flush(error))
+    return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_profile_flush: ", error);
+  return TESSERA_SUCCESS;
 }
 
 } // extern "C"

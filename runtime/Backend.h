@@ -61,6 +61,8 @@ public:
   virtual tessera_status eventSynchronize(tessera_event event) = 0;
   virtual tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) = 0;
   virtual tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) = 0;
+  // Whether `stream` is recording into a graph (work submitted to it does not run now).
+  virtual bool capturing(tessera_stream stream) = 0;
   virtual tessera_status beginCapture(tessera_stream stream) = 0;
   virtual tessera_status endCapture(tessera_stream stream, tessera_graph *out) = 0;
   virtual tessera_status graphLaunch(tessera_graph graph, tessera_stream stream) = 0;

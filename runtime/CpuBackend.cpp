@@ -122,6 +122,9 @@ public:
     *ms = std::chrono::duration<float, std::milli>(b->time - a->time).count();
     return TESSERA_SUCCESS;
   }
+  bool capturing(tessera_stream stream) override {
+    return stream && static_cast<CpuStream *>(stream)->capturing;
+  }
   tessera_status beginCapture(tessera_stream stream) override {
     auto *s = static_cast<CpuStream *>(stream);
     if (s->capturing)

@@ -276,6 +276,10 @@ public:
       return fail(TESSERA_ERROR_NOT_READY, "tessera_event_elapsed_ms: an event has not completed");
     return check(r, "cuEventElapsedTime");
   }
+  bool capturing(tessera_stream stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return d_.cuStreamIsCapturing(raw(stream), &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
   tessera_status beginCapture(tessera_stream stream) override {
     TESSERA_TRY(enter());
     // Relaxed: lazily loading a module during capture must stay legal.
@@ -314,7 +318,7 @@ private:
     if (it == modules_.end())
       return;
     for (uint32_t i = 0; i < m->num_kernels; ++i) {
-      auto f = functions_.find(&m->kernels[i]);
+      auto f = functions_.find(tessera_module_kernel(m, i));
       if (f != functions_.end()) {
         sharedOptIn_.erase(f->second);
         functions_.erase(f);

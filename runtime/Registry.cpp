@@ -19,9 +19,11 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': kernel '", kname, "': ",
                 parts...);
   };
-  if (k.struct_size != sizeof(tessera_kernel_desc))
+  // ABI 2 modules have the shorter descriptor without resources and flops.
+  size_t want = m->abi_version == 2 ? TESSERA_KERNEL_DESC_V2_SIZE : sizeof(tessera_kernel_desc);
+  if (k.struct_size != want)
     return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name, "': kernel '", kname,
-                "': descriptor size ", k.struct_size, ", runtime expects ", sizeof(tessera_kernel_desc));
+                "': descriptor size ", k.struct_size, ", runtime expects ", want, " for ABI ", m->abi_version);
   if (!k.name || !*k.name)
     return bad("kernel without a name");
   if (k.num_params && !k.params)
@@ -71,6 +73,16 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
         return bad("parameter '", pname, "': dimension ", d, " has invalid extent kind ", e.kind);
     }
   }
+  if (tessera_kernel_has_v3(&k)) {
+    if (k.num_resources && !k.resources)
+      return bad("num_resources is ", k.num_resources, " but resources is null");
+    if (k.flops_len && !k.flops)
+      return bad("flops_len is ", k.flops_len, " but flops is null");
+    for (uint32_t j = 0; j < k.flops_len; ++j)
+      if (k.flops[j].op == TESSERA_EXPR_SYMBOL &&
+          (k.flops[j].symbol < 0 || static_cast<uint32_t>(k.flops[j].symbol) >= k.num_symbols))
+        return bad("the flops expression names symbol ", k.flops[j].symbol, " of ", k.num_symbols);
+  }
   if (k.num_grid_blocks && !k.grid_blocks)
     return bad("num_grid_blocks is ", k.num_grid_blocks, " but grid_blocks is null");
   for (uint32_t i = 0; i < k.num_grid_blocks; ++i) {
@@ -106,10 +118,10 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
 tessera_status validateModule(const tessera_module_desc *m) {
   if (!m)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "null module descriptor");
-  if (m->abi_version != TESSERA_ABI_VERSION)
+  if (m->abi_version < TESSERA_ABI_MIN_VERSION || m->abi_version > TESSERA_ABI_VERSION)
     return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name ? m->name : "<unnamed>",
                 "' was built for Tessera ABI ", m->abi_version, ", this runtime implements ABI ",
-                TESSERA_ABI_VERSION, "; rebuild it with a matching tesserac");
+                TESSERA_ABI_MIN_VERSION, " to ", TESSERA_ABI_VERSION, "; rebuild it with a matching tesserac");
   if (m->struct_size != sizeof(tessera_module_desc))
     return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name ? m->name : "<unnamed>",
                 "': descriptor size ", m->struct_size, ", runtime expects ",
@@ -122,11 +134,12 @@ tessera_status validateModule(const tessera_module_desc *m) {
   if (m->fatbin && !m->fatbin_size)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': fatbin of size 0");
   for (uint32_t i = 0; i < m->num_kernels; ++i) {
-    TESSERA_TRY(validateKernel(m, m->kernels[i]));
+    const tessera_kernel_desc &k = *tessera_module_kernel(m, i);
+    TESSERA_TRY(validateKernel(m, k));
     for (uint32_t j = 0; j < i; ++j)
-      if (!std::strcmp(m->kernels[i].name, m->kernels[j].name))
-        return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': kernel '",
-                    m->kernels[i].name, "' is defined twice");
+      if (!std::strcmp(k.name, tessera_module_kernel(m, j)->name))
+        return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': kernel '", k.name,
+                    "' is defined twice");
   }
   return TESSERA_SUCCESS;
 }
@@ -181,8 +194,8 @@ tessera_status Registry::find(const char *module, const char *kernel,
     if (std::strcmp(m->name, module))
       continue;
     for (uint32_t i = 0; i < m->num_kernels; ++i)
-      if (!std::strcmp(m->kernels[i].name, kernel)) {
-        *out = &m->kernels[i];
+      if (!std::strcmp(tessera_module_kernel(m, i)->name, kernel)) {
+        *out = tessera_module_kernel(m, i);
         return TESSERA_SUCCESS;
       }
     return fail(TESSERA_ERROR_NOT_FOUND, "module '", module, "' has no kernel '", kernel, "'");

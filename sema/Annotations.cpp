@@ -237,7 +237,12 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
         }
         return std::to_string(c->i);
       }
-      return text(e->range);
+      Extent::Op op = b->op == BinaryOp::Add   ? Extent::Op::Add
+                      : b->op == BinaryOp::Sub ? Extent::Op::Sub
+                      : b->op == BinaryOp::Mul ? Extent::Op::Mul
+                      : b->op == BinaryOp::Mod ? Extent::Op::Mod
+                                               : Extent::Op::Div;
+      return Extent::binary(op, l, r);
     }
     case NodeKind::ErrorExpr: return "?";
     default:
@@ -421,6 +426,8 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
           for (Argument& a : call->args) {
             if (a.keyword == "deterministic")
               if (auto c = evalConst(a.value, nullptr); c && c->isNumber()) info.deterministic = c->asDouble() != 0;
+            if (a.keyword == "flops")
+              if (auto c = evalConst(a.value, nullptr); c && c->kind == ConstValue::Str) info.flops = c->s;
             if (a.keyword == "space") {
               bool valid = false;
               auto addCands = [&](const std::string& name, Expr* v) {

@@ -184,15 +184,12 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
                 if (want != got) ok = false;
                 continue;
               }
-              bool symbol = !want.empty() && (std::isalpha(static_cast<unsigned char>(want[0])) || want[0] == '_') &&
-                            std::all_of(want.begin(), want.end(), [](char ch) {
-                              return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-                            });
+              bool symbol = want.kind() == Extent::Kind::Symbol;
               if (!symbol) continue;
-              auto [it, inserted] = symbolSizes.emplace(want, std::make_pair(got, target->name));
+              auto [it, inserted] = symbolSizes.emplace(want.str(), std::make_pair(got.str(), target->name));
               if (!inserted && it->second.first != got) {
                 diags.report(DiagID::err_shape_symbol_conflict, a.value->range)
-                    << want << fnType->name << it->second.first << it->second.second << got << target->name;
+                    << want.str() << fnType->name << it->second.first << it->second.second << got.str() << target->name;
                 conflict = true;
               }
             }

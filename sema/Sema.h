@@ -40,6 +40,7 @@ struct FunctionInfo {
   SourceRange sharedClauseRange;
   SourceRange kernelDecoratorRange;   // the `@kernel...` decorator expression
   bool deterministic = true;
+  std::string flops;  // @kernel(flops="2*M*N*K"): work of one launch over the shape symbols (profiling)
   std::map<std::string, std::vector<long long>> autotuneSpace;
   std::vector<ShapeBinding> shapeBindings;
   std::vector<SharedAllocation> sharedAllocations;

@@ -19,22 +19,13 @@ const char* privilegeName(Privilege p) {
   return "";
 }
 
-bool extentIsConst(const Extent& e) {
-  if (e.empty()) return false;
-  size_t i = e[0] == '-' ? 1 : 0;
-  if (i >= e.size()) return false;
-  for (; i < e.size(); ++i)
-    if (e[i] < '0' || e[i] > '9') return false;
-  return e.size() < 19;
-}
-long long extentValue(const Extent& e) { return std::atoll(e.c_str()); }
 
 namespace {
 std::string joinDims(const std::vector<Extent>& dims, const char* sep) {
   std::string s;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i) s += sep;
-    s += dims[i];
+    s += dims[i].str();
   }
   return s;
 }

@@ -25,6 +25,7 @@
 
 #include "sema/Builtins.h"
 #include "sema/DType.h"
+#include "sema/Extent.h"
 
 namespace tessera {
 
@@ -41,10 +42,10 @@ const char* privilegeName(Privilege p);
 
 enum class FunctionKind : uint8_t { Plain, Kernel, Jit };
 
-// One extent of a shape: a constant ("128"), a symbolic expression ("n", "K/tp") or unknown ("?").
-using Extent = std::string;
-bool extentIsConst(const Extent& e);
-long long extentValue(const Extent& e);  // only when extentIsConst
+// One extent of a shape (sema/Extent.h): a constant ("128"), a symbol ("n"), an expression ("K/tp")
+// or unknown ("?").
+inline bool extentIsConst(const Extent& e) { return e.isConst(); }
+inline long long extentValue(const Extent& e) { return e.value(); }  // only when extentIsConst
 
 class Type {
 public:

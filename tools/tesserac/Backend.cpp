@@ -5,6 +5,7 @@
 
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
+#include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
@@ -81,8 +82,19 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                             : emit == EmitKind::Cubin ? codegen::StopAfter::Cubin
                                                       : codegen::StopAfter::Object;
   if (emit == EmitKind::Header) stop = codegen::StopAfter::LLVM;
+  if (opts.resourceUsage != DriverOptions::ResourceUsage::Off &&
+      (co.archs.empty() || stop == codegen::StopAfter::LLVM || stop == codegen::StopAfter::PTX))
+    return fail("--resource-usage reads the cubins: it needs GPU code (--target=all or gpu) and an output that "
+                "assembles them (an object or --emit=cubin)");
   codegen::CompileOutput out;
   if (!codegen::compileModule(m, co, stop, out, error)) return fail(error);
+  if (opts.resourceUsage != DriverOptions::ResourceUsage::Off) {
+    // Like nvcc --resource-usage: on stdout, unless the compile's output goes there.
+    std::ostream& os = opts.output == "-" ? std::cerr : std::cout;
+    os << (opts.resourceUsage == DriverOptions::ResourceUsage::Json
+               ? codegen::formatResourcesJson(co.moduleName, out.kernels)
+               : codegen::formatResourcesText(co.sourceName, out.kernels));
+  }
 
   std::string path = opts.output;
   switch (emit) {

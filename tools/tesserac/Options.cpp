@@ -38,6 +38,27 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     std::string v;
     if (a == "-h" || a == "--help") {
       opts.showHelp = true;
+    // --- build tools (issue 19)
+    } else if (a == "--version") {
+      opts.showVersion = true;
+    } else if (a == "-MD") {
+      opts.depFile = true;
+    } else if (a == "-MP") {
+      opts.depPhony = true;
+    } else if (a == "-MF" || (startsWith(a, "-MF") && a.size() > 3)) {
+      if (!value("-MF", v)) return false;
+      opts.depFilePath = v;
+    } else if (a == "-MT" || (startsWith(a, "-MT") && a.size() > 3)) {
+      if (!value("-MT", v)) return false;
+      opts.depTargets.push_back(v);
+    } else if (a == "--resource-usage" || a == "--resource-usage=text") {
+      opts.resourceUsage = DriverOptions::ResourceUsage::Text;
+    } else if (a == "--resource-usage=json") {
+      opts.resourceUsage = DriverOptions::ResourceUsage::Json;
+    } else if (startsWith(a, "--resource-usage=")) {
+      error = "unknown --resource-usage format '" + std::string(a.substr(17)) + "' (expected text or json)";
+      return false;
+    // --- end build tools
     } else if (a == "-o" || (startsWith(a, "-o") && a.size() > 2)) {
       if (!value("-o", v)) return false;
       opts.output = v;
@@ -133,7 +154,11 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.inputs.emplace_back(a);
     }
   }
-  if (!opts.showHelp && !opts.printBuiltinsMarkdown && opts.inputs.empty()) {
+  if ((!opts.depFilePath.empty() || !opts.depTargets.empty() || opts.depPhony) && !opts.depFile) {
+    error = "-MF, -MT and -MP need -MD (write a dependency file)";
+    return false;
+  }
+  if (!opts.showHelp && !opts.showVersion && !opts.printBuiltinsMarkdown && opts.inputs.empty()) {
     error = "no input file";
     return false;
   }
@@ -162,6 +187,15 @@ void printDriverHelp() {
       "  --print-after-all         print the Tile IR after every pass\n"
       "  --time-passes             time every Tile IR pass\n"
       "  --verify-each             verify the Tile IR after every pass\n"
+      "  --resource-usage[=json]   per kernel and architecture: registers, spills, shared and\n"
+      "                            local memory, occupancy, tensor-core/TMA/cp.async counts\n"
+      "  -MD                       also write a make-style dependency file (the input and every\n"
+      "                            module it imports)\n"
+      "  -MF FILE                  the dependency file (default: the output with .d)\n"
+      "  -MT TARGET                the target of its rule (default: the output; repeatable)\n"
+      "  -MP                       add a phony rule per dependency (deleted imports do not\n"
+      "                            break the build)\n"
+      "  --version                 the compiler, LLVM and CUDA toolkit versions\n"
       "  --format [-i]             print the formatted source (-i: rewrite the file in place)\n"
       "  --print-builtins-markdown print the builtins reference of docs/language.md and exit\n");
 }

@@ -37,6 +37,14 @@ struct DriverOptions {
   bool timePasses = false;     // --time-passes
   bool verifyEach = false;     // --verify-each
   // --- end code generation
+  // --- build tools (issue 19)
+  bool showVersion = false;    // --version
+  bool depFile = false;        // -MD: write a make-style dependency file
+  std::string depFilePath;     // -MF: where (default: the output with .d for its extension)
+  std::vector<std::string> depTargets;  // -MT: the rule's targets (default: the output)
+  bool depPhony = false;       // -MP: a phony rule per dependency
+  enum class ResourceUsage { Off, Text, Json } resourceUsage = ResourceUsage::Off;  // --resource-usage[=json]
+  // --- end build tools
 };
 
 // Returns false and sets `error` on a bad command line.

@@ -15,6 +15,8 @@
 #include "ir/AsmFormat.h"
 #include "ir/IR.h"
 #include "tools/tesserac/Backend.h"
+#include "tools/tesserac/DepFile.h"
+#include "tools/tesserac/Version.h"
 #if HAVE_TESSERA_SEMA
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
@@ -45,6 +47,20 @@ public:
 private:
   std::unique_ptr<std::ofstream> file_;
 };
+
+// -MD: the dependency file of a successful compile (`status` 0) that read `deps`.
+int withDepFile(int status, const DriverOptions& opts, const std::vector<std::string>& deps) {
+  if (status != 0 || !opts.depFile) return status;
+  std::string output = opts.output;
+  if (output.empty() || output == "-") {
+    std::string base = opts.inputs[0].substr(opts.inputs[0].find_last_of('/') + 1);
+    output = base.substr(0, base.find_last_of('.')) + ".o";
+  }
+  std::string error;
+  if (writeDepFile(opts, output, deps, error)) return 0;
+  std::cerr << "tesserac: error: " << error << "\n";
+  return 1;
+}
 
 int run(const DriverOptions& opts) {
   SourceManager sm;
@@ -103,7 +119,7 @@ int run(const DriverOptions& opts) {
       diags.finish();
       return 1;
     }
-    return runBackend(*irModule, opts, diags);
+    return withDepFile(runBackend(*irModule, opts, diags), opts, {opts.inputs[0]});
   }
   // --- end Tile IR input
 
@@ -135,11 +151,14 @@ int run(const DriverOptions& opts) {
   SemaContext sema(sm, ctx);
   sema.includePaths = opts.includePaths;
   analyzeModule(*module, sema, diags);
+  std::vector<std::string> deps = {opts.inputs[0]};  // -MD: the input and every imported module
+  for (const auto& [path, info] : sema.modules)
+    if (!path.empty()) deps.push_back(path);
   if (opts.checkOnly || (opts.emitGiven && opts.emit == EmitKind::Sema)) {
     if (opts.emitGiven && opts.emit == EmitKind::Sema)
       dumpAST(*module, sm, out.os(), [&](const Node& n) { return sema.annotate(n); });
     diags.finish();
-    return diags.hasErrors() ? 1 : 0;
+    return withDepFile(diags.hasErrors() ? 1 : 0, opts, deps);
   }
 #endif
 #if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
@@ -156,9 +175,9 @@ int run(const DriverOptions& opts) {
     if (opts.emitGiven && opts.emit == EmitKind::TileIR && opts.passes.empty()) {
       out.os() << ir::printModule(*lowered);
       diags.finish();
-      return out.os().flush() ? 0 : 1;
+      return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
     }
-    return runBackend(*lowered, opts, diags);
+    return withDepFile(runBackend(*lowered, opts, diags), opts, deps);
   }
   diags.finish();
   return 1;
@@ -181,6 +200,10 @@ int main(int argc, char** argv) {
   }
   if (opts.showHelp) {
     printDriverHelp();
+    return 0;
+  }
+  if (opts.showVersion) {
+    printVersion(std::cout);
     return 0;
   }
 #if HAVE_TESSERA_SEMA

@@ -19,8 +19,11 @@
 extern "C" {
 #endif
 
-/* Bumped on any incompatible change to the registration structs below. */
-#define TESSERA_ABI_VERSION 2
+/* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc; the
+ * runtime still registers modules of every version from TESSERA_ABI_MIN_VERSION on (their kernel
+ * descriptors are shorter: struct_size says which fields exist, see tessera_module_kernel). */
+#define TESSERA_ABI_VERSION 3
+#define TESSERA_ABI_MIN_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
 #define TESSERA_HOST (-1)
@@ -108,6 +111,8 @@ int64_t tessera_tensor_numel(const tessera_tensor *t);
 
 typedef enum tessera_param_kind { TESSERA_PARAM_TENSOR = 0, TESSERA_PARAM_SCALAR = 1 } tessera_param_kind;
 #define TESSERA_PARAM_MUT 0x1u /* tessera_param_desc.flags: the kernel writes this tensor */
+/* ABI 3: a mut tensor the kernel never reads (profiling counts its bytes once, not twice). */
+#define TESSERA_PARAM_WRITE_ONLY 0x2u
 
 /* One dimension of a tensor parameter. */
 typedef enum tessera_extent_kind {
@@ -197,6 +202,32 @@ typedef struct tessera_grid_block {
   int64_t step;
 } tessera_grid_block;
 
+/* ABI 3: what a kernel's code uses on one GPU architecture, as tesserac read it from the cubin
+ * (tesserac --resource-usage prints the same figures). Occupancy is for the kernel's default
+ * group size and its shared_bytes. Instruction counts are static counts in the PTX. */
+#define TESSERA_RESOURCES_ARCH_SPECIFIC 0x1u /* built for sm_XXa */
+#define TESSERA_RESOURCES_SHARED_RESERVED 0x2u /* static_shared_bytes holds the system's 1 KiB */
+typedef struct tessera_kernel_resources {
+  uint32_t sm;                /* 90 for sm_90 and sm_90a */
+  uint32_t flags;             /* TESSERA_RESOURCES_* */
+  uint32_t registers;         /* per thread */
+  uint32_t stack_bytes;       /* per thread */
+  uint32_t spill_store_bytes;
+  uint32_t spill_load_bytes;
+  uint64_t static_shared_bytes;
+  uint64_t local_bytes;
+  uint32_t threads_per_group;
+  uint32_t groups_per_sm;     /* occupancy: groups resident on one multiprocessor */
+  uint32_t warps_per_sm;
+  uint32_t max_warps_per_sm;
+  uint32_t mma_count;         /* mma.sync */
+  uint32_t wgmma_count;       /* wgmma.mma_async */
+  uint32_t tma_count;         /* cp.async.bulk* */
+  uint32_t cp_async_count;    /* cp.async.ca/cg */
+  uint32_t ldmatrix_count;
+  uint32_t reserved;
+} tessera_kernel_resources;
+
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
   uint32_t flags;       /* TESSERA_KERNEL_* */
@@ -219,7 +250,21 @@ typedef struct tessera_kernel_desc {
   const struct tessera_grid_block *grid_blocks;
   uint32_t num_grid_blocks;
   uint32_t reserved;
+  /* ABI 3: present when struct_size covers them (tessera_kernel_has_v3). */
+  const tessera_kernel_resources *resources; /* one per GPU architecture of the fatbin */
+  uint32_t num_resources;
+  uint32_t flops_len;                       /* 0: the work of a launch is unknown */
+  const tessera_expr_op *flops;             /* floating-point operations of one launch, over
+                                             * the symbols (@kernel(flops="2*M*N*K")) */
 } tessera_kernel_desc;
+
+/* Size of an ABI 2 kernel descriptor: the fields up to `reserved`. */
+#define TESSERA_KERNEL_DESC_V2_SIZE offsetof(tessera_kernel_desc, resources)
+/* Whether `k` carries the ABI 3 fields (resources, flops). */
+static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
+  return k->struct_size >= sizeof(tessera_kernel_desc);
+}
+
 
 /* Tiles per GPU thread of a kernel (1 unless TESSERA_KERNEL_GPU_TILES_* says otherwise). */
 static inline uint32_t tessera_kernel_gpu_tiles(const tessera_kernel_desc *k) {
@@ -236,6 +281,12 @@ typedef struct tessera_module_desc {
   uint32_t num_kernels;
   uint32_t reserved;
 } tessera_module_desc;
+
+/* Kernel i of a module: descriptors are struct_size bytes apart, which is shorter than
+ * sizeof(tessera_kernel_desc) in modules built for an older ABI. */
+static inline const tessera_kernel_desc *tessera_module_kernel(const tessera_module_desc *m, uint32_t i) {
+  return (const tessera_kernel_desc *)((const char *)m->kernels + (size_t)i * m->kernels[0].struct_size);
+}
 
 /* Called by a module's load-time constructor / unload-time destructor. The descriptor must
  * stay valid until unregistered. */
@@ -404,6 +455,16 @@ static inline tessera_arg tessera_arg_scalar(int32_t dtype, const void *value, s
  * nothing is launched and the message names kernel, parameter and problem. */
 tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                               const tessera_arg *args, uint32_t num_args);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Profiling                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* With TESSERA_PROFILE=path.json in the environment, every launch, copy, collective and graph
+ * launch is recorded (stream, duration, bytes, flops) and at exit the runtime writes a Chrome
+ * trace to path.json and prints a summary table on stderr (docs/tuning.md). This writes both
+ * now, with everything recorded so far (NOT_SUPPORTED when profiling is off). */
+tessera_status tessera_profile_flush(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -73,6 +73,16 @@ TEST_CASE("registration structs have the layout of runtime.h") {
   CHECK(kd->getElementOffset(14) == offsetof(tessera_kernel_desc, num_workspace));
   CHECK(kd->getElementOffset(15) == offsetof(tessera_kernel_desc, grid_blocks));
   CHECK(kd->getElementOffset(16) == offsetof(tessera_kernel_desc, num_grid_blocks));
+  CHECK(kd->getElementOffset(18) == offsetof(tessera_kernel_desc, resources));
+  CHECK(kd->getElementOffset(18) == TESSERA_KERNEL_DESC_V2_SIZE);
+  CHECK(kd->getElementOffset(19) == offsetof(tessera_kernel_desc, num_resources));
+  CHECK(kd->getElementOffset(20) == offsetof(tessera_kernel_desc, flops_len));
+  CHECK(kd->getElementOffset(21) == offsetof(tessera_kernel_desc, flops));
+  auto* rs = layout("tessera_kernel_resources");
+  CHECK(rs->getSizeInBytes() == sizeof(tessera_kernel_resources));
+  CHECK(rs->getElementOffset(6) == offsetof(tessera_kernel_resources, static_shared_bytes));
+  CHECK(rs->getElementOffset(8) == offsetof(tessera_kernel_resources, threads_per_group));
+  CHECK(rs->getElementOffset(16) == offsetof(tessera_kernel_resources, ldmatrix_count));
   auto* gb = layout("tessera_grid_block");
   CHECK(gb->getSizeInBytes() == sizeof(tessera_grid_block));
   auto* ws = layout("tessera_workspace_slot");

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 using namespace rttest;
 
 namespace {
@@ -54,7 +56,7 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
   m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 3, this runtime implements ABI 2") == 0);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 4, this runtime implements ABI 2 to 3") == 0);
   m.desc()->abi_version = TESSERA_ABI_VERSION;
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
@@ -130,4 +132,33 @@ TEST_CASE("status names and dtype facts") {
   tessera::Status s = tessera::Status::from(tessera_find_kernel("nope", "k", nullptr));
   CHECK(s.code() == TESSERA_ERROR_INVALID_ARGUMENT);
   CHECK(s.toString() == "TESSERA_ERROR_INVALID_ARGUMENT: tessera_find_kernel: null argument");
+}
+
+TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still register") {
+  // Two kernels packed at the ABI 2 stride, as an older tesserac lays them out.
+  TestModule built("reg_v3_source", {simple("k1"), simple("k2")}, nullptr, 0, false);
+  size_t stride = TESSERA_KERNEL_DESC_V2_SIZE;
+  std::vector<unsigned char> packed(2 * stride);
+  for (uint32_t i = 0; i < 2; ++i) {
+    tessera_kernel_desc d = *built.kernel(i);
+    d.struct_size = static_cast<uint32_t>(stride);
+    std::memcpy(packed.data() + i * stride, &d, stride);
+  }
+  tessera_module_desc v2 = *built.desc();
+  v2.name = "reg_v2";
+  v2.abi_version = 2;
+  v2.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  REQUIRE(tessera_register_module(&v2) == TESSERA_SUCCESS);
+  const tessera_kernel_desc *k = nullptr;
+  REQUIRE(tessera_find_kernel("reg_v2", "k2", &k) == TESSERA_SUCCESS);
+  CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
+  CHECK_FALSE(tessera_kernel_has_v3(k));
+  CHECK(tessera_unregister_module(&v2) == TESSERA_SUCCESS);
+  // An ABI 3 module must carry the full descriptor; ABI 1 is refused.
+  v2.abi_version = 3;
+  CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
+  CHECK(msg().find("descriptor size") != std::string::npos);
+  v2.abi_version = 1;
+  CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
+  CHECK(msg().find("implements ABI 2 to 3") != std::string::npos);
 }

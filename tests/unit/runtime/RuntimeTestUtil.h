@@ -176,6 +176,7 @@ public:
   tessera_status eventSynchronize(tessera_event) override UNSUPPORTED
   tessera_status streamWaitEvent(tessera_stream, tessera_event) override UNSUPPORTED
   tessera_status eventElapsed(float *, tessera_event, tessera_event) override UNSUPPORTED
+  bool capturing(tessera_stream) override { return false; }
   tessera_status beginCapture(tessera_stream) override UNSUPPORTED
   tessera_status endCapture(tessera_stream, tessera_graph *) override UNSUPPORTED
   tessera_status graphLaunch(tessera_graph, tessera_stream) override UNSUPPORTED

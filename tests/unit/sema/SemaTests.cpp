@@ -99,6 +99,30 @@ def tp_gemm(A: f16[M, K/tp], B: f16[K/tp, N], C: mut f32[M, N/tp]):
   CHECK(f->type->str() == "kernel tp_gemm(f16[M, K/tp], f16[K/tp, N], mut f32[M, N/tp]) -> None");
 }
 
+TEST_CASE("extent expressions are typed trees with one canonical spelling") {
+  Analysis a(R"(
+@kernel
+def k(X: f32[K / 2], Y: f32[2 * (K + 1)], Z: f32[(M - 1) // 3], W: mut f32[K]):
+    pass
+)");
+  CHECK(a.ids().empty());
+  const FunctionInfo* f = a.function("k");
+  REQUIRE(f);
+  CHECK(f->type->str() == "kernel k(f32[K/2], f32[2*(K+1)], f32[(M-1)/3], mut f32[K]) -> None");
+  const Extent& y = f->type->elems[1]->dims[0];
+  REQUIRE(y.isExpr());
+  CHECK(y.op() == Extent::Op::Mul);
+  CHECK(y.lhs().isConst());
+  CHECK(y.lhs().value() == 2);
+  CHECK(y.rhs().isExpr());
+  CHECK(y.rhs().op() == Extent::Op::Add);
+  CHECK(y.rhs().lhs().kind() == Extent::Kind::Symbol);
+  CHECK(y.rhs().lhs().str() == "K");
+  // Right operands of equal precedence keep their parentheses: a-(b-c) is not a-b-c.
+  CHECK(Extent::binary(Extent::Op::Sub, "a", Extent::binary(Extent::Op::Sub, "b", "c")).str() == "a-(b-c)");
+  CHECK(Extent::binary(Extent::Op::Sub, Extent::binary(Extent::Op::Sub, "a", "b"), "c").str() == "a-b-c");
+}
+
 TEST_CASE("tile values, slices and tile ops") {
   Analysis a(R"(
 @kernel tile[(128,)]
