@@ -105,6 +105,12 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     annotate("maxntidx", k.groupShape[0]);
     annotate("maxntidy", k.groupShape[1]);
     annotate("maxntidz", k.groupShape[2]);
+    // Memory-bound groups want occupancy more than registers: ask for enough groups per SM
+    // for 768 threads, which caps ptxas at 80 registers a thread (it takes up to 255 for a
+    // group of 256 otherwise, and then runs two groups per SM; at 64 the library's row kernels
+    // spill).
+    unsigned tiles = k.groupShape[0] * k.groupShape[1] * k.groupShape[2];
+    if (isScalarBody(func) && tiles > 0 && tiles < 768) annotate("minctasm", (768 + tiles - 1) / tiles);
   }
 
   hooks_ = makeGpuHooks(shapeOf(k));
@@ -267,6 +273,12 @@ bool Lowering::lowerOp(ir::Operation& op) {
       return true;
     }
     case OpId::ArithConvert: return lowerConvert(op);
+    case OpId::ArithBitcast: {
+      llvm::Type* to = scalarType(op.result()->type);
+      if (!to) return fail(op, "bitcasts to " + ir::printType(op.result()->type) + " are not supported yet");
+      set(op.result(), b_.CreateBitCast(get(op.operand(0)), to));
+      return true;
+    }
     case OpId::TileLinearId: set(op.result(), hooks_->tileLinear(b_)); return true;
     case OpId::TileThreadId: set(op.result(), hooks_->globalLinear(b_)); return true;
     case OpId::TileLaneId: set(op.result(), hooks_->laneId(b_)); return true;
@@ -311,6 +323,20 @@ bool Lowering::lowerOp(ir::Operation& op) {
   return lowerMemory(op);
 }
 
+// The high half of a * b: mul.hi on the GPU (its instruction), the double-width product's top
+// half elsewhere; the same value on both.
+llvm::Value* Lowering::mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue) {
+  unsigned bits = a->getType()->getIntegerBitWidth();
+  if (hooks_->isGpu() && (bits == 32 || bits == 64)) {
+    llvm::Intrinsic::ID id = bits == 32 ? (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ui : llvm::Intrinsic::nvvm_mulhi_i)
+                                        : (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ull : llvm::Intrinsic::nvvm_mulhi_ll);
+    return b_.CreateIntrinsic(id, {}, {a, b});
+  }
+  llvm::Type* wide = b_.getIntNTy(2 * bits);
+  auto ext = [&](llvm::Value* v) { return isUnsignedValue ? b_.CreateZExt(v, wide) : b_.CreateSExt(v, wide); };
+  return b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(ext(a), ext(b)), bits), a->getType());
+}
+
 bool Lowering::lowerArith(ir::Operation& op) {
   ir::Type t = op.operand(0)->type;
   for (ir::Value* v : op.operands)
@@ -326,6 +352,7 @@ bool Lowering::lowerArith(ir::Operation& op) {
     case OpId::ArithAddI: r = b_.CreateAdd(a, b); break;
     case OpId::ArithSubI: r = b_.CreateSub(a, b); break;
     case OpId::ArithMulI: r = b_.CreateMul(a, b); break;
+    case OpId::ArithMulHi: r = mulHigh(a, b, isUnsigned(t)); break;
     case OpId::ArithDivSI: r = b_.CreateSDiv(a, b); break;
     case OpId::ArithDivUI: r = b_.CreateUDiv(a, b); break;
     case OpId::ArithRemSI: r = b_.CreateSRem(a, b); break;

@@ -129,6 +129,8 @@ private:
   // Vector-friendly forms of GPU bodies (VectorForms.cpp).
   bool gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles);
   bool lowerBodyVersioned(ir::Operation& func, KernelInterface& k);
+  // No tile values or async copies: per-tile scalar code (memory-bound kernels).
+  bool isScalarBody(ir::Operation& func);
   bool cpuEntry(ir::Operation& func, KernelInterface& k);
   void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
                   const std::vector<llvm::Value*>& scalars);
@@ -138,6 +140,7 @@ private:
   bool lowerBlock(ir::Block& block, ir::Operation** terminator);
   bool lowerOp(ir::Operation& op);
   bool lowerArith(ir::Operation& op);
+  llvm::Value* mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
   bool lowerMemory(ir::Operation& op);

@@ -223,14 +223,17 @@ bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::
 // are the constant 1, the data pointers are asserted aligned and the outer strides are masked to
 // their known multiple, so that LLVM can prove `x[r, j + u]`, u = 0..7 (j a multiple of 8) to be
 // one aligned 16-byte chunk and merge the accesses. The general form serves every other view.
+bool Lowering::isScalarBody(ir::Operation& func) {
+  bool scalar = true;
+  func.walk([&](ir::Operation* op) { scalar &= !isTileOp(*op) && op->id != OpId::AsyncCopy; });
+  return scalar;
+}
+
 bool Lowering::lowerBodyVersioned(ir::Operation& func, KernelInterface& k) {
   ir::Operation* term = nullptr;
-  bool eligible = hooks_->isGpu() && !regFrags_;
+  bool eligible = hooks_->isGpu() && !regFrags_ && isScalarBody(func);
   size_t ops = 0;
-  func.walk([&](ir::Operation* op) {
-    ++ops;
-    eligible &= !isTileOp(*op) && op->id != OpId::AsyncCopy;
-  });
+  func.walk([&](ir::Operation*) { ++ops; });
   std::vector<View*> tensors;
   for (auto& arg : func.body().args)
     if (arg->type->kind == ir::TypeKind::Tensor) {
@@ -274,7 +277,20 @@ bool Lowering::lowerBodyVersioned(ir::Operation& func, KernelInterface& k) {
   b_.CreateRetVoid();
   for (size_t i = 0; i < tensors.size(); ++i) *tensors[i] = saved[i];
 
+  // Unit-stride views that are not aligned (rows of an odd length): scalar accesses at constant
+  // offsets from each other; the general copy serves strided views.
   b_.SetInsertPoint(generalBB);
+  llvm::Value* unitStride = b_.getTrue();
+  for (View* v : tensors) unitStride = b_.CreateAnd(unitStride, b_.CreateICmpEQ(v->strides.back(), b_.getInt64(1)));
+  auto* contiguousBB = llvm::BasicBlock::Create(c_, "body.unit_stride", fn_);
+  auto* stridedBB = llvm::BasicBlock::Create(c_, "body.strided", fn_);
+  b_.CreateCondBr(unitStride, contiguousBB, stridedBB);
+  b_.SetInsertPoint(contiguousBB);
+  for (View* v : tensors) v->strides.back() = b_.getInt64(1);
+  if (!lowerBlock(func.body(), &term)) return false;
+  b_.CreateRetVoid();
+  for (size_t i = 0; i < tensors.size(); ++i) *tensors[i] = saved[i];
+  b_.SetInsertPoint(stridedBB);
   if (!lowerBlock(func.body(), &term)) return false;
   b_.CreateRetVoid();
   return true;

@@ -74,6 +74,7 @@ public:
   bool verifyShuffle(Operation* op);
   bool verifyCoopGroup(Operation* op);
   bool verifyGroupReduce(Operation* op);
+  bool verifyBitcast(Operation* op);
   bool verifyCoopUse(Operation* op);
   bool verifyDim(Operation* op);
   bool verifyLoad(Operation* op);
@@ -517,6 +518,12 @@ bool Verifier::verifyShuffle(Operation* op) {
   if (!operandIs(op, 0, isScalar(t), "a scalar")) return false;
   if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
   return resultType(op, 0, t);
+}
+bool Verifier::verifyBitcast(Operation* op) {
+  Type from = op->operand(0)->type, to = op->result(0)->type;
+  auto width = [](Type t) { return isScalar(t) && baseScalar(t) != ScalarKind::I1 ? scalarBits(baseScalar(t)) : 0u; };
+  if (!operandIs(op, 0, width(from) >= 8, "a scalar of 8 bits or more")) return false;
+  return resultIs(op, 0, width(to) == width(from), "a scalar as wide as the operand");
 }
 bool Verifier::verifyGroupReduce(Operation* op) {
   if (!strAttrIn(op, "kind", {"sum", "max", "min", "argmax", "argmin"})) return false;

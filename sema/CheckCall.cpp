@@ -472,6 +472,19 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         if (t && t->kind == TypeKind::Scalar && !t->weak && isInteger(t->dtype)) d = promote(d, t->dtype);
       return T.range(T.scalar(d));
     }
+    case BuiltinId::Bitcast: {
+      // Same width, scalars only: the bits are kept, so nothing rounds.
+      const Type* v = argType("value");
+      const Type* d = argType("dtype");
+      if (!v || !d || v->isLenient() || d->kind != TypeKind::DTypeValue) return T.dynamic();
+      if (v->kind != TypeKind::Scalar || v->weak || dtypeInfo(v->dtype).bits != dtypeInfo(d->dtype).bits ||
+          dtypeInfo(d->dtype).bits < 8) {
+        diags.report(DiagID::err_call_argument_type, arg("value")->range)
+            << b.name << "value" << "a typed scalar as wide as " + std::string(dtypeInfo(d->dtype).shortName) << v->str();
+        return T.error();
+      }
+      return T.scalar(d->dtype);
+    }
     case BuiltinId::TileDot: {
       const Type *a = boundType[0], *c = boundType[1];
       DType accum = DType::FP32;
