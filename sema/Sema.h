@@ -66,6 +66,9 @@ public:
   TypeContext types;
   SymbolTable symbols;
   std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
+  // The directory holding stdlib/ (`import stdlib.nn` is <stdlibDir>/stdlib/nn.tessera),
+  // searched last; empty: none. Drivers set it from defaultStdlibDir() or their option.
+  std::string stdlibDir;
 
   // Facts about every function analysed, by definition.
   std::map<const FunctionDefStmt*, std::unique_ptr<FunctionInfo>> functions;
@@ -84,6 +87,10 @@ private:
 // Analyses `module` (and, through its imports, the modules it names). Returns false when an
 // error was reported.
 bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags);
+
+// Where the standard library is found by default: $TESSERA_STDLIB_PATH, else share/tessera beside
+// the running program's bin/ directory (docs/language.md, "Imports"); empty when neither exists.
+std::string defaultStdlibDir();
 
 // Folds a compile-time expression (literals, module constants, autotune parameters, arithmetic).
 // Reports division by zero and overflow when `diags` is given.

@@ -66,7 +66,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
 
   codegen::CompileOptions co;
   std::string input = opts.inputs[0];
-  co.moduleName = codegen::cIdentifier(stem(input));
+  co.moduleName = codegen::cIdentifier(opts.moduleName.empty() ? stem(input) : opts.moduleName);
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
   co.lineInfo = opts.debugInfo;

@@ -65,6 +65,17 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     } else if (a == "-I" || (startsWith(a, "-I") && a.size() > 2)) {
       if (!value("-I", v)) return false;
       opts.includePaths.push_back(v);
+    // --- standard library (issue 14)
+    } else if (startsWith(a, "--stdlib-dir=")) {
+      opts.stdlibDir = std::string(a.substr(13));
+      opts.stdlibDirGiven = true;
+    } else if (startsWith(a, "--module-name=")) {
+      opts.moduleName = std::string(a.substr(14));
+      if (opts.moduleName.empty()) {
+        error = "--module-name needs a name";
+        return false;
+      }
+    // --- end standard library
     } else if (startsWith(a, "--emit=")) {
       std::string_view name = a.substr(7);
       bool found = false;
@@ -172,6 +183,9 @@ void printDriverHelp() {
       "  --emit=KIND               tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj, header\n"
       "  -o FILE                   write the output to FILE ('-' for stdout)\n"
       "  -I DIR                    add DIR to the module search path\n"
+      "  --stdlib-dir=DIR          where `import stdlib.x` finds DIR/stdlib/x.tessera (default: the\n"
+      "                            installed share/tessera, or $TESSERA_STDLIB_PATH; empty: none)\n"
+      "  --module-name=NAME        the module's C prefix and registered name (default: the stem)\n"
       "  --parse-only              run the front end only\n"
       "  --check                   run the front end and semantic analysis only\n"
       "  --diagnostics-format=F    text (default) or json (one object per line)\n"
