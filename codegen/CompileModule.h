@@ -22,6 +22,7 @@ struct CompileOptions {
   bool cpu = true;         // CPU executor code in the object
   unsigned optLevel = 3;
   bool lineInfo = false;   // -g
+  bool boundsCheck = false;  // --bounds-check (docs/abi.md "Bounds checking")
 };
 
 struct CompileOutput {

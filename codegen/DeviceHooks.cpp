@@ -1,13 +1,73 @@
 #include "codegen/DeviceHooks.h"
 
+#include <functional>
+
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Module.h"
+#include "runtime/include/tessera/runtime.h"
 
 namespace tessera::codegen {
 
 llvm::Value* DeviceHooks::laneId(llvm::IRBuilder<>& b) { return b.CreateAnd(tileLinear(b), b.getInt64(31)); }
 
 namespace {
+
+// A constant string in the module (address space `as`), for fault sites; one per text.
+llvm::Constant* siteString(llvm::Module& m, const std::string& text, unsigned as) {
+  auto* init = llvm::ConstantDataArray::getString(m.getContext(), text, true);
+  std::string base = "__tessera_site." + std::to_string(std::hash<std::string>()(text) % 1000000007), name = base;
+  for (int i = 1; llvm::GlobalVariable* old = m.getNamedGlobal(name); ++i) {
+    if (old->getInitializer() == init && old->getAddressSpace() == as) return old;
+    name = base + "." + std::to_string(i);
+  }
+  auto* gv = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name, nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, as);
+  gv->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return gv;
+}
+
+// __tessera_bounds_fault(site, len, index, extent, group, tile): the first faulting thread of a
+// launch claims the record (compare-and-swap on its flag) and fills it in; the runtime reads it
+// after the kernel. One definition per module, called from every check.
+llvm::Function* gpuFaultFunction(llvm::Module& m) {
+  if (llvm::Function* f = m.getFunction("__tessera_bounds_fault")) return f;
+  llvm::LLVMContext& c = m.getContext();
+  llvm::IRBuilder<> b(c);
+  auto* fnTy = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt32Ty(), b.getInt64Ty(), b.getInt64Ty(),
+                                                       b.getInt64Ty(), b.getInt64Ty()},
+                                       false);
+  auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage, "__tessera_bounds_fault", m);
+  f->addFnAttr(llvm::Attribute::NoInline);
+  auto* entry = llvm::BasicBlock::Create(c, "entry", f);
+  auto* fill = llvm::BasicBlock::Create(c, "claimed", f);
+  auto* copy = llvm::BasicBlock::Create(c, "copy", f);
+  auto* done = llvm::BasicBlock::Create(c, "done", f);
+  b.SetInsertPoint(entry);
+  llvm::GlobalVariable* rec = gpuFaultRecord(m);
+  auto at = [&](size_t offset) { return b.CreateConstGEP1_64(b.getInt8Ty(), rec, offset); };
+  llvm::Value* claim = b.CreateAtomicCmpXchg(at(offsetof(tessera_fault_record, flag)), b.getInt32(0), b.getInt32(1),
+                                             llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic,
+                                             llvm::AtomicOrdering::Monotonic);
+  b.CreateCondBr(b.CreateExtractValue(claim, 1), fill, done);
+  b.SetInsertPoint(fill);
+  b.CreateStore(f->getArg(1), at(offsetof(tessera_fault_record, site_len)));
+  b.CreateStore(f->getArg(2), at(offsetof(tessera_fault_record, index)));
+  b.CreateStore(f->getArg(3), at(offsetof(tessera_fault_record, extent)));
+  b.CreateStore(f->getArg(4), at(offsetof(tessera_fault_record, group)));
+  b.CreateStore(f->getArg(5), at(offsetof(tessera_fault_record, tile)));
+  b.CreateBr(copy);
+  b.SetInsertPoint(copy);
+  llvm::PHINode* i = b.CreatePHI(b.getInt32Ty(), 2);
+  i->addIncoming(b.getInt32(0), fill);
+  llvm::Value* ch = b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), f->getArg(0), i));
+  b.CreateStore(ch, b.CreateGEP(b.getInt8Ty(), at(offsetof(tessera_fault_record, site)), i));
+  llvm::Value* next = b.CreateAdd(i, b.getInt32(1));
+  i->addIncoming(next, copy);
+  b.CreateCondBr(b.CreateICmpULT(next, f->getArg(1)), copy, done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+  return f;
+}
 
 // ------------------------------------------------------------------------------------- GPU
 
@@ -125,6 +185,14 @@ public:
     return b.CreateSelect(b.CreateAnd(inRange, live), result, v);
   }
 
+  void boundsFault(llvm::IRBuilder<>& b, const std::string& site, llvm::Value* index, llvm::Value* extent) override {
+    llvm::Module& m = *b.GetInsertBlock()->getModule();
+    std::string text = site.substr(0, sizeof(tessera_fault_record::site) - 1);
+    llvm::Value* str = b.CreateAddrSpaceCast(siteString(m, text, 1), b.getPtrTy());
+    b.CreateCall(gpuFaultFunction(m), {str, b.getInt32(static_cast<uint32_t>(text.size() + 1)), index, extent,
+                                       groupLinear(b), tileLinear(b)});
+  }
+
   llvm::FunctionCallee mathFunction(llvm::Module& m, const std::string& name, llvm::Type* type,
                                     unsigned arity) override {
     // libdevice names: __nv_expf / __nv_exp.
@@ -195,6 +263,41 @@ public:
                                   {ctx_, raw, b.getInt32(mode), b.CreateTrunc(x, b.getInt32Ty()), b.getInt32(32)});
     return b.CreateBitCast(b.CreateTrunc(r, b.getIntNTy(bits)), ty);
   }
+  // The message is formatted here with snprintf (the host object links against libc) and
+  // handed to ctx->ops->fault; the runtime keeps the first fault of the lowest faulting group.
+  void boundsFault(llvm::IRBuilder<>& b, const std::string& site, llvm::Value* index, llvm::Value* extent) override {
+    llvm::Module& m = *b.GetInsertBlock()->getModule();
+    llvm::Function* fn = m.getFunction("__tessera_bounds_fault_cpu");
+    if (!fn) fn = cpuFaultFunction(m);
+    b.CreateCall(fn, {ctx_, siteString(m, site, 0), index, extent, tileLinear(b)});
+  }
+
+  // __tessera_bounds_fault_cpu(ctx, site, index, extent, tile): formats the message and calls
+  // ctx->ops->fault.
+  llvm::Function* cpuFaultFunction(llvm::Module& m) {
+    llvm::LLVMContext& c = m.getContext();
+    llvm::IRBuilder<> b(c);
+    auto* fnTy = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty(),
+                                                         b.getInt64Ty()},
+                                         false);
+    auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage, "__tessera_bounds_fault_cpu", m);
+    f->addFnAttr(llvm::Attribute::NoInline);
+    f->addFnAttr(llvm::Attribute::Cold);
+    b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", f));
+    auto* buf = b.CreateAlloca(llvm::ArrayType::get(b.getInt8Ty(), 512));
+    llvm::FunctionCallee snprintf = m.getOrInsertFunction(
+        "snprintf", llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getInt64Ty(), b.getPtrTy()}, true));
+    b.CreateCall(snprintf, {buf, b.getInt64(512), siteString(m, TESSERA_BOUNDS_FAULT_FORMAT, 0), f->getArg(1),
+                            f->getArg(2), f->getArg(3), f->getArg(4)});
+    llvm::Value* ctx = f->getArg(0);
+    llvm::StructType* ctxTy = cpuCtxType(c);
+    llvm::Value* table = b.CreateLoad(b.getPtrTy(), b.CreateStructGEP(ctxTy, ctx, kOps));
+    llvm::Value* fault = b.CreateLoad(b.getPtrTy(), b.CreateStructGEP(cpuOpsType(c), table, kFault));
+    b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy()}, false), fault, {ctx, buf});
+    b.CreateRetVoid();
+    return f;
+  }
+
   llvm::FunctionCallee mathFunction(llvm::Module& m, const std::string& name, llvm::Type* type,
                                     unsigned arity) override {
     std::string n = name + (type->isFloatTy() ? "f" : "");
@@ -233,6 +336,16 @@ void defineCpuLibcalls(llvm::Module& m) {
   llvm::Value* nan = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
   llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(x, x), nan, rounded);
   b.CreateRet(b.CreateBitCast(b.CreateTrunc(r, b.getInt16Ty()), b.getBFloatTy()));
+}
+
+llvm::GlobalVariable* gpuFaultRecord(llvm::Module& m) {
+  if (auto* gv = m.getNamedGlobal(TESSERA_FAULT_RECORD)) return gv;
+  auto* ty = llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()), sizeof(tessera_fault_record));
+  // Visible, so the runtime finds it with cuModuleGetGlobal; zero until a check fails.
+  auto* gv = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, llvm::Constant::getNullValue(ty),
+                                      TESSERA_FAULT_RECORD, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
+  gv->setAlignment(llvm::Align(8));
+  return gv;
 }
 
 llvm::StructType* cpuCtxType(llvm::LLVMContext& c) {

@@ -42,6 +42,11 @@ public:
   // outside the warp or past the warp's last live tile yields the caller's own value.
   virtual llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* laneOrDelta) = 0;
 
+  // Reports a failed bounds check (docs/abi.md "Bounds checking"): `site` says what was indexed
+  // ("tensor 'y', dimension 0"), `index` and `extent` are i64. The caller skips the access and
+  // goes on; the launch fails with TESSERA_ERROR_KERNEL_FAULT once the kernel is done.
+  virtual void boundsFault(llvm::IRBuilder<>& b, const std::string& site, llvm::Value* index, llvm::Value* extent) = 0;
+
   // Math functions without an exact LLVM intrinsic on every target (exp, log, tanh, erf, sin,
   // cos, pow): libdevice on the GPU, libm on the CPU.
   virtual llvm::FunctionCallee mathFunction(llvm::Module& m, const std::string& name, llvm::Type* type,
@@ -60,6 +65,9 @@ std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value*
 // host may lack in its C runtime: __truncsfbf2 (f32 -> bf16, round to nearest even, as
 // cvt.rn.bf16.f32 on the GPU), missing from libgcc before GCC 13.
 void defineCpuLibcalls(llvm::Module& m);
+
+// The GPU module's fault record (tessera_fault_record of runtime.h), named TESSERA_FAULT_RECORD.
+llvm::GlobalVariable* gpuFaultRecord(llvm::Module& m);
 
 // The LLVM struct type of tessera_cpu_ctx and tessera_cpu_ops.
 llvm::StructType* cpuCtxType(llvm::LLVMContext& c);

@@ -12,29 +12,13 @@ namespace tessera::codegen {
 
 namespace {
 
+// The tessera_dtype number of a scalar (basic/DTypes.def); index values are i64.
 int32_t dtypeOf(ir::ScalarKind k) {
-  using S = ir::ScalarKind;
   switch (k) {
-    case S::I1: return TESSERA_BOOL;
-    case S::I4: return TESSERA_I4;
-    case S::I8: return TESSERA_I8;
-    case S::I16: return TESSERA_I16;
-    case S::I32: return TESSERA_I32;
-    case S::I64: return TESSERA_I64;
-    case S::Index: return TESSERA_I64;
-    case S::U8: return TESSERA_U8;
-    case S::U16: return TESSERA_U16;
-    case S::U32: return TESSERA_U32;
-    case S::U64: return TESSERA_U64;
-    case S::F4E2M1: return TESSERA_F4_E2M1;
-    case S::F6E2M3: return TESSERA_F6_E2M3;
-    case S::F6E3M2: return TESSERA_F6_E3M2;
-    case S::F8E4M3: return TESSERA_F8_E4M3;
-    case S::F8E5M2: return TESSERA_F8_E5M2;
-    case S::F16: return TESSERA_F16;
-    case S::BF16: return TESSERA_BF16;
-    case S::F32: return TESSERA_F32;
-    case S::F64: return TESSERA_F64;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ir::ScalarKind::IR: return ABI;
+#include "basic/DTypes.def"
+    case ir::ScalarKind::Index: return TESSERA_I64;
   }
   return TESSERA_DTYPE_INVALID;
 }
@@ -112,6 +96,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     for (size_t i = 0; i < g->array.size() && i < 3; ++i) k.groupShape[i] = static_cast<uint32_t>(g->array[i].i);
   }
   k.deterministic = !func.hasAttr("nondeterministic");
+  k.exactGrid = func.hasAttr("exact_grid");
   k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr("shared", 0), plannedSharedBytes(func)));
   for (auto& arg : func.body().args) {
     KernelParam p;

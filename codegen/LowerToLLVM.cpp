@@ -52,6 +52,7 @@ void Lowering::bindParams(ir::Operation& func, const std::vector<llvm::Value*>& 
     if (t->kind == ir::TypeKind::Tensor) {
       View v;
       v.root = static_cast<int>(ti);
+      v.name = "tensor '" + arg->nameHint + "'";
       llvm::Value* block = tensorBlocks[ti++];  // pointer to a tessera_kernel_tensor
       v.elem = storageType(t->elem);
       llvm::Value* data = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(kt, block, 0), arg->nameHint + ".data");
@@ -353,16 +354,16 @@ bool Lowering::lowerArith(ir::Operation& op) {
     case OpId::ArithSubI: r = b_.CreateSub(a, b); break;
     case OpId::ArithMulI: r = b_.CreateMul(a, b); break;
     case OpId::ArithMulHi: r = mulHigh(a, b, isUnsigned(t)); break;
-    case OpId::ArithDivSI: r = b_.CreateSDiv(a, b); break;
-    case OpId::ArithDivUI: r = b_.CreateUDiv(a, b); break;
-    case OpId::ArithRemSI: r = b_.CreateSRem(a, b); break;
-    case OpId::ArithRemUI: r = b_.CreateURem(a, b); break;
+    case OpId::ArithDivSI:
+    case OpId::ArithDivUI:
+    case OpId::ArithRemSI:
+    case OpId::ArithRemUI: r = totalDivision(op.id, a, b); break;
     case OpId::ArithAndI: r = b_.CreateAnd(a, b); break;
     case OpId::ArithOrI: r = b_.CreateOr(a, b); break;
     case OpId::ArithXOrI: r = b_.CreateXor(a, b); break;
-    case OpId::ArithShLI: r = b_.CreateShl(a, b); break;
-    case OpId::ArithShRSI: r = b_.CreateAShr(a, b); break;
-    case OpId::ArithShRUI: r = b_.CreateLShr(a, b); break;
+    case OpId::ArithShLI:
+    case OpId::ArithShRSI:
+    case OpId::ArithShRUI: r = totalShift(op.id, a, b); break;
     case OpId::ArithMinSI: r = b_.CreateSelect(b_.CreateICmpSLT(a, b), a, b); break;
     case OpId::ArithMaxSI: r = b_.CreateSelect(b_.CreateICmpSGT(a, b), a, b); break;
     case OpId::ArithAddF: r = b_.CreateFAdd(a, b); break;
@@ -453,6 +454,51 @@ bool Lowering::lowerMath(ir::Operation& op) {
   return true;
 }
 
+// Integer division and remainder are total (docs/language.md, "Integer semantics"): by zero the
+// quotient has every bit set (-1, or the largest unsigned value) and the remainder is the
+// dividend; MIN / -1 is MIN and MIN % -1 is 0. The divisor is replaced by 1 in those cases, so
+// the hardware division never traps (x86 raises SIGFPE for both) and both targets agree.
+llvm::Value* Lowering::totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* t = a->getType();
+  bool isSigned = id == OpId::ArithDivSI || id == OpId::ArithRemSI;
+  bool isDiv = id == OpId::ArithDivSI || id == OpId::ArithDivUI;
+  llvm::Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(t, 0));
+  llvm::Value* unsafe = zero;
+  if (isSigned) {
+    unsigned bits = t->getIntegerBitWidth();
+    llvm::Value* overflow = b_.CreateAnd(b_.CreateICmpEQ(a, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits))),
+                                         b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
+    unsafe = b_.CreateOr(zero, overflow);
+  }
+  llvm::Value* safe = b_.CreateSelect(unsafe, llvm::ConstantInt::get(t, 1), b);
+  llvm::Value* r = isDiv ? (isSigned ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe))
+                         : (isSigned ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe));
+  // MIN / 1 is MIN and MIN % 1 is 0 already; only division by zero needs its own result.
+  return b_.CreateSelect(zero, isDiv ? llvm::Constant::getAllOnesValue(t) : a, r);
+}
+
+// Shifts by the bit width or more (or by a negative amount, read as unsigned) shift every bit
+// out: 0 for << and unsigned >>, the sign fill (0 or -1) for signed >>, as the arithmetic on an
+// unbounded integer would give. LLVM leaves such shifts undefined and x86 masks the amount.
+llvm::Value* Lowering::totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* t = a->getType();
+  unsigned bits = t->getIntegerBitWidth();
+  llvm::Value* out = b_.CreateICmpUGE(b, llvm::ConstantInt::get(t, bits));
+  llvm::Value* amount = b_.CreateSelect(out, llvm::ConstantInt::get(t, id == OpId::ArithShRSI ? bits - 1 : 0), b);
+  if (id == OpId::ArithShRSI) return b_.CreateAShr(a, amount);
+  llvm::Value* r = id == OpId::ArithShLI ? b_.CreateShl(a, amount) : b_.CreateLShr(a, amount);
+  return b_.CreateSelect(out, llvm::ConstantInt::get(t, 0), r);
+}
+
+// Float -> integer conversions truncate toward zero and saturate at the target's range; NaN
+// gives 0 (llvm.fpto[su]i.sat: cvt.rzi.sat on the GPU, the same on the CPU), where a plain
+// fptosi would be undefined outside the range and differ between the targets.
+llvm::Value* Lowering::floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult) {
+  if (to->isIntegerTy(1)) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+  return b_.CreateIntrinsic(isUnsignedResult ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat, {to, v->getType()},
+                            {v});
+}
+
 bool Lowering::lowerConvert(ir::Operation& op) {
   ir::Type from = op.operand(0)->type, to = op.result()->type;
   if (!ir::isScalar(from) || !ir::isScalar(to))
@@ -487,10 +533,8 @@ bool Lowering::lowerConvert(ir::Operation& op) {
       r = encodeFloat8(b_, out_, tk, f, saturate);
     } else if (tt->isFloatingPointTy()) {
       r = tt == b_.getFloatTy() ? f : tt->isDoubleTy() ? b_.CreateFPExt(f, tt) : b_.CreateFPTrunc(f, tt);
-    } else if (tt->isIntegerTy(1)) {
-      r = b_.CreateFCmpUNE(f, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
     } else {
-      r = isUnsigned(to) ? b_.CreateFPToUI(f, tt) : b_.CreateFPToSI(f, tt);
+      r = floatToInt(f, tt, isUnsigned(to));
     }
     set(op.result(), r);
     return true;
@@ -512,13 +556,15 @@ bool Lowering::lowerConvert(ir::Operation& op) {
     return true;
   }
   if (fFloat && tFloat) {
-    r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
-                                                                                   : b_.CreateFPTrunc(v, tt);
-    // bf16 <-> f16 goes through f32 (neither is wider than the other).
+    // bf16 <-> f16 goes through f32, which holds both exactly (neither is wider than the other,
+    // so LLVM has no single cast between them): one rounding, to nearest even.
     if ((ft->isHalfTy() && tt->isBFloatTy()) || (ft->isBFloatTy() && tt->isHalfTy()))
       r = b_.CreateFPTrunc(b_.CreateFPExt(v, b_.getFloatTy()), tt);
+    else
+      r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
+                                                                                     : b_.CreateFPTrunc(v, tt);
   } else if (fFloat) {
-    r = isUnsigned(to) ? b_.CreateFPToUI(v, tt) : b_.CreateFPToSI(v, tt);
+    r = floatToInt(v, tt, isUnsigned(to));
   } else if (tFloat) {
     r = isUnsigned(from) ? b_.CreateUIToFP(v, tt) : b_.CreateSIToFP(v, tt);
   } else if (tt->isIntegerTy(1)) {
@@ -552,6 +598,49 @@ llvm::Value* Lowering::swizzledOffset(const View& v, llvm::Value* linear) {
                        : v.swizzle == 64 ? b_.CreateAnd(b_.CreateLShr(row, 1), b_.getInt64(3))
                                          : b_.CreateAnd(b_.CreateLShr(row, 2), b_.getInt64(1));
   return b_.CreateXor(linear, b_.CreateShl(phase, 4));
+}
+
+llvm::Value* Lowering::checkedAccess(const View& v, const std::vector<llvm::Value*>& idx, llvm::Type* resultType,
+                                    const std::function<llvm::Value*()>& access) {
+  if (!boundsCheck_ || v.splat) return access();
+  auto* join = llvm::BasicBlock::Create(c_, "bounds.join", fn_);
+  std::vector<llvm::BasicBlock*> faults;
+  for (size_t d = 0; d < idx.size() && d < v.shape.size(); ++d) {
+    auto* ok = llvm::BasicBlock::Create(c_, "bounds.ok", fn_);
+    auto* bad = llvm::BasicBlock::Create(c_, "bounds.fault", fn_);
+    // Unsigned: a negative index is out of range too.
+    b_.CreateCondBr(b_.CreateICmpULT(idx[d], v.shape[d]), ok, bad);
+    b_.SetInsertPoint(bad);
+    hooks_->boundsFault(b_, (v.name.empty() ? std::string("a view") : v.name) + ", dimension " + std::to_string(d),
+                        idx[d], v.shape[d]);
+    b_.CreateBr(join);
+    faults.push_back(bad);
+    b_.SetInsertPoint(ok);
+  }
+  llvm::Value* r = access();
+  llvm::BasicBlock* done = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  if (!resultType || !r) return r;
+  llvm::PHINode* phi = b_.CreatePHI(r->getType(), static_cast<unsigned>(faults.size() + 1));
+  phi->addIncoming(r, done);
+  for (llvm::BasicBlock* f : faults) phi->addIncoming(llvm::Constant::getNullValue(r->getType()), f);
+  return phi;
+}
+
+void Lowering::checkSliceStart(const View& src, const std::vector<llvm::Value*>& at) {
+  if (!boundsCheck_ || src.splat) return;
+  for (size_t d = 0; d < at.size() && d < src.shape.size(); ++d) {
+    auto* ok = llvm::BasicBlock::Create(c_, "slice.ok", fn_);
+    auto* bad = llvm::BasicBlock::Create(c_, "slice.fault", fn_);
+    b_.CreateCondBr(b_.CreateICmpSGE(at[d], b_.getInt64(0)), ok, bad);
+    b_.SetInsertPoint(bad);
+    hooks_->boundsFault(b_, "the start of a slice of " + (src.name.empty() ? std::string("a view") : src.name) +
+                                ", dimension " + std::to_string(d),
+                        at[d], src.shape[d]);
+    b_.CreateBr(ok);
+    b_.SetInsertPoint(ok);
+  }
 }
 
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
@@ -684,13 +773,19 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     case OpId::MemLoad: {
       View* v = view(op.operand(0));
       if (!v->elem) return fail(op, "loads of " + ir::printType(op.result()->type) + " are not supported yet");
-      set(op.result(), loadElem(*v, indices(1), op.result()->type));
+      std::vector<llvm::Value*> idx = indices(1);
+      set(op.result(), checkedAccess(*v, idx, scalarType(op.result()->type),
+                                     [&] { return loadElem(*v, idx, op.result()->type); }));
       return true;
     }
     case OpId::MemStore: {
       View* v = view(op.operand(1));
       if (!v->elem) return fail(op, "stores of " + ir::printType(op.operand(0)->type) + " are not supported yet");
-      storeElem(*v, indices(2), get(op.operand(0)), op.operand(0)->type);
+      std::vector<llvm::Value*> idx = indices(2);
+      checkedAccess(*v, idx, nullptr, [&]() -> llvm::Value* {
+        storeElem(*v, idx, get(op.operand(0)), op.operand(0)->type);
+        return nullptr;
+      });
       return true;
     }
     case OpId::MemSlice: {
@@ -698,6 +793,8 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       if (src.swizzle) return fail(op, "slices of swizzled shared buffers are not supported by code generation yet");
       View r = src;
       std::vector<llvm::Value*> at = indices(1);
+      checkSliceStart(src, at);
+      if (r.name.rfind("a view of ", 0) != 0) r.name = "a view of " + r.name;
       r.ptr = src.splat ? nullptr : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
@@ -735,6 +832,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       ir::Type t = op.result()->type;
       View v;
       v.elem = storageType(t->elem);
+      v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
       if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
       if (t->swizzle != ir::Swizzle::None) {
         v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
@@ -761,6 +859,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View src = *view(op.operand(0));
       View r;
       r.elem = src.elem;
+      r.name = src.name;
       r.ptr = b_.CreateGEP(src.elem, src.ptr,
                            b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]));
       r.shape.assign(src.shape.begin() + 1, src.shape.end());
@@ -994,12 +1093,13 @@ bool Lowering::lowerWhile(ir::Operation& op) {
 }  // namespace detail
 
 bool lowerKernels(ir::Module& m, DeviceTarget target, llvm::Module& out, std::vector<KernelInterface>& kernels,
-                  std::string& error) {
+                  std::string& error, const LowerOptions& opts) {
   if (target == DeviceTarget::Cpu) defineCpuLibcalls(out);
   for (ir::Operation* f : m.funcs()) {
     if (!f->hasAttr("kernel")) continue;
-    detail::Lowering l(m, target, out, error);
+    detail::Lowering l(m, target, out, error, opts.boundsCheck);
     KernelInterface k;
+    k.boundsChecked = opts.boundsCheck;
     if (!l.kernel(*f, k)) {
       error = "kernel '" + f->funcName() + "': " + error;
       return false;

@@ -22,10 +22,14 @@ namespace tessera::codegen {
 
 enum class DeviceTarget { Gpu, Cpu };
 
+struct LowerOptions {
+  bool boundsCheck = false;  // check every tensor and shared-memory index (--bounds-check)
+};
+
 // Lowers every kernel of `m` into `out`. On the CPU the entry of kernel k is named k + "_cpu".
 // `kernels` receives one interface per kernel, in module order, with gpuEntry or cpuEntry set.
 bool lowerKernels(ir::Module& m, DeviceTarget target, llvm::Module& out, std::vector<KernelInterface>& kernels,
-                  std::string& error);
+                  std::string& error, const LowerOptions& opts = {});
 
 // The host-side description of one kernel function (parameters, symbols, group, shared bytes).
 bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error);

@@ -32,6 +32,7 @@ struct View {
   // chunk of an element moves within its row by a function of the row (swizzledOffset).
   int swizzle = 0;
   int64_t rowBytes = 0;
+  std::string name;  // what it views, for bounds-check messages: "tensor 'x'", "shared array 's'"
 };
 
 // The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
@@ -48,8 +49,8 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k);
 
 class Lowering {
 public:
-  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error)
-      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error) {}
+  Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error, bool boundsCheck = false)
+      : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error), boundsCheck_(boundsCheck) {}
 
   bool kernel(ir::Operation& func, KernelInterface& k);
 
@@ -65,23 +66,31 @@ private:
   }
 
   // ---- types
+  // The LLVM type of a scalar: the LLVM column of basic/DTypes.def (fp8 values are their 8-bit
+  // codes, whose arithmetic lowering makes explicit with arith.convert in the accumulation type;
+  // fp6/fp4, which pack several values per byte, have none yet), i64 for index.
+  enum class LLVMScalar { Double, Float, Half, BFloat, Int1, Int8, Int16, Int32, Int64, None };
+  llvm::Type* llvmScalar(LLVMScalar k) {
+    switch (k) {
+      case LLVMScalar::Double: return b_.getDoubleTy();
+      case LLVMScalar::Float: return b_.getFloatTy();
+      case LLVMScalar::Half: return b_.getHalfTy();
+      case LLVMScalar::BFloat: return b_.getBFloatTy();
+      case LLVMScalar::Int1: return b_.getInt1Ty();
+      case LLVMScalar::Int8: return b_.getInt8Ty();
+      case LLVMScalar::Int16: return b_.getInt16Ty();
+      case LLVMScalar::Int32: return b_.getInt32Ty();
+      case LLVMScalar::Int64: return b_.getInt64Ty();
+      case LLVMScalar::None: return nullptr;
+    }
+    return nullptr;
+  }
   llvm::Type* scalarType(ir::Type t) {
-    using S = ir::ScalarKind;
     switch (ir::baseScalar(t)) {
-      case S::I1: return b_.getInt1Ty();
-      case S::I4: case S::I8: case S::U8: return b_.getInt8Ty();
-      case S::I16: case S::U16: return b_.getInt16Ty();
-      case S::I32: case S::U32: return b_.getInt32Ty();
-      case S::I64: case S::U64: case S::Index: return b_.getInt64Ty();
-      case S::F16: return b_.getHalfTy();
-      case S::BF16: return b_.getBFloatTy();
-      case S::F32: return b_.getFloatTy();
-      case S::F64: return b_.getDoubleTy();
-      // fp8 values are their 8-bit codes; arithmetic on them happens in the accumulation type,
-      // which lowering makes explicit with arith.convert (software conversions, MiniFloat.cpp).
-      case S::F8E4M3: case S::F8E5M2: return b_.getInt8Ty();
-      // fp6/fp4 pack several values per byte: not generated yet.
-      case S::F4E2M1: case S::F6E2M3: case S::F6E3M2: return nullptr;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ir::ScalarKind::IR: return llvmScalar(LLVMScalar::LLVM);
+#include "basic/DTypes.def"
+      case ir::ScalarKind::Index: return b_.getInt64Ty();
     }
     return nullptr;
   }
@@ -143,6 +152,10 @@ private:
   llvm::Value* mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
+  // Integer semantics shared by both targets (docs/language.md, "Integer semantics").
+  llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
+  llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
+  llvm::Value* floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult);
   bool lowerMemory(ir::Operation& op);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);
@@ -151,6 +164,14 @@ private:
   // Byte offset `linear` (from v.ptr, row-major) after v's swizzle.
   llvm::Value* swizzledOffset(const View& v, llvm::Value* linear);
   llvm::Value* loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
+  // Under --bounds-check: every index of `idx` checked against v's extents; a failed check is
+  // reported (DeviceHooks::boundsFault) and skips `access`, whose result is then zero of
+  // `resultType` (null for stores). Without it, just access().
+  llvm::Value* checkedAccess(const View& v, const std::vector<llvm::Value*>& idx, llvm::Type* resultType,
+                             const std::function<llvm::Value*()>& access);
+  // Under --bounds-check: a slice may not start before its source (it may start past the end:
+  // it is clipped to nothing there).
+  void checkSliceStart(const View& src, const std::vector<llvm::Value*>& at);
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
   // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).
   void copyCooperative(View& dst, View& src, ir::Type elem, bool async = false);
@@ -219,6 +240,7 @@ private:
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
   std::string& error_;
+  bool boundsCheck_ = false;
   std::unique_ptr<DeviceHooks> hooks_;
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const ir::Value*, llvm::Value*> vals_;

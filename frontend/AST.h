@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/SourceManager.h"
+#include "basic/SourceManager.h"
 
 namespace tessera {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "frontend/Lexer.h"
 
 namespace tessera {

@@ -2,6 +2,7 @@
 // (Newline, Indent, Dedent), and the two entry points lexBuffer and lexFragment.
 #include <string>
 
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/LexScanner.h"
 #include "frontend/Lexer.h"
 
@@ -104,7 +105,7 @@ private:
     }
     Level& outer = levels_.back();
     if (col != outer.col) {
-      diags_.report(DiagID::err_lex_bad_dedent, s_.loc(p));
+      diags_.report(diag::err_lex_bad_dedent, s_.loc(p));
       levels_.push_back({col, altCol, false});
     } else if (altCol != outer.altCol) {
       tabError(lineStart, p);
@@ -112,7 +113,7 @@ private:
   }
 
   void tabError(const unsigned char* b, const unsigned char* e) {
-    diags_.report(DiagID::err_lex_inconsistent_tabs, s_.range(b, e));
+    diags_.report(diag::err_lex_inconsistent_tabs, s_.range(b, e));
   }
 
   void push(TokenKind k, const unsigned char* b, const unsigned char* e, bool lineStart) {

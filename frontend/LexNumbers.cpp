@@ -2,6 +2,7 @@
 // value's range; the slow path (a literal the rules rejected) finds the precise problem.
 #include <cstdio>
 
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/LexScanner.h"
 
 namespace tessera {
@@ -19,7 +20,7 @@ bool isSizeSuffix(std::string_view s) { return s == "_KiB" || s == "_MiB" || s =
 RawToken Scanner::finishInt(const unsigned char* start) {
   if (isIdentChar(*cur)) return badNumber(start);
   if (!decodeIntLiteral(text(start, cur))) {
-    diags_.report(DiagID::err_lex_int_too_large, range(start, cur));
+    diags_.report(diag::err_lex_int_too_large, range(start, cur));
     return make(TokenKind::Error, start);
   }
   return make(TokenKind::IntLiteral, start);
@@ -28,7 +29,7 @@ RawToken Scanner::finishInt(const unsigned char* start) {
 RawToken Scanner::finishFloat(const unsigned char* start) {
   if (isIdentChar(*cur)) return badNumber(start);
   if (!decodeFloatLiteral(text(start, cur))) {
-    diags_.report(DiagID::err_lex_float_too_large, range(start, cur));
+    diags_.report(diag::err_lex_float_too_large, range(start, cur));
     return make(TokenKind::Error, start);
   }
   return make(TokenKind::FloatLiteral, start);
@@ -96,7 +97,7 @@ RawToken Scanner::badNumber(const unsigned char* start) {
       if (!afterDigit || (!isDigit(n) && !isDigitOf(n, base))) {
         const unsigned char* e = i + 1;
         while (e < end && *e == '_') ++e;
-        error(DiagID::err_lex_number_underscore, i, e);
+        error(diag::err_lex_number_underscore, i, e);
         return fail();
       }
       continue;
@@ -107,7 +108,7 @@ RawToken Scanner::badNumber(const unsigned char* start) {
     }
     if (isDigit(c)) {  // a decimal digit the base does not have
       char d[2] = {static_cast<char>(c), 0};
-      error(DiagID::err_lex_invalid_digit, i, i + 1) << d << baseName;
+      error(diag::err_lex_invalid_digit, i, i + 1) << d << baseName;
       return fail();
     }
     if (base == 10 && c == '.') {
@@ -122,7 +123,7 @@ RawToken Scanner::badNumber(const unsigned char* start) {
           suffix = i;
           break;
         }
-        error(DiagID::err_lex_missing_exponent, i, e);
+        error(diag::err_lex_missing_exponent, i, e);
         return fail();
       }
       isFloat = true;
@@ -135,9 +136,9 @@ RawToken Scanner::badNumber(const unsigned char* start) {
   if (!anyDigit) {
     if (base != 10) {
       std::string prefix(reinterpret_cast<const char*>(start), 2);
-      error(DiagID::err_lex_missing_digits, start, start + 2) << baseName << prefix;
+      error(diag::err_lex_missing_digits, start, start + 2) << baseName << prefix;
     } else {
-      error(DiagID::err_lex_invalid_suffix, start, end) << text(start, end) << "decimal";
+      error(diag::err_lex_invalid_suffix, start, end) << text(start, end) << "decimal";
     }
     return fail();
   }
@@ -145,27 +146,27 @@ RawToken Scanner::badNumber(const unsigned char* start) {
     std::string_view s = text(suffix, end);
     if (*suffix == '_' && isSizeSuffix(s)) {
       if (isFloat) {
-        error(DiagID::err_lex_float_size_suffix, suffix, end) << s;
+        error(diag::err_lex_float_size_suffix, suffix, end) << s;
         return fail();
       }
     } else if (*suffix == '_') {
-      error(DiagID::err_lex_unknown_size_suffix, suffix, end) << s;
+      error(diag::err_lex_unknown_size_suffix, suffix, end) << s;
       return fail();
     } else {
-      error(DiagID::err_lex_invalid_suffix, suffix, end) << s << (isFloat ? "floating-point" : "integer");
+      error(diag::err_lex_invalid_suffix, suffix, end) << s << (isFloat ? "floating-point" : "integer");
       return fail();
     }
   }
   if (base == 10 && !isFloat && start[0] == '0') {
     for (const unsigned char* k = start; k < suffix; ++k) {
       if (isDigit(*k) && *k != '0') {
-        error(DiagID::err_lex_leading_zeros, start, suffix);
+        error(diag::err_lex_leading_zeros, start, suffix);
         return fail();
       }
     }
   }
   // Nothing specific found (should not happen): still one error for the whole literal.
-  error(DiagID::err_lex_invalid_suffix, start, end) << text(start, end) << (isFloat ? "floating-point" : "integer");
+  error(diag::err_lex_invalid_suffix, start, end) << text(start, end) << (isFloat ? "floating-point" : "integer");
   return fail();
 }
 

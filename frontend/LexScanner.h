@@ -4,7 +4,7 @@
 // Blanks and backslash-newline continuations are skipped here.
 #pragma once
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "frontend/Token.h"
 
 namespace tessera {

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "frontend/Token.h"
 
 namespace tessera {

@@ -3,6 +3,7 @@
 // rules, so the DFA never reads past the end. Output: one raw token per call (see LexScanner.h).
 #include <cstdio>
 
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/LexScanner.h"
 
 namespace tessera {
@@ -38,7 +39,7 @@ RawToken Scanner::next() {
       [ \t\f]+        { continue; }
       "\\" eol        { continue; }
       "\\"            {
-        diags_.report(DiagID::err_lex_stray_backslash, loc(start));
+        diags_.report(diag::err_lex_stray_backslash, loc(start));
         return make(TokenKind::Error, start);
       }
       eol             { return make(TokenKind::Newline, start); }
@@ -48,7 +49,7 @@ RawToken Scanner::next() {
           cur = start;
           return make(TokenKind::Eof, start);
         }
-        diags_.report(DiagID::err_lex_embedded_nul, loc(start));
+        diags_.report(diag::err_lex_embedded_nul, loc(start));
         return make(TokenKind::Error, start);
       }
 
@@ -106,7 +107,7 @@ RawToken Scanner::next() {
       ">>=" { return make(TokenKind::greatergreaterequal, start); }
 
       "!"   {
-        diags_.report(DiagID::err_lex_lone_bang, loc(start));
+        diags_.report(diag::err_lex_lone_bang, loc(start));
         return make(TokenKind::Error, start);
       }
       [\x80-\xff] { return nonASCII(start); }
@@ -115,7 +116,7 @@ RawToken Scanner::next() {
         unsigned char c = *start;
         if (c >= 0x20 && c < 0x7f) std::snprintf(buf, sizeof buf, "%c", c);
         else std::snprintf(buf, sizeof buf, "\\x%02x", c);
-        diags_.report(DiagID::err_lex_unexpected_char, loc(start)) << buf;
+        diags_.report(diag::err_lex_unexpected_char, loc(start)) << buf;
         return make(TokenKind::Error, start);
       }
     */
@@ -144,7 +145,7 @@ RawToken Scanner::scanString(const unsigned char* start, const unsigned char* qu
         while ((*cur & 0xC0) == 0x80) ++cur;  // the whole UTF-8 character after the backslash
         if (!raw) {
           std::string_view esc = text(s + 1, cur);
-          diags_.report(DiagID::warn_lex_invalid_escape, range(s, cur)) << esc;
+          diags_.report(diag::warn_lex_invalid_escape, range(s, cur)) << esc;
         }
         continue;
       }
@@ -160,20 +161,20 @@ RawToken Scanner::scanString(const unsigned char* start, const unsigned char* qu
       eol {
         if (triple) continue;
         cur = s;
-        diags_.report(DiagID::err_lex_unterminated_string, range(start, s));
+        diags_.report(diag::err_lex_unterminated_string, range(start, s));
         return make(TokenKind::Error, start);
       }
       "\x00" {
         if (s >= end_) {
           cur = s;
           if (triple) {
-            diags_.report(DiagID::err_lex_unterminated_triple_string, range(start, quote + 3));
+            diags_.report(diag::err_lex_unterminated_triple_string, range(start, quote + 3));
           } else {
-            diags_.report(DiagID::err_lex_unterminated_string, range(start, s));
+            diags_.report(diag::err_lex_unterminated_string, range(start, s));
           }
           return make(TokenKind::Error, start);
         }
-        diags_.report(DiagID::err_lex_embedded_nul, loc(s));
+        diags_.report(diag::err_lex_embedded_nul, loc(s));
         continue;
       }
       * { continue; }
@@ -197,7 +198,7 @@ RawToken Scanner::nonASCII(const unsigned char* start) {
   if (len == 0) {
     char buf[4];
     std::snprintf(buf, sizeof buf, "%02x", c);
-    diags_.report(DiagID::err_lex_invalid_utf8, loc(start)) << buf;
+    diags_.report(diag::err_lex_invalid_utf8, loc(start)) << buf;
     cur = start + 1;
     return make(TokenKind::Error, start);
   }
@@ -208,7 +209,7 @@ RawToken Scanner::nonASCII(const unsigned char* start) {
   name += text(start, cur);
   name += '\'';
   name += buf;
-  diags_.report(DiagID::err_lex_non_ascii, range(start, cur)) << name;
+  diags_.report(diag::err_lex_non_ascii, range(start, cur)) << name;
   return make(TokenKind::Error, start);
 }
 

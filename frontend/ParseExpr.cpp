@@ -2,6 +2,7 @@
 // | ^ & << >> + - * / // % @, unary - + ~, ** (right-associative), trailers, atoms.
 #include <optional>
 
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/ParserImpl.h"
 
 namespace tessera {
@@ -85,14 +86,14 @@ Expr* Parser::parseStarOrExpr(bool allowStar, bool bitOrOnly) {
   auto* s = ctx_.make<StarredExpr>(SourceRange());
   s->value = parseBinary(1);
   s->range = rangeFrom(begin);
-  if (!allowStar) error(DiagID::err_parse_star_not_allowed, s->range);
+  if (!allowStar) error(diag::err_parse_star_not_allowed, s->range);
   return s;
 }
 
 Expr* Parser::parseExpr() {
   if (at(TokenKind::kw_lambda)) {
     SourceLoc begin = startLoc();
-    fail(DiagID::err_parse_lambda, tok().range);
+    fail(diag::err_parse_lambda, tok().range);
     consume();
     return makeError(begin);
   }
@@ -108,13 +109,13 @@ Expr* Parser::parseExpr() {
       if (tryConsume(TokenKind::kw_else)) {
         c->elseExpr = parseExpr();
       } else if (!swallowLexError()) {
-        fail(DiagID::err_parse_expected_else_in_conditional, hereRange());
+        fail(diag::err_parse_expected_else_in_conditional, hereRange());
       }
     }
     c->range = rangeFrom(begin);
     e = c;
   }
-  if (at(TokenKind::walrus) && !panic_) fail(DiagID::err_parse_walrus, tok().range);
+  if (at(TokenKind::walrus) && !panic_) fail(diag::err_parse_walrus, tok().range);
   return e;
 }
 
@@ -218,7 +219,7 @@ done:
       fix += sm_.text(operands[i + 1]->range);
       fix += ")";
     }
-    error(DiagID::err_parse_chained_comparison, lhs->range).fixit(lhs->range, fix);
+    error(diag::err_parse_chained_comparison, lhs->range).fixit(lhs->range, fix);
   }
   return lhs;
 }
@@ -288,7 +289,7 @@ Expr* Parser::parsePostfix() {
       consume();
       // Keywords are fine as attribute names: the spec writes `cp_async.shared.global(...)`.
       if (!at(TokenKind::Identifier) && !isKeyword(tok().kind)) {
-        if (!swallowLexError()) fail(DiagID::err_parse_expected_attr_name, hereRange());
+        if (!swallowLexError()) fail(diag::err_parse_expected_attr_name, hereRange());
         break;
       }
       auto* a = ctx_.make<AttributeExpr>(SourceRange());
@@ -350,7 +351,7 @@ void Parser::parseCallArgs(CallExpr* call, const Token& open) {
       Expr* v = parseExpr();
       if (!panic_ && at(TokenKind::equal)) {
         // `f(1=2)`, `f(a.b=2)`
-        error(DiagID::err_parse_keyword_not_identifier, v->range);
+        error(diag::err_parse_keyword_not_identifier, v->range);
         consume();
         a.kind = Argument::Keyword;
         a.keywordRange = v->range;
@@ -366,9 +367,9 @@ void Parser::parseCallArgs(CallExpr* call, const Token& open) {
         genIndex = call->args.size();
       } else if (!panic_) {
         if (sawKwUnpack)
-          error(DiagID::err_parse_positional_after_kwunpack, v->range);
+          error(diag::err_parse_positional_after_kwunpack, v->range);
         else if (sawKeyword)
-          error(DiagID::err_parse_positional_after_keyword, v->range);
+          error(diag::err_parse_positional_after_keyword, v->range);
       }
       a.value = v;
     }
@@ -378,7 +379,7 @@ void Parser::parseCallArgs(CallExpr* call, const Token& open) {
     if (!tryConsume(TokenKind::comma)) break;
   }
   if (genIndex != SIZE_MAX && call->args.size() > 1)
-    error(DiagID::err_parse_unparenthesized_genexp, call->args[genIndex].range)
+    error(diag::err_parse_unparenthesized_genexp, call->args[genIndex].range)
         .fixit(SourceRange(call->args[genIndex].range.begin, call->args[genIndex].range.begin), "(")
         .fixit(SourceRange(call->args[genIndex].range.end, call->args[genIndex].range.end), ")");
   expectCloser(TokenKind::r_paren, open, "arguments");
@@ -386,7 +387,7 @@ void Parser::parseCallArgs(CallExpr* call, const Token& open) {
 
 void Parser::parseSubscriptItems(SubscriptExpr* sub, const Token& open) {
   if (at(TokenKind::r_square)) {
-    error(DiagID::err_parse_empty_subscript, SourceRange(open.range.begin, tok().range.end));
+    error(diag::err_parse_empty_subscript, SourceRange(open.range.begin, tok().range.end));
     consume();
     return;
   }
@@ -442,7 +443,7 @@ void Parser::parseComprehensionClauses(ComprehensionExpr* comp) {
     checkForTarget(c.target);
     if (panic_) return;
     if (!tryConsume(TokenKind::kw_in)) {
-      if (!swallowLexError()) fail(DiagID::err_parse_expected_in, hereRange()).fixitInsert(prevEnd_, " in");
+      if (!swallowLexError()) fail(diag::err_parse_expected_in, hereRange()).fixitInsert(prevEnd_, " in");
       return;
     }
     c.iter = parseOr();
@@ -457,7 +458,7 @@ void Parser::parseComprehensionClauses(ComprehensionExpr* comp) {
 
 Expr* Parser::parseMutInExpr() {
   SourceLoc begin = startLoc();
-  error(DiagID::err_parse_mut_outside_param, tok().range);
+  error(diag::err_parse_mut_outside_param, tok().range);
   consume();
   auto* m = ctx_.make<MutExpr>(SourceRange());
   m->type = parseUnary();
@@ -504,12 +505,12 @@ Expr* Parser::parsePrimary() {
     case TokenKind::l_brace: return parseBrace();
     case TokenKind::kw_mut: return parseMutInExpr();
     case TokenKind::kw_lambda:
-      fail(DiagID::err_parse_lambda, t.range);
+      fail(diag::err_parse_lambda, t.range);
       consume();
       return makeError(t.range.begin);
     case TokenKind::kw_await:
     case TokenKind::kw_yield:
-      fail(DiagID::err_parse_unsupported, t.range)
+      fail(diag::err_parse_unsupported, t.range)
           << (t.is(TokenKind::kw_await) ? "'await' expressions" : "'yield' expressions");
       consume();
       return makeError(t.range.begin);
@@ -521,11 +522,11 @@ Expr* Parser::parsePrimary() {
   SourceRange here = hereRange();
   const Token& prev = pos_ > 0 ? (*toks_)[pos_ - 1] : t;
   if (atLineEnd() && pos_ > 0 && isOperatorToken(prev.kind)) {
-    DiagBuilder b = fail(DiagID::err_parse_trailing_operator, prev.range);
+    DiagBuilder b = fail(diag::err_parse_trailing_operator, prev.range);
     b << std::string(prev.text);
-    b.note(DiagID::note_parse_wrap_in_parens, prev.range);
+    b.note(diag::note_parse_wrap_in_parens, prev.range);
   } else {
-    fail(DiagID::err_parse_expected_expr, here);
+    fail(diag::err_parse_expected_expr, here);
   }
   return ctx_.make<ErrorExpr>(SourceRange(here.begin, here.begin));
 }
@@ -564,7 +565,7 @@ Expr* Parser::parseParenthesized() {
     return t;
   }
   if (auto* star = dyn_cast<StarredExpr>(first)) {
-    error(DiagID::err_parse_star_not_allowed, star->range);
+    error(diag::err_parse_star_not_allowed, star->range);
     first = star->value;  // reported once; the star is dropped
   }
   expectCloser(TokenKind::r_paren, open);
@@ -607,7 +608,7 @@ Expr* Parser::parseBrace() {
     return d;
   }
   if (at(TokenKind::starstar)) {
-    fail(DiagID::err_parse_dict_unpack, tok().range);
+    fail(diag::err_parse_dict_unpack, tok().range);
     return makeError(begin);
   }
   Expr* key = parseExpr();
@@ -625,29 +626,29 @@ Expr* Parser::parseBrace() {
       }
     }
     if (!panic_ && at(TokenKind::colon)) {
-      fail(DiagID::err_parse_expected_closer, tok().range) << "}";
+      fail(diag::err_parse_expected_closer, tok().range) << "}";
       return makeError(begin);
     }
-    if (expectCloser(TokenKind::r_brace, open, "elements")) error(DiagID::err_parse_set_literal, rangeFrom(begin));
+    if (expectCloser(TokenKind::r_brace, open, "elements")) error(diag::err_parse_set_literal, rangeFrom(begin));
     return makeError(begin);
   }
   consume();
   Expr* value = parseExpr();
   if (!panic_ && at(TokenKind::kw_for)) {
-    fail(DiagID::err_parse_dict_comprehension, tok().range);
+    fail(diag::err_parse_dict_comprehension, tok().range);
     return makeError(begin);
   }
   d->entries.push_back({key, value});
   while (!panic_ && tryConsume(TokenKind::comma)) {
     if (at(TokenKind::r_brace)) break;
     if (at(TokenKind::starstar)) {
-      fail(DiagID::err_parse_dict_unpack, tok().range);
+      fail(diag::err_parse_dict_unpack, tok().range);
       break;
     }
     Expr* k = parseExpr();
     if (panic_) break;
     if (!tryConsume(TokenKind::colon)) {
-      if (!swallowLexError()) fail(DiagID::err_parse_expected_dict_colon, insertionPoint()).fixitInsert(prevEnd_, ": ");
+      if (!swallowLexError()) fail(diag::err_parse_expected_dict_colon, insertionPoint()).fixitInsert(prevEnd_, ": ");
       break;
     }
     Expr* v = parseExpr();

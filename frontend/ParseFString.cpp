@@ -1,6 +1,7 @@
 // f-strings: the scanner hands over one FStringLiteral token; this splits it into literal text
 // (with `{{`/`}}` escapes and backslash escapes decoded) and replacement fields `{expr!r:spec}`,
 // whose expressions are lexed with lexFragment so every location stays exact.
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/Lexer.h"
 #include "frontend/ParserImpl.h"
 
@@ -10,7 +11,7 @@ namespace tessera {
 Expr* Parser::parseFieldExpr(SourceRange fieldRange) {
   Expr* e = parseExprList(false);
   if (!panic_ && !at(TokenKind::Eof) && !swallowLexError())
-    error(DiagID::err_parse_fstring_extra_tokens, SourceRange(tok().range.begin, fieldRange.end));
+    error(diag::err_parse_fstring_extra_tokens, SourceRange(tok().range.begin, fieldRange.end));
   return e;
 }
 
@@ -64,7 +65,7 @@ void Parser::splitFString(const Token& t, FStringExpr* fs) {
         k += 2;
         continue;
       }
-      error(DiagID::err_parse_fstring_single_brace, SourceRange(loc(k), loc(k + 1))).fixitInsert(loc(k), "}");
+      error(diag::err_parse_fstring_single_brace, SourceRange(loc(k), loc(k + 1))).fixitInsert(loc(k), "}");
       ++k;
       continue;
     }
@@ -108,7 +109,7 @@ void Parser::splitFString(const Token& t, FStringExpr* fs) {
       if (text[j] != ' ' && text[j] != '\t' && text[j] != '\n' && text[j] != '\r') blank = false;
     if (blank) {
       size_t end = k < contentEnd ? k + 1 : k;
-      error(DiagID::err_parse_fstring_empty_expr, SourceRange(loc(fieldBegin), loc(end)));
+      error(diag::err_parse_fstring_empty_expr, SourceRange(loc(fieldBegin), loc(end)));
     } else {
       SourceRange exprRange(loc(exprBegin), loc(exprEnd));
       std::vector<Token> toks = lexFragment(sm_, exprRange, diags_);
@@ -122,7 +123,7 @@ void Parser::splitFString(const Token& t, FStringExpr* fs) {
       if (conv == "r" || conv == "s" || conv == "a")
         part.conversion.assign(conv);
       else
-        error(DiagID::err_parse_fstring_bad_conversion, SourceRange(loc(cb), loc(k > cb ? k : cb + 1)))
+        error(diag::err_parse_fstring_bad_conversion, SourceRange(loc(cb), loc(k > cb ? k : cb + 1)))
             << std::string(conv);
     }
     if (k < contentEnd && text[k] == ':') {
@@ -136,7 +137,7 @@ void Parser::splitFString(const Token& t, FStringExpr* fs) {
     }
     if (k >= contentEnd) {
       if (!blank)
-        error(DiagID::err_parse_fstring_unterminated_field, SourceRange(loc(fieldBegin), loc(fieldBegin + 1)))
+        error(diag::err_parse_fstring_unterminated_field, SourceRange(loc(fieldBegin), loc(fieldBegin + 1)))
             .fixitInsert(loc(contentEnd), "}");
       part.range = SourceRange(loc(fieldBegin), loc(contentEnd));
       if (part.expr) fs->parts.push_back(std::move(part));

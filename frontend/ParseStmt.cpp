@@ -1,4 +1,5 @@
 // Statements, blocks and the recovery at statement and block boundaries.
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/ParserImpl.h"
 
 namespace tessera {
@@ -109,7 +110,7 @@ void Parser::parseStatementInto(std::vector<Stmt*>& out) {
   switch (t.kind) {
     case TokenKind::Indent: {
       SourceRange r = peek().range;
-      error(DiagID::err_parse_unexpected_indent, SourceRange(r.begin, r.begin.valid() ? SourceLoc{r.begin.offset + 1} : r.end));
+      error(diag::err_parse_unexpected_indent, SourceRange(r.begin, r.begin.valid() ? SourceLoc{r.begin.offset + 1} : r.end));
       consume();
       blockColumns_.push_back(sm_.lineColumn(tok().range.begin).column);
       while (!at(TokenKind::Dedent) && !at(TokenKind::Eof) && !diags_.stopped()) {
@@ -132,7 +133,7 @@ void Parser::parseStatementInto(std::vector<Stmt*>& out) {
     case TokenKind::r_square:
     case TokenKind::r_brace: {
       SourceLoc begin = startLoc();
-      fail(DiagID::err_parse_unmatched_closer, t.range) << std::string(t.text);
+      fail(diag::err_parse_unmatched_closer, t.range) << std::string(t.text);
       skipLine(begin, &out);
       return;
     }
@@ -149,7 +150,7 @@ void Parser::parseStatementInto(std::vector<Stmt*>& out) {
 void Parser::parseUnsupportedStatement(std::vector<Stmt*>& out) {
   SourceLoc begin = startLoc();
   bool isTry = at(TokenKind::kw_try);
-  fail(DiagID::err_parse_unsupported, tok().range) << unsupportedWhat(tok().kind);
+  fail(diag::err_parse_unsupported, tok().range) << unsupportedWhat(tok().kind);
   skipLine(begin, &out);
   // The clauses of a 'try' belong to the one reported statement.
   while (isTry && tok().isOneOf(TokenKind::kw_except, TokenKind::kw_finally, TokenKind::kw_else)) {
@@ -160,7 +161,7 @@ void Parser::parseUnsupportedStatement(std::vector<Stmt*>& out) {
 
 void Parser::parseStrayClause(std::vector<Stmt*>& out) {
   SourceLoc begin = startLoc();
-  fail(tok().is(TokenKind::kw_elif) ? DiagID::err_parse_elif_without_if : DiagID::err_parse_else_without_if, tok().range);
+  fail(tok().is(TokenKind::kw_elif) ? diag::err_parse_elif_without_if : diag::err_parse_else_without_if, tok().range);
   skipLine(begin, &out);
 }
 
@@ -181,11 +182,11 @@ void Parser::parseSimpleStatementsInto(std::vector<Stmt*>& out) {
     SourceLoc junk = startLoc();
     if (!swallowLexError()) {
       if (tok().isOneOf(TokenKind::r_paren, TokenKind::r_square, TokenKind::r_brace))
-        fail(DiagID::err_parse_unmatched_closer, tok().range) << std::string(tok().text);
+        fail(diag::err_parse_unmatched_closer, tok().range) << std::string(tok().text);
       else if (tok().is(TokenKind::walrus))
-        fail(DiagID::err_parse_walrus, tok().range);
+        fail(diag::err_parse_walrus, tok().range);
       else
-        fail(DiagID::err_parse_expected_newline, tok().range);
+        fail(diag::err_parse_expected_newline, tok().range);
     }
     skipLine(junk, &out);
     return;
@@ -199,11 +200,11 @@ Stmt* Parser::parseSimpleStatement() {
     case TokenKind::kw_pass: consume(); return ctx_.make<PassStmt>(t.range);
     case TokenKind::kw_break:
       consume();
-      if (!loopDepth_) error(DiagID::err_parse_break_outside_loop, t.range);
+      if (!loopDepth_) error(diag::err_parse_break_outside_loop, t.range);
       return ctx_.make<BreakStmt>(t.range);
     case TokenKind::kw_continue:
       consume();
-      if (!loopDepth_) error(DiagID::err_parse_continue_outside_loop, t.range);
+      if (!loopDepth_) error(diag::err_parse_continue_outside_loop, t.range);
       return ctx_.make<ContinueStmt>(t.range);
     case TokenKind::kw_return: return parseReturn();
     case TokenKind::kw_import: return parseImport();
@@ -214,17 +215,17 @@ Stmt* Parser::parseSimpleStatement() {
     case TokenKind::kw_for:
     case TokenKind::kw_with:
     case TokenKind::at:
-      fail(DiagID::err_parse_compound_on_same_line, t.range) << (t.is(TokenKind::at) ? "@" : std::string(t.text));
+      fail(diag::err_parse_compound_on_same_line, t.range) << (t.is(TokenKind::at) ? "@" : std::string(t.text));
       return nullptr;
     case TokenKind::kw_elif:
-      fail(DiagID::err_parse_elif_without_if, t.range);
+      fail(diag::err_parse_elif_without_if, t.range);
       return nullptr;
     case TokenKind::kw_else:
-      fail(DiagID::err_parse_else_without_if, t.range);
+      fail(diag::err_parse_else_without_if, t.range);
       return nullptr;
     default:
       if (const char* what = unsupportedWhat(t.kind)) {
-        fail(DiagID::err_parse_unsupported, t.range) << what;
+        fail(diag::err_parse_unsupported, t.range) << what;
         return nullptr;
       }
       return parseExprOrAssignment();
@@ -242,19 +243,19 @@ void Parser::checkAssignTarget(Expr* e, bool augmented) {
     default: break;
   }
   if (augmented) {
-    error(DiagID::err_parse_invalid_augassign_target, e->range) << describeExpr(e);
+    error(diag::err_parse_invalid_augassign_target, e->range) << describeExpr(e);
     return;
   }
   if (isa<TupleExpr>(e) || isa<ListExpr>(e)) {
     const auto& elts = isa<TupleExpr>(e) ? cast<TupleExpr>(e)->elements : cast<ListExpr>(e)->elements;
     if (elts.empty()) {
-      error(DiagID::err_parse_invalid_assign_target, e->range) << describeExpr(e);
+      error(diag::err_parse_invalid_assign_target, e->range) << describeExpr(e);
       return;
     }
     unsigned stars = 0;
     for (Expr* x : elts) {
       if (auto* s = dyn_cast<StarredExpr>(x)) {
-        if (++stars == 2) error(DiagID::err_parse_multiple_starred, s->range);
+        if (++stars == 2) error(diag::err_parse_multiple_starred, s->range);
         checkAssignTarget(s->value, false);
       } else {
         checkAssignTarget(x, false);
@@ -263,10 +264,10 @@ void Parser::checkAssignTarget(Expr* e, bool augmented) {
     return;
   }
   if (isa<StarredExpr>(e)) {
-    error(DiagID::err_parse_star_not_allowed, e->range);
+    error(diag::err_parse_star_not_allowed, e->range);
     return;
   }
-  error(DiagID::err_parse_invalid_assign_target, e->range) << describeExpr(e);
+  error(diag::err_parse_invalid_assign_target, e->range) << describeExpr(e);
 }
 
 void Parser::checkForTarget(Expr* e) {
@@ -286,7 +287,7 @@ void Parser::checkForTarget(Expr* e) {
     }
     default: break;
   }
-  error(DiagID::err_parse_invalid_for_target, e->range) << describeExpr(e);
+  error(diag::err_parse_invalid_for_target, e->range) << describeExpr(e);
 }
 
 Stmt* Parser::parseExprOrAssignment() {
@@ -300,7 +301,7 @@ Stmt* Parser::parseExprOrAssignment() {
     Expr* value = nullptr;
     while (tryConsume(TokenKind::equal)) {
       if (atLineEnd()) {
-        fail(DiagID::err_parse_expected_expr, hereRange());
+        fail(diag::err_parse_expected_expr, hereRange());
         return nullptr;
       }
       value = parseExprList(true);
@@ -310,7 +311,7 @@ Stmt* Parser::parseExprOrAssignment() {
     a->targets.pop_back();
     a->value = value;
     for (Expr* t : a->targets) checkAssignTarget(t, false);
-    if (isa<StarredExpr>(value)) error(DiagID::err_parse_star_not_allowed, value->range);
+    if (isa<StarredExpr>(value)) error(diag::err_parse_star_not_allowed, value->range);
     a->range = rangeFrom(begin);
     return a;
   }
@@ -331,7 +332,7 @@ Stmt* Parser::parseExprOrAssignment() {
   if (at(TokenKind::colon)) {
     auto* a = ctx_.make<AnnAssignStmt>(SourceRange());
     if (!isa<NameExpr>(first) && !isa<AttributeExpr>(first) && !isa<SubscriptExpr>(first))
-      error(DiagID::err_parse_invalid_annotation_target, first->range);
+      error(diag::err_parse_invalid_annotation_target, first->range);
     consume();
     a->target = first;
     a->annotation = parseExpr();
@@ -340,7 +341,7 @@ Stmt* Parser::parseExprOrAssignment() {
     return a;
   }
 
-  if (isa<StarredExpr>(first)) error(DiagID::err_parse_star_not_allowed, first->range);
+  if (isa<StarredExpr>(first)) error(diag::err_parse_star_not_allowed, first->range);
   auto* s = ctx_.make<ExprStmt>(rangeFrom(begin));
   s->expr = first;
   return s;
@@ -350,7 +351,7 @@ Stmt* Parser::parseReturn() {
   const Token& kw = tok();
   SourceLoc begin = startLoc();
   consume();
-  if (!funcDepth_) error(DiagID::err_parse_return_outside_function, kw.range);
+  if (!funcDepth_) error(diag::err_parse_return_outside_function, kw.range);
   auto* r = ctx_.make<ReturnStmt>(SourceRange());
   if (!atLineEnd() && !at(TokenKind::semi)) r->value = parseExprList(true);
   r->range = rangeFrom(begin);
@@ -365,7 +366,7 @@ bool Parser::parseDottedName(std::string& name, SourceRange& range) {
   while (at(TokenKind::period)) {
     consume();
     if (!at(TokenKind::Identifier) && !isKeyword(tok().kind)) {
-      if (!swallowLexError()) fail(DiagID::err_parse_expected_attr_name, hereRange());
+      if (!swallowLexError()) fail(diag::err_parse_expected_attr_name, hereRange());
       return false;
     }
     name += '.';
@@ -379,7 +380,7 @@ bool Parser::parseDottedName(std::string& name, SourceRange& range) {
 bool Parser::parseImportAlias(ImportName& n) {
   if (!tryConsume(TokenKind::kw_as)) return true;
   if (!at(TokenKind::Identifier)) {
-    if (!swallowLexError()) fail(DiagID::err_parse_expected_alias, hereRange());
+    if (!swallowLexError()) fail(diag::err_parse_expected_alias, hereRange());
     return false;
   }
   n.alias.assign(tok().text);
@@ -395,7 +396,7 @@ Stmt* Parser::parseImport() {
   do {
     ImportName n;
     if (!parseDottedName(n.name, n.nameRange)) {
-      if (!panic_ && !swallowLexError()) fail(DiagID::err_parse_expected_module_name, hereRange()) << "import";
+      if (!panic_ && !swallowLexError()) fail(diag::err_parse_expected_module_name, hereRange()) << "import";
       return nullptr;
     }
     if (!parseImportAlias(n)) return nullptr;
@@ -418,11 +419,11 @@ Stmt* Parser::parseImportFrom() {
   if (at(TokenKind::Identifier)) {
     if (!parseDottedName(s->module, s->moduleRange)) return nullptr;
   } else if (s->level == 0) {
-    if (!swallowLexError()) fail(DiagID::err_parse_expected_module_name, hereRange()) << "from";
+    if (!swallowLexError()) fail(diag::err_parse_expected_module_name, hereRange()) << "from";
     return nullptr;
   }
   if (!tryConsume(TokenKind::kw_import)) {
-    if (!swallowLexError()) fail(DiagID::err_parse_expected_import, hereRange()).fixitInsert(prevEnd_, " import");
+    if (!swallowLexError()) fail(diag::err_parse_expected_import, hereRange()).fixitInsert(prevEnd_, " import");
     return nullptr;
   }
   if (at(TokenKind::star)) {
@@ -436,7 +437,7 @@ Stmt* Parser::parseImportFrom() {
   do {
     if (open && at(TokenKind::r_paren) && !s->names.empty()) break;  // trailing comma
     if (!at(TokenKind::Identifier)) {
-      if (!swallowLexError()) fail(DiagID::err_parse_expected_import_name, hereRange());
+      if (!swallowLexError()) fail(diag::err_parse_expected_import_name, hereRange());
       return nullptr;
     }
     ImportName n;
@@ -456,7 +457,7 @@ Stmt* Parser::parseImportFrom() {
 
 void Parser::parseIndentedBlock(Block& block) {
   if (blockDepth_ >= kMaxBlockDepth) {
-    error(DiagID::err_parse_too_many_indents, tok().range) << static_cast<unsigned>(kMaxBlockDepth);
+    error(diag::err_parse_too_many_indents, tok().range) << static_cast<unsigned>(kMaxBlockDepth);
     skipIndentedBlock();
     return;
   }
@@ -479,9 +480,9 @@ void Parser::parseIndentedBlock(Block& block) {
 void Parser::parseSuite(Block& block, const char* colonWhat, const char* blockWhat, SourceLoc headerStart) {
   if (!panic_ && !at(TokenKind::colon) && !swallowLexError()) {
     if (at(TokenKind::walrus))
-      fail(DiagID::err_parse_walrus, tok().range);
+      fail(diag::err_parse_walrus, tok().range);
     else
-      fail(DiagID::err_parse_expected_colon, insertionPoint()).fixitInsert(prevEnd_, ":") << colonWhat;
+      fail(diag::err_parse_expected_colon, insertionPoint()).fixitInsert(prevEnd_, ":") << colonWhat;
   }
   if (panic_) {
     // A bad header: skip what is left of it, but still read the block that follows.
@@ -494,7 +495,7 @@ void Parser::parseSuite(Block& block, const char* colonWhat, const char* blockWh
   consume();  // ':'
   if (tryConsume(TokenKind::Newline)) {
     if (!at(TokenKind::Indent)) {
-      error(DiagID::err_parse_expected_indented_block, firstRealTokenRange())
+      error(diag::err_parse_expected_indented_block, firstRealTokenRange())
           << blockWhat << sm_.lineColumn(headerStart).line;
       // Read the next statement as the body the user forgot to indent, so that a `return` or
       // `break` there is not reported a second time as outside its function or loop.
@@ -508,7 +509,7 @@ void Parser::parseSuite(Block& block, const char* colonWhat, const char* blockWh
     return;
   }
   if (at(TokenKind::Eof)) {
-    error(DiagID::err_parse_expected_indented_block, insertionPoint()) << blockWhat << sm_.lineColumn(headerStart).line;
+    error(diag::err_parse_expected_indented_block, insertionPoint()) << blockWhat << sm_.lineColumn(headerStart).line;
     return;
   }
   // A single-line suite: `def f(x): return x`.
@@ -528,7 +529,7 @@ Stmt* Parser::parseIf(bool isElif) {
     if (at(TokenKind::kw_elif) && elifDepth_ >= kMaxElifs) {
       // Each `elif` nests one level deeper in the tree; past the limit the rest of the chain is
       // reported once and skipped.
-      error(DiagID::err_parse_too_many_elifs, tok().range) << static_cast<unsigned>(kMaxElifs);
+      error(diag::err_parse_too_many_elifs, tok().range) << static_cast<unsigned>(kMaxElifs);
       while ((at(TokenKind::kw_elif) || at(TokenKind::kw_else)) && !diags_.stopped()) {
         skipToLineEnd();
         tryConsume(TokenKind::Newline);
@@ -577,7 +578,7 @@ Stmt* Parser::parseFor() {
     if (tryConsume(TokenKind::kw_in)) {
       s->iter = parseExprList(true);
     } else if (!swallowLexError()) {
-      fail(DiagID::err_parse_expected_in, hereRange()).fixitInsert(prevEnd_, " in");
+      fail(diag::err_parse_expected_in, hereRange()).fixitInsert(prevEnd_, " in");
     }
   }
   ++loopDepth_;
@@ -614,7 +615,7 @@ bool Parser::parseDecorator(Decorator& d) {
   SourceLoc begin = startLoc();
   consume();  // '@'
   if (!at(TokenKind::Identifier) && !at(TokenKind::l_paren)) {
-    if (!swallowLexError()) fail(DiagID::err_parse_expected_decorator, hereRange());
+    if (!swallowLexError()) fail(diag::err_parse_expected_decorator, hereRange());
     return false;
   }
   d.expr = parsePostfix();
@@ -647,14 +648,14 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
     Param p;
     SourceLoc pb = startLoc();
     if (kwargs && !reportedAfterKwargs && (at(TokenKind::Identifier) || at(TokenKind::star) || at(TokenKind::starstar))) {
-      error(DiagID::err_parse_param_after_kwargs, tok().range) << fn->params[kwargsIndex].name;
+      error(diag::err_parse_param_after_kwargs, tok().range) << fn->params[kwargsIndex].name;
       reportedAfterKwargs = true;
     }
     if (at(TokenKind::star)) {
       SourceRange starRange = tok().range;
       consume();
       if (seenStar && !kwargs) {
-        error(DiagID::err_parse_duplicate_star, starRange);
+        error(diag::err_parse_duplicate_star, starRange);
         duplicateStar = true;
       }
       seenStar = true;
@@ -670,7 +671,7 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
     } else if (at(TokenKind::starstar)) {
       consume();
       if (!at(TokenKind::Identifier)) {
-        if (!swallowLexError()) fail(DiagID::err_parse_expected_param, hereRange());
+        if (!swallowLexError()) fail(diag::err_parse_expected_param, hereRange());
         break;
       }
       p.paramKind = Param::KwArgs;
@@ -681,13 +682,13 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
       kwargs = true;
       kwargsIndex = fn->params.size();
     } else if (at(TokenKind::slash)) {
-      error(DiagID::err_parse_positional_only_marker, tok().range);
+      error(diag::err_parse_positional_only_marker, tok().range);
       consume();
       if (!tryConsume(TokenKind::comma)) break;
       continue;
     } else if (at(TokenKind::kw_mut) && peek().is(TokenKind::Identifier)) {
       // `mut b: f32`: 'mut' belongs in the annotation (`b: mut f32`).
-      error(DiagID::err_parse_mut_outside_param, tok().range);
+      error(diag::err_parse_mut_outside_param, tok().range);
       consume();
       continue;
     } else if (at(TokenKind::Identifier)) {
@@ -700,12 +701,12 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
         if (!seenDefault) firstDefault = rangeFrom(pb);
         seenDefault = true;
       } else if (seenDefault && !seenStar && !panic_) {
-        DiagBuilder b = error(DiagID::err_parse_non_default_after_default, p.nameRange);
+        DiagBuilder b = error(diag::err_parse_non_default_after_default, p.nameRange);
         b << p.name;
-        b.note(DiagID::note_parse_first_default, firstDefault);
+        b.note(diag::note_parse_first_default, firstDefault);
       }
     } else {
-      if (!swallowLexError()) fail(DiagID::err_parse_expected_param, hereRange());
+      if (!swallowLexError()) fail(diag::err_parse_expected_param, hereRange());
       break;
     }
     if (panic_) break;
@@ -717,7 +718,7 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
     for (size_t i = 0; i < fn->params.size() && !duplicateStar; ++i)
       if (fn->params[i].paramKind == Param::KeywordOnlyMarker &&
           (i + 1 == fn->params.size() || fn->params[i + 1].paramKind != Param::Normal)) {
-        error(DiagID::err_parse_bare_star_at_end, fn->params[i].range);
+        error(diag::err_parse_bare_star_at_end, fn->params[i].range);
         break;
       }
     expectCloser(TokenKind::r_paren, open, "parameters");
@@ -740,7 +741,7 @@ Stmt* Parser::parseFunctionDef() {
     if (at(TokenKind::at)) continue;  // `@jit @autodiff`
     if (tryConsume(TokenKind::Newline)) continue;
     if (!at(TokenKind::Eof)) {
-      if (!swallowLexError()) fail(DiagID::err_parse_expected_newline, tok().range);
+      if (!swallowLexError()) fail(diag::err_parse_expected_newline, tok().range);
       skipToLineEnd();
       tryConsume(TokenKind::Newline);
       panic_ = false;
@@ -750,7 +751,7 @@ Stmt* Parser::parseFunctionDef() {
     SourceLoc end = prevEnd_;
     // A decorated 'class' or 'async def' gets only its own "not supported" error.
     if (!decorators.empty() && !unsupportedWhat(tok().kind))
-      error(DiagID::err_parse_decorator_without_def, firstRealTokenRange());
+      error(diag::err_parse_decorator_without_def, firstRealTokenRange());
     return ctx_.make<ErrorStmt>(SourceRange(begin, end));
   }
   SourceLoc defBegin = startLoc();
@@ -764,9 +765,9 @@ Stmt* Parser::parseFunctionDef() {
     if (at(TokenKind::l_paren))
       parseParameters(fn);
     else if (!swallowLexError())
-      fail(DiagID::err_parse_expected_lparen_after_name, hereRange());
+      fail(diag::err_parse_expected_lparen_after_name, hereRange());
   } else if (!swallowLexError()) {
-    fail(DiagID::err_parse_expected_function_name, hereRange());
+    fail(diag::err_parse_expected_function_name, hereRange());
   }
   if (!panic_ && tryConsume(TokenKind::arrow)) fn->returns = parseExpr();
   unsigned savedLoops = loopDepth_;

@@ -1,6 +1,7 @@
 // Parser entry points, token helpers and the diagnostics/recovery machinery (see ParserImpl.h).
 #include "frontend/Parser.h"
 
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/Lexer.h"
 #include "frontend/ParserImpl.h"
 
@@ -149,7 +150,7 @@ DiagBuilder Parser::fail(DiagID id, SourceRange r) {
 
 bool Parser::enterExprLevel() {
   if (++exprDepth_ <= kMaxExprDepth) return true;
-  if (!panic_) fail(DiagID::err_parse_too_deep, tok().range) << static_cast<unsigned>(kMaxExprDepth);
+  if (!panic_) fail(diag::err_parse_too_deep, tok().range) << static_cast<unsigned>(kMaxExprDepth);
   return false;
 }
 
@@ -189,18 +190,18 @@ bool Parser::expectCloser(TokenKind closer, const Token& opener, const char* bet
   if (swallowLexError()) return false;
   std::string open(opener.text);
   if (at(TokenKind::r_paren) || at(TokenKind::r_square) || at(TokenKind::r_brace)) {
-    DiagBuilder b = fail(DiagID::err_parse_mismatched_closer, tok().range);
+    DiagBuilder b = fail(diag::err_parse_mismatched_closer, tok().range);
     b << std::string(tok().text) << open;
-    b.note(DiagID::note_parse_to_match, opener.range, {open});
+    b.note(diag::note_parse_to_match, opener.range, {open});
   } else if (between && startsExpr(tok()) && !startsPhysicalLine(pos_)) {
-    DiagBuilder b = fail(DiagID::err_parse_missing_comma, tok().range);
+    DiagBuilder b = fail(diag::err_parse_missing_comma, tok().range);
     b << between;
     b.fixitInsert(prevEnd_, ",");
     return false;
   } else if (neverClosed(opener)) {
     // The scanner joined the following lines into this one: say so at the opener, and read on
     // from the start of the physical line where the parser noticed.
-    fail(DiagID::err_parse_unclosed_bracket, opener.range) << open;
+    fail(diag::err_parse_unclosed_bracket, opener.range) << open;
     size_t openerIndex = static_cast<size_t>(&opener - toks_->data());
     size_t i = pos_;
     while (i > openerIndex + 1 && !startsPhysicalLine(i)) --i;
@@ -209,9 +210,9 @@ bool Parser::expectCloser(TokenKind closer, const Token& opener, const char* bet
       resyncLayout();
     }
   } else {
-    DiagBuilder b = fail(DiagID::err_parse_expected_closer, startsPhysicalLine(pos_) ? insertionPoint() : hereRange());
+    DiagBuilder b = fail(diag::err_parse_expected_closer, startsPhysicalLine(pos_) ? insertionPoint() : hereRange());
     b << closerSpelling(closer);
-    b.note(DiagID::note_parse_to_match, opener.range, {open});
+    b.note(diag::note_parse_to_match, opener.range, {open});
   }
   return false;
 }

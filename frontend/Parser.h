@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "frontend/Token.h"
 
 namespace tessera {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontend/SourceManager.h"
+#include "basic/SourceManager.h"
 
 namespace tessera {
 

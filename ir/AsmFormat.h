@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/IR.h"
 
 namespace tessera::ir {

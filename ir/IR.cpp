@@ -16,7 +16,11 @@ struct ScalarInfo {
   unsigned bits;
   ScalarClass cls;
 };
+// In ScalarKind's order. A bool value is one bit (i1); other dtypes have their storage width.
 const ScalarInfo kScalars[] = {
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  {IRNAME, ScalarClass::KIND == ScalarClass::Bool ? 1u : BITS, ScalarClass::KIND},
+#include "basic/DTypes.def"
 #define SCALAR(ID, NAME, BITS, CLASS) {NAME, BITS, ScalarClass::CLASS},
 #include "ir/Types.def"
 };

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frontend/SourceManager.h"
+#include "basic/SourceManager.h"
 
 namespace tessera::ir {
 
@@ -21,7 +21,10 @@ namespace tessera::ir {
 // Types
 // ---------------------------------------------------------------------------------------------
 
+// The scalars: one per dtype of basic/DTypes.def (bool is I1), then those of ir/Types.def.
 enum class ScalarKind : uint8_t {
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) IR,
+#include "basic/DTypes.def"
 #define SCALAR(ID, NAME, BITS, CLASS) ID,
 #include "ir/Types.def"
 };

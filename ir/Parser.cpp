@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ir/AsmFormat.h"
+#include "ir/IRDiagnostics.h"
 
 namespace tessera::ir {
 
@@ -95,7 +96,7 @@ private:
     if (failed_) return;
     std::string found = tok_.kind == Tok::Eof ? std::string("end of input") : show(tok_.text);
     SourceRange r = tokRange();
-    error(DiagID::err_ir_expected, r) << what << found;
+    error(diag::err_ir_expected, r) << what << found;
   }
 
   // ---- lexer ----
@@ -155,7 +156,7 @@ private:
         if (e == b + 1) {
           make(Tok::Error, b + 1);
           SourceRange r = tokRange();
-          error(DiagID::err_ir_expected, r) << "a name after '" + std::string(1, c) + "'" << show(text_.substr(b, 1));
+          error(diag::err_ir_expected, r) << "a name after '" + std::string(1, c) + "'" << show(text_.substr(b, 1));
           return;
         }
         Tok k = c == '%' ? Tok::Percent : c == '@' ? Tok::At : c == '^' ? Tok::Caret : Tok::Bang;
@@ -167,7 +168,7 @@ private:
         if (i >= end_ || text_[i] != '"') {
           make(Tok::Error, std::min(i, end_));
           SourceRange r = range(tok_.begin, tok_.begin + 1);
-          error(DiagID::err_ir_unterminated_string, r);
+          error(diag::err_ir_unterminated_string, r);
           return;
         }
         return make(Tok::String, i + 1);
@@ -212,12 +213,12 @@ private:
       while (e < end_ && (static_cast<unsigned char>(text_[e]) & 0xc0) == 0x80 && e < b + 4) ++e;
     make(Tok::Error, e);
     SourceRange r = tokRange();
-    error(DiagID::err_ir_unexpected_char, r) << show(text_.substr(b, e - b));
+    error(diag::err_ir_unexpected_char, r) << show(text_.substr(b, e - b));
   }
   void checkNumber() {
     if (tok_.kind == Tok::Error) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_bad_number, r) << show(tok_.text);
+      error(diag::err_ir_bad_number, r) << show(tok_.text);
     }
   }
 
@@ -298,7 +299,7 @@ private:
     auto r = std::from_chars(tok_.text.data(), tok_.text.data() + tok_.text.size(), v);
     if (r.ec != std::errc() || r.ptr != tok_.text.data() + tok_.text.size()) {
       SourceRange rr = tokRange();
-      error(DiagID::err_ir_bad_number, rr) << show(tok_.text);
+      error(diag::err_ir_bad_number, rr) << show(tok_.text);
       return false;
     }
     lex();
@@ -314,7 +315,7 @@ private:
       auto r = std::from_chars(s.data(), s.data() + s.size(), v);
       if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
         SourceRange rr = tokRange();
-        error(DiagID::err_ir_bad_number, rr) << show(s);
+        error(diag::err_ir_bad_number, rr) << show(s);
         return false;
       }
     }
@@ -330,7 +331,7 @@ private:
       ScalarKind k;
       if (!lookupScalar(tok_.text, k)) {
         SourceRange r = tokRange();
-        error(DiagID::err_ir_unknown_type, r) << show(tok_.text);
+        error(diag::err_ir_unknown_type, r) << show(tok_.text);
         return nullptr;
       }
       lex();
@@ -348,7 +349,7 @@ private:
     }
     if (name != "!num" && name != "!tensor" && name != "!smem" && name != "!tile" && name != "!frag" &&
         name != "!cgroup") {
-      error(DiagID::err_ir_unknown_type, nameRange) << show(name);
+      error(diag::err_ir_unknown_type, nameRange) << show(name);
       return nullptr;
     }
     lex();
@@ -442,7 +443,7 @@ private:
         }
     if (tok_.kind == Tok::Bare) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_bad_type_param, r) << what << show(tok_.text);
+      error(diag::err_ir_bad_type_param, r) << what << show(tok_.text);
     } else {
       expected(std::string("a ") + what);
     }
@@ -478,7 +479,7 @@ private:
       if (!parseInt(d.size)) return false;
       if (d.size < 0) {
         SourceRange r = range(tok_.begin, tok_.begin);
-        error(DiagID::err_ir_bad_type_param, r) << "extent" << std::to_string(d.size);
+        error(diag::err_ir_bad_type_param, r) << "extent" << std::to_string(d.size);
         return false;
       }
       return true;
@@ -496,11 +497,11 @@ private:
       for (const DimOp& o : ops)
         if (name == dimOpName(o)) op = &o;
       if (!op) {
-        error(DiagID::err_ir_bad_type_param, at) << "extent operation" << name;
+        error(diag::err_ir_bad_type_param, at) << "extent operation" << name;
         return false;
       }
       if (depth >= kMaxNesting) {
-        error(DiagID::err_ir_nesting_too_deep, at) << std::to_string(kMaxNesting);
+        error(diag::err_ir_nesting_too_deep, at) << std::to_string(kMaxNesting);
         return false;
       }
       lex();
@@ -523,7 +524,7 @@ private:
   bool parseAttrValue(Attribute& a) {
     if (++depth_ > kMaxNesting) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_nesting_too_deep, r) << std::to_string(kMaxNesting);
+      error(diag::err_ir_nesting_too_deep, r) << std::to_string(kMaxNesting);
       return false;
     }
     struct Leave {
@@ -595,7 +596,7 @@ private:
         i += 3;
       } else {
         SourceRange r = range(tok_.begin + 1 + static_cast<uint32_t>(i), tok_.begin + 3 + static_cast<uint32_t>(i));
-        error(DiagID::err_ir_expected, r) << "a valid escape (\\n, \\t, \\\", \\\\, \\xNN)" << show(s.substr(i, 2));
+        error(diag::err_ir_expected, r) << "a valid escape (\\n, \\t, \\\", \\\\, \\xNN)" << show(s.substr(i, 2));
         return false;
       }
     }
@@ -617,7 +618,7 @@ private:
       lex();
       for (const NamedAttr& a : attrs)
         if (a.name == name) {
-          error(DiagID::err_ir_duplicate_attr, nameRange) << name;
+          error(diag::err_ir_duplicate_attr, nameRange) << name;
           return false;
         }
       Attribute value;
@@ -645,8 +646,8 @@ private:
     if (it != values_.end()) {
       SourceRange r = range(t.begin, t.end);
       SourceRange prev = range(it->second.second, it->second.second + static_cast<uint32_t>(name.size()) + 1);
-      error(DiagID::err_ir_redefined_value, r) << name;
-      diags_.report(DiagID::note_ir_previous_def, prev);
+      error(diag::err_ir_redefined_value, r) << name;
+      diags_.report(diag::note_ir_previous_def, prev);
       return false;
     }
     values_[name] = {v, t.begin};
@@ -663,7 +664,7 @@ private:
     auto it = values_.find(name);
     if (it == values_.end()) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_undefined_value, r) << name;
+      error(diag::err_ir_undefined_value, r) << name;
       return nullptr;
     }
     lex();
@@ -699,8 +700,8 @@ private:
     SourceRange nameRange = tokRange();
     auto prev = funcDefs_.find(name);
     if (prev != funcDefs_.end()) {
-      error(DiagID::err_ir_redefined_func, nameRange) << name;
-      diags_.report(DiagID::note_ir_previous_def, range(prev->second, prev->second + 1));
+      error(diag::err_ir_redefined_func, nameRange) << name;
+      diags_.report(diag::note_ir_previous_def, range(prev->second, prev->second + 1));
       return;
     }
     funcDefs_[name] = tok_.begin;
@@ -735,7 +736,7 @@ private:
       if (!parseAttrDict(attrs)) return;
       for (auto& a : attrs) {
         if (a.name == "sym_name" || a.name == "result_types") {
-          error(DiagID::err_ir_duplicate_attr, nameRange) << a.name;
+          error(diag::err_ir_duplicate_attr, nameRange) << a.name;
           return;
         }
         f->attrs.push_back(std::move(a));
@@ -753,7 +754,7 @@ private:
   void parseRegion(Region& region) {
     if (++depth_ > kMaxNesting) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_nesting_too_deep, r) << std::to_string(kMaxNesting);
+      error(diag::err_ir_nesting_too_deep, r) << std::to_string(kMaxNesting);
       return;
     }
     lex();  // {
@@ -781,12 +782,12 @@ private:
     OpId id;
     if (!lookupOp(tok_.text, id)) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_unknown_op, r) << show(tok_.text);
+      error(diag::err_ir_unknown_op, r) << show(tok_.text);
       return;
     }
     if (id == OpId::TileFunc) {
       SourceRange r = tokRange();
-      error(DiagID::err_ir_expected, r) << "an operation (functions are only allowed at the top level)"
+      error(diag::err_ir_expected, r) << "an operation (functions are only allowed at the top level)"
                                         << "tile.func";
       return;
     }
@@ -820,7 +821,7 @@ private:
       } while (consume(Tok::Comma));
     }
     if (types.size() != resultNames.size()) {
-      error(DiagID::err_ir_type_count, nameRange) << raw->name() << std::to_string(resultNames.size())
+      error(diag::err_ir_type_count, nameRange) << raw->name() << std::to_string(resultNames.size())
                                                   << std::to_string(types.size());
       return;
     }

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/IR.h"
 
 namespace tessera::ir {

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "ir/AsmFormat.h"
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 
@@ -33,7 +34,7 @@ bool PassManager::parsePipeline(std::string_view list, DiagnosticEngine& diags) 
     } else {
       std::string known;
       for (const PassInfo& q : passRegistry()) known += (known.empty() ? "" : ", ") + std::string(q.name);
-      diags.report(DiagID::err_ir_unknown_pass, SourceRange()) << name << known;
+      diags.report(diag::err_ir_unknown_pass, SourceRange()) << name << known;
       ok = false;
     }
   }
@@ -53,7 +54,7 @@ bool PassManager::run(Module& m, DiagnosticEngine& diags) {
     if (passOk && opts_.verifyEach) {
       auto v0 = Clock::now();
       if (!verifyModule(m, diags)) {
-        diags.report(DiagID::err_ir_verify_after_pass, SourceRange()) << p->name;
+        diags.report(diag::err_ir_verify_after_pass, SourceRange()) << p->name;
         passOk = false;
       }
       times.push_back({"(verify)", std::chrono::duration<double>(Clock::now() - v0).count()});

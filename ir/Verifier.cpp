@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "ir/IRDiagnostics.h"
 #include "ir/Uniformity.h"
 
 namespace tessera::ir {
@@ -48,10 +49,10 @@ public:
     std::unordered_set<std::string> names;
     for (auto& op : m_.body().ops) {
       if (op->id != OpId::TileFunc) {
-        report(op.get(), DiagID::err_ir_top_level_op) << op->name();
+        report(op.get(), diag::err_ir_top_level_op) << op->name();
         continue;
       }
-      if (!names.insert(op->funcName()).second) report(op.get(), DiagID::err_ir_redefined_func) << op->funcName();
+      if (!names.insert(op->funcName()).second) report(op.get(), diag::err_ir_redefined_func) << op->funcName();
     }
     for (auto& op : m_.body().ops)
       if (op->id == OpId::TileFunc) func(op.get());
@@ -117,28 +118,28 @@ private:
   // ---- helpers for hooks ----
   bool operandType(Operation* op, unsigned i, Type expected) {
     if (op->operand(i)->type == expected) return true;
-    report(op, DiagID::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type)
+    report(op, diag::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type)
                                             << printType(expected);
     return false;
   }
   bool operandIs(Operation* op, unsigned i, bool cond, std::string_view what) {
     if (cond) return true;
-    report(op, DiagID::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type) << what;
+    report(op, diag::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type) << what;
     return false;
   }
   bool resultType(Operation* op, unsigned i, Type expected) {
     if (op->result(i)->type == expected) return true;
-    report(op, DiagID::err_ir_result_type) << op->name() << i << printType(op->result(i)->type)
+    report(op, diag::err_ir_result_type) << op->name() << i << printType(op->result(i)->type)
                                            << printType(expected);
     return false;
   }
   bool resultIs(Operation* op, unsigned i, bool cond, std::string_view what) {
     if (cond) return true;
-    report(op, DiagID::err_ir_result_type) << op->name() << i << printType(op->result(i)->type) << what;
+    report(op, diag::err_ir_result_type) << op->name() << i << printType(op->result(i)->type) << what;
     return false;
   }
   bool badAttr(Operation* op, std::string_view name, std::string_view what) {
-    report(op, DiagID::err_ir_bad_attr) << op->name() << name << what;
+    report(op, diag::err_ir_bad_attr) << op->name() << name << what;
     return false;
   }
   bool strAttrIn(Operation* op, std::string_view name, std::initializer_list<const char*> options) {
@@ -164,14 +165,14 @@ private:
     return true;
   }
   bool shapeError(Operation* op, const std::vector<Dim>& a, const std::vector<Dim>& b) {
-    report(op, DiagID::err_ir_shape_mismatch) << op->name() << printShape(a) << printShape(b);
+    report(op, diag::err_ir_shape_mismatch) << op->name() << printShape(a) << printShape(b);
     return false;
   }
   bool isIndexLike(Type t) { return isIndexOrInt(t); }
   bool indices(Operation* op, unsigned first, Type view) {
     unsigned n = op->numOperands() - first;
     if (n != view->shape.size()) {
-      report(op, DiagID::err_ir_index_count) << op->name() << static_cast<unsigned>(view->shape.size()) << n;
+      report(op, diag::err_ir_index_count) << op->name() << static_cast<unsigned>(view->shape.size()) << n;
       return false;
     }
     for (unsigned i = first; i < op->numOperands(); ++i)
@@ -200,7 +201,7 @@ private:
     for (const Dim& d : t->shape)
       if (!d.isStatic() && !d.sym.empty() && !paramSymbols_.count(d.sym)) {
         const Operation* at = v->defOp ? v->defOp : v->ownerBlock->parentOp();
-        report(at, DiagID::err_ir_unknown_extent_symbol) << printType(t) << d.sym << func_->funcName();
+        report(at, diag::err_ir_unknown_extent_symbol) << printType(t) << d.sym << func_->funcName();
         return;
       }
   }
@@ -211,7 +212,7 @@ private:
     func_ = f;
     visible_.clear();
     if (f->regions.size() != 1) {
-      report(f, DiagID::err_ir_region_count) << f->name() << 1 << static_cast<unsigned>(f->regions.size());
+      report(f, diag::err_ir_region_count) << f->name() << 1 << static_cast<unsigned>(f->regions.size());
       return;
     }
     const Attribute* rt = f->attr("result_types");
@@ -234,10 +235,10 @@ private:
     if (!ok_) return;
     UniformityResult u = analyzeUniformity(m_, f);
     for (auto& v : u.violations) {
-      auto d = report(v.op, DiagID::err_ir_barrier_divergent);
+      auto d = report(v.op, diag::err_ir_barrier_divergent);
       d << v.op->name();
       SourceLoc at = v.cause->defOp ? locationOf(v.cause->defOp) : locationOf(v.cause->ownerBlock->parentOp());
-      d.note(DiagID::note_ir_divergent_here, SourceRange(at, SourceLoc{at.offset + 1}));
+      d.note(diag::note_ir_divergent_here, SourceRange(at, SourceLoc{at.offset + 1}));
     }
   }
 
@@ -268,9 +269,9 @@ private:
     asyncHazards(b);
     Operation* last = b.ops.empty() ? nullptr : b.ops.back().get();
     if (!last || !last->has(T_Terminator)) {
-      report(parent, DiagID::err_ir_missing_terminator) << parent->name();
+      report(parent, diag::err_ir_missing_terminator) << parent->name();
     } else if (std::string_view(last->name()) != allowedTerminator(parent, index)) {
-      report(last, DiagID::err_ir_wrong_terminator) << last->name() << parent->name();
+      report(last, diag::err_ir_wrong_terminator) << last->name() << parent->name();
     }
     for (const Value* v : added) visible_.erase(v);
   }
@@ -279,7 +280,7 @@ private:
     const OpInfo& info = op->info();
     unsigned nOps = op->numOperands(), nRes = op->numResults();
     if (op->id == OpId::TileFunc) {
-      report(op, DiagID::err_ir_expected) << "an operation (functions are only allowed at the top level)"
+      report(op, diag::err_ir_expected) << "an operation (functions are only allowed at the top level)"
                                           << "tile.func";
       return;
     }
@@ -289,7 +290,7 @@ private:
                          : info.minOperands == info.maxOperands
                              ? std::to_string(info.minOperands)
                              : std::to_string(info.minOperands) + " to " + std::to_string(info.maxOperands);
-      report(op, DiagID::err_ir_operand_count) << op->name() << want << nOps;
+      report(op, diag::err_ir_operand_count) << op->name() << want << nOps;
       return;
     }
     if (nRes < static_cast<unsigned>(info.minResults) ||
@@ -298,25 +299,25 @@ private:
                          : info.minResults == info.maxResults
                              ? std::to_string(info.minResults)
                              : std::to_string(info.minResults) + " to " + std::to_string(info.maxResults);
-      report(op, DiagID::err_ir_result_count) << op->name() << want << nRes;
+      report(op, diag::err_ir_result_count) << op->name() << want << nRes;
       return;
     }
     if (op->regions.size() != static_cast<size_t>(info.numRegions)) {
-      report(op, DiagID::err_ir_region_count) << op->name() << info.numRegions
+      report(op, diag::err_ir_region_count) << op->name() << info.numRegions
                                               << static_cast<unsigned>(op->regions.size());
       return;
     }
     for (unsigned i = 0; i < nOps; ++i)
       if (!visible_.count(op->operand(i))) {
-        report(op, DiagID::err_ir_not_dominated) << i << op->name();
+        report(op, diag::err_ir_not_dominated) << i << op->name();
         return;
       }
     if (op->has(T_Terminator) && op->parent && op->parent->ops.back().get() != op) {
-      report(op, DiagID::err_ir_misplaced_terminator) << op->name();
+      report(op, diag::err_ir_misplaced_terminator) << op->name();
       return;
     }
     if (op->has(T_NeedsGroup) && func_->hasAttr("kernel") && !func_->hasAttr("group"))
-      report(op, DiagID::err_ir_needs_group) << op->name() << func_->funcName();
+      report(op, diag::err_ir_needs_group) << op->name() << func_->funcName();
     bool hookOk = true;
     switch (op->id) {
 #define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) \
@@ -391,10 +392,10 @@ private:
       for (Operation* inner : ops)
         for (const Pending& p : pending)
           if (readsMemoryOf(inner, p.root)) {
-            auto d = report(inner, DiagID::err_ir_async_read_before_sync);
+            auto d = report(inner, diag::err_ir_async_read_before_sync);
             d << inner->name();
             SourceLoc at = locationOf(p.copy);
-            d.note(DiagID::note_ir_async_copy_here, SourceRange(at, SourceLoc{at.offset + 1}));
+            d.note(diag::note_ir_async_copy_here, SourceRange(at, SourceLoc{at.offset + 1}));
             pending.clear();
             break;
           }
@@ -406,12 +407,12 @@ private:
   bool blockArgs(Operation* op, unsigned r, const std::vector<Type>& types) {
     Block& b = op->body(r);
     if (b.numArgs() != types.size()) {
-      report(op, DiagID::err_ir_block_args) << op->name() << static_cast<unsigned>(types.size()) << b.numArgs();
+      report(op, diag::err_ir_block_args) << op->name() << static_cast<unsigned>(types.size()) << b.numArgs();
       return false;
     }
     for (unsigned i = 0; i < types.size(); ++i)
       if (b.arg(i)->type != types[i]) {
-        report(op, DiagID::err_ir_block_args)
+        report(op, diag::err_ir_block_args)
             << op->name() << paren(typeList(types)) << paren(typeList(typesOf(argsOf(b))));
         return false;
       }
@@ -428,7 +429,7 @@ private:
     if (!t) return true;  // reported by region()
     std::vector<Type> got = typesOf(t->operands, from);
     if (got != types) {
-      report(t, DiagID::err_ir_yield_types) << t->name() << typeList(got) << op->name() << typeList(types);
+      report(t, diag::err_ir_yield_types) << t->name() << typeList(got) << op->name() << typeList(types);
       return false;
     }
     return true;
@@ -530,7 +531,7 @@ bool Verifier::verifyGroupReduce(Operation* op) {
   std::string kind = op->strAttr("kind");
   bool arg = kind == "argmax" || kind == "argmin";
   if (op->numOperands() != (arg ? 2u : 1u)) {
-    report(op, DiagID::err_ir_operand_count) << op->name() << (arg ? 2u : 1u) << op->numOperands();
+    report(op, diag::err_ir_operand_count) << op->name() << (arg ? 2u : 1u) << op->numOperands();
     return false;
   }
   // Values travel through warp shuffles as 32 or 64 bits: narrower ones are widened before.
@@ -568,7 +569,7 @@ bool Verifier::verifyStore(Operation* op) {
   Type v = op->operand(1)->type;
   if (!operandIs(op, 1, isView(v), "a view (!tensor or !smem)")) return false;
   if (v->kind == TypeKind::Tensor && v->access == Access::Read) {
-    report(op, DiagID::err_ir_store_readonly) << op->name() << printType(v);
+    report(op, diag::err_ir_store_readonly) << op->name() << printType(v);
     return false;
   }
   if (!indices(op, 2, v)) return false;
@@ -605,7 +606,7 @@ bool Verifier::verifySmemAlloc(Operation* op) {
   if (!resultIs(op, 0, t->kind == TypeKind::Smem && staticElementCount(t) >= 0, "a shared buffer of static shape"))
     return false;
   if (op->parent != &func_->body()) {
-    report(op, DiagID::err_ir_smem_not_top);
+    report(op, diag::err_ir_smem_not_top);
     return false;
   }
   if (!intAttrIn(op, "offset", 0, INT32_MAX, true)) return false;
@@ -623,11 +624,11 @@ bool Verifier::verifyAsyncCopy(Operation* op) {
   Type dst = op->operand(0)->type, src = op->operand(1)->type;
   bool dstShared = dst->kind == TypeKind::Smem || (dst->kind == TypeKind::Tensor && dst->space == MemSpace::Shared);
   if (!dstShared) {
-    report(op, DiagID::err_ir_memory_space) << op->name() << 0 << "shared" << printType(dst);
+    report(op, diag::err_ir_memory_space) << op->name() << 0 << "shared" << printType(dst);
     return false;
   }
   if (src->kind != TypeKind::Tensor || src->space != MemSpace::Global) {
-    report(op, DiagID::err_ir_memory_space) << op->name() << 1 << "global" << printType(src);
+    report(op, diag::err_ir_memory_space) << op->name() << 1 << "global" << printType(src);
     return false;
   }
   if (dst->elem != src->elem) return operandIs(op, 1, false, "a view with element type " + printType(dst->elem));
@@ -652,7 +653,7 @@ bool Verifier::verifyTileStore(Operation* op) {
   if (!operandIs(op, 0, isValueShaped(t), "a tile or fragment")) return false;
   if (!operandIs(op, 1, isView(v), "a view (!tensor or !smem)")) return false;
   if (v->kind == TypeKind::Tensor && v->access == Access::Read) {
-    report(op, DiagID::err_ir_store_readonly) << op->name() << printType(v);
+    report(op, diag::err_ir_store_readonly) << op->name() << printType(v);
     return false;
   }
   if (!shapesCompatible(t->shape, v->shape)) return shapeError(op, t->shape, v->shape);
@@ -732,7 +733,7 @@ bool Verifier::verifyFor(Operation* op) {
   if (!operandType(op, 1, iv) || !operandType(op, 2, iv)) return false;
   std::vector<Type> inits = typesOf(op->operands, 3);
   if (inits.size() != op->numResults()) {
-    report(op, DiagID::err_ir_result_count) << op->name() << static_cast<unsigned>(inits.size()) << op->numResults();
+    report(op, diag::err_ir_result_count) << op->name() << static_cast<unsigned>(inits.size()) << op->numResults();
     return false;
   }
   for (unsigned i = 0; i < inits.size(); ++i)
@@ -768,7 +769,7 @@ bool Verifier::verifyReturn(Operation* op) {
   std::vector<Type> want = func_->funcResultTypes();
   std::vector<Type> got = typesOf(op->operands);
   if (got != want) {
-    report(op, DiagID::err_ir_return_types) << typeList(got) << func_->funcName() << typeList(want);
+    report(op, diag::err_ir_return_types) << typeList(got) << func_->funcName() << typeList(want);
     return false;
   }
   return true;
@@ -778,7 +779,7 @@ bool Verifier::verifyCall(Operation* op) {
   if (!c || c->kind != AttrKind::Symbol) return badAttr(op, "callee", "a function symbol (@name)");
   Operation* callee = m_.lookupFunc(c->s);
   if (!callee) {
-    report(op, DiagID::err_ir_unknown_callee) << c->s;
+    report(op, diag::err_ir_unknown_callee) << c->s;
     return false;
   }
   std::vector<Type> params;
@@ -786,12 +787,12 @@ bool Verifier::verifyCall(Operation* op) {
     for (auto& a : callee->body().args) params.push_back(a->type);
   std::vector<Type> got = typesOf(op->operands);
   if (got != params) {
-    report(op, DiagID::err_ir_call_signature) << c->s << typeList(got) << typeList(params);
+    report(op, diag::err_ir_call_signature) << c->s << typeList(got) << typeList(params);
     return false;
   }
   std::vector<Type> want = callee->funcResultTypes();
   if (resultTypes(op) != want) {
-    report(op, DiagID::err_ir_result_count) << op->name() << paren(typeList(want))
+    report(op, diag::err_ir_result_count) << op->name() << paren(typeList(want))
                                             << paren(typeList(resultTypes(op)));
     return false;
   }

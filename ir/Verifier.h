@@ -4,7 +4,7 @@
 // --verify-each, and always in debug builds.
 #pragma once
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/IR.h"
 
 namespace tessera::ir {

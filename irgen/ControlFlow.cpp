@@ -82,7 +82,7 @@ void FunctionContext::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& o
 // The type a local keeps through control flow: scalars keep sema's declared type.
 I::Type FunctionContext::carriedType(const Symbol* s, const Lowered& v, SourceRange at, const char* construct) {
   if (v.kind != Lowered::Val) {
-    if (v.kind == Lowered::Unsized) error(DiagID::err_lower_shared_shape_unknown, at, s->name);
+    if (v.kind == Lowered::Unsized) error(diag::err_lower_shared_shape_unknown, at, s->name);
     unsupported(at, "carrying '" + s->name + "' (not a single value) through a '" + construct + "'");
   }
   if (I::isScalar(v.v->type) && s->type && s->type->kind == TypeKind::Scalar && s->kind == SymbolKind::Variable)
@@ -94,7 +94,7 @@ I::Value* FunctionContext::carriedValue(const Symbol* s, I::Value* v, I::Type t,
                                         const char* construct) {
   bool ok = v->type == t || (I::isScalar(v->type) && I::isScalar(t)) ||
             (isShapedValue(t) && (isShapedValue(v->type) || I::isScalar(v->type)));
-  if (!ok) error(DiagID::err_lower_type_change, at, s->name, I::printType(t), construct, I::printType(v->type));
+  if (!ok) error(diag::err_lower_type_change, at, s->name, I::printType(t), construct, I::printType(v->type));
   return coerce(v, t, at);
 }
 

@@ -90,10 +90,18 @@ I::Operation* FunctionContext::lowerKernel() {
     for (size_t i = 0; i < argTypes.size() && outIdx < 0; ++i)
       if (argTypes[i]->kind == I::TypeKind::Tensor && argTypes[i]->access != I::Access::Read)
         outIdx = static_cast<int>(i);
-  if (!dryRun_ && outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty())
+  if (!dryRun_ && outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty()) {
     lowerRowBlocks(params, static_cast<unsigned>(outIdx));
-  else
+  } else {
+    // An output of static shape: the whole program is one group's work, so its default launch is
+    // one group (a block of all the rows); without a symbol there is nothing to split rows by.
+    if (outIdx >= 0 && !argTypes[outIdx]->shape.empty() && argTypes[outIdx]->shape[0].isStatic()) {
+      distributed_.push_back({outIdx, 0, std::max<int64_t>(1, argTypes[outIdx]->shape[0].size)});
+      func_->setAttr("exact_grid", I::Attribute::unit());  // every group would do all of it
+      needsGroup_ = true;
+    }
     lowerBlock(def_->body);
+  }
   if (!returned_.empty()) unsupported(def_->range, "a kernel that returns a value");
   finishFunction(def_->range);
   // Kernels that use group features without declaring a group shape (whole-tensor tile programs,

@@ -27,8 +27,9 @@
 #include <vector>
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/IR.h"
+#include "irgen/IRGenDiagnostics.h"
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
 
@@ -234,7 +235,7 @@ class FunctionContext {
     abort();
   }
   [[noreturn]] void unsupported(SourceRange at, const std::string& what, const std::string& hint = "") {
-    error(DiagID::err_lower_unsupported, at, what, hint.empty() ? std::string() : "; " + hint);
+    error(diag::err_lower_unsupported, at, what, hint.empty() ? std::string() : "; " + hint);
   }
   std::string text(SourceRange r) const;
   void loc(const Node* n) {
@@ -378,6 +379,7 @@ class FunctionContext {
   bool wholeTensorProgram();
   void lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx);
   void checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
+                            const std::map<const I::Value*, std::string>& columnRoots, const std::string& rowSym,
                             const std::string& out);
 };
 

@@ -133,7 +133,7 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
       auto it = env_.find(s);
       if (it != env_.end()) return it->second;
       auto d = dropped_.find(s);
-      error(DiagID::err_lower_maybe_undefined, e->range, e->name, d != dropped_.end() ? d->second : std::string("use"));
+      error(diag::err_lower_maybe_undefined, e->range, e->name, d != dropped_.end() ? d->second : std::string("use"));
     }
     case SymbolKind::ShapeSymbol: {
       auto it = shapeDims_.find(e->name);
@@ -203,7 +203,7 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
   }
   loc(e);
   if (idx.size() > rank)
-    error(DiagID::err_lower_rank_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
+    error(diag::err_lower_rank_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
           static_cast<unsigned>(idx.size()));
   if (!anySlice && idx.size() == rank) {
     isElement = true;
@@ -238,7 +238,7 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
       }
       std::optional<int64_t> size = sliceSize(s, full);
       if (!size || *size < 0)
-        error(DiagID::err_lower_dynamic_tile_shape, x->range, text(x->range), static_cast<unsigned>(d), baseName);
+        error(diag::err_lower_dynamic_tile_shape, x->range, text(x->range), static_cast<unsigned>(d), baseName);
       offs.push_back(lo);
       sizes.push_back(I::Attribute::integer(*size));
     } else if (lvs[d].kind == Lowered::Block) {

@@ -53,7 +53,7 @@ Lowered FunctionContext::handleTileClock(const BuiltinCall& c) { return unsuppor
 Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
   Expr* s = arg(c, "size");
   auto n = constInt(s);
-  if (!n) error(DiagID::err_lower_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
+  if (!n) error(diag::err_lower_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
   loc(c.expr);
   return Lowered::val(op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{"size", I::Attribute::integer(*n)}}));
 }

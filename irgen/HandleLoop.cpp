@@ -54,7 +54,7 @@ void FunctionContext::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value
   for (size_t i = 0; i < carried.size(); ++i) {
     auto it = env_.find(carried[i]);
     if (it == env_.end() || it->second.kind != Lowered::Val)
-      error(DiagID::err_lower_type_change, at, carried[i]->name, I::printType(types[i]), construct, "no single value");
+      error(diag::err_lower_type_change, at, carried[i]->name, I::printType(types[i]), construct, "no single value");
     ys.push_back(carriedValue(carried[i], it->second.v, types[i], at, construct));
   }
   if (extraArg) ys.push_back(mma_ ? mma_->acc : extraArg);
@@ -154,14 +154,14 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
   if (stepE) {
     auto c = constInt(stepE);
     if (!c || *c <= 0)
-      error(DiagID::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
+      error(diag::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
     step = *c;
   }
   std::vector<I::NamedAttr> attrs;
   if (preE) {
     auto c = constInt(preE);
     if (!c || *c < 1 || *c > 16)
-      error(DiagID::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
+      error(diag::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
     attrs.push_back({"prefetch", I::Attribute::integer(*c)});
   }
   Lowered ext = lower(extE, ctx().index());
@@ -174,7 +174,7 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
   if (blocks) {
     if (axisE) {
       auto c = constInt(axisE);
-      if (!c) error(DiagID::err_lower_not_constant, axisE->range, "the axis of 'tile.range'");
+      if (!c) error(diag::err_lower_not_constant, axisE->range, "the axis of 'tile.range'");
       axis = *c;
     }
     if (axis < 0 || axis >= static_cast<int64_t>(e0->type->shape.size()))
@@ -239,7 +239,7 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
     Expr* x = argument(call, b, name);
     auto c = x ? constInt(x) : std::nullopt;
     if (!c || *c <= 0)
-      error(DiagID::err_lower_not_constant, x ? x->range : call->range,
+      error(diag::err_lower_not_constant, x ? x->range : call->range,
             std::string("'") + name + "' (a positive integer)");
     return *c;
   };
@@ -258,8 +258,11 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   // The default launch: one group per (m, n) output tile of C (`blocks` = (param, axis, step)...).
   for (auto& arg : func_->body().args)
     if (arg.get() == C && kernel_ && !func_->hasAttr("blocks"))
+    {
       func_->setAttr("blocks", I::Attribute::ints(
                                    {static_cast<int64_t>(arg->index), 0, BM, static_cast<int64_t>(arg->index), 1, BN}));
+      func_->setAttr("exact_grid", I::Attribute::unit());  // group g computes output tile g, no striding
+    }
   I::Value* sA = prologue(I::OpId::SmemAlloc,
                           ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::Auto))
                      ->result();
@@ -378,7 +381,7 @@ void FunctionContext::lowerWhile(WhileStmt* s) {
   for (size_t i = 0; i < carried.size(); ++i) {
     auto it = env_.find(carried[i]);
     if (it == env_.end() || it->second.kind != Lowered::Val)
-      error(DiagID::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "while",
+      error(diag::err_lower_type_change, s->range, carried[i]->name, I::printType(types[i]), "while",
             "no single value");
     ys.push_back(coerce(it->second.v, types[i], s->range));
   }

@@ -12,7 +12,7 @@ Lowered FunctionContext::lowerSharedAlloc(const BuiltinCall& c) {
   std::vector<I::Dim> shape;
   for (Expr* x : c.positional) {
     auto n = constInt(x);
-    if (!n || *n <= 0) error(DiagID::err_lower_not_constant, x->range, "the extent of a shared buffer");
+    if (!n || *n <= 0) error(diag::err_lower_not_constant, x->range, "the extent of a shared buffer");
     shape.push_back(I::Dim{*n, {}});
   }
   loc(c.expr);
@@ -53,7 +53,7 @@ Lowered FunctionContext::handleCpAsyncWait(const BuiltinCall& c) {
   int64_t n = 0;
   if (Expr* p = arg(c, "pending")) {
     auto k = constInt(p);
-    if (!k) error(DiagID::err_lower_not_constant, p->range, "the 'pending' count");
+    if (!k) error(diag::err_lower_not_constant, p->range, "the 'pending' count");
     n = *k;
   }
   loc(c.expr);
@@ -135,7 +135,7 @@ Lowered FunctionContext::lowerIndexedAccess(const BuiltinCall& c, bool isStore) 
   loc(c.expr);
   size_t nIdx = ops.size() - (isStore ? 2 : 1);
   if (nIdx != t->type->shape.size())
-    error(DiagID::err_lower_rank_mismatch, iE->range, text(tE->range), static_cast<unsigned>(t->type->shape.size()),
+    error(diag::err_lower_rank_mismatch, iE->range, text(tE->range), static_cast<unsigned>(t->type->shape.size()),
           static_cast<unsigned>(nIdx));
   waitFor(t, true);
   if (!isStore) return Lowered::val(op1(I::OpId::MemLoad, ops, t->type->elem));
@@ -148,7 +148,7 @@ Lowered FunctionContext::handleTileStore(const BuiltinCall& c) { return lowerInd
 
 std::optional<int64_t> FunctionContext::constAxis(Expr* a) {
   auto axis = constInt(a);
-  if (!axis) error(DiagID::err_lower_not_constant, a->range, "the axis");
+  if (!axis) error(diag::err_lower_not_constant, a->range, "the axis");
   return axis;
 }
 

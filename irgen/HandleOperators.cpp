@@ -129,7 +129,8 @@ I::Value* FunctionContext::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type
         return bin(I::OpId::ArithSubF, a, bin(I::OpId::ArithMulF, q, b));
       }
       if (isU) return bin(bop == BinaryOp::FloorDiv ? I::OpId::ArithDivUI : I::OpId::ArithRemUI, a, b);
-      // Python floors: adjust truncating division when the remainder's sign differs from b's.
+      // Python floors: adjust truncating division when the remainder's sign differs from b's
+      // (never when b is 0: x // 0 is -1 and x % 0 is x, docs/language.md "Integer semantics").
       I::Value* q = bin(I::OpId::ArithDivSI, a, b);
       I::Value* r = bin(I::OpId::ArithRemSI, a, b);
       I::Value* zero = constant(0, t);
@@ -139,6 +140,8 @@ I::Value* FunctionContext::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type
       I::Value* bneg = op1(I::OpId::ArithCmpI, {b, zero}, bt, {{"pred", I::Attribute::string("slt")}});
       I::Value* diff = op1(I::OpId::ArithXOrI, {rneg, bneg}, bt);
       I::Value* adj = op1(I::OpId::ArithAndI, {rnz, diff}, bt);
+      I::Value* bnz = op1(I::OpId::ArithCmpI, {b, zero}, bt, {{"pred", I::Attribute::string("ne")}});
+      adj = op1(I::OpId::ArithAndI, {adj, bnz}, bt);
       if (bop == BinaryOp::FloorDiv)
         return op1(I::OpId::ArithSelect, {adj, bin(I::OpId::ArithSubI, q, constant(1, t)), q}, t);
       return op1(I::OpId::ArithSelect, {adj, bin(I::OpId::ArithAddI, r, b), r}, t);

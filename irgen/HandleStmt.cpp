@@ -38,7 +38,7 @@ void FunctionContext::lowerStmt(Stmt* s) {
     case NodeKind::ContinueStmt: {
       bool isBreak = s->kind == NodeKind::BreakStmt;
       const Symbol* f = loops_.empty() ? nullptr : isBreak ? loops_.back().brk : loops_.back().cont;
-      if (!f) error(DiagID::err_lower_break_continue, s->range, isBreak ? "break" : "continue");
+      if (!f) error(diag::err_lower_break_continue, s->range, isBreak ? "break" : "continue");
       env_[f] = Lowered::val(b_->constInt(1, ctx().i1()));
       return;
     }
@@ -65,7 +65,7 @@ void FunctionContext::lowerReturn(ReturnStmt* r) {
   if (retFlag_) {
     if (r->value) {
       if (!retVal_)
-        error(DiagID::err_lower_early_return, r->range,
+        error(diag::err_lower_early_return, r->range,
               "of a value from inside a branch of a function without a scalar result annotation ('-> f32')");
       I::Value* v = value(lower(r->value, env_[retVal_].v->type), r->value->range);
       env_[retVal_] = Lowered::val(coerce(v, env_[retVal_].v->type, r->value->range));
@@ -73,7 +73,7 @@ void FunctionContext::lowerReturn(ReturnStmt* r) {
     env_[retFlag_] = Lowered::val(b_->constInt(1, ctx().i1()));
     return;
   }
-  if (depth_ != 0) error(DiagID::err_lower_early_return, r->range, "here");
+  if (depth_ != 0) error(diag::err_lower_early_return, r->range, "here");
   if (r->value) {
     Lowered v = lower(r->value);
     if (v.kind == Lowered::Tuple)
@@ -238,7 +238,7 @@ void FunctionContext::lowerIfCore(I::Value* c, const std::function<void()>& then
     const Lowered& ref = b0 != before.end() ? b0->second : t->second;
     I::Type ty = carriedType(sym, ref, at, "if");
     if (t->second.kind != Lowered::Val || e->second.kind != Lowered::Val)
-      error(DiagID::err_lower_type_change, at, sym->name, I::printType(ty), "if", "a value of another kind");
+      error(diag::err_lower_type_change, at, sym->name, I::printType(ty), "if", "a value of another kind");
     carried.push_back(sym);
     types.push_back(ty);
     thenVals.push_back(t->second.v);

@@ -21,7 +21,7 @@ Lowered FunctionContext::lowerTileFill(const BuiltinCall& c, bool full) {
       continue;
     }
     auto k = constInt(p);
-    if (!k || *k <= 0) error(DiagID::err_lower_not_constant, p->range, "the extent of a tile");
+    if (!k || *k <= 0) error(diag::err_lower_not_constant, p->range, "the extent of a tile");
     shape.push_back(I::Dim{*k, {}});
   }
   DType d = DType::FP32;

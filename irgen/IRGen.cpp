@@ -34,7 +34,7 @@ bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type
     return true;
   }
   if (inProgress.count(def)) {
-    diags.report(DiagID::err_lower_recursive_call, callAt) << def->name;
+    diags.report(diag::err_lower_recursive_call, callAt) << def->name;
     return false;
   }
   inProgress.insert(def);

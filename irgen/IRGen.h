@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/IR.h"
 
 namespace tessera {

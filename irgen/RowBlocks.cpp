@@ -2,6 +2,8 @@
 // says nothing about which part of the data a group owns has the rows of its output split into
 // blocks across groups, after a check that rows of different blocks never meet.
 #include <functional>
+#include <map>
+#include <set>
 
 #include "irgen/FunctionContext.h"
 #include "sema/ASTWalk.h"
@@ -58,10 +60,29 @@ bool FunctionContext::wholeTensorProgram() {
   return tileOps && !explicitTiles;
 }
 
+// Parameters that the body uses only transposed (`P.T`), each as often as it names them.
+static std::set<std::string> onlyTransposed(const tessera::Block& body) {
+  std::map<std::string, int> uses, transposed;
+  walkStmts(
+      body, [](Stmt*) {},
+      [&](Expr* e) {
+        if (auto* n = dyn_cast<NameExpr>(e)) ++uses[n->name];
+        if (auto* a = dyn_cast<AttributeExpr>(e); a && a->name == "T")
+          if (auto* n = dyn_cast<NameExpr>(a->base)) ++transposed[n->name];
+      });
+  std::set<std::string> out;
+  for (auto& [name, n] : transposed)
+    if (uses[name] == n) out.insert(name);
+  return out;
+}
+
 // The body of a whole-tensor program runs once per block of kRowBlock rows of the output,
 // grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=16)`: every
 // tensor parameter whose leading extent is the output's leading symbol is used as its row block
-// `P[rows]`; the others are used whole. Codegen clips the last block at run time.
+// `P[rows]`; a rank-2 parameter whose second extent is that symbol and which the body uses only
+// transposed (`tile.dot(A.T, B)` with `A: [K, M]`) as its column block `P[:, rows]`, whose
+// transpose is the row block of `P.T`; the others are used whole. Codegen clips the last block
+// at run time.
 void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx) {
   needsGroup_ = true;
   I::Value* out = top_->arg(outIdx);
@@ -72,7 +93,8 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
   I::Value* st = op1(I::OpId::ArithMulI, {op1(I::OpId::TileNumGroups, {}, ctx().index()), b_->constIndex(kRowBlock)},
                      ctx().index());
   distributed_.push_back({static_cast<int64_t>(outIdx), 0, kRowBlock});
-  std::map<const I::Value*, std::string> roots;
+  std::map<const I::Value*, std::string> roots, columnRoots;
+  std::set<std::string> transposedOnly = onlyTransposed(def_->body);
   pushLoop(def_->body, def_->range, true);
   ++blockLoopDepth_;
   buildLoop(I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
@@ -81,14 +103,31 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
               for (size_t i = 0; i < params.size(); ++i) {
                 I::Value* p = top_->arg(static_cast<unsigned>(i));
                 I::Type t = p->type;
-                if (t->kind != I::TypeKind::Tensor || t->shape.empty() || t->shape[0].sym != rowSym) continue;
+                if (t->kind != I::TypeKind::Tensor || t->shape.empty()) continue;
+                if (t->shape.size() == 2 && t->shape[0].sym != rowSym && t->shape[1].sym == rowSym &&
+                    transposedOnly.count(params[i]->name)) {
+                  const I::Dim& k = t->shape[0];
+                  if (!k.isStatic() && k.sym.empty())
+                    error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"), 0u,
+                          params[i]->name);
+                  I::Value* cols = op1(I::OpId::MemSlice, {p, b_->constIndex(0), rows},
+                                       ctx().withShape(t, {k, I::Dim::fixed(kRowBlock)}),
+                                       {{"sizes", I::Attribute::arrayOf({k.isStatic() ? I::Attribute::integer(k.size)
+                                                                                       : I::Attribute::string(k.sym),
+                                                                         I::Attribute::integer(kRowBlock)})}});
+                  cols->nameHint = params[i]->name + "_cols";
+                  columnRoots[cols] = params[i]->name;
+                  if (const Symbol* sym = info_->scope->lookupLocal(params[i]->name)) env_[sym] = Lowered::val(cols);
+                  continue;
+                }
+                if (t->shape[0].sym != rowSym) continue;
                 std::vector<I::Value*> ops = {p, rows};
                 std::vector<I::Attribute> sizes = {I::Attribute::integer(kRowBlock)};
                 std::vector<I::Dim> shape = {I::Dim{kRowBlock, {}}};
                 for (size_t d = 1; d < t->shape.size(); ++d) {
                   const I::Dim& full = t->shape[d];
                   if (!full.isStatic() && full.sym.empty())
-                    error(DiagID::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
+                    error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
                           static_cast<unsigned>(d), params[i]->name);
                   ops.push_back(b_->constIndex(0));
                   sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
@@ -108,17 +147,28 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
   I::Operation* loop = nullptr;
   for (auto it = top_->ops.rbegin(); it != top_->ops.rend() && !loop; ++it)
     if ((*it)->id == I::OpId::TileRange) loop = it->get();
-  if (loop) checkRowsIndependent(loop, roots, params[outIdx]->name);
+  if (loop) checkRowsIndependent(loop, roots, columnRoots, rowSym, params[outIdx]->name);
 }
 
 // Rows of different blocks must not meet: a row-block value may not be the right operand of a
 // matrix product (it contracts over rows), be transposed, reduced or softmaxed along axis 0,
 // broadcast along the rows of a larger tile, sliced across rows, or indexed element by element.
+// A column block (`P[:, rows]` of a parameter used only as `P.T`) becomes a row block when
+// transposed and may only be loaded before. And a value computed from whole tensors that has the
+// output's rows (its leading extent is the output's row symbol) may not meet the row blocks:
+// broadcast to a block's rows or stored into one, it would put rows 0-15 into every block.
 void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
-                                           const std::string& out) {
-  std::map<const I::Value*, std::string> row(roots);
+                                           const std::map<const I::Value*, std::string>& columnRoots,
+                                           const std::string& rowSym, const std::string& out) {
+  std::map<const I::Value*, std::string> row(roots), col(columnRoots);
   auto fail = [&](I::Operation* at, const std::string& name, const std::string& what) {
-    { diags().report(DiagID::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    { diags().report(diag::err_lower_rows_not_independent, at->loc) << name << what << out; }
+    abort();
+  };
+  auto wholeRows = [&](I::Operation* at, I::Value* v, const std::string& what) {
+    if (row.count(v) || !I::isValueShaped(v->type) || v->type->shape.empty() || v->type->shape[0].sym != rowSym)
+      return;
+    { diags().report(diag::err_lower_rows_not_split, at->loc) << rowSym << what << out; }
     abort();
   };
   auto axisOf = [](I::Operation* o, size_t rank) {
@@ -146,6 +196,25 @@ void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<co
           for (auto& r : o->results) row[r.get()] = src;
         continue;
       }
+      // Column blocks: loaded, then transposed into a row block; nothing else.
+      std::string colSrc;
+      for (unsigned i = 0; i < o->numOperands() && colSrc.empty(); ++i)
+        if (auto it = col.find(o->operand(i)); it != col.end()) colSrc = it->second;
+      if (!colSrc.empty()) {
+        if (o->id == I::OpId::TileTranspose) {
+          row[o->result()] = colSrc;
+        } else if (o->id == I::OpId::TileLoad) {
+          col[o->result()] = colSrc;
+        } else {
+          fail(o, colSrc, "using it other than transposed");
+        }
+        continue;
+      }
+      if (o->id == I::OpId::TileBroadcast && !o->result()->type->shape.empty() &&
+          o->result()->type->shape[0] == I::Dim::fixed(kRowBlock))
+        wholeRows(o, o->operand(0), "broadcasting it to a block of rows");
+      if (o->id == I::OpId::TileStore && src.empty() == false && srcOperand == 1)
+        wholeRows(o, o->operand(0), "storing it into a block of rows");
       if (src.empty()) continue;
       I::Value* x = o->operand(static_cast<unsigned>(srcOperand));
       switch (o->id) {

@@ -1,35 +1,19 @@
 // Types: dtypes and annotations -> Tile IR types, the compute type of narrow values and the
 // type two operands meet in (DESIGN.md, "Numerics").
 #include <functional>
+#include <iterator>
 
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
 
 I::ScalarKind scalarKindOf(DType d) {
-  using S = I::ScalarKind;
-  switch (d) {
-    case DType::FP64: return S::F64;
-    case DType::FP32: return S::F32;
-    case DType::FP16: return S::F16;
-    case DType::BF16: return S::BF16;
-    case DType::FP8_E4M3: return S::F8E4M3;
-    case DType::FP8_E5M2: return S::F8E5M2;
-    case DType::FP6_E2M3: return S::F6E2M3;
-    case DType::FP6_E3M2: return S::F6E3M2;
-    case DType::FP4_E2M1: return S::F4E2M1;
-    case DType::INT4: return S::I4;
-    case DType::INT8: return S::I8;
-    case DType::INT16: return S::I16;
-    case DType::INT32: return S::I32;
-    case DType::INT64: return S::I64;
-    case DType::UINT8: return S::U8;
-    case DType::UINT16: return S::U16;
-    case DType::UINT32: return S::U32;
-    case DType::UINT64: return S::U64;
-    case DType::BOOL: return S::I1;
-    default: return S::F32;
-  }
+  static constexpr I::ScalarKind kScalarOf[] = {
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) I::ScalarKind::IR,
+#include "basic/DTypes.def"
+  };
+  size_t i = static_cast<size_t>(d);
+  return i < std::size(kScalarOf) ? kScalarOf[i] : I::ScalarKind::F32;
 }
 
 // Sema's extent -> IR dimension: constants, symbols and unknowns as they are; expressions
@@ -72,17 +56,17 @@ I::Type FunctionContext::scalarType(DType d, const NumericPolicy& p) {
 
 I::Type FunctionContext::paramType(const Param& p, const Type* t) {
   if (t && t->isDynamic() && !p.annotation) return untypedParamType(p);
-  if (!t || t->isLenient()) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  if (!t || t->isLenient()) error(diag::err_lower_untyped_param, p.nameRange, p.name, def_->name);
   if (t->kind == TypeKind::Scalar) return scalarType(t->dtype, t->policy);
   if (t->kind != TypeKind::Tensor) unsupported(p.nameRange, "a parameter of type '" + t->str() + "'");
-  if (!t->dtypeKnown) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  if (!t->dtypeKnown) error(diag::err_lower_untyped_param, p.nameRange, p.name, def_->name);
   std::vector<I::Dim> shape;
   if (t->rankKnown) {
     for (const Extent& e : t->dims) shape.push_back(dimOf(e));
   } else {
     // tensor[T] of unknown rank: the rank its uses need (subscripts, tile.dot/tile.mma operands).
     int rank = usesRankOfUnknownRank(p);
-    if (rank < 1) error(DiagID::err_lower_unknown_rank, p.nameRange, p.name, dtypeInfo(t->dtype).shortName);
+    if (rank < 1) error(diag::err_lower_unknown_rank, p.nameRange, p.name, dtypeInfo(t->dtype).shortName);
     shape.assign(static_cast<size_t>(rank), I::Dim{});
   }
   I::Access access = I::Access::Read;

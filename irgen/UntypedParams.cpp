@@ -189,7 +189,7 @@ int FunctionContext::usesRank(const std::string& name, bool& written) {
 I::Type FunctionContext::untypedParamType(const Param& p) {
   bool written = false;
   int rank = usesRank(p.name, written);
-  if (rank < 1) error(DiagID::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  if (rank < 1) error(diag::err_lower_untyped_param, p.nameRange, p.name, def_->name);
   std::vector<I::Dim> shape;
   for (int d = 0; d < rank; ++d) {
     std::string g = dimOf(p.name + "_" + std::to_string(d)).sym;

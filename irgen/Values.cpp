@@ -48,14 +48,14 @@ I::Value* FunctionContext::knownView(I::Value* v, SourceRange at, const std::str
   I::Type t = v->type;
   for (size_t i = 0; i < t->shape.size(); ++i)
     if (!t->shape[i].isStatic() && t->shape[i].sym.empty())
-      error(DiagID::err_lower_dynamic_tile_shape, at, std::string("?"), static_cast<unsigned>(i), name);
+      error(diag::err_lower_dynamic_tile_shape, at, std::string("?"), static_cast<unsigned>(i), name);
   return v;
 }
 
 void FunctionContext::staticShared(I::Type t, SourceRange at, const std::string& name) {
   for (size_t i = 0; i < t->shape.size(); ++i)
     if (!t->shape[i].isStatic())
-      error(DiagID::err_lower_dynamic_shared_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
+      error(diag::err_lower_dynamic_shared_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
             static_cast<unsigned>(i), name);
 }
 
@@ -97,7 +97,7 @@ I::Value* FunctionContext::coerce(I::Value* v, I::Type to, SourceRange at) {
   }
   if (I::isView(to) && I::isView(from) && from->elem == to->elem && from->shape.size() == to->shape.size() &&
       from->kind == to->kind)
-    error(DiagID::err_lower_unsupported, at,
+    error(diag::err_lower_unsupported, at,
           "changing the shape or access of '" + text(at) + "' (" + I::printType(from) + " to " + I::printType(to) + ")",
           "");
   unsupported(at, "using a value of type " + I::printType(from) + " where " + I::printType(to) + " is expected");
@@ -120,7 +120,7 @@ I::Value* FunctionContext::value(const Lowered& lv, SourceRange at) {
     case Lowered::Val: return lv.v;
     case Lowered::Block:
       unsupported(at, "using a block of 'tile.range' as a value", "index a tensor with it (Q[block])");
-    case Lowered::Unsized: error(DiagID::err_lower_shared_shape_unknown, at, lv.sym ? lv.sym->name : text(at));
+    case Lowered::Unsized: error(diag::err_lower_shared_shape_unknown, at, lv.sym ? lv.sym->name : text(at));
     case Lowered::Tuple: unsupported(at, "a tuple value here");
     default: unsupported(at, "an expression without a value here");
   }
@@ -133,7 +133,7 @@ I::Value* FunctionContext::scalarValue(Expr* e, I::Type want) {
 }
 
 I::Attribute FunctionContext::fullExtent(const I::Dim& full, unsigned d, SourceRange at, const std::string& name) {
-  if (!full.isStatic() && full.sym.empty()) error(DiagID::err_lower_dynamic_tile_shape, at, std::string("?"), d, name);
+  if (!full.isStatic() && full.sym.empty()) error(diag::err_lower_dynamic_tile_shape, at, std::string("?"), d, name);
   return full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym);
 }
 

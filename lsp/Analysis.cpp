@@ -57,7 +57,6 @@ std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::strin
   for (const Token& t : a->tokens)
     if (t.kind != TokenKind::Comment) code.push_back(t);
   a->module = parseTokens(code, a->sm, a->file, a->ast, diags);
-#ifdef HAVE_TESSERA_SEMA
   if (a->module) {
     a->sema = std::make_unique<SemaContext>(a->sm, a->ast);
     a->sema->stdlibDir = defaultStdlibDir();
@@ -68,7 +67,6 @@ std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::strin
     analyzeModule(*a->module, *a->sema, diags);
     a->hasSema = true;
   }
-#endif
   diags.finish();
   a->diagnostics = std::move(store.diagnostics);
   return a;

@@ -8,13 +8,11 @@
 #include <vector>
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "frontend/Token.h"
 #include "lsp/Protocol.h"
 
-#ifdef HAVE_TESSERA_SEMA
 #include "sema/Sema.h"
-#endif
 
 namespace tessera::lsp {
 
@@ -29,9 +27,7 @@ struct Analysis {
   std::vector<Diagnostic> diagnostics;
   LineTable lines;
   bool hasSema = false;
-#ifdef HAVE_TESSERA_SEMA
   std::unique_ptr<SemaContext> sema;
-#endif
 
   std::string_view text() const { return sm.bufferText(file); }
   uint32_t base() const { return sm.bufferStart(file).offset; }

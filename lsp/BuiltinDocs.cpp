@@ -8,7 +8,6 @@ std::string_view stripTesseraPrefix(std::string_view name) {
   return name;
 }
 
-#ifdef HAVE_TESSERA_SEMA
 std::string builtinLabel(const BuiltinInfo& b) {
   std::string sig = b.signatureText;
   if (!sig.empty() && sig[0] == '=') return std::string(b.name) + ":" + sig.substr(1);
@@ -52,6 +51,5 @@ std::vector<std::string> builtinParamLabels(const BuiltinInfo& b) {
   }
   return out;
 }
-#endif
 
 }  // namespace tessera::lsp

@@ -46,7 +46,6 @@ const char* const kKeywords[] = {"and", "as", "break", "continue", "def", "elif"
                                  "True", "while", "with"};
 
 void addNamespaceMembers(Items& items, const std::string& ns) {
-#ifdef HAVE_TESSERA_SEMA
   for (const std::string& m : builtinMembers(ns)) {
     std::string full = ns.empty() ? m : ns + "." + m;
     if (const BuiltinInfo* b = lookupBuiltin(full)) {
@@ -57,33 +56,25 @@ void addNamespaceMembers(Items& items, const std::string& ns) {
       items.add(m, kTypeParameter, "dtype", dtypeMarkdown(*d, m), "3");
     }
   }
-#endif
 }
 
 void addDTypes(Items& items) {
-#ifdef HAVE_TESSERA_SEMA
   for (auto& [spelling, d] : allDTypeSpellings()) items.add(spelling, kTypeParameter, "dtype", dtypeMarkdown(d, spelling), "1");
-#endif
   items.add("mut", kKeyword, "writable tensor", "", "2");
   items.add("Tensor", kFunction, "tensor type", "", "3");
   items.add("Region", kFunction, "privilege-qualified tensor", "", "3");
 }
 
 void addPolicies(Items& items) {
-#ifdef HAVE_TESSERA_SEMA
   for (const std::string& p : allPolicyNames())
     if (auto id = lookupPolicy(p)) items.add(p, kProperty, "numeric policy", policyMarkdown(policyInfo(*id)), "1");
-#endif
 }
 
 void addDecorators(Items& items) {
-#ifdef HAVE_TESSERA_SEMA
   for (const BuiltinInfo& b : allBuiltins())
     if (!b.isMethod && b.sig.result == "decorator") items.add(b.name, kFunction, builtinLabel(b), builtinMarkdown(b), "1");
-#endif
 }
 
-#ifdef HAVE_TESSERA_SEMA
 const char* symbolItemKind(const Symbol* s, int& kind) {
   switch (s->kind) {
     case SymbolKind::Parameter: kind = kVariable; return "0";
@@ -174,7 +165,6 @@ void addMethodsOf(Items& items, const Analysis& a, uint32_t offset, const std::s
       items.add(n.substr(receiver.size() + 1), kMethod, builtinLabel(b), builtinMarkdown(b), "1");
   }
 }
-#endif
 
 // Bracket depth and whether the line is a `def` header, for the text before the cursor.
 struct LineContext {
@@ -257,10 +247,8 @@ json completion(const Analysis& a, std::string_view text, Position pos) {
     if (path.empty() || std::isdigit(static_cast<unsigned char>(path[0]))) return result;  // `1.` is a float
     std::string ns(stripTesseraPrefix(path));
     if (path == "tessera" || path == "ts") ns.clear();
-#ifdef HAVE_TESSERA_SEMA
     if (ns.empty() || isBuiltinNamespace(ns)) addNamespaceMembers(items, ns);
     else if (path.find('.') == std::string::npos) addMethodsOf(items, a, offset, path);
-#endif
   } else {
     std::string_view trimmed = lead;
     while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) trimmed.remove_suffix(1);
@@ -273,7 +261,6 @@ json completion(const Analysis& a, std::string_view text, Position pos) {
     } else if (isTypePosition(lead)) {
       addDTypes(items);
     } else {
-#ifdef HAVE_TESSERA_SEMA
       addScopeNames(items, a, offset);
       for (const std::string& n : preludeNames()) {
         if (const BuiltinInfo* b = lookupBuiltin(n)) items.add(n, kFunction, builtinLabel(*b), builtinMarkdown(*b), "4");
@@ -281,12 +268,6 @@ json completion(const Analysis& a, std::string_view text, Position pos) {
         else if (auto d = lookupDType(n)) items.add(n, kTypeParameter, "dtype", dtypeMarkdown(*d, n), "4");
         else items.add(n, kValue, "", "", "4");
       }
-#else
-      // Without sema: the document's own top-level names.
-      if (a.module)
-        for (const Stmt* s : a.module->stmts)
-          if (auto* f = dyn_cast<FunctionDefStmt>(s)) items.add(f->name, kFunction, "", "", "2");
-#endif
       for (const char* k : kKeywords) items.add(k, kKeyword, "", "", "6");
     }
   }

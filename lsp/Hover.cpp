@@ -22,7 +22,6 @@ std::string functionHeader(const Analysis& a, const FunctionDefStmt* f) {
   return s;
 }
 
-#ifdef HAVE_TESSERA_SEMA
 std::string sizeText(long long bytes) {
   if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes / 1024) + " KiB";
   return std::to_string(bytes) + " B";
@@ -101,13 +100,11 @@ std::string typeMarkdown(const Analysis& a, const Target& t) {
   if (ty->kind == TypeKind::Function && ty->function) return functionMarkdown(a, ty->function);
   return code("(attribute) " + t.name + ": " + ty->str());
 }
-#endif
 }  // namespace
 
 json hover(const Analysis& a, uint32_t offset) {
   Target t = targetAt(a, offset);
   std::string md;
-#ifdef HAVE_TESSERA_SEMA
   if (const Symbol* s = symbolOf(a, t)) {
     md = symbolMarkdown(a, s, t.nameExpr);
   } else if (t.kind == Target::Attribute) {
@@ -118,7 +115,6 @@ json hover(const Analysis& a, uint32_t offset) {
     else if (auto p = lookupPolicy(t.name)) md = policyMarkdown(policyInfo(*p));
     else if (auto d = lookupDType(t.name)) md = dtypeMarkdown(*d, t.name);
   }
-#endif
   if (md.empty()) {
     // Declarations as written (always available, with or without sema).
     if (t.kind == Target::FunctionName) md = code(functionHeader(a, t.function)) + (t.function->docstring.empty() ? "" : "\n\n" + t.function->docstring);

@@ -12,7 +12,6 @@ bool within(const Range& r, Position p) {
   return le(r.start, p) && le(p, r.end);
 }
 
-#ifdef HAVE_TESSERA_SEMA
 std::string bytesText(long long bytes) {
   if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes / 1024) + " KiB";
   if (bytes >= 1024) {
@@ -29,12 +28,10 @@ void targetNames(const Expr* e, std::vector<const NameExpr*>& out) {
   else if (auto* t = dyn_cast<TupleExpr>(e))
     for (const Expr* x : t->elements) targetNames(x, out);
 }
-#endif
 }  // namespace
 
 json inlayHints(const Analysis& a, const Range& range) {
   json out = json::array();
-#ifdef HAVE_TESSERA_SEMA
   if (!a.module || !a.sema) return out;
   auto add = [&](SourceLoc at, const std::string& label, int kind, bool padLeft) {
     Position p = a.position(at);
@@ -81,11 +78,6 @@ json inlayHints(const Analysis& a, const Range& range) {
       add(info->sharedClauseRange.end, label, 0, true);
     }
   }
-#else
-  (void)a;
-  (void)range;
-  (void)within;
-#endif
   return out;
 }
 

@@ -74,7 +74,6 @@ std::optional<json> locationOf(const Analysis& a, SourceRange r) {
   return json{{"uri", uri}, {"range", toJSON(range)}};
 }
 
-#ifdef HAVE_TESSERA_SEMA
 namespace {
 // Symbols sema declared in scopes, by declaration location (function and parameter names are
 // not NameExprs, so they are found through the scopes).
@@ -145,6 +144,5 @@ std::vector<Occurrence> occurrencesOf(const Analysis& a, const Symbol* s) {
             [](const Occurrence& x, const Occurrence& y) { return x.range.begin.offset < y.range.begin.offset; });
   return out;
 }
-#endif
 
 }  // namespace tessera::lsp

@@ -29,7 +29,6 @@ Target targetAt(const Analysis& a, uint32_t offset);
 // same source manager. nullopt for an invalid range.
 std::optional<json> locationOf(const Analysis& a, SourceRange r);
 
-#ifdef HAVE_TESSERA_SEMA
 // The symbol the target means (nullptr when sema did not resolve it).
 const Symbol* symbolOf(const Analysis& a, const Target& t);
 // Every occurrence of `s` in this document, as identifier ranges, declaration first when it
@@ -40,7 +39,6 @@ struct Occurrence {
   bool isWrite = false;
 };
 std::vector<Occurrence> occurrencesOf(const Analysis& a, const Symbol* s);
-#endif
 
 // Range of `name` starting at `r.begin` (declarations may cover more than the name).
 SourceRange nameRangeAt(const Analysis& a, SourceRange r, const std::string& name);

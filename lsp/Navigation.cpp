@@ -10,32 +10,26 @@ namespace tessera::lsp {
 
 json definition(const Analysis& a, uint32_t offset) {
   json out = json::array();
-#ifdef HAVE_TESSERA_SEMA
   Target t = targetAt(a, offset);
   const Symbol* s = symbolOf(a, t);
   if (s && s->declRange.valid())
     if (auto loc = locationOf(a, nameRangeAt(a, s->declRange, s->name))) out.push_back(*loc);
-#endif
   return out;
 }
 
 json references(const Analysis& a, uint32_t offset, bool includeDeclaration) {
   json out = json::array();
-#ifdef HAVE_TESSERA_SEMA
   Target t = targetAt(a, offset);
   for (const Occurrence& o : occurrencesOf(a, symbolOf(a, t)))
     if (includeDeclaration || !o.isDeclaration) out.push_back({{"uri", a.uri}, {"range", toJSON(a.range(o.range))}});
-#endif
   return out;
 }
 
 json documentHighlights(const Analysis& a, uint32_t offset) {
   json out = json::array();
-#ifdef HAVE_TESSERA_SEMA
   Target t = targetAt(a, offset);
   for (const Occurrence& o : occurrencesOf(a, symbolOf(a, t)))
     out.push_back({{"range", toJSON(a.range(o.range))}, {"kind", o.isWrite ? 3 : 2}});  // Write : Read
-#endif
   return out;
 }
 
@@ -47,7 +41,6 @@ bool isIdentifier(const std::string& s) {
   return keywordKind(s) == TokenKind::Identifier;
 }
 
-#ifdef HAVE_TESSERA_SEMA
 // The symbol a rename at `offset` would change; throws with the reason when there is none.
 const Symbol* renameable(const Analysis& a, const Target& t) {
   if (t.kind == Target::None) throw LSPError(ErrorCode::RequestFailed, "there is no symbol here to rename");
@@ -64,32 +57,23 @@ const Symbol* renameable(const Analysis& a, const Target& t) {
     throw LSPError(ErrorCode::RequestFailed, "'" + s->name + "' is declared in another file");
   return s;
 }
-#endif
 }  // namespace
 
 json prepareRename(const Analysis& a, uint32_t offset) {
-#ifdef HAVE_TESSERA_SEMA
   Target t = targetAt(a, offset);
   const Symbol* s = renameable(a, t);
   return json{{"range", toJSON(a.range(t.range))}, {"placeholder", s->name}};
-#else
-  throw LSPError(ErrorCode::RequestFailed, "rename needs semantic analysis, which this build lacks");
-#endif
 }
 
 json rename(const Analysis& a, uint32_t offset, const std::string& newName) {
   if (!isIdentifier(newName))
     throw LSPError(ErrorCode::InvalidParams, "'" + newName + "' is not a valid identifier");
-#ifdef HAVE_TESSERA_SEMA
   Target t = targetAt(a, offset);
   const Symbol* s = renameable(a, t);
   json edits = json::array();
   for (const Occurrence& o : occurrencesOf(a, s))
     edits.push_back({{"range", toJSON(a.range(nameRangeAt(a, o.range, s->name)))}, {"newText", newName}});
   return json{{"changes", {{a.uri, edits}}}};
-#else
-  throw LSPError(ErrorCode::RequestFailed, "rename needs semantic analysis, which this build lacks");
-#endif
 }
 
 }  // namespace tessera::lsp

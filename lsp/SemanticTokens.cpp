@@ -32,7 +32,6 @@ bool isOperatorToken(TokenKind k) {
   }
 }
 
-#ifdef HAVE_TESSERA_SEMA
 std::optional<Kind> fromSymbol(const Symbol* s) {
   if (!s) return std::nullopt;
   switch (s->kind) {
@@ -60,7 +59,6 @@ std::optional<Kind> fromType(const Type* t) {
     default: return std::nullopt;
   }
 }
-#endif
 
 // Classification of identifier tokens by their start offset (absolute).
 std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
@@ -89,18 +87,14 @@ std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
       }
     } else if (auto* at = dyn_cast<AttributeExpr>(n)) {
       Kind k{tProperty};
-#ifdef HAVE_TESSERA_SEMA
       if (auto t = fromType(at->type)) k = *t;
-#endif
       out.emplace(at->nameRange.begin.offset, k);
     } else if (auto* nm = dyn_cast<NameExpr>(n)) {
       Kind k{tVariable};
-#ifdef HAVE_TESSERA_SEMA
       if (auto s = fromSymbol(nm->symbol)) k = *s;
       else if (lookupDType(nm->name)) k = Kind{tType, mDefaultLibrary};  // annotations: f32, bf16
       else if (lookupPolicy(nm->name)) k = Kind{tDecorator, mDefaultLibrary};  // @accum(...)
       if (nm->symbol && nm->symbol->declRange.begin == nm->range.begin) k.mods |= mDeclaration;
-#endif
       out.emplace(nm->range.begin.offset, k);
     }
     return true;

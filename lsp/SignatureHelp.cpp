@@ -97,7 +97,6 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
   std::string label, doc;
   std::vector<std::string> names;
   std::vector<bool> keywordOnly;
-#ifdef HAVE_TESSERA_SEMA
   if (const BuiltinInfo* b = lookupBuiltin(stripTesseraPrefix(site.callee))) {
     label = builtinLabel(*b);
     doc = b->doc;
@@ -106,7 +105,6 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
       keywordOnly.push_back(p.keywordOnly);
     }
   }
-#endif
   if (label.empty() && a.module && site.callee.find('.') == std::string::npos) {
     for (const Stmt* s : a.module->stmts)
       if (auto* f = dyn_cast<FunctionDefStmt>(s); f && f->name == site.callee) {

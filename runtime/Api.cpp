@@ -223,7 +223,9 @@ tessera_status tessera_stream_begin_capture(tessera_stream stream) {
                 "tessera_stream_begin_capture: the default stream cannot capture; create a stream");
   TESSERA_TRY(checkStream("tessera_stream_begin_capture", stream));
   GET_BACKEND(b);
-  return b->beginCapture(stream);
+  TESSERA_TRY(b->beginCapture(stream));
+  profile::captureStarted();
+  return TESSERA_SUCCESS;
 }
 
 tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph *out) {
@@ -232,7 +234,10 @@ tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph *
                 stream ? "output" : "stream");
   TESSERA_TRY(checkStream("tessera_stream_end_capture", stream));
   GET_BACKEND(b);
-  TESSERA_TRY(b->endCapture(stream, out));
+  tessera_status ended = b->endCapture(stream, out);
+  if (ended == TESSERA_SUCCESS || !b->capturing(stream))
+    profile::captureEnded();
+  TESSERA_TRY(ended);
   graphs().add(*out);
   return TESSERA_SUCCESS;
 }
@@ -264,6 +269,8 @@ tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_l
   LaunchPlan plan;
   TESSERA_TRY(planLaunch(kernel, opts, args, num_args, *b, plan));
   tessera_stream stream = opts ? opts->stream : nullptr;
+  if (profile::enabled())
+    TESSERA_TRY(b->prepare(plan)); // a first launch's module load is not the kernel's time
   nvtx::Range range(kernel->name);
   profile::Scope scope(profile::Kind::Launch, kernel->name, stream);
   TESSERA_TRY(b->launch(plan, stream));

@@ -42,6 +42,9 @@ public:
 
   // Whether the kernel can read `ptr` (a non-empty tensor's data); on failure `why` says why.
   virtual bool pointerUsable(const void *ptr, std::string &why) = 0;
+  // Loads what the plan's launch needs (the GPU function of its module) ahead of launch(), so
+  // the profiler's start marker does not time a module load. Optional.
+  virtual tessera_status prepare(const LaunchPlan &plan) { return TESSERA_SUCCESS; }
   // Runs or enqueues a checked plan (on CPU: runs it now, or records it while capturing).
   virtual tessera_status launch(const LaunchPlan &plan, tessera_stream stream) = 0;
 
@@ -59,6 +62,8 @@ public:
   virtual tessera_status eventDestroy(tessera_event event) = 0;
   virtual tessera_status eventRecord(tessera_event event, tessera_stream stream) = 0;
   virtual tessera_status eventSynchronize(tessera_event event) = 0;
+  // TESSERA_SUCCESS when the event's work is done, TESSERA_ERROR_NOT_READY while it is pending.
+  virtual tessera_status eventQuery(tessera_event event) = 0;
   virtual tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) = 0;
   virtual tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) = 0;
   // Whether `stream` is recording into a graph (work submitted to it does not run now).

@@ -114,6 +114,7 @@ public:
     });
   }
   tessera_status eventSynchronize(tessera_event) override { return TESSERA_SUCCESS; }
+  tessera_status eventQuery(tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status streamWaitEvent(tessera_stream, tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) override {
     auto *a = static_cast<CpuEvent *>(start), *b = static_cast<CpuEvent *>(end);

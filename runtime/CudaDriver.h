@@ -27,7 +27,8 @@ namespace tessera::rt {
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamWaitEvent)                 \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)  \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)             \
-  X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuStreamIsCapturing)
+  X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuStreamIsCapturing) X(cuEventQuery)    \
+  X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters)
 
 struct CudaDriver {
 #define TESSERA_CUDA_DECLARE(fn) decltype(&::fn) fn = nullptr;

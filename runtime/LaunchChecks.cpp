@@ -266,6 +266,45 @@ tessera_status checkAliasing(const Checker &c, const tessera_arg *args) {
   return TESSERA_SUCCESS;
 }
 
+// Groups of the default grid of a block-partitioned kernel, and how they were counted.
+uint64_t blockGroups(const tessera_kernel_desc &k, const tessera_arg *args, std::string &how) {
+  uint64_t g = 1;
+  for (uint32_t i = 0; i < k.num_grid_blocks; ++i) {
+    const tessera_grid_block &b = k.grid_blocks[i];
+    int64_t n = args[b.param].value.tensor->shape[b.axis];
+    g *= (static_cast<uint64_t>(n) + b.step - 1) / b.step;
+    how += concat(i ? ", " : "", "blocks of ", b.step, " along dimension ", b.axis, " of '", k.params[b.param].name,
+                  "'");
+  }
+  return g;
+}
+
+// An explicit grid must match what the code addresses by group id: `grid_groups` is the number
+// of groups, so a grid of another size than the tensor that binds it would index that tensor
+// past its end (or leave entries unwritten); kernels that give group g block g (EXACT_GRID) need
+// exactly one group per block.
+tessera_status checkExplicitGrid(Checker &c, const uint32_t grid[3], const tessera_arg *args) {
+  const tessera_kernel_desc &k = c.k;
+  uint64_t groups = uint64_t(grid[0]) * grid[1] * grid[2];
+  if (k.grid_symbol >= 0 && c.plan.symbols[k.grid_symbol] != kUnbound &&
+      static_cast<uint64_t>(c.plan.symbols[k.grid_symbol]) != groups) {
+    auto [bp, bd] = c.boundBy[k.grid_symbol];
+    return c.err(TESSERA_ERROR_INVALID_GRID, "the launch asks for a grid ", dimsString(grid), " of ", groups,
+                 " groups, but grid_groups is ", c.plan.symbols[k.grid_symbol], " (bound by parameter '",
+                 k.params[bp].name, "' dimension ", bd, "); the kernel indexes by group, so the grid must have ",
+                 c.plan.symbols[k.grid_symbol], " groups");
+  }
+  if ((k.flags & TESSERA_KERNEL_EXACT_GRID) && k.num_grid_blocks) {
+    std::string how;
+    uint64_t want = blockGroups(k, args, how);
+    if (want != groups)
+      return c.err(TESSERA_ERROR_INVALID_GRID, "the launch asks for a grid ", dimsString(grid), " of ", groups,
+                   " groups, but the kernel gives group g block g of its output (", how, "), so it needs exactly ",
+                   want, " groups (or no grid: the default)");
+  }
+  return TESSERA_SUCCESS;
+}
+
 tessera_status planGrid(Checker &c, const tessera_launch_options &o, const tessera_arg *args,
                         const DeviceLimits &lim) {
   const tessera_kernel_desc &k = c.k;
@@ -284,21 +323,17 @@ tessera_status planGrid(Checker &c, const tessera_launch_options &o, const tesse
                    dimsString(k.group_shape), " but the launch asks for ", dimsString(group));
     for (int i = 0; i < 3; ++i)
       group[i] = k.group_shape[i];
+    if (gridGiven)
+      TESSERA_TRY(checkExplicitGrid(c, grid, args));
     if (!gridGiven && k.grid_symbol < 0 && k.num_grid_blocks) {
       // Block-partitioned kernels: one group per block (per combination of blocks).
-      uint64_t g = 1;
       std::string how;
-      for (uint32_t i = 0; i < k.num_grid_blocks; ++i) {
-        const tessera_grid_block &b = k.grid_blocks[i];
-        int64_t n = args[b.param].value.tensor->shape[b.axis];
-        g *= (static_cast<uint64_t>(n) + b.step - 1) / b.step;
-        how += concat(i ? ", " : "", "blocks of ", b.step, " along dimension ", b.axis, " of '",
-                      k.params[b.param].name, "'");
-      }
+      uint64_t g = blockGroups(k, args, how);
       if (g > lim.maxGrid[0])
         return c.err(TESSERA_ERROR_INVALID_GRID, "grid of ", g, " groups (", how,
                      ") exceeds the device limit of ", lim.maxGrid[0]);
       grid[0] = static_cast<uint32_t>(g);
+      plan.defaultGrid = true;
     } else if (!gridGiven) {
       if (k.grid_symbol < 0)
         return c.err(TESSERA_ERROR_NO_LAUNCH_SIZE,

@@ -4,6 +4,7 @@
 #include "runtime/Device.h"
 #include "runtime/ProfileReport.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -14,9 +15,11 @@ namespace tessera::rt::profile {
 
 namespace {
 
-// Records wait for their end markers to complete; past this many the oldest are resolved (their
-// markers are long done by then) so a long run holds a bounded number of events.
+// Records wait for their end markers to complete. Each new record first resolves up to two
+// older ones whose markers are done (a query, no wait), so markers are reused instead of
+// created per operation; past kMaxPending the oldest are waited for, bounding the events held.
 constexpr size_t kMaxPending = 4096;
+constexpr size_t kResolvePerAdd = 2;
 
 struct Pending {
   Kind kind;
@@ -56,6 +59,11 @@ public:
   void add(Pending &&p) {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.push_back(std::move(p));
+    for (size_t i = 0; i < kResolvePerAdd && pending_.size() > 1; ++i) {
+      if (backend_->eventQuery(pending_.front().end) != TESSERA_SUCCESS)
+        break;
+      resolve(1);
+    }
     if (pending_.size() > kMaxPending)
       resolve(pending_.size() / 2);
   }
@@ -128,7 +136,12 @@ private:
 
 } // namespace
 
+static std::atomic<int> capturingStreams{0};
+
 struct Scope::Pending : profile::Pending {};
+
+void captureStarted() { ++capturingStreams; }
+void captureEnded() { --capturingStreams; }
 
 const char *kindName(Kind k) {
   switch (k) {
@@ -152,7 +165,7 @@ Scope::Scope(Kind kind, const char *name, tessera_stream stream) {
   if (!enabled())
     return;
   Recorder *r = Recorder::instance();
-  if (!r || r->backend().capturing(stream))
+  if (!r || (capturingStreams.load(std::memory_order_relaxed) > 0 && r->backend().capturing(stream)))
     return;
   tessera_event start = r->acquire();
   if (!start)

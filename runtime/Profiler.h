@@ -57,6 +57,11 @@ private:
 uint64_t launchBytes(const LaunchPlan &plan);
 double launchFlops(const LaunchPlan &plan);
 
+// Streams capturing into graphs: while none is, recording skips the per-operation query of
+// the stream's capture state (a driver call on the GPU).
+void captureStarted();
+void captureEnded();
+
 // Writes the trace and prints the summary now (also done at exit). Returns false with `error`
 // when the file cannot be written.
 bool flush(std::string &error);

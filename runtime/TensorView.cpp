@@ -3,20 +3,6 @@
 
 namespace tessera::rt {
 
-namespace {
-struct DtypeInfo {
-  const char *name;
-  uint32_t bits;
-};
-// Indexed by tessera_dtype; names follow DESIGN.md's canonical spellings.
-constexpr DtypeInfo dtypeTable[TESSERA_DTYPE_COUNT] = {
-    {"invalid", 0}, {"f64", 64},     {"f32", 32},      {"f16", 16},      {"bf16", 16},
-    {"fp8_e4m3", 8}, {"fp8_e5m2", 8}, {"fp6_e2m3", 6}, {"fp6_e3m2", 6}, {"fp4_e2m1", 4},
-    {"int4", 4},    {"int8", 8},     {"int16", 16},    {"int32", 32},    {"int64", 64},
-    {"uint8", 8},   {"uint16", 16},  {"uint32", 32},   {"uint64", 64},   {"bool", 8},
-};
-} // namespace
-
 bool isValidDtype(int32_t dtype) { return dtype > 0 && dtype < TESSERA_DTYPE_COUNT; }
 
 ByteSpan byteSpan(const tessera_tensor &t) {
@@ -49,11 +35,29 @@ using namespace tessera::rt;
 
 extern "C" {
 
+// Every tessera_dtype is a row of basic/DTypes.def (numbers 1 .. COUNT - 1).
+constexpr int kDTypeRows = 0
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) +1
+#include "basic/DTypes.def"
+    ;
+static_assert(kDTypeRows + 1 == TESSERA_DTYPE_COUNT, "basic/DTypes.def and tessera_dtype disagree");
+
+// Names and sizes are the short names and storage widths of basic/DTypes.def.
 const char *tessera_dtype_name(int32_t dtype) {
-  return isValidDtype(dtype) ? dtypeTable[dtype].name : "invalid";
+  switch (dtype) {
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) case ABI: return SHORT;
+#include "basic/DTypes.def"
+  }
+  return "invalid";
 }
 
-uint32_t tessera_dtype_bits(int32_t dtype) { return isValidDtype(dtype) ? dtypeTable[dtype].bits : 0; }
+uint32_t tessera_dtype_bits(int32_t dtype) {
+  switch (dtype) {
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) case ABI: return BITS;
+#include "basic/DTypes.def"
+  }
+  return 0;
+}
 
 void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t rank,
                          const int64_t *shape, int32_t device) {

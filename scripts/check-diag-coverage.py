@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every diagnostic of a registry table (.def) has a test: some CHECK line (lit) or
 string (unit test) under the given test directories contains its message, up to the first
-placeholder, or a unit test names its id (DiagID::...). Notes count too. Prints what is missing and "N of M <label> diagnostics tested".
+placeholder, or a unit test names its id (diag::...). Notes count too. Prints what is missing and "N of M <label> diagnostics tested".
 
 Usage: check-diag-coverage.py LABEL DEF_FILE TEST_DIR [TEST_DIR...]
        check-diag-coverage.py --per-id LABEL DEF_FILE TEST_DIR
@@ -64,7 +64,7 @@ def main():
         parts = [p for p in re.split(r"\{\d\}", fmt) if p.strip()]
         prefix = max(parts, key=len) if parts else fmt
         # A unit test may name the id instead (it checks the id and location).
-        if prefix not in blob and f"DiagID::{ident})" not in blob and f"DiagID::{ident}," not in blob:
+        if prefix not in blob and f"diag::{ident})" not in blob and f"diag::{ident}," not in blob:
             missing.append(f"{ident}: no test checks '{prefix}'")
     for m in missing:
         print(m)

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -26,14 +27,14 @@ bool looksLikeDType(Expr* e) {
 
 void Checker::reportUnknownDType(Expr* e, const std::string& name) {
   if (const char* doc = dtypeMathMode(name)) {
-    diags.report(DiagID::err_math_mode_not_dtype, e->range) << name << doc;
+    diags.report(diag::err_math_mode_not_dtype, e->range) << name << doc;
     return;
   }
   std::vector<std::string> cands;
   for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
   std::string best = closestMatch(name, cands);
-  if (!best.empty()) diags.report(DiagID::err_unknown_dtype_suggest, e->range) << name << best;
-  else diags.report(DiagID::err_unknown_dtype, e->range) << name;
+  if (!best.empty()) diags.report(diag::err_unknown_dtype_suggest, e->range) << name << best;
+  else diags.report(diag::err_unknown_dtype, e->range) << name;
 }
 
 bool Checker::dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown) {
@@ -54,7 +55,7 @@ bool Checker::dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool repor
     return false;
   }
   if (isa<ErrorExpr>(e)) return false;
-  if (reportUnknown) diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+  if (reportUnknown) diags.report(diag::err_not_a_type, e->range) << text(e->range);
   return false;
 }
 
@@ -72,33 +73,33 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
   } else if (isa<ErrorExpr>(pe)) {
     return;
   } else {
-    diags.report(DiagID::err_unknown_policy, pe->range) << text(pe->range);
+    diags.report(diag::err_unknown_policy, pe->range) << text(pe->range);
     return;
   }
   auto p = lookupPolicy(name);
   if (!p) {
     std::string best = closestMatch(name, allPolicyNames());
-    if (!best.empty()) diags.report(DiagID::err_unknown_policy_suggest, nameRange) << name << best;
-    else diags.report(DiagID::err_unknown_policy, nameRange) << name;
+    if (!best.empty()) diags.report(diag::err_unknown_policy_suggest, nameRange) << name << best;
+    else diags.report(diag::err_unknown_policy, nameRange) << name;
     return;
   }
   const PolicyInfo& info = policyInfo(*p);
   if (args.size() < info.minArgs || args.size() > info.maxArgs) {
     std::string want = info.minArgs == info.maxArgs ? std::to_string(info.minArgs)
                                                     : std::to_string(info.minArgs) + " to " + std::to_string(info.maxArgs);
-    diags.report(DiagID::err_policy_arity, pe->range) << name << want << args.size();
+    diags.report(diag::err_policy_arity, pe->range) << name << want << args.size();
     return;
   }
   auto setRound = [&](RoundMode m, const char* source) {
     if (!isFloat(storage)) {
-      diags.report(DiagID::err_policy_on_non_float, nameRange) << source << dtypeInfo(storage).shortName;
+      diags.report(diag::err_policy_on_non_float, nameRange) << source << dtypeInfo(storage).shortName;
       return;
     }
     if (policy.round) {
       if (policy.roundSource && std::string(policy.roundSource) == source)
-        diags.report(DiagID::err_policy_duplicate, nameRange) << source;
+        diags.report(diag::err_policy_duplicate, nameRange) << source;
       else
-        diags.report(DiagID::err_round_conflict, nameRange) << (policy.roundSource ? policy.roundSource : "round") << source;
+        diags.report(diag::err_round_conflict, nameRange) << (policy.roundSource ? policy.roundSource : "round") << source;
       return;
     }
     policy.round = m;
@@ -110,15 +111,15 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
       NumericPolicy inner;
       if (!dtypeFromExpr(args[0], a, inner, true)) return;
       if (policy.accum) {
-        diags.report(DiagID::err_policy_duplicate, nameRange) << name;
+        diags.report(diag::err_policy_duplicate, nameRange) << name;
         return;
       }
       if (a == DType::BOOL) {
-        diags.report(DiagID::err_accum_bool, args[0]->range);
+        diags.report(diag::err_accum_bool, args[0]->range);
         return;
       }
       if (!widensTo(storage, a)) {
-        diags.report(DiagID::err_accum_narrower, args[0]->range) << dtypeInfo(a).name << dtypeInfo(storage).name;
+        diags.report(diag::err_accum_narrower, args[0]->range) << dtypeInfo(a).name << dtypeInfo(storage).name;
         return;
       }
       policy.accum = a;
@@ -131,7 +132,7 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
       else mode = text(args[0]->range);
       auto m = lookupRoundMode(mode);
       if (!m) {
-        diags.report(DiagID::err_unknown_round_mode, args[0]->range) << mode;
+        diags.report(diag::err_unknown_round_mode, args[0]->range) << mode;
         return;
       }
       setRound(*m, "round");
@@ -140,18 +141,18 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
     case Policy::StochasticRound: setRound(RoundMode::Stochastic, "stochastic_round"); return;
     case Policy::Saturate:
       if (!isFloat(storage)) {
-        diags.report(DiagID::err_policy_on_non_float, nameRange) << name << dtypeInfo(storage).shortName;
+        diags.report(diag::err_policy_on_non_float, nameRange) << name << dtypeInfo(storage).shortName;
         return;
       }
       if (policy.saturate) {
-        diags.report(DiagID::err_policy_duplicate, nameRange) << name;
+        diags.report(diag::err_policy_duplicate, nameRange) << name;
         return;
       }
       policy.saturate = true;
       return;
     case Policy::Scale:
       if (!policy.scale.empty()) {
-        diags.report(DiagID::err_policy_duplicate, nameRange) << name;
+        diags.report(diag::err_policy_duplicate, nameRange) << name;
         return;
       }
       for (size_t i = 0; i < args.size(); ++i) policy.scale += (i ? "," : "") + text(args[i]->range);
@@ -169,7 +170,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
       e->type = T.intLiteral();
       if (!c) return "?";
       if (c->i <= 0) {
-        diags.report(DiagID::err_extent_not_positive, e->range) << c->i;
+        diags.report(diag::err_extent_not_positive, e->range) << c->i;
         return "?";
       }
       return std::to_string(c->i);
@@ -178,7 +179,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
     case NodeKind::NameExpr: {
       std::string name = e->kind == NodeKind::NameExpr ? cast<NameExpr>(e)->name : cast<StringLiteralExpr>(e)->value;
       if (name.empty()) {
-        diags.report(DiagID::err_bad_extent, e->range);
+        diags.report(diag::err_bad_extent, e->range);
         return "?";
       }
       Symbol* sym = scope->lookup(name);
@@ -188,7 +189,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
       if (sym && (sym->kind == SymbolKind::Constant || sym->kind == SymbolKind::Variable) && sym->value &&
           sym->value->kind == ConstValue::Int) {
         if (sym->value->i <= 0) {
-          diags.report(DiagID::err_extent_not_positive, e->range) << sym->value->i;
+          diags.report(diag::err_extent_not_positive, e->range) << sym->value->i;
           return "?";
         }
         return std::to_string(sym->value->i);
@@ -200,7 +201,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
       if (sym && sym->kind == SymbolKind::Parameter) {
         const Type* t = sym->type;
         if (t && !t->isLenient() && !t->isIntegral()) {
-          diags.report(DiagID::err_shape_symbol_not_int, e->range) << name << t->str();
+          diags.report(diag::err_shape_symbol_not_int, e->range) << name << t->str();
           return "?";
         }
         return name;
@@ -221,7 +222,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
       bool arith = b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul ||
                    b->op == BinaryOp::Div || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod;
       if (!arith) {
-        diags.report(DiagID::err_bad_extent, e->range);
+        diags.report(diag::err_bad_extent, e->range);
         return "?";
       }
       Extent l = extentFromExpr(b->lhs, "", 0);
@@ -232,7 +233,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
         auto c = evalConst(e, &diags);
         if (!c) return "?";
         if (c->kind != ConstValue::Int || c->i <= 0) {
-          diags.report(DiagID::err_extent_not_positive, e->range) << c->str();
+          diags.report(diag::err_extent_not_positive, e->range) << c->str();
           return "?";
         }
         return std::to_string(c->i);
@@ -246,7 +247,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
     }
     case NodeKind::ErrorExpr: return "?";
     default:
-      diags.report(DiagID::err_bad_extent, e->range);
+      diags.report(diag::err_bad_extent, e->range);
       return "?";
   }
 }
@@ -267,7 +268,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       else if (inner->isLenient())
         result = inner;
       else {
-        diags.report(DiagID::err_mut_not_tensor, e->range) << inner->str();
+        diags.report(diag::err_mut_not_tensor, e->range) << inner->str();
         result = T.error();
       }
       break;
@@ -280,7 +281,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
         if (t->kind == TypeKind::DTypeValue) result = T.scalar(t->dtype, t->policy);
         else if (t->isLenient()) result = t;
         else {
-          diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+          diags.report(diag::err_not_a_type, e->range) << text(e->range);
           result = T.error();
         }
         break;
@@ -299,7 +300,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       }
       Symbol* sym = isa<NameExpr>(e) ? scope->lookup(n) : nullptr;
       if (sym && sym->kind != SymbolKind::DType) {
-        diags.report(DiagID::err_not_a_type, e->range) << n;
+        diags.report(diag::err_not_a_type, e->range) << n;
         return T.error();
       }
       reportUnknownDType(e, n);
@@ -308,7 +309,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
     case NodeKind::BinaryExpr: {
       auto* b = cast<BinaryExpr>(e);
       if (b->op != BinaryOp::MatMul) {
-        diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+        diags.report(diag::err_not_a_type, e->range) << text(e->range);
         return T.error();
       }
       const Type* base = typeFromAnnotation(b->lhs, false, paramName);
@@ -354,7 +355,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
           if (!known) return T.error();
           dimCount = idx.size() - 1;
         } else {
-          diags.report(DiagID::err_tensor_missing_dtype, e->range);
+          diags.report(diag::err_tensor_missing_dtype, e->range);
           return T.error();
         }
         std::vector<Extent> dims;
@@ -375,7 +376,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
         else if (pn == "reduce_max") pr = Privilege::ReduceMax;
         else if (pn == "reduce_min") pr = Privilege::ReduceMin;
         else {
-          diags.report(DiagID::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
+          diags.report(diag::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
               << (pn.empty() && !idx.empty() ? text(idx[0]->range) : pn);
           return T.error();
         }
@@ -383,11 +384,11 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
         break;
       }
       if (n.empty()) {
-        diags.report(DiagID::err_not_a_type, s->base->range) << text(s->base->range);
+        diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
         return T.error();
       }
       Symbol* sym = scope->lookup(n);
-      if (sym) diags.report(DiagID::err_not_a_type, s->base->range) << n;
+      if (sym) diags.report(diag::err_not_a_type, s->base->range) << n;
       else reportUnknownDType(s->base, n);
       return T.error();
     }
@@ -398,7 +399,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       break;
     }
     default:
-      diags.report(DiagID::err_not_a_type, e->range) << text(e->range);
+      diags.report(diag::err_not_a_type, e->range) << text(e->range);
       return T.error();
   }
   e->type = result;
@@ -427,7 +428,10 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
             if (a.keyword == "deterministic")
               if (auto c = evalConst(a.value, nullptr); c && c->isNumber()) info.deterministic = c->asDouble() != 0;
             if (a.keyword == "flops")
-              if (auto c = evalConst(a.value, nullptr); c && c->kind == ConstValue::Str) info.flops = c->s;
+              if (auto c = evalConst(a.value, nullptr); c && c->kind == ConstValue::Str) {
+                info.flops = c->s;
+                info.flopsRange = a.value->range;
+              }
             if (a.keyword == "space") {
               bool valid = false;
               auto addCands = [&](const std::string& name, Expr* v) {
@@ -457,7 +461,7 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
                   if (!ks || !addCands(ks->value, kv.value)) valid = false;
                 }
               }
-              if (!valid) diags.report(DiagID::err_autotune_space_invalid, a.value ? a.value->range : a.range);
+              if (!valid) diags.report(diag::err_autotune_space_invalid, a.value ? a.value->range : a.range);
             }
           }
           break;
@@ -467,14 +471,14 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
         case BuiltinId::GraphModule:
           if (info.kind != FunctionKind::Kernel) info.kind = FunctionKind::Jit;
           break;
-        default: diags.report(DiagID::err_not_a_decorator, head->range) << ht->builtin->name; break;
+        default: diags.report(diag::err_not_a_decorator, head->range) << ht->builtin->name; break;
       }
     } else if (!ht->isLenient() && ht->kind != TypeKind::Function) {
-      diags.report(DiagID::err_not_a_decorator, head->range) << text(head->range);
+      diags.report(diag::err_not_a_decorator, head->range) << text(head->range);
     }
     if (d.clauses.empty()) continue;
     if (!isKernelDecorator) {
-      diags.report(DiagID::err_clause_without_kernel, d.clauses[0]->range);
+      diags.report(diag::err_clause_without_kernel, d.clauses[0]->range);
       continue;
     }
     // Clauses see the autotune parameters and the module's constants.
@@ -507,33 +511,105 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
           else shape.push_back(*v);
         }
         if (!valid) {
-          diags.report(DiagID::err_group_shape_invalid, c->range);
+          diags.report(diag::err_group_shape_invalid, c->range);
           continue;
         }
         long long total = 1;
         for (long long v : shape) total = total > 4096 ? total : total * v;
         if (total > 1024) {
-          diags.report(DiagID::err_group_shape_too_large, c->range) << total;
+          diags.report(diag::err_group_shape_too_large, c->range) << total;
           continue;
         }
         info.groupShape = shape;
       } else if (auto* sh = dyn_cast<CallExpr>(c); sh && nameOf(sh->callee) == "shared" && sh->args.size() == 1) {
         auto v = constInt(sh->args[0].value);
         if (!v || *v < 0) {
-          diags.report(DiagID::err_shared_extent_not_const, sh->args[0].value ? sh->args[0].value->range : c->range);
+          diags.report(diag::err_shared_extent_not_const, sh->args[0].value ? sh->args[0].value->range : c->range);
           continue;
         }
         info.sharedClauseRange = c->range;
         if (*v > kHopperSharedLimit) {
-          diags.report(DiagID::err_shared_budget_too_large, c->range) << *v;
+          diags.report(diag::err_shared_budget_too_large, c->range) << *v;
           continue;
         }
         info.sharedBudget = *v;
       } else {
-        diags.report(DiagID::err_unknown_kernel_clause, c->range);
+        diags.report(diag::err_unknown_kernel_clause, c->range);
       }
     }
     scope = outer;
+  }
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+namespace {
+// Recognises the grammar of a cost expression (integers, names, + - * / // %, parentheses),
+// collecting the names; codegen reads the same text into the descriptor (codegen/CostExpr.cpp).
+class CostExprScanner {
+public:
+  explicit CostExprScanner(const std::string& s) : s_(s) {}
+  bool valid(std::vector<std::string>& names) {
+    names_ = &names;
+    return sum() && (skip(), pos_ == s_.size());
+  }
+
+private:
+  void skip() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool at(char c) { return skip(), pos_ < s_.size() && s_[pos_] == c; }
+  bool sum() {
+    if (!product()) return false;
+    while (at('+') || at('-'))
+      if (++pos_, !product()) return false;
+    return true;
+  }
+  bool product() {
+    if (!atom()) return false;
+    while (at('*') || at('/') || at('%')) {
+      char op = s_[pos_++];
+      if (op == '*' && pos_ < s_.size() && s_[pos_] == '*') return false;
+      if (op == '/' && pos_ < s_.size() && s_[pos_] == '/') ++pos_;
+      if (!atom()) return false;
+    }
+    return true;
+  }
+  bool atom() {
+    skip();
+    if (pos_ >= s_.size()) return false;
+    if (s_[pos_] == '(') return ++pos_, sum() && at(')') && (++pos_, true);
+    size_t start = pos_;
+    if (isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      while (pos_ < s_.size() && isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      return pos_ - start <= 18;
+    }
+    while (pos_ < s_.size() && (isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
+    if (start == pos_) return false;
+    names_->push_back(s_.substr(start, pos_ - start));
+    return true;
+  }
+  const std::string& s_;
+  size_t pos_ = 0;
+  std::vector<std::string>* names_ = nullptr;
+};
+}  // namespace
+
+void Checker::checkFlopsExpression(FunctionInfo& info) {
+  std::vector<std::string> names;
+  if (!CostExprScanner(info.flops).valid(names)) {
+    diags.report(diag::err_flops_not_expression, info.flopsRange);
+    return;
+  }
+  for (const std::string& n : names) {
+    bool bound = false;
+    for (const ShapeBinding& b : info.shapeBindings) bound |= b.symbol == n;
+    if (!bound) {
+      diags.report(diag::err_flops_unknown_symbol, info.flopsRange) << n;
+      return;
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -83,7 +84,7 @@ const Type* Checker::checkCall(CallExpr* e) {
     case TypeKind::Function: return checkUserCall(callee, e);
     default:
       checkArgs();
-      diags.report(DiagID::err_not_callable, e->callee->range) << callee->str();
+      diags.report(diag::err_not_callable, e->callee->range) << callee->str();
       return T.error();
   }
 }
@@ -93,7 +94,7 @@ const Type* Checker::checkCast(const Type* dt, CallExpr* e) {
   for (Argument& a : e->args) args.push_back(check(a.value));
   std::string name = dtypeInfo(dt->dtype).shortName;
   if (e->args.size() != 1 || e->args[0].kind != Argument::Positional) {
-    diags.report(DiagID::err_cast_arity, e->callee->range) << name << e->args.size();
+    diags.report(diag::err_cast_arity, e->callee->range) << name << e->args.size();
     return T.error();
   }
   const Type* a = args[0];
@@ -104,7 +105,7 @@ const Type* Checker::checkCast(const Type* dt, CallExpr* e) {
     if (a->kind == TypeKind::Tensor && !inKernel()) return T.withElement(a, dt->dtype, dt->policy);
     return T.tile(dt->dtype, true, a->dims, a->rankKnown && (a->kind != TypeKind::Shared || !a->dims.empty()), dt->policy);
   }
-  diags.report(DiagID::err_cast_operand, e->args[0].value->range) << a->str() << name;
+  diags.report(diag::err_cast_operand, e->args[0].value->range) << a->str() << name;
   return T.error();
 }
 
@@ -117,7 +118,7 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
   }
   const FunctionDefStmt* f = fnType->function;
   if (inKernel() && fnType->functionKind == FunctionKind::Kernel) {
-    diags.report(DiagID::err_kernel_calls_kernel, e->callee->range) << fnType->name;
+    diags.report(diag::err_kernel_calls_kernel, e->callee->range) << fnType->name;
     return T.error();
   }
   if (!f) return fnType->result ? fnType->result : T.dynamic();
@@ -155,9 +156,9 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
         for (const Param* p : normals) names.push_back(p->name);
         std::string best = closestMatch(a.keyword, names);
         if (!best.empty())
-          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange) << fnType->name << a.keyword << best;
+          diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange) << fnType->name << a.keyword << best;
         else
-          diags.report(DiagID::err_call_unknown_keyword, a.keywordRange) << fnType->name << a.keyword;
+          diags.report(diag::err_call_unknown_keyword, a.keywordRange) << fnType->name << a.keyword;
         return fnType->result ? fnType->result : T.dynamic();
       }
     }
@@ -188,7 +189,7 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
               if (!symbol) continue;
               auto [it, inserted] = symbolSizes.emplace(want.str(), std::make_pair(got.str(), target->name));
               if (!inserted && it->second.first != got) {
-                diags.report(DiagID::err_shape_symbol_conflict, a.value->range)
+                diags.report(diag::err_shape_symbol_conflict, a.value->range)
                     << want.str() << fnType->name << it->second.first << it->second.second << got.str() << target->name;
                 conflict = true;
               }
@@ -197,7 +198,7 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
         }
         if (conflict) continue;
         if (!ok)
-          diags.report(DiagID::err_call_argument_type, a.value->range)
+          diags.report(diag::err_call_argument_type, a.value->range)
               << fnType->name << target->name << ("'" + pt->str() + "'") << at->str();
       }
     }
@@ -206,7 +207,7 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
     std::string want = required == positional ? std::to_string(positional)
                                               : std::to_string(required) + " to " + std::to_string(positional);
     if (varargs) want = "at least " + std::to_string(required);
-    diags.report(DiagID::err_call_arity, e->parenRange.valid() ? e->parenRange : e->range) << fnType->name << want << given;
+    diags.report(diag::err_call_arity, e->parenRange.valid() ? e->parenRange : e->range) << fnType->name << want << given;
   }
   return fnType->result ? fnType->result : T.dynamic();
 }
@@ -220,14 +221,14 @@ bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
   bool device = fn_ && fn_->kind == FunctionKind::Plain;
   if (b.context == BuiltinContext::Kernel && !inKernel()) {
     if (!device) {
-      diags.report(DiagID::err_builtin_kernel_only, at) << spelled;
+      diags.report(diag::err_builtin_kernel_only, at) << spelled;
       return false;
     }
     fn_->device = true;
     return true;
   }
   if (b.context == BuiltinContext::Host && (inKernel() || (fn_ && fn_->device))) {
-    diags.report(DiagID::err_builtin_host_only, at) << spelled;
+    diags.report(diag::err_builtin_host_only, at) << spelled;
     return false;
   }
   if (!inKernel()) return true;
@@ -235,15 +236,15 @@ bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
   if (b.has(eff::GroupFeature) && info.groupShape.empty() && !info.reportedGroupFeature) {
     info.reportedGroupFeature = true;
     const FunctionDefStmt* f = info.def;
-    auto d = diags.report(DiagID::err_group_feature_without_shape, at);
+    auto d = diags.report(diag::err_group_feature_without_shape, at);
     d << spelled << f->name;
     if (info.kernelDecoratorRange.valid()) {
-      d.note(DiagID::note_declare_group_shape, info.kernelDecoratorRange);
+      d.note(diag::note_declare_group_shape, info.kernelDecoratorRange);
       d.fixitInsert(info.kernelDecoratorRange.end, " tile[(128,)]");
     }
   }
   if (b.has(eff::NonDeterministic) && info.deterministic)
-    diags.report(DiagID::err_nondeterministic_builtin, at) << spelled;
+    diags.report(diag::err_nondeterministic_builtin, at) << spelled;
   return true;
 }
 
@@ -253,20 +254,20 @@ void Checker::checkWriteAccess(Expr* target, SourceRange at, bool augmented, Bin
   const Type* t = p->type;
   if (t->kind != TypeKind::Tensor) return;
   if (t->privilege == Privilege::Read) {
-    diags.report(DiagID::err_write_region_privilege, at) << p->name << privilegeName(t->privilege);
+    diags.report(diag::err_write_region_privilege, at) << p->name << privilegeName(t->privilege);
     return;
   }
   if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax || t->privilege == Privilege::ReduceMin) {
     const char* want = t->privilege == Privilege::ReduceSum ? "+=" : t->privilege == Privilege::ReduceMax ? "max(...)" : "min(...)";
     bool ok = t->privilege == Privilege::ReduceSum && augmented && augOp == BinaryOp::Add;
-    if (!ok) diags.report(DiagID::err_region_reduce_only, at) << p->name << privilegeName(t->privilege) << want;
+    if (!ok) diags.report(diag::err_region_reduce_only, at) << p->name << privilegeName(t->privilege) << want;
     return;
   }
   if (t->privilege == Privilege::Write || t->mut) return;
-  auto d = diags.report(DiagID::err_write_readonly_param, at);
+  auto d = diags.report(diag::err_write_readonly_param, at);
   d << p->name;
   if (p->param && p->param->annotation) {
-    d.note(DiagID::note_make_mut, p->param->nameRange, {p->name, text(p->param->annotation->range)});
+    d.note(diag::note_make_mut, p->param->nameRange, {p->name, text(p->param->annotation->range)});
     d.fixitInsert(p->param->annotation->range.begin, "mut ");
   }
 }
@@ -296,11 +297,11 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       (b.id == BuiltinId::TSharedAlloc || b.id == BuiltinId::TileAllocShared))
     return T.error();
   if (sig.isValue || sig.isTypeConstructor) {
-    diags.report(DiagID::err_not_callable, call->callee->range) << T.builtin(&b)->str();
+    diags.report(diag::err_not_callable, call->callee->range) << T.builtin(&b)->str();
     return T.error();
   }
   if (sig.hasTypeParam && !typeArg && !sig.typeParamOptional && !(b.id == BuiltinId::TileAllocShared)) {
-    diags.report(DiagID::err_builtin_needs_type_argument, at) << b.name;
+    diags.report(diag::err_builtin_needs_type_argument, at) << b.name;
     return T.error();
   }
   // Bind arguments to parameters.
@@ -324,7 +325,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         boundType[nextPos] = argTypes[i];
         ++nextPos;
       } else if (!star) {
-        diags.report(DiagID::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
+        diags.report(diag::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
             << b.name << arityText(sig) << static_cast<unsigned>(std::count_if(call->args.begin(), call->args.end(),
                                                                                   [](const Argument& x) { return x.kind == Argument::Positional; }));
         return T.error();
@@ -340,14 +341,14 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
           if (!p.variadic) names.push_back(p.name);
         std::string best = closestMatch(a.keyword, names);
         if (!best.empty())
-          diags.report(DiagID::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
+          diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
         else
-          diags.report(DiagID::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
+          diags.report(diag::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
         ok = false;
         continue;
       }
       if (bound[idx]) {
-        diags.report(DiagID::err_call_duplicate_argument, a.range) << b.name << a.keyword;
+        diags.report(diag::err_call_duplicate_argument, a.range) << b.name << a.keyword;
         ok = false;
         continue;
       }
@@ -362,17 +363,17 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         bool anyKeyword = std::any_of(call->args.begin(), call->args.end(),
                                       [](const Argument& x) { return x.kind == Argument::Keyword; });
         if (!sig.params[p].keywordOnly && !anyKeyword && positional < sig.minPositional())
-          diags.report(DiagID::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
+          diags.report(diag::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
               << b.name << arityText(sig) << positional;
         else
-          diags.report(DiagID::err_call_missing_argument, call->parenRange.valid() ? call->parenRange : call->range)
+          diags.report(diag::err_call_missing_argument, call->parenRange.valid() ? call->parenRange : call->range)
               << b.name << sig.params[p].name;
         return T.error();
       }
   for (size_t p = 0; p < sig.params.size(); ++p) {
     auto checkOne = [&](Expr* e, const Type* t) {
       if (!e || !t || argumentFits(sig.params[p].kind, t, e)) return true;
-      diags.report(DiagID::err_call_argument_type, e->range)
+      diags.report(diag::err_call_argument_type, e->range)
           << b.name << sig.params[p].name << kindDescription(sig.params[p].kind) << t->str();
       return false;
     };
@@ -413,7 +414,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
   if (b.has(eff::Atomic) && inKernel() && fn_->deterministic && !b.has(eff::NonDeterministic)) {
     const Type* rt = argType("ref");
     if (rt && rt->kind == TypeKind::Scalar && isFloat(rt->dtype))
-      diags.report(DiagID::err_float_atomic, at) << b.name << rt->str();
+      diags.report(diag::err_float_atomic, at) << b.name << rt->str();
   }
 
   switch (b.id) {
@@ -426,12 +427,12 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       for (Expr* x : variadic) {
         auto c = evalConst(x, &diags);
         if (!c || c->kind != ConstValue::Int) {
-          if (!c) diags.report(DiagID::err_shared_extent_not_const, x->range);
-          else diags.report(DiagID::err_shared_extent_not_const, x->range);
+          if (!c) diags.report(diag::err_shared_extent_not_const, x->range);
+          else diags.report(diag::err_shared_extent_not_const, x->range);
           return T.error();
         }
         if (c->i <= 0) {
-          diags.report(DiagID::err_shared_extent_not_positive, x->range) << c->i;
+          diags.report(diag::err_shared_extent_not_positive, x->range) << c->i;
           return T.error();
         }
         dims.push_back(std::to_string(c->i));
@@ -442,7 +443,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         auto c = evalConst(s, nullptr);
         if (c && c->kind == ConstValue::Str) {
           if (auto z = lookupSwizzle(c->s)) sw = *z;
-          else diags.report(DiagID::err_unknown_swizzle, s->range) << c->s;
+          else diags.report(diag::err_unknown_swizzle, s->range) << c->s;
         }
       }
       if (inKernel()) {
@@ -479,7 +480,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       if (!v || !d || v->isLenient() || d->kind != TypeKind::DTypeValue) return T.dynamic();
       if (v->kind != TypeKind::Scalar || v->weak || dtypeInfo(v->dtype).bits != dtypeInfo(d->dtype).bits ||
           dtypeInfo(d->dtype).bits < 8) {
-        diags.report(DiagID::err_call_argument_type, arg("value")->range)
+        diags.report(diag::err_call_argument_type, arg("value")->range)
             << b.name << "value" << "a typed scalar as wide as " + std::string(dtypeInfo(d->dtype).shortName) << v->str();
         return T.error();
       }
@@ -498,7 +499,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && a->dims.size() == 2 && c->dims.size() == 2) {
         const Extent &k1 = a->dims[1], &k2 = c->dims[0];
         if (extentIsConst(k1) && extentIsConst(k2) && k1 != k2) {
-          diags.report(DiagID::err_shape_mismatch, call->range) << "tile.dot" << a->str() << c->str();
+          diags.report(diag::err_shape_mismatch, call->range) << "tile.dot" << a->str() << c->str();
           return T.error();
         }
       }
@@ -512,7 +513,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
         const Type* at2 = argType("accum");
         if (at2 && at2->kind == TypeKind::DTypeValue) {
           if (at2->dtype != DType::FP32 && at2->dtype != DType::FP16) {
-            diags.report(DiagID::err_mma_accum_dtype, ax->range) << dtypeInfo(at2->dtype).shortName;
+            diags.report(diag::err_mma_accum_dtype, ax->range) << dtypeInfo(at2->dtype).shortName;
             return T.error();
           }
           accum = at2->dtype;
@@ -551,7 +552,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     case BuiltinId::WarpShuffleIdx: {
       Expr* off = bound[1];
       if (auto c = evalConst(off, nullptr); c && c->kind == ConstValue::Int && (c->i < 0 || c->i >= 32)) {
-        diags.report(DiagID::err_shuffle_offset_range, off->range) << c->i;
+        diags.report(diag::err_shuffle_offset_range, off->range) << c->i;
         return T.error();
       }
       return first->kind == TypeKind::Scalar && first->weak ? T.scalar(first->dtype) : first;
@@ -560,7 +561,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       if (Expr* s = arg("size"))
         if (auto c = evalConst(s, nullptr); c && c->kind == ConstValue::Int &&
                                             (c->i < 1 || c->i > 1024 || (c->i & (c->i - 1)) != 0)) {
-          diags.report(DiagID::err_cooperative_group_size, s->range) << c->i;
+          diags.report(diag::err_cooperative_group_size, s->range) << c->i;
           return T.error();
         }
       return T.opaque("Group");

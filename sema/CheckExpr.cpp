@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -123,8 +124,8 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
   if (b->isDynamic()) return T.dynamic();
   auto unknownMember = [&](const std::string& owner, const std::vector<std::string>& cands) {
     std::string best = closestMatch(name, cands);
-    if (!best.empty()) diags.report(DiagID::err_unknown_member_suggest, e->nameRange) << owner << name << best;
-    else diags.report(DiagID::err_unknown_member, e->nameRange) << owner << name;
+    if (!best.empty()) diags.report(diag::err_unknown_member_suggest, e->nameRange) << owner << name << best;
+    else diags.report(diag::err_unknown_member, e->nameRange) << owner << name;
     return T.error();
   };
   std::string prefix;
@@ -184,30 +185,30 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
       }
       if (b->kind == TypeKind::Tensor)
         if (const BuiltinInfo* m = lookupMethod("Tensor", name)) return T.builtin(m);
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     }
     case TypeKind::Opaque: {
       if (const BuiltinInfo* m = lookupMethod(b->name, name)) return T.builtin(m);
       if (b->name != "Group") return T.dynamic();
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     }
     case TypeKind::Function:
       if (const BuiltinInfo* m = lookupMethod("KernelFn", name)) return T.builtin(m);
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     case TypeKind::Slice:
       // A block of a `tile.range(T, axis=, step=)` loop (or any slice): its bounds as indices.
       if (name == "start" || name == "stop") return T.scalar(DType::INT64);
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     case TypeKind::Dict:
     case TypeKind::List:
     case TypeKind::Str:
       return T.dynamic();  // host containers: methods are the host language's
     default:
-      diags.report(DiagID::err_no_attribute, e->nameRange) << b->str() << name;
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
   }
 }
@@ -254,7 +255,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
         return T.builtin(bi, T.scalar(d, p));
       }
       if (bi && bi->sig.isTypeConstructor) return T.dynamic();
-      diags.report(DiagID::err_not_subscriptable, e->base->range) << b->str();
+      diags.report(diag::err_not_subscriptable, e->base->range) << b->str();
       checkIndices();
       return T.error();
     }
@@ -302,14 +303,14 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
             dims.push_back("?");
             anySlice = true;
           } else if (!it->isLenient() && !it->isIntegral()) {
-            diags.report(DiagID::err_index_not_integer, ix->range) << it->str();
+            diags.report(diag::err_index_not_integer, ix->range) << it->str();
             bad = true;
           }
         }
         ++count;
       }
       if (rankKnown && count > b->dims.size()) {
-        diags.report(DiagID::err_too_many_indices, e->range) << b->str() << b->dims.size() << count;
+        diags.report(diag::err_too_many_indices, e->range) << b->str() << b->dims.size() << count;
         return T.error();
       }
       if (bad) return T.error();
@@ -319,7 +320,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
       return T.tile(b->dtype, b->dtypeKnown, dims, rankKnown, b->policy);
     }
     default:
-      diags.report(DiagID::err_not_subscriptable, e->base->range) << b->str();
+      diags.report(diag::err_not_subscriptable, e->base->range) << b->str();
       checkIndices();
       return T.error();
   }
@@ -338,7 +339,7 @@ const Type* Checker::checkUnary(UnaryExpr* e) {
       if (t->isIntegral()) return t;
       break;
   }
-  diags.report(DiagID::err_unary_operand, e->opRange.valid() ? e->opRange : e->range) << unaryOpSpelling(e->op) << t->str();
+  diags.report(diag::err_unary_operand, e->opRange.valid() ? e->opRange : e->range) << unaryOpSpelling(e->op) << t->str();
   return T.error();
 }
 
@@ -357,7 +358,7 @@ const Type* Checker::checkBinary(BinaryExpr* e) {
 const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole) {
   if (l->isError() || r->isError()) return T.error();
   auto bad = [&] {
-    diags.report(DiagID::err_binary_operands, opRange) << binaryOpSpelling(op) << l->str() << r->str();
+    diags.report(diag::err_binary_operands, opRange) << binaryOpSpelling(op) << l->str() << r->str();
     return T.error();
   };
   if (op == BinaryOp::And || op == BinaryOp::Or) {
@@ -443,7 +444,7 @@ const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, Sou
       for (size_t i = 0; i < l->dims.size(); ++i) {
         const Extent &a = l->dims[i], &b = r->dims[i];
         if (extentIsConst(a) && extentIsConst(b) && a != b && a != "1" && b != "1") {
-          diags.report(DiagID::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
+          diags.report(diag::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
           return T.error();
         }
         dims.push_back(a == "1" || a == "?" ? b : a);
@@ -513,7 +514,7 @@ const Type* Checker::iterationElement(const Type* t, SourceRange at) {
     case TypeKind::Tensor:
     case TypeKind::Tile: return T.dynamic();
     default:
-      diags.report(DiagID::err_not_iterable, at) << t->str();
+      diags.report(diag::err_not_iterable, at) << t->str();
       return T.error();
   }
 }
@@ -524,7 +525,7 @@ void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, 
   if (!elementDType(from, fd, fk) || !elementDType(to, td, tk) || !fk || !tk) return;
   if (from->kind == TypeKind::Scalar && from->weak) {
     if (isFloat(fd) && !isFloat(td))
-      diags.report(DiagID::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;
+      diags.report(diag::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;
     return;
   }
   if (widensTo(fd, td)) return;
@@ -536,7 +537,7 @@ void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, 
     DType accum = to->policy.accum ? *to->policy.accum : DType::FP32;
     if (fd == accum || widensTo(fd, accum)) return;
   }
-  diags.report(DiagID::err_implicit_narrowing, at)
+  diags.report(diag::err_implicit_narrowing, at)
       << std::string(dtypeInfo(fd).shortName) << std::string(dtypeInfo(td).shortName) << dtypeInfo(td).shortName;
 }
 

@@ -4,6 +4,7 @@
 
 #include "sema/ASTWalk.h"
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -26,8 +27,8 @@ Symbol* Checker::declareLocal(const std::string& name, SourceRange at, const Typ
 
 void Checker::reportUndefined(const std::string& name, SourceRange at) {
   std::string best = closestMatch(name, scope->visibleNames());
-  if (!best.empty()) diags.report(DiagID::err_undefined_name_suggest, at) << name << best;
-  else diags.report(DiagID::err_undefined_name, at) << name;
+  if (!best.empty()) diags.report(diag::err_undefined_name_suggest, at) << name << best;
+  else diags.report(diag::err_undefined_name, at) << name;
 }
 
 void Checker::checkModule() {
@@ -37,8 +38,8 @@ void Checker::checkModule() {
     if (auto* f = dyn_cast<FunctionDefStmt>(s)) {
       if (f->name.empty()) continue;
       if (Symbol* prev = scope->lookupLocal(f->name); prev && prev->kind == SymbolKind::Function) {
-        (diags.report(DiagID::err_redefinition, f->nameRange) << f->name)
-            .note(DiagID::note_previous_declaration, prev->declRange, {f->name});
+        (diags.report(diag::err_redefinition, f->nameRange) << f->name)
+            .note(diag::note_previous_declaration, prev->declRange, {f->name});
         continue;
       }
       Symbol* sym = declareLocal(f->name, f->nameRange, T.dynamic(), SymbolKind::Function);
@@ -77,7 +78,7 @@ void Checker::checkBlock(const Block& b) {
 void Checker::checkStmt(Stmt* s) {
   if (!s || diags.stopped()) return;
   if (stmtTooDeep(s)) {
-    diags.report(DiagID::err_expr_too_deep, s->range) << kMaxExprDepth;
+    diags.report(diag::err_expr_too_deep, s->range) << kMaxExprDepth;
     return;
   }
   switch (s->kind) {
@@ -137,7 +138,7 @@ void Checker::checkReturn(ReturnStmt* s) {
   const Type* t = s->value ? check(s->value) : T.none();
   if (!fn_) return;  // outside a function: the parser reports it
   if (fn_->isKernel() && s->value && t->kind != TypeKind::None && !t->isError())
-    diags.report(DiagID::err_kernel_returns_value, s->value->range);
+    diags.report(diag::err_kernel_returns_value, s->value->range);
 }
 
 void Checker::checkAssign(AssignStmt* s) {
@@ -146,7 +147,7 @@ void Checker::checkAssign(AssignStmt* s) {
   if (inKernel() && v->kind == TypeKind::Builtin && v->builtin && !v->builtin->sig.isValue &&
       !v->builtin->sig.isTypeConstructor && s->value) {
     std::string name = v->builtin->name;
-    diags.report(DiagID::err_builtin_not_called, s->value->range) << name;
+    diags.report(diag::err_builtin_not_called, s->value->range) << name;
     v = T.error();
   }
   for (Expr* target : s->targets) assignTo(target, v, s->value);
@@ -228,7 +229,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
         if (inKernel() && sym->type && !sym->type->isLenient() && !t->isLenient()) {
           bool sameFamily = (sym->type->kind == TypeKind::Scalar) == (t->kind == TypeKind::Scalar);
           if (!sameFamily)
-            diags.report(DiagID::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
+            diags.report(diag::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
           else if (t->kind == TypeKind::Scalar)
             checkConversion(t, sym->type, value ? value->range : n->range, false);
         } else if (!inKernel()) {
@@ -259,7 +260,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
       if (auto* tv = dyn_cast<TupleExpr>(value)) valueElems = tv->elements;
       if (t->kind == TypeKind::Tuple && !starred) {
         if (t->elems.size() != elems.size()) {
-          diags.report(DiagID::err_unpack_count, target->range) << t->elems.size() << elems.size();
+          diags.report(diag::err_unpack_count, target->range) << t->elems.size() << elems.size();
           for (Expr* e : elems) assignTo(e, T.error(), nullptr);
         } else {
           for (size_t i = 0; i < elems.size(); ++i)
@@ -268,7 +269,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
       } else {
         const Type* each = t->isError() ? T.error() : t->kind == TypeKind::List ? t->elems[0] : T.dynamic();
         if (!t->isLenient() && t->kind != TypeKind::List && t->kind != TypeKind::Tuple && t->kind != TypeKind::Range) {
-          diags.report(DiagID::err_not_iterable, value ? value->range : target->range) << t->str();
+          diags.report(diag::err_not_iterable, value ? value->range : target->range) << t->str();
           each = T.error();
         }
         for (Expr* e : elems) assignTo(e, each, nullptr);
@@ -292,7 +293,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
       auto* a = cast<AttributeExpr>(target);
       const Type* base = check(a->base);
       if (!base->isLenient() && base->kind != TypeKind::Module)
-        diags.report(DiagID::err_invalid_assign_target, target->range);
+        diags.report(diag::err_invalid_assign_target, target->range);
       target->type = T.dynamic();
       return;
     }
@@ -334,8 +335,8 @@ void Checker::declareFunction(FunctionDefStmt* f) {
       continue;
     }
     if (Symbol* prev = scope->lookupLocal(p.name); prev && prev->kind == SymbolKind::Parameter) {
-      (diags.report(DiagID::err_duplicate_param, p.nameRange) << p.name)
-          .note(DiagID::note_previous_declaration, prev->declRange, {p.name});
+      (diags.report(diag::err_duplicate_param, p.nameRange) << p.name)
+          .note(diag::note_previous_declaration, prev->declRange, {p.name});
       paramSyms.push_back(nullptr);
       continue;
     }
@@ -359,6 +360,7 @@ void Checker::declareFunction(FunctionDefStmt* f) {
     if (f->params[i].paramKind == Param::Normal && !f->params[i].name.empty()) paramTypes.push_back(types[i]);
   const Type* result = f->returns ? typeFromAnnotation(f->returns, false, "") : nullptr;
   if (info.isKernel() && !result) result = T.none();
+  if (info.isKernel() && !info.flops.empty()) checkFlopsExpression(info);
   info.type = T.function(f, f->name, info.kind, paramTypes, result);
   scope = outer;
   fn_ = savedFn;
@@ -393,7 +395,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   // A body that is only `...` declares the function without defining it.
   if (f->body.stmts.size() == 1)
     if (auto* es = dyn_cast<ExprStmt>(f->body.stmts[0]); es && isa<EllipsisExpr>(es->expr))
-      diags.report(DiagID::warn_ellipsis_body, f->nameRange) << f->name;
+      diags.report(diag::warn_ellipsis_body, f->nameRange) << f->name;
 
   if (info.isKernel() && !diags.stopped()) {
     checkKernelUniformity(f, info, diags);

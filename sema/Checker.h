@@ -61,6 +61,8 @@ public:
   void applyPolicy(Expr* policyExpr, DType storage, NumericPolicy& policy);
   Extent extentFromExpr(Expr* e, const std::string& paramName, unsigned dim);
   void checkDecorators(FunctionDefStmt* fn, FunctionInfo& info);
+  // @kernel(flops="..."): an expression over the shape symbols the parameters bind.
+  void checkFlopsExpression(FunctionInfo& info);
   void reportUnknownDType(Expr* e, const std::string& name);
 
   // ---- imports (Imports.cpp)

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sema/Sema.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -19,7 +20,7 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
   switch (e->kind) {
     case NodeKind::IntLiteralExpr: {
       uint64_t v = cast<IntLiteralExpr>(e)->value;
-      if (v > static_cast<uint64_t>(LLONG_MAX)) return fail(e, diags, DiagID::err_const_overflow);
+      if (v > static_cast<uint64_t>(LLONG_MAX)) return fail(e, diags, diag::err_const_overflow);
       return ConstValue::ofInt(static_cast<long long>(v));
     }
     case NodeKind::FloatLiteralExpr: return ConstValue::ofFloat(cast<FloatLiteralExpr>(e)->value);
@@ -48,7 +49,7 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
       switch (u->op) {
         case UnaryOp::Neg:
           if (v->kind == ConstValue::Float) return ConstValue::ofFloat(-v->f);
-          if (v->kind == ConstValue::Int && v->i == LLONG_MIN) return fail(e, diags, DiagID::err_const_overflow);
+          if (v->kind == ConstValue::Int && v->i == LLONG_MIN) return fail(e, diags, diag::err_const_overflow);
           return ConstValue::ofInt(-(v->kind == ConstValue::Bool ? v->b : v->i));
         case UnaryOp::Pos: return v;
         case UnaryOp::Not: return ConstValue::ofBool(v->asDouble() == 0);
@@ -77,29 +78,29 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
       switch (b->op) {
         case BinaryOp::Add:
           if (!isInt) return ConstValue::ofFloat(x + y);
-          if (__builtin_add_overflow(a, c, &out)) return fail(e, diags, DiagID::err_const_overflow);
+          if (__builtin_add_overflow(a, c, &out)) return fail(e, diags, diag::err_const_overflow);
           return ConstValue::ofInt(out);
         case BinaryOp::Sub:
           if (!isInt) return ConstValue::ofFloat(x - y);
-          if (__builtin_sub_overflow(a, c, &out)) return fail(e, diags, DiagID::err_const_overflow);
+          if (__builtin_sub_overflow(a, c, &out)) return fail(e, diags, diag::err_const_overflow);
           return ConstValue::ofInt(out);
         case BinaryOp::Mul:
           if (!isInt) return ConstValue::ofFloat(x * y);
-          if (__builtin_mul_overflow(a, c, &out)) return fail(e, diags, DiagID::err_const_overflow);
+          if (__builtin_mul_overflow(a, c, &out)) return fail(e, diags, diag::err_const_overflow);
           return ConstValue::ofInt(out);
         case BinaryOp::Div:
-          if (y == 0) return fail(e, diags, DiagID::err_const_div_zero);
+          if (y == 0) return fail(e, diags, diag::err_const_div_zero);
           // Shape arithmetic (K/tp) divides integers exactly; otherwise true division.
           if (isInt && a % c == 0) return ConstValue::ofInt(a / c);
           return ConstValue::ofFloat(x / y);
         case BinaryOp::FloorDiv:
         case BinaryOp::Mod: {
-          if (y == 0) return fail(e, diags, DiagID::err_const_div_zero);
+          if (y == 0) return fail(e, diags, diag::err_const_div_zero);
           if (!isInt) {
             double q = std::floor(x / y);
             return ConstValue::ofFloat(b->op == BinaryOp::FloorDiv ? q : x - q * y);
           }
-          if (a == LLONG_MIN && c == -1) return fail(e, diags, DiagID::err_const_overflow);
+          if (a == LLONG_MIN && c == -1) return fail(e, diags, diag::err_const_overflow);
           long long q = a / c, m = a % c;
           if (m != 0 && ((m < 0) != (c < 0))) {
             --q;
@@ -111,7 +112,7 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
           if (!isInt || c < 0) return ConstValue::ofFloat(std::pow(x, y));
           long long acc = 1;
           for (long long k = 0; k < c; ++k) {
-            if (__builtin_mul_overflow(acc, a, &acc)) return fail(e, diags, DiagID::err_const_overflow);
+            if (__builtin_mul_overflow(acc, a, &acc)) return fail(e, diags, diag::err_const_overflow);
             if (acc == 0 || acc == 1) break;
           }
           return ConstValue::ofInt(acc);
@@ -120,8 +121,8 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
         case BinaryOp::BitOr: return isInt ? std::optional(ConstValue::ofInt(a | c)) : std::nullopt;
         case BinaryOp::BitXor: return isInt ? std::optional(ConstValue::ofInt(a ^ c)) : std::nullopt;
         case BinaryOp::Shl:
-          if (!isInt || c < 0 || c >= 63) return isInt && c >= 63 ? fail(e, diags, DiagID::err_const_overflow) : std::nullopt;
-          if (a < 0 || (a >> (62 - c)) != 0) return fail(e, diags, DiagID::err_const_overflow);
+          if (!isInt || c < 0 || c >= 63) return isInt && c >= 63 ? fail(e, diags, diag::err_const_overflow) : std::nullopt;
+          if (a < 0 || (a >> (62 - c)) != 0) return fail(e, diags, diag::err_const_overflow);
           return ConstValue::ofInt(a << c);
         case BinaryOp::Shr:
           if (!isInt || c < 0) return std::nullopt;

@@ -7,9 +7,9 @@ namespace tessera {
 
 namespace {
 const DTypeInfo kDTypes[] = {
-#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, DOC) \
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
   {DType::ID, NAME, SHORT, BITS, DTypeKind::KIND, EXP, MANT, DOC},
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
 };
 struct Alias {
   const char* name;
@@ -17,7 +17,7 @@ struct Alias {
 };
 const Alias kAliases[] = {
 #define DTYPE_ALIAS(ALIAS, ID) {ALIAS, DType::ID},
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
 };
 struct MathMode {
   const char* name;
@@ -25,11 +25,11 @@ struct MathMode {
 };
 const MathMode kMathModes[] = {
 #define DTYPE_MATH_MODE(NAME, DOC) {NAME, DOC},
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
 };
 const PolicyInfo kPolicies[] = {
 #define POLICY(ID, NAME, ARG, MINARGS, MAXARGS, DOC) {Policy::ID, NAME, ARG, MINARGS, MAXARGS, DOC},
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
 };
 }  // namespace
 
@@ -109,7 +109,7 @@ std::vector<std::string> allPolicyNames() {
 const std::vector<RoundModeInfo>& roundModes() {
   static const std::vector<RoundModeInfo> k = {
 #define ROUND_MODE(ID, NAME, DOC) {RoundMode::ID, NAME, DOC},
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
   };
   return k;
 }
@@ -122,7 +122,7 @@ std::optional<RoundMode> lookupRoundMode(std::string_view name) {
 const std::vector<SwizzleInfo>& swizzles() {
   static const std::vector<SwizzleInfo> k = {
 #define SWIZZLE(ID, NAME, DOC) {Swizzle::ID, NAME, DOC},
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
   };
   return k;
 }

@@ -1,4 +1,4 @@
-// Storage dtypes, numeric policies, rounding modes and swizzles (the tables of DTypes.def).
+// Storage dtypes, numeric policies, rounding modes and swizzles (the tables of basic/DTypes.def).
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,8 @@
 namespace tessera {
 
 enum class DType : uint8_t {
-#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, DOC) ID,
-#include "sema/DTypes.def"
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) ID,
+#include "basic/DTypes.def"
   NumDTypes
 };
 enum class DTypeKind : uint8_t { Float, Int, UInt, Bool };
@@ -42,7 +42,7 @@ DType promote(DType a, DType b);
 
 enum class Policy : uint8_t {
 #define POLICY(ID, NAME, ARG, MINARGS, MAXARGS, DOC) ID,
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
   NumPolicies
 };
 struct PolicyInfo {
@@ -58,7 +58,7 @@ std::vector<std::string> allPolicyNames();
 
 enum class RoundMode : uint8_t {
 #define ROUND_MODE(ID, NAME, DOC) ID,
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
 };
 struct RoundModeInfo {
   RoundMode id;
@@ -70,7 +70,7 @@ std::optional<RoundMode> lookupRoundMode(std::string_view name);
 
 enum class Swizzle : uint8_t {
 #define SWIZZLE(ID, NAME, DOC) ID,
-#include "sema/DTypes.def"
+#include "basic/DTypes.def"
 };
 struct SwizzleInfo {
   Swizzle id;

@@ -5,6 +5,7 @@
 
 #include "frontend/Parser.h"
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -49,13 +50,13 @@ ModuleInfo* Checker::loadModule(const std::string& dotted, SourceRange at) {
     }
   }
   if (found.empty()) {
-    diags.report(DiagID::err_module_not_found, at) << dotted;
+    diags.report(diag::err_module_not_found, at) << dotted;
     return nullptr;
   }
   auto it = sc.modules.find(found);
   if (it != sc.modules.end()) {
     if (it->second->analyzing) {
-      diags.report(DiagID::err_import_cycle, at) << dotted;
+      diags.report(diag::err_import_cycle, at) << dotted;
       return nullptr;
     }
     return it->second.get();
@@ -63,7 +64,7 @@ ModuleInfo* Checker::loadModule(const std::string& dotted, SourceRange at) {
   FileID file;
   std::string error;
   if (!sc.sm.addFile(found, file, error)) {
-    diags.report(DiagID::err_module_not_found, at) << dotted;
+    diags.report(diag::err_module_not_found, at) << dotted;
     return nullptr;
   }
   auto info = std::make_unique<ModuleInfo>();
@@ -88,7 +89,7 @@ void Checker::checkImport(ImportStmt* s) {
     SourceRange bindRange = n.alias.empty() ? n.nameRange : n.aliasRange;
     if (auto prefix = builtinPrefix(n.name)) {
       if (!prefix->empty() && !isBuiltinNamespace(*prefix) && !lookupBuiltin(*prefix)) {
-        diags.report(DiagID::err_module_not_found, n.nameRange) << n.name;
+        diags.report(diag::err_module_not_found, n.nameRange) << n.name;
         continue;
       }
       // `import tessera.dist` binds `tessera`; `import tessera.dist as d` binds the namespace.
@@ -105,12 +106,12 @@ void Checker::checkImport(ImportStmt* s) {
 
 void Checker::checkImportFrom(ImportFromStmt* s) {
   if (s->level > 0) {
-    diags.report(DiagID::err_relative_import, s->range);
+    diags.report(diag::err_relative_import, s->range);
     return;
   }
   if (auto prefix = builtinPrefix(s->module)) {
     if (!prefix->empty() && !isBuiltinNamespace(*prefix)) {
-      diags.report(DiagID::err_module_not_found, s->moduleRange) << s->module;
+      diags.report(diag::err_module_not_found, s->moduleRange) << s->module;
       return;
     }
     if (s->star) return;  // the builtins are visible anyway
@@ -129,9 +130,9 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
         std::vector<std::string> cands = builtinMembers(*prefix);
         std::string best = closestMatch(n.name, cands);
         if (!best.empty())
-          diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+          diags.report(diag::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
         else
-          diags.report(DiagID::err_import_name_not_found, n.nameRange) << s->module << n.name;
+          diags.report(diag::err_import_name_not_found, n.nameRange) << s->module << n.name;
         declareLocal(bind, at, T.error(), SymbolKind::Variable);
       }
     }
@@ -154,9 +155,9 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
       for (auto& [name, x] : m->scope->symbols()) cands.push_back(name);
       std::string best = closestMatch(n.name, cands);
       if (!best.empty())
-        diags.report(DiagID::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+        diags.report(diag::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
       else
-        diags.report(DiagID::err_import_name_not_found, n.nameRange) << s->module << n.name;
+        diags.report(diag::err_import_name_not_found, n.nameRange) << s->module << n.name;
       declareLocal(n.alias.empty() ? n.name : n.alias, n.nameRange, T.error());
       continue;
     }

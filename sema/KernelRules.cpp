@@ -16,6 +16,7 @@
 
 #include "sema/ASTWalk.h"
 #include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
@@ -105,13 +106,13 @@ private:
     if (!b) return;
     SourceRange at = c->callee->range;
     if (ctrl && ctrl->level >= 1 && (b->has(eff::Barrier) || b->has(eff::GroupCollective))) {
-      auto d = b->has(eff::Barrier) ? diags_.report(DiagID::err_barrier_divergent, at)
-                                    : diags_.report(DiagID::err_collective_divergent, at);
+      auto d = b->has(eff::Barrier) ? diags_.report(diag::err_barrier_divergent, at)
+                                    : diags_.report(diag::err_collective_divergent, at);
       d << b->name;
       if (!b->has(eff::Barrier)) d << "group";
       d.note(ctrl->note, ctrl->range);
     } else if (ctrl && ctrl->level >= 2 && b->has(eff::WarpCollective)) {
-      (diags_.report(DiagID::err_collective_divergent, at) << b->name << "warp").note(ctrl->note, ctrl->range);
+      (diags_.report(diag::err_collective_divergent, at) << b->name << "warp").note(ctrl->note, ctrl->range);
     }
     if (b->id == BuiltinId::TileStore && !ctrl) {
       Expr* dst = nullptr;
@@ -128,9 +129,9 @@ private:
         }
       }
       if (dst && index && level(index) == 0 && !(index->type && index->type->isError())) {
-        auto d = diags_.report(DiagID::warn_same_element_store, c->range);
+        auto d = diags_.report(diag::warn_same_element_store, c->range);
         d << rootName(dst);
-        d.note(DiagID::note_uniform_index, index->range);
+        d.note(diag::note_uniform_index, index->range);
       }
     }
   }
@@ -149,9 +150,9 @@ private:
       if (a.value->type && (a.value->type->kind == TypeKind::Slice || a.value->type->isError())) return;
       if (level(a.value) != 0) return;
     }
-    auto d = diags_.report(DiagID::warn_same_element_store, target->range);
+    auto d = diags_.report(diag::warn_same_element_store, target->range);
     d << rootName(target);
-    d.note(DiagID::note_uniform_index, s->indices[0].value->range);
+    d.note(diag::note_uniform_index, s->indices[0].value->range);
   }
 
   // Returns the reason when a tile may have returned early inside `b`.
@@ -202,13 +203,13 @@ private:
       }
       case NodeKind::ReturnStmt: {
         collectives(cast<ReturnStmt>(s)->value, ctrl);
-        if (ctrl) return Reason{ctrl->range, DiagID::note_divergent_exit, ctrl->level};
+        if (ctrl) return Reason{ctrl->range, diag::note_divergent_exit, ctrl->level};
         return std::nullopt;
       }
       case NodeKind::BreakStmt:
       case NodeKind::ContinueStmt:
         if (ctrl && loop && !loopExit_.count(loop)) {
-          loopExit_[loop] = Reason{ctrl->range, DiagID::note_divergent_exit, ctrl->level};
+          loopExit_[loop] = Reason{ctrl->range, diag::note_divergent_exit, ctrl->level};
           changed_ = true;
         }
         return std::nullopt;
@@ -216,7 +217,7 @@ private:
         auto* i = cast<IfStmt>(s);
         collectives(i->cond, ctrl);
         int l = level(i->cond);
-        Reason r{i->cond ? i->cond->range : s->range, DiagID::note_divergent_condition, l};
+        Reason r{i->cond ? i->cond->range : s->range, diag::note_divergent_condition, l};
         const Reason* inner = l > cl ? &r : ctrl;
         auto e1 = block(i->thenBlock, inner, loop);
         auto e2 = block(i->elseBlock, inner, loop);
@@ -226,7 +227,7 @@ private:
         auto* w = cast<WhileStmt>(s);
         collectives(w->cond, ctrl);
         int l = level(w->cond);
-        Reason r{w->cond ? w->cond->range : s->range, DiagID::note_divergent_loop, l};
+        Reason r{w->cond ? w->cond->range : s->range, diag::note_divergent_loop, l};
         const Reason* inner = l > cl ? &r : ctrl;
         auto it = loopExit_.find(s);
         if (it != loopExit_.end()) inner = stronger(inner, &it->second);
@@ -239,7 +240,7 @@ private:
         collectives(f->iter, ctrl);
         int l = level(f->iter);
         setVar(f->target, std::max(l, cl));
-        Reason r{f->iter ? f->iter->range : s->range, DiagID::note_divergent_loop, l};
+        Reason r{f->iter ? f->iter->range : s->range, diag::note_divergent_loop, l};
         const Reason* inner = l > cl ? &r : ctrl;
         auto it = loopExit_.find(s);
         if (it != loopExit_.end()) inner = stronger(inner, &it->second);

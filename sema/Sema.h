@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "sema/Scope.h"
 #include "sema/Type.h"
 
@@ -41,6 +41,7 @@ struct FunctionInfo {
   SourceRange kernelDecoratorRange;   // the `@kernel...` decorator expression
   bool deterministic = true;
   std::string flops;  // @kernel(flops="2*M*N*K"): work of one launch over the shape symbols (profiling)
+  SourceRange flopsRange;
   std::map<std::string, std::vector<long long>> autotuneSpace;
   std::vector<ShapeBinding> shapeBindings;
   std::vector<SharedAllocation> sharedAllocations;

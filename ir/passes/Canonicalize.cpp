@@ -157,37 +157,21 @@ private:
         case OpId::ArithAddI: r = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); break;
         case OpId::ArithSubI: r = static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); break;
         case OpId::ArithMulI: r = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); break;
+        // Total division (docs/tile-ir.md): by zero every bit set / the dividend; MIN / -1 is
+        // MIN (it wraps at the width) and MIN % -1 is 0, exactly as codegen computes them.
         case OpId::ArithDivSI:
-          if (b == 0 || (b == -1 && a == INT64_MIN)) return;
-          r = a / b;
+          r = b == 0 ? -1 : b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b;
           break;
-        case OpId::ArithRemSI:
-          if (b == 0 || (b == -1 && a == INT64_MIN)) return;
-          r = a % b;
-          break;
-        case OpId::ArithDivUI:
-          if (ub == 0) return;
-          r = static_cast<int64_t>(ua / ub);
-          break;
-        case OpId::ArithRemUI:
-          if (ub == 0) return;
-          r = static_cast<int64_t>(ua % ub);
-          break;
+        case OpId::ArithRemSI: r = b == 0 ? a : b == -1 ? 0 : a % b; break;
+        case OpId::ArithDivUI: r = ub == 0 ? -1 : static_cast<int64_t>(ua / ub); break;
+        case OpId::ArithRemUI: r = ub == 0 ? a : static_cast<int64_t>(ua % ub); break;
         case OpId::ArithAndI: r = a & b; break;
         case OpId::ArithOrI: r = a | b; break;
         case OpId::ArithXOrI: r = a ^ b; break;
-        case OpId::ArithShLI:
-          if (ub >= bits) return;
-          r = static_cast<int64_t>(static_cast<uint64_t>(a) << ub);
-          break;
-        case OpId::ArithShRSI:
-          if (ub >= bits) return;
-          r = a >> ub;
-          break;
-        case OpId::ArithShRUI:
-          if (ub >= bits) return;
-          r = static_cast<int64_t>(ua >> ub);
-          break;
+        // Shifts by the width or more shift every bit out (0, or the sign fill for signed >>).
+        case OpId::ArithShLI: r = ub >= bits ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << ub); break;
+        case OpId::ArithShRSI: r = ub >= bits ? (a < 0 ? -1 : 0) : a >> ub; break;
+        case OpId::ArithShRUI: r = ub >= bits ? 0 : static_cast<int64_t>(ua >> ub); break;
         case OpId::ArithMinSI: r = std::min(a, b); break;
         case OpId::ArithMaxSI: r = std::max(a, b); break;
         default: return;
@@ -344,6 +328,7 @@ private:
     if (!c || from->kind != TypeKind::Scalar || to->kind != TypeKind::Scalar || op->hasAttr("round")) return;
     if (isIntScalar(from) && isIntScalar(to) && c->kind == AttrKind::Int) {
       int64_t v = scalarClass(from->scalar) == ScalarClass::UInt ? static_cast<int64_t>(asUnsigned(c->i, from)) : c->i;
+      if (to->scalar == ScalarKind::I1) v = asUnsigned(c->i, from) != 0;  // bool(x): x != 0, not its low bit
       return replace(op, constInt(op, v, to));
     }
     if (isIntScalar(from) && isExactFloat(to) && c->kind == AttrKind::Int) {
@@ -351,14 +336,22 @@ private:
       return replace(op, constFloat(op, v, to));
     }
     if (isExactFloat(from) && isExactFloat(to) && c->kind == AttrKind::Float) return replace(op, constFloat(op, c->f, to));
+    if (isExactFloat(from) && to->scalar == ScalarKind::I1 && c->kind == AttrKind::Float)
+      return replace(op, constInt(op, c->f != 0.0 || std::isnan(c->f), to));  // bool(x): x != 0, as Python
     if (isExactFloat(from) && isIntScalar(to) && c->kind == AttrKind::Float) {
       double v = std::trunc(c->f);
       unsigned bits = scalarBits(to->scalar);
       bool isSigned = scalarClass(to->scalar) == ScalarClass::Int || scalarClass(to->scalar) == ScalarClass::Index;
       double lo = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0;
       double hi = isSigned ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);
-      if (!(v >= lo && v < hi) || bits > 63) return;  // out of range: leave it to the target
-      return replace(op, constInt(op, static_cast<int64_t>(v), to));
+      // Saturating, NaN to 0, as codegen converts (docs/language.md "Integer semantics").
+      int64_t r;
+      if (std::isnan(v)) r = 0;
+      else if (v < lo) r = isSigned ? (bits >= 64 ? INT64_MIN : -(int64_t(1) << (bits - 1))) : 0;
+      else if (v >= hi) r = isSigned ? (bits >= 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1)
+                                     : (bits >= 64 ? -1 : static_cast<int64_t>((uint64_t(1) << bits) - 1));
+      else r = isSigned || v < std::ldexp(1.0, 63) ? static_cast<int64_t>(v) : static_cast<int64_t>(static_cast<uint64_t>(v));
+      return replace(op, constInt(op, r, to));
     }
   }
 

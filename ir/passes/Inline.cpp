@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 #include "ir/passes/PassUtils.h"
@@ -50,7 +51,7 @@ private:
       if (!callee || callee->regions.empty()) continue;
       if (active_.count(callee)) {
         ok_ = false;
-        diags_.report(DiagID::err_ir_recursive_inline, locationOf(call)) << callee->funcName();
+        diags_.report(diag::err_ir_recursive_inline, locationOf(call)) << callee->funcName();
         continue;
       }
       process(callee);

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 #include "ir/passes/PassUtils.h"
@@ -64,7 +65,7 @@ private:
   Builder b_;
 
   bool skip(Operation* loop, std::string_view why) {
-    diags_.report(DiagID::warn_ir_not_pipelined, locationOf(loop)) << why;
+    diags_.report(diag::warn_ir_not_pipelined, locationOf(loop)) << why;
     return false;
   }
 

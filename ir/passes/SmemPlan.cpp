@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 #include "ir/passes/PassUtils.h"
@@ -198,7 +199,7 @@ private:
       budget = std::min(budget, kDeviceLimit);
       if (total > budget) {
         ok_ = false;
-        diags_.report(DiagID::err_ir_smem_budget, locationOf(f)) << f->funcName() << total << budget;
+        diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << total << budget;
       }
     }
     placeGroupScratch(f, total);
@@ -218,7 +219,7 @@ private:
     f->setAttr("group_scratch", Attribute::integer(at));
     if (end > kDeviceLimit) {
       ok_ = false;
-      diags_.report(DiagID::err_ir_smem_budget, locationOf(f)) << f->funcName() << end << kDeviceLimit;
+      diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << end << kDeviceLimit;
     }
   }
 };

@@ -3,6 +3,7 @@
 // reports every group collective or barrier under divergent control flow.
 #include "ir/Uniformity.h"
 
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 
@@ -20,10 +21,10 @@ bool runUniformity(Module& m, DiagnosticEngine& diags) {
     });
     for (auto& v : u.violations) {
       ok = false;
-      auto d = diags.report(DiagID::err_ir_barrier_divergent, locationOf(v.op));
+      auto d = diags.report(diag::err_ir_barrier_divergent, locationOf(v.op));
       d << v.op->name();
       SourceLoc at = v.cause->defOp ? locationOf(v.cause->defOp) : locationOf(v.cause->ownerBlock->parentOp());
-      d.note(DiagID::note_ir_divergent_here, SourceRange(at, SourceLoc{at.offset + 1}));
+      d.note(diag::note_ir_divergent_here, SourceRange(at, SourceLoc{at.offset + 1}));
     }
   }
   return ok;

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 
 namespace tessera::fuzz {
 

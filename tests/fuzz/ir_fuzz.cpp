@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/AsmFormat.h"
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 
@@ -40,12 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ir::PassManagerOptions opts;
   opts.verifyEach = true;
   ir::PassManager pm(opts);
-  pm.parsePipeline("canonicalize,cse,licm,dce,inline,uniformity,pipeline,smem-plan", diags);
+  pm.parsePipeline("canonicalize,cse,licm,dce,inline,uniformity,mma-form,pipeline,smem-plan", diags);
   unsigned before = diags.errorCount();
   // Passes may reject valid input (recursion, budgets), but must never leave invalid IR.
   if (!pm.run(*m, diags)) {
     for (auto& d : sink.diagnostics)
-      if (d.id == DiagID::err_ir_verify_after_pass) std::abort();
+      if (d.id == diag::err_ir_verify_after_pass) std::abort();
   }
   (void)before;
   return 0;

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   } else {
     std::string err;
     if (!sm.addFile(input, file, err)) {
-      diags.report(DiagID::err_drv_cannot_open, SourceRange()) << input << err;
+      diags.report(diag::err_drv_cannot_open, SourceRange()) << input << err;
       diags.finish();
       return 1;
     }

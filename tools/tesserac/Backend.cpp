@@ -17,7 +17,7 @@ namespace {
 // The default Tile IR pipeline: device functions inlined, then cleaned up, `tile.range(...,
 // prefetch=k)` loops turned into k-stage async-copy pipelines, then shared memory placed (code
 // generation needs its offsets).
-const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,pipeline,smem-plan";
+const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,mma-form,pipeline,smem-plan";
 const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
 
 std::string stem(const std::string& path) {
@@ -70,6 +70,8 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
   co.lineInfo = opts.debugInfo;
+  // Bounds checking is on by default in debugging builds (-O0, -g), as with -fsanitize=bounds.
+  co.boundsCheck = opts.boundsCheck < 0 ? opts.optLevel == 0 || opts.debugInfo : opts.boundsCheck > 0;
   co.cpu = opts.target != DriverOptions::Target::Gpu;
   std::string error;
   if (opts.target != DriverOptions::Target::Cpu && !codegen::parseGpuArchList(opts.gpuArchs, co.archs, error))

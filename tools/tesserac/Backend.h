@@ -2,7 +2,7 @@
 // -o and -H ask for.
 #pragma once
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 #include "tools/tesserac/Options.h"
 
 namespace tessera::ir {

@@ -143,6 +143,8 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.optLevel = static_cast<unsigned>(a[2] - '0');
     } else if (a == "-g") {
       opts.debugInfo = true;
+    } else if (a == "--bounds-check" || a == "--no-bounds-check") {
+      opts.boundsCheck = a == "--bounds-check" ? 1 : 0;
     } else if (startsWith(a, "--passes=")) {
       opts.passes = std::string(a.substr(9));
     } else if (a == "--print-after-all") {
@@ -197,6 +199,9 @@ void printDriverHelp() {
       "  --target=all|gpu|cpu      code for the GPU, the CPU executor, or both (default)\n"
       "  -O0 .. -O3                optimisation level (default -O3)\n"
       "  -g                        line information in the GPU code\n"
+      "  --bounds-check            check every tensor and shared-memory index; a launch that\n"
+      "                            indexes out of range fails with KERNEL_FAULT (default at -O0\n"
+      "                            and with -g; --no-bounds-check turns it off)\n"
       "  --passes=a,b,c            the Tile IR pipeline to run instead of the default\n"
       "  --print-after-all         print the Tile IR after every pass\n"
       "  --time-passes             time every Tile IR pass\n"

@@ -37,6 +37,7 @@ struct DriverOptions {
   enum class Target { All, Gpu, Cpu } target = Target::All;  // --target=
   unsigned optLevel = 3;       // -O0..-O3
   bool debugInfo = false;      // -g: line info in cubins
+  int boundsCheck = -1;        // --bounds-check / --no-bounds-check; -1: on at -O0 and with -g
   std::string passes;          // --passes=: Tile IR pipeline instead of the default
   bool printAfterAll = false;  // --print-after-all
   bool timePasses = false;     // --time-passes

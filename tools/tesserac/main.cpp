@@ -5,26 +5,22 @@
 #include <iostream>
 #include <memory>
 
+#include "basic/Diagnostics.h"
 #include "frontend/ASTDump.h"
-#include "frontend/Diagnostics.h"
 #include "frontend/Format.h"
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
-#include "llvm/Support/Process.h"
-#include "tools/tesserac/Options.h"
 #include "ir/AsmFormat.h"
 #include "ir/IR.h"
-#include "tools/tesserac/Backend.h"
-#include "tools/tesserac/DepFile.h"
-#include "tools/tesserac/Version.h"
-#if HAVE_TESSERA_SEMA
-#include "sema/Builtins.h"
-#include "sema/Sema.h"
-#endif
-#if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
 #include "ir/Verifier.h"
 #include "irgen/IRGen.h"
-#endif
+#include "llvm/Support/Process.h"
+#include "sema/Builtins.h"
+#include "sema/Sema.h"
+#include "tools/tesserac/Backend.h"
+#include "tools/tesserac/DepFile.h"
+#include "tools/tesserac/Options.h"
+#include "tools/tesserac/Version.h"
 
 using namespace tessera;
 
@@ -80,7 +76,7 @@ int run(const DriverOptions& opts) {
   FileID file;
   std::string error;
   if (!sm.addFile(opts.inputs[0], file, error)) {
-    diags.report(DiagID::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << "no such file or unreadable";
+    diags.report(diag::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << "no such file or unreadable";
     diags.finish();
     return 1;
   }
@@ -144,8 +140,6 @@ int run(const DriverOptions& opts) {
     return diags.hasErrors() ? 1 : 0;
   }
 
-  // Later stages (sema, Tile IR, code generation) plug in here.
-#if HAVE_TESSERA_SEMA
   // ---- sema (issue 3): names, types and kernel rules. --check stops here; --emit=sema prints
   // the AST with every expression's type.
   SemaContext sema(sm, ctx);
@@ -161,8 +155,6 @@ int run(const DriverOptions& opts) {
     diags.finish();
     return withDepFile(diags.hasErrors() ? 1 : 0, opts, deps);
   }
-#endif
-#if HAVE_TESSERA_SEMA && HAVE_TESSERA_IRGEN
   // ---- lowering (issue 4): the typed AST -> Tile IR (irgen/). --emit=tile-ir prints the
   // lowered, verified module (after the pipeline only when --passes= names one); every later
   // emit hands it to the back end.
@@ -180,12 +172,6 @@ int run(const DriverOptions& opts) {
     }
     return withDepFile(runBackend(*lowered, opts, diags), opts, deps);
   }
-  diags.finish();
-  return 1;
-#endif
-  if (!diags.hasErrors())
-    std::cerr << "tesserac: error: this build of tesserac has no later stage than the parser; "
-                 "use --parse-only or --emit=tokens|ast\n";
   diags.finish();
   return 1;
 }
@@ -207,11 +193,9 @@ int main(int argc, char** argv) {
     printVersion(std::cout);
     return 0;
   }
-#if HAVE_TESSERA_SEMA
   if (opts.printBuiltinsMarkdown) {  // the generated section of docs/language.md
     std::cout << builtinsMarkdown();
     return 0;
   }
-#endif
   return run(opts);
 }

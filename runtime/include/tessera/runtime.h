@@ -19,10 +19,11 @@
 extern "C" {
 #endif
 
-/* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc; the
- * runtime still registers modules of every version from TESSERA_ABI_MIN_VERSION on (their kernel
- * descriptors are shorter: struct_size says which fields exist, see tessera_module_kernel). */
-#define TESSERA_ABI_VERSION 3
+/* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc, 4 the
+ * GPU variants; the runtime still registers modules of every version from TESSERA_ABI_MIN_VERSION
+ * on (their kernel descriptors are shorter: struct_size says which fields exist, see
+ * tessera_module_kernel). */
+#define TESSERA_ABI_VERSION 4
 #define TESSERA_ABI_MIN_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
@@ -79,7 +80,8 @@ typedef enum tessera_dtype {
   TESSERA_DTYPE_COUNT = 20
 } tessera_dtype;
 
-/* Canonical name ("f32", "bf16", "fp8_e4m3", ...); "invalid" for unknown values. */
+/* The dtype's short name, as the compiler prints it ("f32", "bf16", "fp8_e4m3", "i8", "u32",
+ * "bool"); "invalid" for unknown values. */
 const char *tessera_dtype_name(int32_t dtype);
 /* Storage bits per element: 64..8, 6 for fp6 (four values in three bytes), 4 for fp4/int4
  * (two per byte, lower index in the low nibble); 0 for unknown values. */
@@ -161,6 +163,10 @@ typedef struct tessera_param_desc {
 #define TESSERA_KERNEL_GROUPED 0x2u       /* declares tile[(...)]; group_shape is valid */
 #define TESSERA_KERNEL_CPU_SYNC 0x4u      /* CPU code calls ctx->ops (barriers, warp ops) */
 #define TESSERA_KERNEL_CPU_PER_GROUP 0x8u /* cpu_entry runs once per group, looping tiles itself */
+/* The code gives group g block g of grid_blocks (a tile.mma loop's output tiles, a static
+ * whole-tensor program) without striding over the grid: an explicit grid must have exactly the
+ * default number of groups, or blocks would be left out or written twice. */
+#define TESSERA_KERNEL_EXACT_GRID 0x10u
 /* Bits 8..11: log2 of the tiles each GPU thread runs (GPU_TILES V), only for kernels without a
  * group shape; 0 = one tile per thread. Hardware group g of T threads then runs tiles
  * [g*T*V, (g+1)*T*V) of the launch and the runtime starts ceil(launch_tiles / V) threads
@@ -228,6 +234,34 @@ typedef struct tessera_kernel_resources {
   uint32_t reserved;
 } tessera_kernel_resources;
 
+/* ABI 4: a tensor map (CUtensorMap) the runtime encodes at launch for a GPU variant: a rank-2
+ * tensor parameter whose innermost stride is 1, tiled in boxes of box[0] contiguous elements by
+ * box[1] rows, with a `swizzle`-byte shared-memory swizzle (128). */
+typedef struct tessera_tensor_map_desc {
+  int32_t param;
+  uint32_t box[2];
+  uint32_t swizzle;
+} tessera_tensor_map_desc;
+
+/* ABI 4: another GPU entry of a kernel: the sm_90a form of a tile.mma loop (a persistent,
+ * warp-specialised wgmma + TMA kernel, docs/codegen.md). The runtime launches it instead of
+ * gpu_entry when the device's compute capability is at least min_sm, the fatbin's image for the
+ * device has the entry, the launch uses the default grid, and every tensor map can be encoded
+ * (16-byte aligned data and row strides, contiguous rows); otherwise gpu_entry runs. It takes
+ * gpu_entry's parameters followed by one 64-byte aligned CUtensorMap per tensor_maps entry, and
+ * runs as a persistent grid of at most one group of block_threads per multiprocessor (it walks
+ * the output tiles itself), in clusters of cluster_dim groups, with shared_bytes of dynamic
+ * shared memory (docs/abi.md 4.2). */
+typedef struct tessera_gpu_variant {
+  const char *gpu_entry;
+  uint32_t min_sm;
+  uint32_t block_threads;
+  uint64_t shared_bytes;
+  const tessera_tensor_map_desc *tensor_maps;
+  uint32_t num_tensor_maps;
+  uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
+} tessera_gpu_variant;
+
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
   uint32_t flags;       /* TESSERA_KERNEL_* */
@@ -256,15 +290,44 @@ typedef struct tessera_kernel_desc {
   uint32_t flops_len;                       /* 0: the work of a launch is unknown */
   const tessera_expr_op *flops;             /* floating-point operations of one launch, over
                                              * the symbols (@kernel(flops="2*M*N*K")) */
+  /* ABI 4: present when struct_size covers them (tessera_kernel_has_v4). */
+  const tessera_gpu_variant *gpu_variants;  /* tried in order before gpu_entry */
+  uint32_t num_gpu_variants;
+  uint32_t reserved4;
 } tessera_kernel_desc;
 
 /* Size of an ABI 2 kernel descriptor: the fields up to `reserved`. */
 #define TESSERA_KERNEL_DESC_V2_SIZE offsetof(tessera_kernel_desc, resources)
+/* Size of an ABI 3 kernel descriptor: the fields up to `flops`. */
+#define TESSERA_KERNEL_DESC_V3_SIZE offsetof(tessera_kernel_desc, gpu_variants)
 /* Whether `k` carries the ABI 3 fields (resources, flops). */
 static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
+  return k->struct_size >= TESSERA_KERNEL_DESC_V3_SIZE;
+}
+/* Whether `k` carries the ABI 4 fields (gpu_variants). */
+static inline int tessera_kernel_has_v4(const tessera_kernel_desc *k) {
   return k->struct_size >= sizeof(tessera_kernel_desc);
 }
 
+
+/* Bounds checking (tesserac --bounds-check, the default at -O0 and with -g): the kernel checks
+ * every tensor and shared-memory index; a failed check skips the access (a load gives 0) and is
+ * reported, and the launch returns TESSERA_ERROR_KERNEL_FAULT with "kernel 'k': group G faulted
+ * on the GPU|CPU: bounds check: <site>: index I is outside [0, E) (tile T)". On the GPU the
+ * first failing thread fills in the module's fault record (a global named TESSERA_FAULT_RECORD),
+ * which the runtime reads after each launch of a BOUNDS_CHECKED kernel (the launch then waits
+ * for the kernel) and at every synchronisation; on the CPU the code formats the message with
+ * TESSERA_BOUNDS_FAULT_FORMAT and calls ctx->ops->fault. */
+#define TESSERA_KERNEL_BOUNDS_CHECKED 0x20u
+#define TESSERA_FAULT_RECORD "__tessera_fault_record"
+#define TESSERA_BOUNDS_FAULT_FORMAT "bounds check: %s: index %lld is outside [0, %lld) (tile %lld)"
+typedef struct tessera_fault_record {
+  uint32_t flag;     /* 0: no fault; 1: the fields below hold the first one */
+  uint32_t site_len; /* bytes of `site`, its NUL included */
+  int64_t index, extent;
+  int64_t group, tile; /* group_linear_id() and tile.linear_id() of the faulting tile */
+  char site[192];      /* what was indexed: "tensor 'y', dimension 0" */
+} tessera_fault_record;
 
 /* Tiles per GPU thread of a kernel (1 unless TESSERA_KERNEL_GPU_TILES_* says otherwise). */
 static inline uint32_t tessera_kernel_gpu_tiles(const tessera_kernel_desc *k) {

@@ -4,7 +4,9 @@
 
 #include <sstream>
 
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
+#include "frontend/FrontendDiagnostics.h"
+#include "tests/unit/DiagnosticTableCheck.h"
 
 using namespace tessera;
 
@@ -23,17 +25,18 @@ TEST_CASE("formatMessage substitutes numbered placeholders") {
   CHECK(formatMessage("no placeholders {x}", {}) == "no placeholders {x}");
 }
 
-TEST_CASE("every registry entry has a name, a message and a known severity") {
-  for (size_t i = 0; i < static_cast<size_t>(DiagID::NumDiagnostics); ++i) {
-    const DiagInfo& info = diagInfo(static_cast<DiagID>(i));
-    CHECK(info.name[0] != '\0');
-    CHECK(info.format[0] != '\0');
-    std::string name = info.name;
-    // An id that names its severity must have that severity.
-    if (name.rfind("warn_", 0) == 0) CHECK(info.severity == Severity::Warning);
-    if (name.rfind("note_", 0) == 0) CHECK(info.severity == Severity::Note);
-    if (name.rfind("err_", 0) == 0) CHECK(info.severity >= Severity::Error);
-  }
+TEST_CASE("every registry entry of the driver, scanner and parser has a name, a message and its severity") {
+  checkDiagnosticTable(kDriverDiagnostics, diag::NumDriverDiagnostics);
+  checkDiagnosticTable(kLexDiagnostics, diag::NumLexDiagnostics);
+  checkDiagnosticTable(kParseDiagnostics, diag::NumParseDiagnostics);
+}
+
+TEST_CASE("a diagnostic id is the row of its table") {
+  DiagID id = diag::err_lex_bad_dedent;
+  CHECK(std::string(diagInfo(id).name) == "err_lex_bad_dedent");
+  CHECK(id == diag::err_lex_bad_dedent);
+  CHECK(id != diag::err_drv_cannot_open);
+  CHECK(std::string(diagInfo(diag::note_previous_definition).name) == "note_previous_definition");
 }
 
 TEST_CASE("line and column of locations") {
@@ -53,7 +56,7 @@ TEST_CASE("text printer: location, message, source line, caret and underline, fi
   DiagnosticEngine diags(f.sm);
   diags.addConsumer(&printer);
   // "x +" on line 2 starts at byte 15 (after "\ty = "); underline "x +".
-  diags.report(DiagID::err_drv_cannot_open, SourceRange(f.at(15), f.at(18))) << "a" << "b";
+  diags.report(diag::err_drv_cannot_open, SourceRange(f.at(15), f.at(18))) << "a" << "b";
   diags.finish();
   std::string out = os.str();
   CHECK(out.find("t.tessera:2:6: error: cannot open input file 'a': b\n") == 0);
@@ -68,8 +71,8 @@ TEST_CASE("notes print after their diagnostic and fix-its under the line") {
   TextDiagnosticPrinter printer(os, f.sm, false);
   DiagnosticEngine diags(f.sm);
   diags.addConsumer(&printer);
-  diags.report(DiagID::err_drv_cannot_open, SourceRange(f.at(4), f.at(5)))
-      .note(DiagID::note_previous_definition, SourceRange(f.at(0), f.at(3)))
+  diags.report(diag::err_drv_cannot_open, SourceRange(f.at(4), f.at(5)))
+      .note(diag::note_previous_definition, SourceRange(f.at(0), f.at(3)))
       .fixitInsert(f.at(5), "(") << "a" << "b";
   std::string out = os.str();
   size_t err = out.find("t.tessera:1:5: error:");
@@ -86,9 +89,9 @@ TEST_CASE("the error limit stops reporting with one fatal diagnostic") {
   DiagnosticEngine diags(f.sm);
   diags.addConsumer(&store);
   diags.setErrorLimit(3);
-  for (int i = 0; i < 10; ++i) diags.report(DiagID::err_drv_cannot_open, f.at(0)) << "x" << "y";
+  for (int i = 0; i < 10; ++i) diags.report(diag::err_drv_cannot_open, f.at(0)) << "x" << "y";
   REQUIRE(store.diagnostics.size() == 4);
-  CHECK(store.diagnostics[3].id == DiagID::err_drv_too_many_errors);
+  CHECK(store.diagnostics[3].id == diag::err_drv_too_many_errors);
   CHECK(store.diagnostics[3].severity == Severity::Fatal);
   CHECK(diags.errorCount() == 3);
   CHECK(diags.stopped());
@@ -100,7 +103,7 @@ TEST_CASE("an error limit of zero means no limit") {
   DiagnosticEngine diags(f.sm);
   diags.addConsumer(&store);
   diags.setErrorLimit(0);
-  for (int i = 0; i < 100; ++i) diags.report(DiagID::err_drv_cannot_open, f.at(0)) << "x" << "y";
+  for (int i = 0; i < 100; ++i) diags.report(diag::err_drv_cannot_open, f.at(0)) << "x" << "y";
   CHECK(store.diagnostics.size() == 100);
   CHECK_FALSE(diags.stopped());
 }
@@ -111,7 +114,7 @@ TEST_CASE("JSON printer writes one object per diagnostic with 1-based ranges") {
   JSONDiagnosticPrinter printer(os, f.sm);
   DiagnosticEngine diags(f.sm);
   diags.addConsumer(&printer);
-  diags.report(DiagID::err_drv_cannot_open, SourceRange(f.at(15), f.at(18))) << "a\"q" << "b";
+  diags.report(diag::err_drv_cannot_open, SourceRange(f.at(15), f.at(18))) << "a\"q" << "b";
   std::string out = os.str();
   CHECK(out ==
         "{\"id\":\"err_drv_cannot_open\",\"severity\":\"error\",\"message\":\"cannot open input file "

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "frontend/ASTDump.h"
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/Lexer.h"
 
 using namespace tessera;
@@ -469,7 +470,7 @@ TEST_CASE("non-ASCII characters outside strings and comments") {
   CHECK(four.only() == "err_lex_non_ascii 1:5-1:9");
   Lex bad("x = \xFF\xFE\n");
   CHECK(bad.diagCount() == 2);
-  CHECK(bad.diag(0).id == DiagID::err_lex_invalid_utf8);
+  CHECK(bad.diag(0).id == diag::err_lex_invalid_utf8);
   CHECK(bad.diag(0).message == "invalid UTF-8 byte 0xff in source file");
   Lex truncated("\xC3");
   CHECK(truncated.only() == "err_lex_invalid_utf8 1:1-1:2");
@@ -509,7 +510,7 @@ TEST_CASE("unterminated strings") {
 TEST_CASE("invalid escapes are warnings and the string stays a string") {
   Lex l("x = '\\d and \\q'\n");
   REQUIRE(l.diagCount() == 2);
-  CHECK(l.diag(0).id == DiagID::warn_lex_invalid_escape);
+  CHECK(l.diag(0).id == diag::warn_lex_invalid_escape);
   CHECK(l.diag(0).severity == Severity::Warning);
   CHECK(l.diag(0).message == "invalid escape sequence '\\d'");
   CHECK(l.at(l.diag(0).range.begin) == "1:6");

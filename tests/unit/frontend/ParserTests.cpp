@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "frontend/ASTDump.h"
+#include "frontend/FrontendDiagnostics.h"
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
 
@@ -466,7 +467,7 @@ TEST_CASE("the chained comparison is an error with a fix-it") {
   Parse p("ok = 0 <= i < n\n");
   REQUIRE(p.errors() == 1);
   const Diagnostic& d = p.store.diagnostics[0];
-  CHECK(d.id == DiagID::err_parse_chained_comparison);
+  CHECK(d.id == diag::err_parse_chained_comparison);
   CHECK(p.range(d.range) == "1:6-1:16");
   REQUIRE(d.fixits.size() == 1);
   CHECK(d.fixits[0].replacement == "(0 <= i) and (i < n)");
@@ -477,11 +478,11 @@ TEST_CASE("missing closer: one error with a note at the opener") {
   Parse p("x = f(a, b\ny = 2\n");
   REQUIRE(p.errors() == 1);
   const Diagnostic& d = p.store.diagnostics[0];
-  CHECK(d.id == DiagID::err_parse_expected_closer);
+  CHECK(d.id == diag::err_parse_expected_closer);
   CHECK(d.message == "expected ')'");
   CHECK(p.at(d.range.begin) == "1:11");
   REQUIRE(d.notes.size() == 1);
-  CHECK(d.notes[0].id == DiagID::note_parse_to_match);
+  CHECK(d.notes[0].id == diag::note_parse_to_match);
   CHECK(p.range(d.notes[0].range) == "1:6-1:7");
   // The statement after the unclosed bracket is still read.
   REQUIRE(p.module->stmts.size() == 2);

@@ -9,9 +9,11 @@
 
 #include "ir/AsmFormat.h"
 #include "ir/IR.h"
+#include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Uniformity.h"
 #include "ir/Verifier.h"
+#include "tests/unit/DiagnosticTableCheck.h"
 
 using namespace tessera;
 using namespace tessera::ir;
@@ -69,6 +71,10 @@ std::unique_ptr<Module> buildScale() {
 }
 
 }  // namespace
+
+TEST_CASE("every row of Tile IR's diagnostics table has a name, a message and its severity") {
+  checkDiagnosticTable(kIRDiagnostics, diag::NumIRDiagnostics);
+}
 
 TEST_CASE("types are interned and print in their textual form") {
   IRContext ctx;
@@ -180,7 +186,7 @@ TEST_CASE("the verifier catches what only builder-made IR can get wrong") {
     b.create(OpId::TileBarrier, {}, {});
     Env env;
     CHECK_FALSE(verifyModule(m, env.diags));
-    CHECK(env.has(DiagID::err_ir_top_level_op));
+    CHECK(env.has(diag::err_ir_top_level_op));
   }
   SUBCASE("a use before its definition") {
     Module m;
@@ -196,7 +202,7 @@ TEST_CASE("the verifier catches what only builder-made IR can get wrong") {
     b.create(OpId::ArithAddF, {late, late}, {f32});
     Env env;
     CHECK_FALSE(verifyModule(m, env.diags));
-    CHECK(env.has(DiagID::err_ir_not_dominated));
+    CHECK(env.has(diag::err_ir_not_dominated));
   }
   SUBCASE("wrong operand counts") {
     Module m;
@@ -208,7 +214,7 @@ TEST_CASE("the verifier catches what only builder-made IR can get wrong") {
     b.create(OpId::FuncReturn, {}, {});
     Env env;
     CHECK_FALSE(verifyModule(m, env.diags));
-    CHECK(env.has(DiagID::err_ir_result_count));
+    CHECK(env.has(diag::err_ir_result_count));
   }
 }
 
@@ -217,7 +223,7 @@ TEST_CASE("the parser reports the first error with its location and returns null
   auto m = env.parse("tile.func @f() {\n  %x = arith.bogus : f32\n}\n");
   CHECK_FALSE(m);
   REQUIRE(env.store.diagnostics.size() == 1);
-  CHECK(env.store.diagnostics[0].id == DiagID::err_ir_unknown_op);
+  CHECK(env.store.diagnostics[0].id == diag::err_ir_unknown_op);
   LineColumn lc = env.sm.lineColumn(env.store.diagnostics[0].range.begin);
   CHECK(lc.line == 2);
   CHECK(lc.column == 8);
@@ -270,7 +276,7 @@ TEST_CASE("pass registry and pass manager") {
   Env env;
   PassManager pm;
   CHECK_FALSE(pm.parsePipeline("cse,nope", env.diags));
-  CHECK(env.has(DiagID::err_ir_unknown_pass));
+  CHECK(env.has(diag::err_ir_unknown_pass));
   PassManagerOptions opts;
   opts.verifyEach = true;
   PassManager pm2(opts);

@@ -470,3 +470,43 @@ TEST_CASE("launch: GPU threads of kernels that run several tiles per thread") {
   CHECK(d.grid[0] == 6);
   CHECK(d.block[0] == 128);
 }
+
+TEST_CASE("launch: an explicit grid must match what the code addresses by group") {
+  Fixture f;
+  // grid_groups bound by out (5 entries): a grid of 8 groups would write out[5..7].
+  tessera_tensor out = tessera::tensor(f.ys.data(), {5});
+  tessera_launch_options o = gridOptions(8);
+  expectRejected(f.groupSum, &o, {tessera::arg(f.x), tessera::arg(out)}, TESSERA_ERROR_INVALID_GRID,
+                 {"kernel 'group_sum': the launch asks for a grid (8, 1, 1) of 8 groups, but grid_groups is 5 "
+                  "(bound by parameter 'out' dimension 0); the kernel indexes by group, so the grid must have 5 groups"});
+  o = gridOptions(5);
+  RecordingBackend rec;
+  CHECK(rec.run(f.groupSum, &o, {tessera::arg(f.x), tessera::arg(out)}) == TESSERA_SUCCESS);
+  CHECK(rec.last.groups == 5);
+
+  // An EXACT_GRID kernel (a tile.mma loop: group g computes output tile g) over a 10 x 20 output
+  // in 4 x 8 tiles needs 3 * 3 = 9 groups.
+  KernelSpec mma;
+  mma.name = "mma_tiles";
+  mma.params = {tensorParam("c", TESSERA_F32, {sym(0), sym(1)}, true)};
+  mma.symbols = {"M", "N"};
+  mma.flags |= TESSERA_KERNEL_GROUPED | TESSERA_KERNEL_EXACT_GRID;
+  mma.group[0] = 128;
+  mma.cpu = countTiles;
+  mma.gridBlocks = {{0, 0, 4}, {0, 1, 8}};
+  TestModule m("exact_grid", {mma});
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  std::vector<float> cbuf(200);
+  tessera_tensor c = tessera::tensor(cbuf.data(), {10, 20});
+  for (uint32_t g : {4u, 12u}) {
+    o = gridOptions(g);
+    expectRejected(m.kernel(0), &o, {tessera::arg(c)}, TESSERA_ERROR_INVALID_GRID,
+                   {"kernel 'mma_tiles': the launch asks for a grid (", "but the kernel gives group g block g of its "
+                    "output (blocks of 4 along dimension 0 of 'c', blocks of 8 along dimension 1 of 'c'), so it "
+                    "needs exactly 9 groups (or no grid: the default)"});
+  }
+  o = gridOptions(9);
+  CHECK(rec.run(m.kernel(0), &o, {tessera::arg(c)}) == TESSERA_SUCCESS);
+  CHECK(rec.run(m.kernel(0), nullptr, {tessera::arg(c)}) == TESSERA_SUCCESS);
+  CHECK(rec.last.groups == 9);
+}

@@ -65,6 +65,7 @@ struct KernelSpec {
   uint64_t shared = 0;
   tessera_cpu_fn cpu = nullptr;
   std::string gpuEntry;
+  std::vector<tessera_grid_block> gridBlocks;
 };
 
 // Owns descriptors laid out exactly as a compiled module's static data; registers on
@@ -106,6 +107,8 @@ public:
       d.shared_bytes = s.shared;
       d.gpu_entry = s.gpuEntry.empty() ? nullptr : s.gpuEntry.c_str();
       d.cpu_entry = s.cpu;
+      d.grid_blocks = s.gridBlocks.empty() ? nullptr : s.gridBlocks.data();
+      d.num_grid_blocks = static_cast<uint32_t>(s.gridBlocks.size());
     }
     module_ = tessera_module_desc{};
     module_.abi_version = TESSERA_ABI_VERSION;
@@ -177,6 +180,7 @@ public:
   tessera_status streamWaitEvent(tessera_stream, tessera_event) override UNSUPPORTED
   tessera_status eventElapsed(float *, tessera_event, tessera_event) override UNSUPPORTED
   bool capturing(tessera_stream) override { return false; }
+  tessera_status eventQuery(tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status beginCapture(tessera_stream) override UNSUPPORTED
   tessera_status endCapture(tessera_stream, tessera_graph *) override UNSUPPORTED
   tessera_status graphLaunch(tessera_graph, tessera_stream) override UNSUPPORTED

@@ -7,7 +7,9 @@
 
 #include "frontend/Parser.h"
 #include "sema/Sema.h"
+#include "sema/SemaDiagnostics.h"
 #include "sema/Type.h"
+#include "tests/unit/DiagnosticTableCheck.h"
 
 using namespace tessera;
 
@@ -55,6 +57,10 @@ std::string typeOfLocal(const Analysis& a, const std::string& name) {
   return "";
 }
 }  // namespace
+
+TEST_CASE("every row of sema's diagnostics table has a name, a message and its severity") {
+  checkDiagnosticTable(kSemaDiagnostics, diag::NumSemaDiagnostics);
+}
 
 TEST_CASE("the spec's kernels type-check") {
   Analysis a(R"(

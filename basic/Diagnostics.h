@@ -10,24 +10,58 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/SourceManager.h"
+#include "basic/SourceManager.h"
 
 namespace tessera {
-
-enum class DiagID : uint16_t {
-#define DIAG(ID, SEV, MSG) ID,
-#include "frontend/Diagnostics.def"
-  NumDiagnostics
-};
 
 enum class Severity : uint8_t { Note, Warning, Error, Fatal };
 
 struct DiagInfo {
-  const char* name;     // the id as written in the registry, e.g. "err_lex_bad_char"
+  const char* name;     // the id as written in the registry, e.g. "err_lex_bad_dedent"
   Severity severity;
   const char* format;   // message with {0}, {1}, ... placeholders
 };
-const DiagInfo& diagInfo(DiagID id);
+
+// The registry: every stage keeps its diagnostics in a table of its own (<Stage>Diagnostics.def,
+// one DIAG(Id, Severity, "message") row each) and declares them in its <Stage>Diagnostics.h as
+// an enum in namespace diag plus a DiagTable specialisation (TESSERA_DIAGNOSTIC_TABLE_DECL).
+// A DiagID is a row of any of these tables: diag::err_lex_bad_dedent converts to one.
+template <class Enum>
+struct DiagTable;  // static constexpr const DiagInfo* rows: the table of Enum's diagnostics
+
+class DiagID {
+public:
+  constexpr DiagID() = default;
+  template <class Enum, class = decltype(DiagTable<Enum>::rows)>
+  constexpr DiagID(Enum e) : row_(&DiagTable<Enum>::rows[static_cast<size_t>(e)]) {}
+  const DiagInfo& info() const { return *row_; }
+  friend bool operator==(DiagID a, DiagID b) { return a.row_ == b.row_; }
+  friend bool operator!=(DiagID a, DiagID b) { return a.row_ != b.row_; }
+
+private:
+  const DiagInfo* row_ = nullptr;
+};
+
+// A stage's header declares its table after the enum of its rows:
+//   namespace diag { enum Sema : uint16_t {
+//   #define DIAG TESSERA_DIAG_ENUMERATOR
+//   #include "sema/SemaDiagnostics.def"
+//   #undef DIAG
+//     NumSemaDiagnostics
+//   }; }
+//   TESSERA_DIAGNOSTIC_TABLE_DECL(Sema)
+// and one of its .cpp files defines the rows: const DiagInfo kSemaDiagnostics[] = { the same
+// #include with DIAG defined as TESSERA_DIAG_ROW }.
+#define TESSERA_DIAGNOSTIC_TABLE_DECL(NAME)                              \
+  extern const ::tessera::DiagInfo k##NAME##Diagnostics[];               \
+  template <>                                                            \
+  struct DiagTable<diag::NAME> {                                         \
+    static constexpr const DiagInfo* rows = k##NAME##Diagnostics;        \
+  };
+#define TESSERA_DIAG_ENUMERATOR(ID, SEV, MSG) ID,
+#define TESSERA_DIAG_ROW(ID, SEV, MSG) {#ID, ::tessera::Severity::SEV, MSG},
+
+inline const DiagInfo& diagInfo(DiagID id) { return id.info(); }
 const char* severityName(Severity s);
 // Replaces {N} in `format` with args[N].
 std::string formatMessage(std::string_view format, const std::vector<std::string>& args);
@@ -157,5 +191,16 @@ private:
   std::ostream& os_;
   const SourceManager& sm_;
 };
+
+// The diagnostics of the driver and of the engine itself (basic/DriverDiagnostics.def).
+namespace diag {
+enum Driver : uint16_t {
+#define DIAG TESSERA_DIAG_ENUMERATOR
+#include "basic/DriverDiagnostics.def"
+#undef DIAG
+  NumDriverDiagnostics
+};
+}  // namespace diag
+TESSERA_DIAGNOSTIC_TABLE_DECL(Driver)
 
 }  // namespace tessera

@@ -1,17 +1,14 @@
-#include "frontend/Diagnostics.h"
+#include "basic/Diagnostics.h"
 
 #include <algorithm>
 
 namespace tessera {
 
-namespace {
-const DiagInfo kDiagTable[] = {
-#define DIAG(ID, SEV, MSG) {#ID, Severity::SEV, MSG},
-#include "frontend/Diagnostics.def"
+const DiagInfo kDriverDiagnostics[] = {
+#define DIAG TESSERA_DIAG_ROW
+#include "basic/DriverDiagnostics.def"
+#undef DIAG
 };
-}  // namespace
-
-const DiagInfo& diagInfo(DiagID id) { return kDiagTable[static_cast<size_t>(id)]; }
 
 const char* severityName(Severity s) {
   switch (s) {
@@ -86,7 +83,7 @@ void DiagnosticEngine::emit(Diagnostic d) {
     if (errorLimit_ != 0 && errors_ >= errorLimit_) {
       stopped_ = true;
       Diagnostic limit;
-      limit.id = DiagID::err_drv_too_many_errors;
+      limit.id = diag::err_drv_too_many_errors;
       limit.severity = Severity::Fatal;
       limit.message = diagInfo(limit.id).format;
       for (auto* c : consumers_) c->handle(limit);
@@ -187,7 +184,7 @@ void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range,
 
 void TextDiagnosticPrinter::handle(const Diagnostic& d) {
   // The error limit's own notice is not one of the program's errors.
-  if ((d.severity == Severity::Error || d.severity == Severity::Fatal) && d.id != DiagID::err_drv_too_many_errors)
+  if ((d.severity == Severity::Error || d.severity == Severity::Fatal) && d.id != diag::err_drv_too_many_errors)
     ++errors_;
   if (d.severity == Severity::Warning) ++warnings_;
   printOne(d.severity, d.id, d.range, d.message, d.fixits);

@@ -1,4 +1,4 @@
-#include "frontend/SourceManager.h"
+#include "basic/SourceManager.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,0 +1,50 @@
+// kernels/whole_tensor: whole-tensor tile programs whose operands are transposed, at odd sizes
+// (the last block of rows is partial), checked element by element against a CPU reference:
+// tile.dot sums over k in index order with separate roundings (docs/tile-ir.md), which the
+// reference does too, so the products are exact; the sums are exact as well.
+#include "ExecTest.h"
+#include "whole_tensor.h"
+
+int main() {
+  exec::requireDevice();
+  std::uniform_int_distribution<int64_t> size(1, 90);
+  int64_t M = size(exec::rng()), N = size(exec::rng()), K = size(exec::rng());
+  std::printf("M=%lld N=%lld K=%lld\n", (long long)M, (long long)N, (long long)K);
+  std::vector<float> a = exec::randomFloats(K * M), b = exec::randomFloats(K * N), c(M * N, 0.0f);
+  std::vector<float> want(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < K; ++k) acc = acc + a[k * M + i] * b[k * N + j];
+      want[i * N + j] = acc;
+    }
+  exec::DeviceArray<float> da(a), db(b), dc(c);
+  exec::check(whole_tensor::dot_t(da.view(TESSERA_F32, {K, M}), db.view(TESSERA_F32, {K, N}),
+                                  dc.view(TESSERA_F32, {M, N})),
+              "dot_t");
+  exec::check(tessera_synchronize(), "synchronize");
+  bool ok = exec::allEqual(dc.read(), want, "A.T @ B");
+
+  // C = A + B.T with A: [M, N], B: [N, M].
+  std::vector<float> a2 = exec::randomFloats(M * N), b2 = exec::randomFloats(N * M), want2(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) want2[i * N + j] = a2[i * N + j] + b2[j * M + i];
+  exec::DeviceArray<float> da2(a2), db2(b2), dc2(c);
+  exec::check(whole_tensor::add_t(da2.view(TESSERA_F32, {M, N}), db2.view(TESSERA_F32, {N, M}),
+                                  dc2.view(TESSERA_F32, {M, N})),
+              "add_t");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= exec::allEqual(dc2.read(), want2, "A + B.T");
+
+  std::vector<float> a3 = exec::randomFloats(40 * 24), b3 = exec::randomFloats(24 * 40), want3(40 * 24),
+                     c3(40 * 24, 0.0f);
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 24; ++j) want3[i * 24 + j] = a3[i * 24 + j] + b3[j * 40 + i];
+  exec::DeviceArray<float> da3(a3), db3(b3), dc3(c3);
+  exec::check(whole_tensor::static_add(da3.view(TESSERA_F32, {40, 24}), db3.view(TESSERA_F32, {24, 40}),
+                                       dc3.view(TESSERA_F32, {40, 24})),
+              "static_add (default launch)");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= exec::allEqual(dc3.read(), want3, "static A + B.T");
+  return exec::finish(ok);
+}
