@@ -148,6 +148,31 @@ void flatEntries(Bench& b, int64_t R, int64_t N, void* x, void* y, void* y0) {
            [&] { bench::check(saxpy_saxpy(nullptr, &xu, &yu, 0.5f), "saxpy"); }, all, reset);
 }
 
+// The row kernels launch one group per row by default (32768 groups here). The same kernels on a
+// fixed grid that strides over rows (1056 and 2112 groups: 8 and 16 per multiprocessor of an
+// H100), timed only: does starting fewer groups pay?
+void gridVariants(Bench& b, bool f32, int64_t R, int64_t N, void* x, void* y, void* w, void* bias, void* t, void* out) {
+  tessera_dtype dt = f32 ? TESSERA_F32 : TESSERA_BF16;
+  size_t es = f32 ? 4 : 2, elems = static_cast<size_t>(R * N);
+  double io = 2.0 * elems * es, in = 1.0 * elems * es;
+  tessera_tensor tx = view(x, dt, {R, N}), ty = view(y, dt, {R, N}), tw = view(w, dt, {N}), tb = view(bias, dt, {N});
+  tessera_tensor tt = view(t, TESSERA_I64, {R}), tl = view(out, TESSERA_F32, {R}), ti = view(out, TESSERA_I64, {R});
+  for (uint32_t groups : {1056u, 2112u}) {
+    tessera_launch_options o = {};
+    o.grid[0] = groups, o.grid[1] = 1, o.grid[2] = 1;
+    std::string sfx = std::string(f32 ? " f32" : " bf16") + ", grid " + std::to_string(groups);
+    auto timed = [&](const std::string& name, double bytes, const std::function<void()>& run) {
+      double ms = bench::medianEventMs(run, kWarm, kRuns);
+      std::printf("%-40s %9.3f ms %9.1f GB/s %6.2f of copy\n", (name + sfx).c_str(), ms, gbs(bytes, ms), gbs(bytes, ms) / b.copyGbs);
+    };
+    timed("softmax", io, [&] { bench::check(STD(nn_softmax, f32)(&o, &tx, &ty), "softmax"); });
+    timed("rmsnorm_safe", io, [&] { bench::check(STD(nn_rmsnorm_safe, f32)(&o, &tx, &tw, &ty, 1e-5f), "rmsnorm"); });
+    timed("layernorm_safe", io, [&] { bench::check(STD(nn_layernorm_safe, f32)(&o, &tx, &tw, &tb, &ty, 1e-5f), "layernorm"); });
+    timed("cross_entropy", in, [&] { bench::check(STD(nn_cross_entropy, f32)(&o, &tx, &tt, &tl), "cross_entropy"); });
+    timed("argmax", in, [&] { bench::check(STD(reduce_argmax, f32)(&o, &tx, &ti), "argmax"); });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,6 +184,7 @@ int main(int argc, char** argv) {
   void *t = alloc(R * 8), *out = alloc(R * 8);
   Bench b;
   rowEntries(b, true, R, N, x, y, w, bias, t, out);
+  gridVariants(b, true, R, N, x, y, w, bias, t, out);
   {  // saxpy's x and y0: normal numbers (f32)
     tessera_tensor tx = view(x, TESSERA_F32, {R * N}), ty = view(y0, TESSERA_F32, {R * N});
     bench::check(tessera_std_random_randn_f32(nullptr, &tx, 3, 0), "x");
@@ -167,6 +193,7 @@ int main(int argc, char** argv) {
     flatEntries(b, R, N, x, y, y0);
   }
   rowEntries(b, false, R, N, x, y, w, bias, t, out);
+  gridVariants(b, false, R, N, x, y, w, bias, t, out);
   std::printf("determinism: %s\n", b.allSame ? "every entry gave the same bits on 10 runs" : "FAIL: some entry's bits changed");
   tessera_free(x), tessera_free(y), tessera_free(y0), tessera_free(w), tessera_free(bias), tessera_free(t), tessera_free(out);
   return b.allSame ? 0 : 1;
