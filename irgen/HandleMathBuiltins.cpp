@@ -126,7 +126,8 @@ Lowered FunctionContext::handleMulhi(const BuiltinCall& c) {
   std::vector<I::Value*> vs = typedArgs(c.positional);
   loc(c.expr);
   I::Type t = computeType(promote(vs[0]->type, vs[1]->type));
-  if (!I::isScalar(t) || I::scalarClass(I::baseScalar(t)) == I::ScalarClass::Float || I::baseScalar(t) == I::ScalarKind::I1)
+  if (!I::isScalar(t) || I::scalarClass(I::baseScalar(t)) == I::ScalarClass::Float ||
+      I::baseScalar(t) == I::ScalarKind::I1)
     unsupported(at, "mulhi of " + I::printType(t), "pass integers");
   if (I::baseScalar(t) == I::ScalarKind::Index) t = ctx().scalar(I::ScalarKind::I64);
   return Lowered::val(op1(I::OpId::ArithMulHi, {coerce(vs[0], t, at), coerce(vs[1], t, at)}, t));

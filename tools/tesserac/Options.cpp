@@ -18,6 +18,32 @@ const EmitName kEmitNames[] = {
 };
 
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// --emit=NAME.
+bool parseEmit(std::string_view name, DriverOptions& opts, std::string& error) {
+  for (const EmitName& e : kEmitNames)
+    if (name == e.name) {
+      opts.emit = e.kind;
+      opts.emitGiven = true;
+      return true;
+    }
+  error = "unknown --emit kind '" + std::string(name) +
+          "' (expected tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj or header)";
+  return false;
+}
+
+// --error-limit=N.
+bool parseErrorLimit(std::string_view text, DriverOptions& opts, std::string& error) {
+  char* end = nullptr;
+  std::string n(text);
+  unsigned long lim = std::strtoul(n.c_str(), &end, 10);
+  if (n.empty() || *end) {
+    error = "--error-limit needs a number";
+    return false;
+  }
+  opts.errorLimit = static_cast<unsigned>(lim);
+  return true;
+}
 }  // namespace
 
 bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string& error) {
@@ -77,19 +103,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       }
     // --- end standard library
     } else if (startsWith(a, "--emit=")) {
-      std::string_view name = a.substr(7);
-      bool found = false;
-      for (const EmitName& e : kEmitNames)
-        if (name == e.name) {
-          opts.emit = e.kind;
-          found = true;
-        }
-      if (!found) {
-        error = "unknown --emit kind '" + std::string(name) +
-                "' (expected tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj or header)";
-        return false;
-      }
-      opts.emitGiven = true;
+      if (!parseEmit(a.substr(7), opts, error)) return false;
     } else if (a == "--check") {
       opts.checkOnly = true;
     } else if (a == "--parse-only") {
@@ -112,14 +126,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
         return false;
       }
     } else if (startsWith(a, "--error-limit=")) {
-      char* end = nullptr;
-      std::string n(a.substr(14));
-      unsigned long lim = std::strtoul(n.c_str(), &end, 10);
-      if (n.empty() || *end) {
-        error = "--error-limit needs a number";
-        return false;
-      }
-      opts.errorLimit = static_cast<unsigned>(lim);
+      if (!parseErrorLimit(a.substr(14), opts, error)) return false;
     } else if (a == "--print-builtins-markdown") {
       opts.printBuiltinsMarkdown = true;
     } else if (a == "-Werror") {
