@@ -334,6 +334,7 @@ class FunctionContext {
   I::Value* sigmoid(I::Value* x, I::Type t);
   Lowered lowerShuffle(const BuiltinCall& c, const char* mode);
   Lowered lowerGroupMethod(const BuiltinCall& c);
+  Lowered lowerGroupReduce(const BuiltinCall& c, const char* kind);
   std::pair<I::Value*, I::Value*> productOperands(const BuiltinCall& c, const char* what);
   Lowered lowerSharedAlloc(const BuiltinCall& c);
   std::optional<int64_t> constAxis(Expr* a);

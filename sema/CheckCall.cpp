@@ -216,11 +216,19 @@ void Checker::checkUserArgument(const Type* fnType, const Param& target, size_t 
 bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
   std::string spelled = text(at);
   if (spelled.empty()) spelled = b.name;
+  // A function without a decorator may use kernel builtins: it is then a device function, which
+  // kernels call and the compiler inlines; the group-shape and uniform-control rules are checked
+  // where it is inlined (docs/language.md, section 2).
+  bool device = fn_ && fn_->kind == FunctionKind::Plain;
   if (b.context == BuiltinContext::Kernel && !inKernel()) {
-    diags.report(diag::err_builtin_kernel_only, at) << spelled;
-    return false;
+    if (!device) {
+      diags.report(diag::err_builtin_kernel_only, at) << spelled;
+      return false;
+    }
+    fn_->device = true;
+    return true;
   }
-  if (b.context == BuiltinContext::Host && inKernel()) {
+  if (b.context == BuiltinContext::Host && (inKernel() || (fn_ && fn_->device))) {
     diags.report(diag::err_builtin_host_only, at) << spelled;
     return false;
   }
@@ -392,6 +400,20 @@ bool Checker::checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vecto
   return ok;
 }
 
+// bitcast(value, dtype): same width, scalars only; the bits are kept, so nothing rounds.
+const Type* Checker::bitcastResult(const BoundBuiltinCall& bc) {
+  const Type* v = bc.argType("value");
+  const Type* d = bc.argType("dtype");
+  if (!v || !d || v->isLenient() || d->kind != TypeKind::DTypeValue) return T.dynamic();
+  if (v->kind != TypeKind::Scalar || v->weak || dtypeInfo(v->dtype).bits != dtypeInfo(d->dtype).bits ||
+      dtypeInfo(d->dtype).bits < 8) {
+    diags.report(diag::err_call_argument_type, bc.arg("value")->range)
+        << bc.b.name << "value" << "a typed scalar as wide as " + std::string(dtypeInfo(d->dtype).shortName) << v->str();
+    return T.error();
+  }
+  return T.scalar(d->dtype);
+}
+
 // tile.range: blocks (slices) of a tensor's axis; with axis=(0, 1, 2) an i64 index of each
 // leading axis, then a block of the last one; i32 steps of an extent.
 const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext) {
@@ -495,6 +517,7 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         if (t && t->kind == TypeKind::Scalar && !t->weak && isInteger(t->dtype)) d = promote(d, t->dtype);
       return T.range(T.scalar(d));
     }
+    case BuiltinId::Bitcast: return bitcastResult(bc);
     case BuiltinId::TileDot: {
       const Type *a = boundType[0], *c = boundType[1];
       DType accum = DType::FP32;

@@ -81,6 +81,7 @@ public:
     }
   };
   bool checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vector<BindError>& errors);
+  const Type* bitcastResult(const BoundBuiltinCall& bc);
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
   const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
   const Type* tileWhereResult(const BoundBuiltinCall& bc);

@@ -50,6 +50,8 @@ struct FunctionInfo {
   std::vector<ShapeBinding> shapeBindings;
   std::vector<SharedAllocation> sharedAllocations;
   bool reportedGroupFeature = false;
+  // A plain function that uses kernel builtins: a device function, inlined into kernels.
+  bool device = false;
   bool isKernel() const { return kind == FunctionKind::Kernel; }
 };
 
@@ -69,6 +71,9 @@ public:
   TypeContext types;
   SymbolTable symbols;
   std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
+  // The directory holding stdlib/ (`import stdlib.nn` is <stdlibDir>/stdlib/nn.tessera),
+  // searched last; empty: none. Drivers set it from defaultStdlibDir() or their option.
+  std::string stdlibDir;
   // Autotuned kernels: the candidate analysed, per kernel and parameter (default: the first of
   // each list). The driver analyses the module once per candidate (irgen/Autotune.cpp).
   std::map<std::string, std::map<std::string, long long>> autotuneChoice;
@@ -94,6 +99,10 @@ private:
 // Analyses `module` (and, through its imports, the modules it names). Returns false when an
 // error was reported.
 bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags);
+
+// Where the standard library is found by default: $TESSERA_STDLIB_PATH, else share/tessera beside
+// the running program's bin/ directory (docs/language.md, "Imports"); empty when neither exists.
+std::string defaultStdlibDir();
 
 // Folds a compile-time expression (literals, module constants, autotune parameters, arithmetic).
 // Reports division by zero and overflow when `diags` is given.

@@ -11,6 +11,7 @@
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
 #include "sema/Sema.h"
+#include "ir/Verifier.h"
 
 namespace tessera {
 
@@ -72,7 +73,9 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
   std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
-  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags)) {
+  // The pipeline's result is verified once more: inlined device functions meet their kernel's
+  // rules (a group shape for group features) here, with the builtin's source position.
+  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
     diags.finish();
     return 1;
   }
@@ -84,7 +87,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
 
   codegen::CompileOptions co;
   std::string input = opts.inputs[0];
-  co.moduleName = codegen::cIdentifier(stem(input));
+  co.moduleName = codegen::cIdentifier(opts.moduleName.empty() ? stem(input) : opts.moduleName);
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
   co.lineInfo = opts.debugInfo;

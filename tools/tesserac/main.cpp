@@ -164,6 +164,7 @@ int run(const DriverOptions& opts) {
   // the AST with every expression's type.
   SemaContext sema(sm, ctx);
   sema.includePaths = opts.includePaths;
+  sema.stdlibDir = opts.stdlibDirGiven ? opts.stdlibDir : defaultStdlibDir();
   analyzeModule(*module, sema, diags);
   std::vector<std::string> deps = {opts.inputs[0]};  // -MD: the input and every imported module
   for (const auto& [path, info] : sema.modules)
