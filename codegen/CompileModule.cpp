@@ -62,6 +62,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   HostModuleInput host;
   host.moduleName = opts.moduleName;
   host.sourceName = opts.sourceName;
+  host.entries = opts.entries;
 
   // ---- GPU
   if (!opts.archs.empty()) {

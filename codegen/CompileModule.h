@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/GpuTarget.h"
+#include "codegen/HostEntry.h"
 #include "codegen/KernelInterface.h"
 
 namespace tessera::ir {
@@ -23,6 +24,7 @@ struct CompileOptions {
   unsigned optLevel = 3;
   bool lineInfo = false;   // -g
   bool boundsCheck = false;  // --bounds-check (docs/abi.md "Bounds checking")
+  std::vector<HostEntry> entries;  // host functions' entry points (docs/abi.md "Host entry points")
 };
 
 struct CompileOutput {

@@ -2,6 +2,7 @@
 // kernel's Tessera signature, and a C++ wrapper in a namespace named after the module.
 #include <sstream>
 
+#include "codegen/HostEntries.h"
 #include "codegen/HostModule.h"
 
 namespace tessera::codegen {
@@ -90,6 +91,7 @@ std::string writeHeader(const HostModuleInput& in) {
        << "tessera_status " << launchStubName(in, k) << "(const tessera_launch_options *opts" << cParams(k, false)
        << ");\n\n";
   }
+  for (const HostEntry& e : in.entries) os << hostEntryDeclaration(mod, e) << "\n";
   os << "#ifdef __cplusplus\n} /* extern \"C\" */\n\nnamespace " << mod << " {\n";
   for (const KernelInterface& k : in.kernels) {
     if (!k.autotuneOf.empty()) continue;

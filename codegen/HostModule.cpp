@@ -1,9 +1,11 @@
 #include "codegen/HostModule.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "codegen/GpuTarget.h"
+#include "codegen/HostEntries.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -102,7 +104,9 @@ public:
     registration(moduleGV);
     for (size_t i = 0; i < listed.size(); ++i)
       if (!launchStub(in, *listed[i], kernelsGV, i, error)) return false;
-    return true;
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < listed.size(); ++i) index[listed[i]->name] = i;
+    return emitHostEntries(m_, cIdentifier(in.moduleName), in.entries, kernelsGV, index, error);
   }
 
 private:

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/HostEntry.h"
 #include "codegen/KernelInterface.h"
 
 namespace llvm {
@@ -22,6 +23,7 @@ struct HostModuleInput {
   std::string sourceName;  // for comments in the header
   std::string fatbin;      // cubins + PTX; empty when the module has no GPU code
   std::vector<KernelInterface> kernels;
+  std::vector<HostEntry> entries;  // host functions' entry points (codegen/HostEntries.cpp)
 };
 
 // "my-kernels.v2" -> "my_kernels_v2"; a leading digit gets a '_' prefix.

@@ -1,15 +1,21 @@
 // libFuzzer target for the graph IR's textual form: parse an arbitrary buffer as .tgraph; when it
 // parses, verify it; when it verifies, print it, parse the print again and require the same text
 // (the round-trip property), then run the default rewrites, which must leave a valid graph that
-// prints and reads back the same way. Any crash, sanitizer report or broken property is a bug.
+// prints and reads back the same way; and the kernels that kernel generation writes for the
+// rewritten graphs must pass the front end and sema without an error. Any crash, sanitizer
+// report or broken property is a bug.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "FuzzInput.h"
+#include "frontend/Lexer.h"
+#include "frontend/Parser.h"
+#include "graph/KernelGen.h"
 #include "graph/Passes.h"
 #include "graph/Printer.h"
 #include "graph/Verifier.h"
+#include "sema/Sema.h"
 
 using namespace tessera;
 
@@ -24,6 +30,24 @@ void requireFixedPoint(const std::string& text) {
   FileID file = sm.addBuffer("print.tgraph", text);
   std::unique_ptr<graph::GraphModule> m = graph::parseModule(sm, file, diags);
   if (!m || !graph::verifyModule(*m, diags) || graph::printModule(*m) != text) std::abort();
+}
+
+// The generated kernels of `m` lex, parse and type-check with no error.
+void requireKernelsCheck(const graph::GraphModule& m) {
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  StoringDiagnosticConsumer sink;
+  diags.addConsumer(&sink);
+  graph::GeneratedHostCode code;
+  graph::generateHostCode(m, code, diags);  // warnings only
+  if (diags.hasErrors()) std::abort();
+  if (code.source.empty()) return;
+  FileID file = sm.addBuffer("kernels.tessera", code.source);
+  std::vector<Token> tokens = lexBuffer(sm, file, diags);
+  ASTContext ctx;
+  Module* ast = parseTokens(tokens, sm, file, ctx, diags);
+  SemaContext sema(sm, ctx);
+  if (diags.hasErrors() || !analyzeModule(*ast, sema, diags)) std::abort();
 }
 
 }  // namespace
@@ -45,6 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   if (!graph::runPipeline(*m, "default", {}, in.diags, error)) std::abort();  // rewrites keep graphs valid
   requireFixedPoint(graph::printModule(*m));
+  requireKernelsCheck(*m);
   in.checkDiagnostics();
   return 0;
 }

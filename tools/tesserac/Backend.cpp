@@ -65,7 +65,8 @@ void remarkWorkspace(ir::Module& m, const std::vector<codegen::KernelInterface>&
 
 }  // namespace
 
-int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags) {
+int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags,
+               std::vector<codegen::HostEntry> entries) {
   ir::PassManagerOptions pmOpts;
   pmOpts.verifyEach = pmOpts.verifyEach || opts.verifyEach;
   pmOpts.printAfterAll = opts.printAfterAll;
@@ -90,6 +91,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   co.moduleName = codegen::cIdentifier(opts.moduleName.empty() ? stem(input) : opts.moduleName);
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
+  co.entries = std::move(entries);
   co.lineInfo = opts.debugInfo;
   // Bounds checking is on by default in debugging builds (-O0, -g), as with -fsanitize=bounds.
   co.boundsCheck = opts.boundsCheck < 0 ? opts.optLevel == 0 || opts.debugInfo : opts.boundsCheck > 0;

@@ -2,7 +2,10 @@
 // -o and -H ask for.
 #pragma once
 
+#include <vector>
+
 #include "basic/Diagnostics.h"
+#include "codegen/HostEntry.h"
 #include "tools/tesserac/Options.h"
 
 namespace tessera::ir {
@@ -12,6 +15,8 @@ class Module;
 namespace tessera {
 
 // Returns the process exit status.
-int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags);
+// `entries`: the entry points of the module's host functions (tools/tesserac/HostFunctions.h).
+int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags,
+               std::vector<codegen::HostEntry> entries = {});
 
 }  // namespace tessera

@@ -26,6 +26,7 @@
 #include "sema/Sema.h"
 #include "tools/tesserac/Backend.h"
 #include "tools/tesserac/DepFile.h"
+#include "tools/tesserac/HostFunctions.h"
 #include "tools/tesserac/Options.h"
 #include "tools/tesserac/Version.h"
 
@@ -202,6 +203,10 @@ int run(const DriverOptions& opts) {
     std::unique_ptr<ir::Module> lowered = lowerToTileIR(*module, sema, diags);
     // Autotuned kernels: one function per candidate configuration (irgen/Autotune.cpp).
     if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(*module, sema, *lowered, diags);
+    // Host functions: their generated kernels join the module, their entry points the object.
+    std::vector<codegen::HostEntry> entries;
+    if (lowered && graphs && !diags.hasErrors())
+      compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
     if (!lowered || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
       diags.finish();
       if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output
@@ -212,7 +217,7 @@ int run(const DriverOptions& opts) {
       diags.finish();
       return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
     }
-    return withDepFile(runBackend(*lowered, opts, diags), opts, deps);
+    return withDepFile(runBackend(*lowered, opts, diags, std::move(entries)), opts, deps);
   }
   diags.finish();
   return 1;

@@ -1,0 +1,249 @@
+// The C entry points of host functions (codegen/HostEntry.h), written as x86-64 LLVM IR into
+// the module's host object. An entry point is straight-line code over runtime calls:
+//
+//   tessera_status m_f(const tessera_launch_options *opts, <parameters>, tessera_tensor *out...)
+//     bind the symbols from the tensor parameters' shapes
+//     tessera_malloc every result and temporary (dense, row-major), tessera_tensor_init them
+//     tessera_launch each step's kernel on opts->stream with default launch sizes
+//     on success: tessera_synchronize() when there are temporaries, free them, fill *out
+//     on failure: free everything allocated, leave *out untouched, return the first error
+//
+// Every check of arguments happens in tessera_launch (each kernel checks dtypes, ranks and that
+// its tensors agree with each other and with the results allocated from the bound symbols), so
+// the entry point has no checks of its own beyond null pointers.
+#include "codegen/HostEntries.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "runtime/include/tessera/runtime.h"
+
+namespace tessera::codegen {
+
+std::string hostEntryName(const std::string& module, const HostEntry& e) { return module + "_" + e.name; }
+
+llvm::Type* scalarLLVMType(llvm::LLVMContext& c, int32_t dtype) {
+  switch (dtype) {
+    case TESSERA_F64: return llvm::Type::getDoubleTy(c);
+    case TESSERA_F32: return llvm::Type::getFloatTy(c);
+    default: return llvm::Type::getIntNTy(c, scalarBytes(dtype) * 8);
+  }
+}
+
+namespace {
+
+class EntryWriter {
+ public:
+  EntryWriter(llvm::Module& m, llvm::GlobalVariable* kernels, const std::map<std::string, size_t>& index)
+      : m_(m), c_(m.getContext()), b_(c_), kernels_(kernels), index_(index) {
+    ptr_ = llvm::PointerType::get(c_, 0);
+    i32_ = llvm::Type::getInt32Ty(c_);
+    i64_ = llvm::Type::getInt64Ty(c_);
+    auto* shapeTy = llvm::ArrayType::get(i64_, TESSERA_MAX_RANK);
+    tensorTy_ = llvm::StructType::get(c_, {ptr_, i32_, i32_, shapeTy, shapeTy, i32_, i32_});
+    argTy_ = llvm::StructType::get(c_, {i32_, i32_, i64_});
+    optsTy_ = llvm::StructType::get(c_, {ptr_, llvm::ArrayType::get(i32_, 3), llvm::ArrayType::get(i32_, 3), i64_});
+  }
+
+  bool write(const std::string& module, const HostEntry& e, std::string& error);
+
+ private:
+  llvm::FunctionCallee fn(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args) {
+    return m_.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
+  }
+  llvm::Value* extent(const std::vector<ExtentOp>& program);
+  // Branches to the failure block with `status` when it is not TESSERA_SUCCESS.
+  void check(llvm::Value* status) {
+    b_.CreateStore(status, statusSlot_);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(c_, "ok", f_);
+    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(0)), fail_, next);
+    b_.SetInsertPoint(next);
+  }
+  llvm::Value* allocate(const HostEntryTensor& t, const char* what);
+  bool launch(const HostEntryStep& s, const HostEntry& e, llvm::Value* opts, std::string& error);
+
+  llvm::Module& m_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  llvm::GlobalVariable* kernels_;
+  const std::map<std::string, size_t>& index_;
+  llvm::Type *ptr_, *i32_, *i64_;
+  llvm::StructType *tensorTy_, *argTy_, *optsTy_;
+  llvm::Function* f_ = nullptr;
+  llvm::BasicBlock* fail_ = nullptr;
+  llvm::Value* statusSlot_ = nullptr;
+  std::vector<llvm::Value*> symbols_;
+  std::vector<llvm::Value*> dataSlots_;  // every allocation, null until made
+  std::vector<llvm::Value*> outputs_, temps_, params_;
+};
+
+llvm::Value* EntryWriter::extent(const std::vector<ExtentOp>& program) {
+  std::vector<llvm::Value*> stack;
+  for (const ExtentOp& op : program) {
+    if (op.op == ExtentOp::Const) {
+      stack.push_back(b_.getInt64(op.value));
+      continue;
+    }
+    if (op.op == ExtentOp::Symbol) {
+      stack.push_back(symbols_.at(op.symbol));
+      continue;
+    }
+    llvm::Value* r = stack.back();
+    stack.pop_back();
+    llvm::Value* l = stack.back();
+    stack.pop_back();
+    switch (op.op) {
+      case ExtentOp::Add: stack.push_back(b_.CreateAdd(l, r)); break;
+      case ExtentOp::Sub: stack.push_back(b_.CreateSub(l, r)); break;
+      case ExtentOp::Mul: stack.push_back(b_.CreateMul(l, r)); break;
+      case ExtentOp::Div: stack.push_back(b_.CreateSDiv(l, r)); break;
+      case ExtentOp::Mod: stack.push_back(b_.CreateSRem(l, r)); break;
+      default:  // CeilDiv
+        stack.push_back(b_.CreateSDiv(b_.CreateSub(b_.CreateAdd(l, r), b_.getInt64(1)), r));
+        break;
+    }
+  }
+  return stack.empty() ? b_.getInt64(0) : stack.back();
+}
+
+// A dense tensor of `t`'s shape: its view (an alloca the caller reads) after tessera_malloc.
+llvm::Value* EntryWriter::allocate(const HostEntryTensor& t, const char* what) {
+  llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+  llvm::Value* view = entry.CreateAlloca(tensorTy_, nullptr, what);
+  llvm::Value* shape = entry.CreateAlloca(llvm::ArrayType::get(i64_, TESSERA_MAX_RANK), nullptr, "shape");
+  llvm::Value* data = entry.CreateAlloca(ptr_, nullptr, "data");
+  entry.CreateStore(llvm::ConstantPointerNull::get(llvm::PointerType::get(c_, 0)), data);
+  dataSlots_.push_back(data);
+  llvm::Value* numel = b_.getInt64(1);
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    llvm::Value* x = extent(t.shape[i]);
+    b_.CreateStore(x, b_.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(i64_, TESSERA_MAX_RANK), shape, 0, i));
+    numel = b_.CreateMul(numel, x);
+  }
+  llvm::Value* bytes =
+      b_.CreateUDiv(b_.CreateAdd(b_.CreateMul(numel, b_.getInt64(t.elemBits)), b_.getInt64(7)), b_.getInt64(8));
+  // Empty tensors get no memory (their data is null, which launches accept).
+  llvm::BasicBlock* alloc = llvm::BasicBlock::Create(c_, "alloc", f_);
+  llvm::BasicBlock* init = llvm::BasicBlock::Create(c_, "init", f_);
+  b_.CreateCondBr(b_.CreateICmpSGT(numel, b_.getInt64(0)), alloc, init);
+  b_.SetInsertPoint(alloc);
+  check(b_.CreateCall(fn("tessera_malloc", i32_, {ptr_, i64_}), {data, bytes}));
+  b_.CreateBr(init);
+  b_.SetInsertPoint(init);
+  b_.CreateCall(
+      fn("tessera_tensor_init", b_.getVoidTy(), {ptr_, ptr_, i32_, i32_, ptr_, i32_}),
+      {view, b_.CreateLoad(ptr_, data), b_.getInt32(t.dtype), b_.getInt32(t.shape.size()), shape, b_.getInt32(0)});
+  return view;
+}
+
+bool EntryWriter::launch(const HostEntryStep& s, const HostEntry& e, llvm::Value* opts, std::string& error) {
+  auto it = index_.find(s.kernel);
+  if (it == index_.end()) {
+    error = "internal error: host function '" + e.name + "' launches kernel '" + s.kernel + "', which the module lacks";
+    return false;
+  }
+  llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+  llvm::Value* args = entry.CreateAlloca(argTy_, b_.getInt32(s.args.size()), "args");
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const HostEntryArg& a = s.args[i];
+    llvm::Value* slot = b_.CreateGEP(argTy_, args, b_.getInt32(i));
+    llvm::Value* value = b_.CreateStructGEP(argTy_, slot, 2);
+    b_.CreateStore(b_.getInt64(0), value);
+    if (a.kind == HostEntryArg::Kind::ScalarParam) {
+      b_.CreateStore(b_.getInt32(TESSERA_PARAM_SCALAR), b_.CreateStructGEP(argTy_, slot, 0));
+      b_.CreateStore(b_.getInt32(e.params[a.index].dtype), b_.CreateStructGEP(argTy_, slot, 1));
+      b_.CreateStore(params_[a.index], value);
+      continue;
+    }
+    llvm::Value* t = a.kind == HostEntryArg::Kind::Param    ? params_[a.index]
+                     : a.kind == HostEntryArg::Kind::Output ? outputs_[a.index]
+                                                            : temps_[a.index];
+    b_.CreateStore(b_.getInt32(TESSERA_PARAM_TENSOR), b_.CreateStructGEP(argTy_, slot, 0));
+    b_.CreateStore(b_.getInt32(0), b_.CreateStructGEP(argTy_, slot, 1));
+    b_.CreateStore(t, value);
+  }
+  llvm::Value* desc = b_.CreateConstInBoundsGEP2_64(kernels_->getValueType(), kernels_, 0, it->second);
+  check(b_.CreateCall(fn("tessera_launch", i32_, {ptr_, ptr_, ptr_, i32_}),
+                      {desc, opts, args, b_.getInt32(s.args.size())}));
+  return true;
+}
+
+bool EntryWriter::write(const std::string& module, const HostEntry& e, std::string& error) {
+  std::vector<llvm::Type*> types = {ptr_};
+  for (const HostEntryParam& p : e.params) types.push_back(p.isTensor ? ptr_ : scalarLLVMType(c_, p.dtype));
+  for (size_t i = 0; i < e.outputs.size(); ++i) types.push_back(ptr_);
+  std::string name = hostEntryName(module, e);
+  if (m_.getFunction(name)) {
+    error = "host function '" + e.name + "' gives the C name '" + name + "', which a kernel's launch function has";
+    return false;
+  }
+  f_ =
+      llvm::Function::Create(llvm::FunctionType::get(i32_, types, false), llvm::GlobalValue::ExternalLinkage, name, m_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", f_));
+  fail_ = llvm::BasicBlock::Create(c_, "fail", f_);
+  statusSlot_ = b_.CreateAlloca(i32_, nullptr, "status");
+  for (size_t i = 0; i < e.params.size(); ++i) params_.push_back(f_->getArg(i + 1));
+  // Null views or result pointers.
+  llvm::Value* anyNull = b_.getFalse();
+  for (size_t i = 0; i < e.params.size(); ++i)
+    if (e.params[i].isTensor) anyNull = b_.CreateOr(anyNull, b_.CreateIsNull(params_[i]));
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    anyNull = b_.CreateOr(anyNull, b_.CreateIsNull(f_->getArg(1 + e.params.size() + i)));
+  check(b_.CreateSelect(anyNull, b_.getInt32(TESSERA_ERROR_NULL_POINTER), b_.getInt32(0)));
+  for (const HostEntrySymbol& s : e.symbols) {
+    llvm::Value* at =
+        b_.CreateInBoundsGEP(tensorTy_, params_[s.param], {b_.getInt32(0), b_.getInt32(3), b_.getInt32(s.axis)});
+    symbols_.push_back(b_.CreateLoad(i64_, at, s.name));
+  }
+  for (const HostEntryTensor& t : e.outputs) outputs_.push_back(allocate(t, "result"));
+  for (const HostEntryTensor& t : e.temps) temps_.push_back(allocate(t, "temp"));
+  // The caller's stream, default launch sizes.
+  llvm::Value* opts = b_.CreateAlloca(optsTy_, nullptr, "opts");
+  b_.CreateStore(llvm::Constant::getNullValue(optsTy_), opts);
+  // opts->stream when opts is given (read through a select of pointers: a select of loads would
+  // read through a null opts).
+  llvm::Value* from = b_.CreateSelect(b_.CreateIsNull(f_->getArg(0)), opts, f_->getArg(0));
+  b_.CreateStore(b_.CreateLoad(ptr_, from), opts);
+  for (const HostEntryStep& s : e.steps)
+    if (!launch(s, e, opts, error)) return false;
+  // Success: the temporaries are freed once the launches that read them are done.
+  auto freeFn = fn("tessera_free", i32_, {ptr_});
+  if (!e.temps.empty()) check(b_.CreateCall(fn("tessera_synchronize", i32_, {}), {}));
+  for (size_t i = e.outputs.size(); i < dataSlots_.size(); ++i)
+    b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, dataSlots_[i])});
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    b_.CreateStore(b_.CreateLoad(tensorTy_, outputs_[i]), f_->getArg(1 + e.params.size() + i));
+  b_.CreateRet(b_.getInt32(0));
+  // Failure: free what was allocated (null slots are no-ops), return the first error.
+  b_.SetInsertPoint(fail_);
+  for (llvm::Value* slot : dataSlots_) b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, slot)});
+  b_.CreateRet(b_.CreateLoad(i32_, statusSlot_));
+  return true;
+}
+
+}  // namespace
+
+bool emitHostEntries(llvm::Module& m, const std::string& module, const std::vector<HostEntry>& entries,
+                     llvm::GlobalVariable* kernels, const std::map<std::string, size_t>& kernelIndex,
+                     std::string& error) {
+  for (const HostEntry& e : entries) {
+    EntryWriter w(m, kernels, kernelIndex);
+    if (!w.write(module, e, error)) return false;
+  }
+  return true;
+}
+
+std::string hostEntryDeclaration(const std::string& module, const HostEntry& e) {
+  std::string s = "/* " + e.signature + "\n * Host function: launches " + std::to_string(e.steps.size()) +
+                  " kernel(s) in order on opts->stream. Each result is allocated with tessera_malloc\n"
+                  " * and owned by the caller (tessera_free(out->data)); on an error nothing is\n"
+                  " * returned and nothing leaks. */\n";
+  s += "tessera_status " + hostEntryName(module, e) + "(const tessera_launch_options *opts";
+  for (const HostEntryParam& p : e.params)
+    s += p.isTensor ? ", const tessera_tensor *" + p.name : std::string(", ") + scalarCType(p.dtype) + " " + p.name;
+  for (size_t i = 0; i < e.outputs.size(); ++i) s += ", tessera_tensor *out" + std::to_string(i);
+  return s + ");\n";
+}
+
+}  // namespace tessera::codegen

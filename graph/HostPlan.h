@@ -1,0 +1,57 @@
+// What a host function does when it is called, after the rewrites: its entry point's parameters
+// and results, the buffers it allocates, and the kernels it launches in order. Kernel generation
+// (graph/KernelGen.cpp) makes a HostPlan per graph together with the Tessera source of the
+// kernels it launches; the driver compiles that source with the module and hands the plans to
+// code generation (codegen/HostEntries.cpp), which writes each as a C entry point in the
+// module's object. Extents are Dims over the symbols of the parameters' shapes, bound when the
+// function is called (docs/abi.md, "Host entry points").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/Dim.h"
+#include "sema/DType.h"
+
+namespace tessera::graph {
+
+struct PlanParam {
+  std::string name;
+  bool isTensor = true;
+  DType dtype = DType::FP32;
+  Shape shape;            // tensors
+  bool writable = false;  // Region[write] / Region[reduce_sum]: kernels of the plan write it
+};
+
+// A tensor the entry point allocates: a result (handed to the caller) or a temporary (freed
+// before the entry point returns).
+struct PlanTensor {
+  DType dtype = DType::FP32;
+  Shape shape;
+};
+
+struct PlanBuffer {
+  enum class Kind : uint8_t { Param, Output, Temp } kind = Kind::Temp;
+  unsigned index = 0;
+};
+
+struct PlanArg {
+  enum class Kind : uint8_t { Tensor, ScalarParam } kind = Kind::Tensor;
+  PlanBuffer buffer;   // Tensor (Param: a tensor parameter)
+  unsigned param = 0;  // ScalarParam: a scalar parameter of the function
+};
+
+struct PlanStep {
+  std::string kernel;  // a generated kernel of the module
+  std::vector<PlanArg> args;
+};
+
+struct HostPlan {
+  std::string name;  // the host function's source name
+  std::vector<PlanParam> params;
+  std::vector<PlanTensor> outputs, temps;
+  std::vector<PlanStep> steps;  // launch order
+  std::string signature;        // for the header's comment
+};
+
+}  // namespace tessera::graph

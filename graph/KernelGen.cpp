@@ -1,0 +1,467 @@
+#include "graph/KernelGen.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "graph/GraphDiagnostics.h"
+
+namespace tessera::graph {
+
+namespace {
+
+// A double as Tessera source that reads back to the same value at the kernel's dtype.
+std::string literal(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+// "($0 + $1)" with $i replaced by terms[i].
+std::string splice(const std::string& expr, const std::vector<std::string>& terms) {
+  std::string out;
+  for (size_t i = 0; i < expr.size(); ++i) {
+    if (expr[i] == '$' && i + 1 < expr.size() && std::isdigit(static_cast<unsigned char>(expr[i + 1]))) {
+      out += "(" + terms[expr[i + 1] - '0'] + ")";
+      ++i;
+    } else {
+      out += expr[i];
+    }
+  }
+  return out;
+}
+
+// One generated kernel: its parameters in order and its body, written as Tessera source.
+class KernelText {
+ public:
+  explicit KernelText(std::string name) : name_(std::move(name)) {}
+  // A tensor parameter with the given extents (symbols of this kernel or constants).
+  std::string tensor(const std::string& name, DType d, const std::vector<std::string>& extents, bool mut = false) {
+    std::string p = name + ": " + (mut ? "mut " : "") + dtypeName(d) + "[";
+    for (size_t i = 0; i < extents.size(); ++i) p += (i ? ", " : "") + extents[i];
+    params_.push_back(p + "]");
+    return name;
+  }
+  void scalar(const std::string& name, DType d) { params_.push_back(name + ": " + dtypeName(d)); }
+  void line(int indent, const std::string& text) { body_ += std::string(4 * indent, ' ') + text + "\n"; }
+  std::string str() const {
+    std::string s = "@kernel\ndef " + name_ + "(";
+    for (size_t i = 0; i < params_.size(); ++i) s += (i ? ", " : "") + params_[i];
+    return s + "):\n" + body_ + "\n";
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::string> params_;
+  std::string body_;
+};
+
+// The index variables i0..i{r-1} of an output of extents d[] from the tile's linear id, inside
+// `if t < numel:` at indent 2. Returns the guard's product.
+void decomposeIndex(KernelText& k, const std::vector<std::string>& d) {
+  k.line(1, "t = tile.linear_id()");
+  std::string numel;
+  for (size_t i = 0; i < d.size(); ++i) numel += (i ? " * " : "") + d[i];
+  k.line(1, "if t < " + numel + ":");
+  std::string stride;
+  for (size_t i = d.size(); i-- > 0;) {
+    std::string idx = stride.empty() ? "t" : "(t // (" + stride + "))";
+    k.line(2, "i" + std::to_string(i) + " = " + (i == 0 ? idx : idx + " % " + d[i]));
+    stride = stride.empty() ? d[i] : stride + " * " + d[i];
+  }
+}
+
+std::string indexList(size_t rank, size_t skip = 0) {
+  std::string s;
+  for (size_t i = skip; i < rank; ++i) s += (i > skip ? ", " : "") + ("i" + std::to_string(i));
+  return s;
+}
+
+class PlanWriter {
+ public:
+  PlanWriter(const Graph& g, std::string& source, DiagnosticEngine& diags) : g_(g), source_(source), diags_(diags) {}
+
+  bool run(HostPlan& plan) {
+    plan_.name = g_.name;
+    for (size_t i = 0; i < g_.params.size(); ++i) {
+      const Param& p = g_.params[i];
+      plan_.params.push_back({p.value->name, p.value->type.isTensor(), p.value->type.dtype, p.value->type.shape,
+                              p.access != Access::Read});
+      if (p.value->type.isTensor())
+        buffers_[p.value.get()] = {PlanBuffer::Kind::Param, static_cast<unsigned>(i)};
+      else
+        scalarParams_[p.value.get()] = static_cast<unsigned>(i);
+    }
+    for (const Value* r : g_.results) {
+      if (!r->type.isTensor()) return refuse(nullptr, "it returns a scalar, which entry points do not return yet");
+      plan_.outputs.push_back({r->type.dtype, r->type.shape});
+    }
+    claimed_.assign(g_.results.size(), false);
+    for (const auto& n : g_.nodes)
+      if (!node(*n)) return false;
+    for (size_t i = 0; i < g_.results.size(); ++i)
+      if (!claimed_[i] && !copyResult(i)) return false;
+    if (!symbolsBound()) return false;
+    plan_.signature = signature();
+    plan = std::move(plan_);
+    return true;
+  }
+
+ private:
+  bool refuse(const Node* n, const std::string& why) {
+    diags_.report(diag::warn_graph_no_entry, n ? n->loc : g_.loc) << g_.name << why;
+    return false;
+  }
+  static bool supportedDType(DType d) { return d == DType::FP32 || d == DType::FP64; }
+
+  // <function>__k<step>_<op>, spelled as a Tessera identifier whatever the graph's name is.
+  std::string nextKernel(const char* what) {
+    std::string name = g_.name + "__k" + std::to_string(plan_.steps.size()) + "_" + what;
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    return std::isdigit(static_cast<unsigned char>(name[0])) ? "_" + name : name;
+  }
+  // The buffer of a node result: the caller's result when the graph returns it (the first
+  // result that names it), else a temporary.
+  PlanBuffer allocate(const Value* v) {
+    for (size_t i = 0; i < g_.results.size(); ++i)
+      if (g_.results[i] == v && !claimed_[i]) {
+        claimed_[i] = true;
+        return buffers_[v] = {PlanBuffer::Kind::Output, static_cast<unsigned>(i)};
+      }
+    plan_.temps.push_back({v->type.dtype, v->type.shape});
+    return buffers_[v] = {PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+  }
+  PlanArg tensorArg(const Value* v) { return {PlanArg::Kind::Tensor, buffers_.at(v), 0}; }
+
+  // The extents of what the entry point allocates must follow from its parameters' shapes.
+  bool symbolsBound() {
+    std::set<std::string> bound, used;
+    for (const PlanParam& p : plan_.params)
+      for (const Dim& d : p.shape)
+        if (d.isSymbol()) bound.insert(d.name());
+    for (const auto* list : {&plan_.outputs, &plan_.temps})
+      for (const PlanTensor& t : *list)
+        for (const Dim& d : t.shape) d.collectSymbols(used);
+    for (const std::string& s : used)
+      if (!bound.count(s))
+        return refuse(nullptr,
+                      "extent '" + s + "' is not the extent of a parameter, so a call cannot size its results");
+    return true;
+  }
+  std::string signature() const {
+    std::string s = g_.name + "(";
+    for (size_t i = 0; i < g_.params.size(); ++i) {
+      const Param& p = g_.params[i];
+      s += (i ? ", " : "") + p.value->name + ": " +
+           (p.access != Access::Read ? std::string(accessName(p.access)) + " " : "") + p.value->type.str();
+    }
+    s += ") -> (";
+    for (size_t i = 0; i < g_.results.size(); ++i) s += (i ? ", " : "") + g_.results[i]->type.str();
+    return s + ")";
+  }
+  bool node(const Node& n);
+  bool elementwise(const Node* n, const std::string& label, const std::string& expr,
+                   const std::vector<const Value*>& operands, const Value* out, PlanBuffer outBuffer);
+  bool matmul(const Node& n);
+  bool rows(const Node& n);
+  bool attention(const Node& n);
+  bool transpose(const Node& n);
+  bool copyResult(size_t i);
+
+  const Graph& g_;
+  std::string& source_;
+  DiagnosticEngine& diags_;
+  HostPlan plan_;
+  std::map<const Value*, PlanBuffer> buffers_;
+  std::map<const Value*, unsigned> scalarParams_;
+  std::vector<bool> claimed_;
+};
+
+bool PlanWriter::node(const Node& n) {
+  for (const auto& r : n.results)
+    if (r->type.isTensor() && !supportedDType(r->type.dtype))
+      return refuse(&n, std::string(n.info().name) + " on " + dtypeName(r->type.dtype) +
+                            " tensors has no kernel yet (f32 and f64 do)");
+  if (n.is(OpId::Constant)) return true;  // folds into the kernels that use it
+  if (n.is(OpId::Store)) {
+    // The stored value is the parameter's final value (for Region[reduce_sum], the builder
+    // already added the old one): a copy into the caller's tensor.
+    const Value* dst = n.operands[0];
+    return elementwise(&n, "store", "$0", {n.operands[1]}, dst, buffers_.at(dst));
+  }
+  if (n.is(OpId::Fill)) {
+    PlanBuffer b = allocate(n.result());
+    return elementwise(&n, "fill", literal(n.attrs.getFloat("value", 0)), {}, n.result(), b);
+  }
+  if (n.has(T_Elementwise) && n.info().expr && !n.is(OpId::Cast) && !n.is(OpId::BroadcastTo)) {
+    std::vector<const Value*> ops(n.operands.begin(), n.operands.end());
+    PlanBuffer b = allocate(n.result());
+    return elementwise(&n, n.info().name + 6, n.info().expr, ops, n.result(), b);
+  }
+  switch (n.op) {
+    case OpId::MatMul: return matmul(n);
+    case OpId::Softmax:
+    case OpId::LogSoftmax:
+    case OpId::RMSNorm: return rows(n);
+    case OpId::FlashAttention: return attention(n);
+    case OpId::Transpose: return transpose(n);
+    default: return refuse(&n, std::string(n.info().name) + " has no kernel yet");
+  }
+}
+
+// out[i...] = expr(operands broadcast to out's shape).
+bool PlanWriter::elementwise(const Node* n, const std::string& label, const std::string& expr,
+                             const std::vector<const Value*>& operands, const Value* out, PlanBuffer outBuffer) {
+  const Type& ot = out->type;
+  size_t r = ot.rank();
+  if (r == 0 || r > 4)
+    return refuse(n, label + " of rank " + std::to_string(r) + " has no kernel yet (ranks 1 to 4 do)");
+  DType d = ot.dtype;
+  std::string name = nextKernel(label.c_str());
+  KernelText k(name);
+  std::vector<std::string> dims;
+  for (size_t i = 0; i < r; ++i) dims.push_back("d" + std::to_string(i));
+  PlanStep step{name, {}};
+  std::vector<std::string> terms;
+  for (size_t a = 0; a < operands.size(); ++a) {
+    const Value* v = operands[a];
+    std::string pn = "a" + std::to_string(a);
+    if (v->def && v->def->is(OpId::Constant)) {
+      double c = v->def->attrs.getFloat("value", 0);
+      if (std::isnan(c)) return refuse(n, "a NaN constant has no kernel form yet");
+      if (d == DType::FP32 && std::fabs(c) > std::numeric_limits<float>::max()) c = c > 0 ? INFINITY : -INFINITY;
+      terms.push_back(std::string(dtypeName(d)) + "(" + literal(c) + ")");
+      continue;
+    }
+    if (v->type.isScalar()) {
+      auto it = scalarParams_.find(v);
+      if (it == scalarParams_.end()) return refuse(n, "a scalar computed in the function has no kernel form yet");
+      k.scalar(pn, v->type.dtype);
+      step.args.push_back({PlanArg::Kind::ScalarParam, {}, it->second});
+      terms.push_back(std::string(dtypeName(d)) + "(" + pn + ")");
+      continue;
+    }
+    if (v->type.dtype != d) return refuse(n, "operands of another dtype than the result have no kernel form yet");
+    size_t q = v->type.rank();
+    if (q == 0) return refuse(n, "rank-0 tensor operands have no kernel form yet");
+    std::vector<std::string> ext, idx;
+    for (size_t ax = 0; ax < q; ++ax) {
+      size_t oa = ax + (r - q);
+      if (v->type.shape[ax] == ot.shape[oa]) {
+        ext.push_back(dims[oa]);
+        idx.push_back("i" + std::to_string(oa));
+      } else if (v->type.shape[ax].isConst() && v->type.shape[ax].value() == 1) {
+        ext.push_back("1");
+        idx.push_back("0");
+      } else {
+        return refuse(n, "broadcasting " + v->type.str() + " to " + ot.str() + " has no kernel form yet");
+      }
+    }
+    k.tensor(pn, d, ext);
+    step.args.push_back(tensorArg(v));
+    std::string term = pn + "[";
+    for (size_t i = 0; i < idx.size(); ++i) term += (i ? ", " : "") + idx[i];
+    terms.push_back(term + "]");
+  }
+  k.tensor("y", d, dims, true);
+  step.args.push_back({PlanArg::Kind::Tensor, outBuffer, 0});
+  decomposeIndex(k, dims);
+  std::string at = "y[" + indexList(r) + "]";
+  std::string value = splice(expr, terms);
+  k.line(2, at + " = " + std::string(dtypeName(d)) + "(" + value + ")");
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// y[i, j] = sum_k a[i, k] b[k, j] (operands read transposed per {transpose_a, transpose_b}),
+// summed in order of k at the dtype.
+bool PlanWriter::matmul(const Node& n) {
+  const Value *a = n.operands[0], *b = n.operands[1];
+  if (a->type.rank() != 2 || b->type.rank() != 2)
+    return refuse(&n, "a batched graph.matmul has no kernel yet (two matrices do)");
+  if (a->type.dtype != n.result()->type.dtype || b->type.dtype != n.result()->type.dtype)
+    return refuse(&n, "graph.matmul of mixed dtypes has no kernel yet");
+  DType d = n.result()->type.dtype;
+  bool ta = n.attrs.getBool("transpose_a", false), tb = n.attrs.getBool("transpose_b", false);
+  std::string name = nextKernel("matmul");
+  KernelText k(name);
+  k.tensor("a", d, ta ? std::vector<std::string>{"K", "M"} : std::vector<std::string>{"M", "K"});
+  k.tensor("b", d, tb ? std::vector<std::string>{"N", "K"} : std::vector<std::string>{"K", "N"});
+  k.tensor("y", d, {"M", "N"}, true);
+  PlanBuffer out = allocate(n.result());
+  decomposeIndex(k, {"M", "N"});
+  std::string dt = dtypeName(d);
+  k.line(2, "acc = " + dt + "(0.0)");
+  k.line(2, "for k in range(K):");
+  k.line(3, std::string("acc += ") + (ta ? "a[k, i0]" : "a[i0, k]") + " * " + (tb ? "b[i1, k]" : "b[k, i1]"));
+  k.line(2, "y[i0, i1] = acc");
+  source_ += k.str();
+  plan_.steps.push_back({name, {tensorArg(a), tensorArg(b), {PlanArg::Kind::Tensor, out, 0}}});
+  return true;
+}
+
+// Row operations along the last axis of a matrix: every tile recomputes its row's statistics
+// in the same order, so all elements of a row see the same bits.
+bool PlanWriter::rows(const Node& n) {
+  const Value* x = n.operands[0];
+  if (x->type.rank() != 2) return refuse(&n, std::string(n.info().name) + " of rank other than 2 has no kernel yet");
+  DType d = x->type.dtype;
+  std::string dt = dtypeName(d);
+  std::string name = nextKernel(n.info().name + 6);
+  KernelText k(name);
+  k.tensor("x", d, {"R", "C"});
+  PlanStep step{name, {tensorArg(x)}};
+  bool weight = n.is(OpId::RMSNorm) && n.operands.size() > 1;
+  if (weight) {
+    if (n.operands[1]->type.dtype != d) return refuse(&n, "a weight of another dtype has no kernel form yet");
+    k.tensor("w", d, {"C"});
+    step.args.push_back(tensorArg(n.operands[1]));
+  }
+  k.tensor("y", d, {"R", "C"}, true);
+  step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result()), 0});
+  decomposeIndex(k, {"R", "C"});
+  if (n.is(OpId::RMSNorm)) {
+    // Safe RMS (as stdlib.nn.rmsnorm_safe): statistics of x / max|x|, so squares never overflow.
+    std::string eps = dt + "(" + literal(n.attrs.getFloat("eps", 1e-6)) + ")";
+    k.line(2, "a = " + dt + "(0.0)");
+    k.line(2, "for c in range(C):");
+    k.line(3, "a = max(a, abs(x[i0, c]))");
+    k.line(2, "a = " + dt + "(1.0) if a == 0.0 else a");
+    k.line(2, "ms = " + dt + "(0.0)");
+    k.line(2, "for c in range(C):");
+    k.line(3, "u = x[i0, c] / a");
+    k.line(3, "ms += u * u");
+    k.line(2, "ms = ms / " + dt + "(C)");
+    k.line(2, "q = ms + (" + eps + " / a) / a if a >= 1.0 else (a * a) * ms + " + eps);
+    k.line(2, "s = " + dt + "(1.0) / a if a >= 1.0 else " + dt + "(1.0)");
+    k.line(2, "inv = " + dt + "(0.0) if q == 0.0 else s / sqrt(q)");
+    k.line(2, std::string("y[i0, i1] = x[i0, i1] * inv") + (weight ? " * w[i1]" : ""));
+  } else {
+    k.line(2, "m = " + dt + "(-inf)");
+    k.line(2, "for c in range(C):");
+    k.line(3, "m = max(m, x[i0, c])");
+    k.line(2, "s = " + dt + "(0.0)");
+    k.line(2, "for c in range(C):");
+    k.line(3, "s += exp(x[i0, c] - m)");
+    k.line(2, n.is(OpId::Softmax) ? "y[i0, i1] = exp(x[i0, i1] - m) / s" : "y[i0, i1] = x[i0, i1] - m - log(s)");
+  }
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// o[i, e] = sum_j softmax_j(scale * q[i] . k[j]) v[j, e] with the online softmax (running
+// maximum and sum over j in order); lse[0, i] = m + log(l), written by the tiles of column 0.
+bool PlanWriter::attention(const Node& n) {
+  if (n.attrs.getInt("heads", 1) != 1) return refuse(&n, "graph.flash_attention with several heads has no kernel yet");
+  const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
+  DType d = q->type.dtype;
+  for (const Value* x : {q, kk, v})
+    if (x->type.rank() != 2 || x->type.dtype != d)
+      return refuse(&n, "graph.flash_attention of other than three matrices of one dtype has no kernel yet");
+  if (n.result(1)->type.dtype != d) return refuse(&n, "a log-sum-exp of another dtype has no kernel yet");
+  std::string dt = dtypeName(d);
+  std::string name = nextKernel("flash_attention");
+  KernelText k(name);
+  k.tensor("q", d, {"S", "D"});
+  k.tensor("k", d, {"T", "D"});
+  k.tensor("v", d, {"T", "E"});
+  k.tensor("o", d, {"S", "E"}, true);
+  k.tensor("lse", d, {"1", "S"}, true);
+  PlanBuffer o = allocate(n.result(0));
+  PlanBuffer lse = allocate(n.result(1));
+  decomposeIndex(k, {"S", "E"});
+  std::string scale = n.attrs.has("scale") ? dt + "(" + literal(n.attrs.getFloat("scale", 1)) + ")"
+                                           : dt + "(1.0) / sqrt(" + dt + "(D))";
+  k.line(2, "scale = " + scale);
+  k.line(2, "m = " + dt + "(-inf)");
+  k.line(2, "l = " + dt + "(0.0)");
+  k.line(2, "acc = " + dt + "(0.0)");
+  k.line(2, std::string("for j in range(") + (n.attrs.getBool("causal", false) ? "min(i0 + 1, T)" : "T") + "):");
+  k.line(3, "s = " + dt + "(0.0)");
+  k.line(3, "for c in range(D):");
+  k.line(4, "s += q[i0, c] * k[j, c]");
+  k.line(3, "s = s * scale");
+  k.line(3, "m_new = max(m, s)");
+  k.line(3, "alpha = exp(m - m_new)");
+  k.line(3, "p = exp(s - m_new)");
+  k.line(3, "l = l * alpha + p");
+  k.line(3, "acc = acc * alpha + p * v[j, i1]");
+  k.line(3, "m = m_new");
+  k.line(2, "o[i0, i1] = acc / l");
+  k.line(2, "if i1 == 0:");
+  k.line(3, "lse[0, i0] = m + log(l)");
+  source_ += k.str();
+  plan_.steps.push_back(
+      {name,
+       {tensorArg(q), tensorArg(kk), tensorArg(v), {PlanArg::Kind::Tensor, o, 0}, {PlanArg::Kind::Tensor, lse, 0}}});
+  return true;
+}
+
+// y[i...] = x[i permuted]: a copy in the output's layout.
+bool PlanWriter::transpose(const Node& n) {
+  const Value* x = n.operands[0];
+  size_t r = x->type.rank();
+  if (r < 2 || r > 4) return refuse(&n, "graph.transpose of rank other than 2 to 4 has no kernel yet");
+  std::vector<int64_t> perm;
+  if (const Attr* p = n.attrs.get("perm"))
+    perm = p->asInts();
+  else {
+    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(i));
+    std::swap(perm[r - 1], perm[r - 2]);
+  }
+  DType d = x->type.dtype;
+  std::string name = nextKernel("transpose");
+  KernelText k(name);
+  std::vector<std::string> dims(r), in(r), idx(r);
+  for (size_t i = 0; i < r; ++i) dims[i] = "d" + std::to_string(i);
+  for (size_t i = 0; i < r; ++i) {
+    size_t src = static_cast<size_t>(perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i]);
+    in[src] = dims[i];
+    idx[src] = "i" + std::to_string(i);
+  }
+  k.tensor("x", d, in);
+  k.tensor("y", d, dims, true);
+  PlanBuffer out = allocate(n.result());
+  decomposeIndex(k, dims);
+  std::string at;
+  for (size_t i = 0; i < r; ++i) at += (i ? ", " : "") + idx[i];
+  k.line(2, "y[" + indexList(r) + "] = x[" + at + "]");
+  source_ += k.str();
+  plan_.steps.push_back({name, {tensorArg(x), {PlanArg::Kind::Tensor, out, 0}}});
+  return true;
+}
+
+// A result that no node wrote into the caller's buffer (a parameter returned, a value
+// returned twice) is copied into it.
+bool PlanWriter::copyResult(size_t i) {
+  const Value* r = g_.results[i];
+  if (!buffers_.count(r)) return refuse(r->def, "a returned value has no buffer");
+  claimed_[i] = true;
+  return elementwise(r->def, "copy", "$0", {r}, r, {PlanBuffer::Kind::Output, static_cast<unsigned>(i)});
+}
+
+}  // namespace
+
+void generateHostCode(const GraphModule& m, GeneratedHostCode& out, DiagnosticEngine& diags) {
+  for (const auto& g : m.graphs) {
+    if (g->attrs.has("backward_of")) continue;
+    std::string source;
+    HostPlan plan;
+    PlanWriter w(*g, source, diags);
+    if (!w.run(plan)) continue;
+    out.source += source;
+    out.plans.push_back(std::move(plan));
+  }
+}
+
+}  // namespace tessera::graph

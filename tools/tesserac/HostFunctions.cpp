@@ -1,0 +1,124 @@
+#include "tools/tesserac/HostFunctions.h"
+
+#include <iostream>
+#include <map>
+
+#include "frontend/Lexer.h"
+#include "frontend/Parser.h"
+#include "graph/KernelGen.h"
+#include "graph/Passes.h"
+#include "ir/IR.h"
+#include "irgen/IRGen.h"
+#include "runtime/include/tessera/runtime.h"
+#include "sema/Sema.h"
+
+namespace tessera {
+
+namespace {
+
+int32_t abiDType(DType d) {
+  switch (d) {
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case DType::ID: return ABI;
+#include "basic/DTypes.def"
+    default: return 0;
+  }
+}
+
+// A Dim as the postfix program of tessera_expr_op over the entry's symbols.
+void extentProgram(const graph::Dim& d, const std::map<std::string, unsigned>& symbols,
+                   std::vector<codegen::ExtentOp>& out) {
+  using Op = codegen::ExtentOp;
+  if (d.isConst()) {
+    out.push_back({Op::Const, 0, d.value()});
+    return;
+  }
+  if (d.isSymbol()) {
+    out.push_back({Op::Symbol, static_cast<int32_t>(symbols.at(d.name())), 0});
+    return;
+  }
+  extentProgram(d.lhs(), symbols, out);
+  extentProgram(d.rhs(), symbols, out);
+  switch (d.op()) {
+    case graph::Dim::Op::Add: out.push_back({Op::Add, 0, 0}); break;
+    case graph::Dim::Op::Sub: out.push_back({Op::Sub, 0, 0}); break;
+    case graph::Dim::Op::Mul: out.push_back({Op::Mul, 0, 0}); break;
+    case graph::Dim::Op::Div: out.push_back({Op::Div, 0, 0}); break;
+    case graph::Dim::Op::CeilDiv: out.push_back({Op::CeilDiv, 0, 0}); break;
+    case graph::Dim::Op::Mod: out.push_back({Op::Mod, 0, 0}); break;
+  }
+}
+
+codegen::HostEntryTensor entryTensor(const graph::PlanTensor& t, const std::map<std::string, unsigned>& symbols) {
+  codegen::HostEntryTensor e;
+  e.dtype = abiDType(t.dtype);
+  e.elemBits = dtypeInfo(t.dtype).bits;
+  for (const graph::Dim& d : t.shape) {
+    e.shape.emplace_back();
+    extentProgram(d, symbols, e.shape.back());
+  }
+  return e;
+}
+
+codegen::HostEntry entryOf(const graph::HostPlan& p) {
+  codegen::HostEntry e;
+  e.name = p.name;
+  e.signature = p.signature;
+  std::map<std::string, unsigned> symbols;
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    const graph::PlanParam& q = p.params[i];
+    e.params.push_back({q.name, q.isTensor, abiDType(q.dtype), static_cast<int32_t>(q.shape.size()), q.writable});
+    for (size_t a = 0; a < q.shape.size(); ++a)
+      if (q.shape[a].isSymbol() && !symbols.count(q.shape[a].name())) {
+        symbols[q.shape[a].name()] = static_cast<unsigned>(e.symbols.size());
+        e.symbols.push_back({q.shape[a].name(), static_cast<unsigned>(i), static_cast<unsigned>(a)});
+      }
+  }
+  for (const graph::PlanTensor& t : p.outputs) e.outputs.push_back(entryTensor(t, symbols));
+  for (const graph::PlanTensor& t : p.temps) e.temps.push_back(entryTensor(t, symbols));
+  using K = codegen::HostEntryArg::Kind;
+  for (const graph::PlanStep& s : p.steps) {
+    codegen::HostEntryStep step{s.kernel, {}};
+    for (const graph::PlanArg& a : s.args) {
+      if (a.kind == graph::PlanArg::Kind::ScalarParam) {
+        step.args.push_back({K::ScalarParam, a.param});
+        continue;
+      }
+      K k = a.buffer.kind == graph::PlanBuffer::Kind::Param    ? K::Param
+            : a.buffer.kind == graph::PlanBuffer::Kind::Output ? K::Output
+                                                               : K::Temp;
+      step.args.push_back({k, a.buffer.index});
+    }
+    e.steps.push_back(std::move(step));
+  }
+  return e;
+}
+
+}  // namespace
+
+bool compileHostFunctions(graph::GraphModule& graphs, const DriverOptions& opts, SourceManager& sm, ASTContext& ctx,
+                          ir::Module& lowered, DiagnosticEngine& diags, std::vector<codegen::HostEntry>& entries) {
+  if (graphs.graphs.empty()) return true;
+  std::string error;
+  if (!graph::runPipeline(graphs, opts.graphPasses, opts.disabledGraphPasses, diags, error)) {
+    if (!error.empty()) std::cerr << "tesserac: error: " << error << "\n";
+    return false;
+  }
+  graph::GeneratedHostCode code;
+  graph::generateHostCode(graphs, code, diags);
+  if (code.plans.empty()) return !diags.hasErrors();
+  // The generated kernels go through the same front end, checks and lowering as user kernels.
+  FileID file = sm.addBuffer("<host kernels of " + graphs.name + ">", code.source);
+  std::vector<Token> tokens = lexBuffer(sm, file, diags);
+  Module* ast = parseTokens(tokens, sm, file, ctx, diags);
+  SemaContext sema(sm, ctx);
+  if (diags.hasErrors() || !analyzeModule(*ast, sema, diags)) return false;
+  for (const graph::HostPlan& p : code.plans)
+    for (const graph::PlanStep& s : p.steps)
+      if (!lowered.lookupFunc(s.kernel) && !lowerKernelInto(*ast, sema, s.kernel, s.kernel, lowered, diags))
+        return false;
+  for (const graph::HostPlan& p : code.plans) entries.push_back(entryOf(p));
+  return true;
+}
+
+}  // namespace tessera
