@@ -290,9 +290,7 @@ bool Lowering::lowerTileOp(ir::Operation& op) {
     case OpId::TileReduce: return lowerTileReduce(op);
     default: break;
   }
-  if ((op.id >= OpId::MathExp && op.id <= OpId::MathFma) || (op.id >= OpId::ArithAddI && op.id <= OpId::ArithSelect) ||
-      op.id == OpId::ArithConvert)
-    return lowerTileElementwise(op);
+  if (op.has(ir::T_Elementwise)) return lowerTileElementwise(op);
   return fail(op, "not supported on tile values by code generation yet");
 }
 
@@ -325,8 +323,7 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
         v->type = v->type->elem;
       }
     op.result()->type = relem;
-    bool isMath = op.id >= OpId::MathExp && op.id <= OpId::MathFma;
-    ok = op.id == OpId::ArithConvert ? lowerConvert(op) : isMath ? lowerMath(op) : lowerArith(op);
+    ok = lowerThroughTable(op);
     for (auto& [v, t] : retyped) v->type = t;
     retyped.clear();
     op.result()->type = saved;

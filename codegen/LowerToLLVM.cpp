@@ -4,6 +4,7 @@
 #include "codegen/LowerToLLVM.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "codegen/Lowering.h"
 #include "codegen/MiniFloat.h"
@@ -45,8 +46,7 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) 
   func.walk([&](ir::Operation* op) {
     ++ops;
     if (op == &func) return;
-    bool allowed = (op->id >= OpId::ArithConstant && op->id <= OpId::ArithConvert) ||
-                   (op->id >= OpId::MathExp && op->id <= OpId::MathFma);
+    bool allowed = op->has(ir::T_Elementwise) || op->id == OpId::ArithConstant;
     switch (op->id) {
       case OpId::TileLinearId:  // the global index in a kernel without a group shape
       case OpId::TileThreadId:
@@ -401,17 +401,31 @@ bool Lowering::lowerOp(ir::Operation& op) {
     views_[op.result()] = r;
     return true;
   }
+  return lowerThroughTable(op);
+}
+
+bool Lowering::lowerThroughTable(ir::Operation& op) {
+  using Hook = bool (Lowering::*)(ir::Operation&);
+  static constexpr Hook kHooks[] = {
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY, LOWER) &Lowering::lower##LOWER,
+#include "ir/Ops.def"
+  };
+  static_assert(std::size(kHooks) == static_cast<size_t>(OpId::NumOps));
+  return (this->*kHooks[static_cast<size_t>(op.id)])(op);
+}
+
+bool Lowering::lowerConstant(ir::Operation& op) {
+  ir::Type t = op.result()->type;
+  llvm::Type* lt = scalarType(t);
+  if (!lt) return fail(op, "constants of type " + ir::printType(t) + " are not supported by code generation yet");
+  const ir::Attribute* a = op.attr("value");
+  set(op.result(), lt->isFloatingPointTy() ? llvm::ConstantFP::get(lt, a->f)
+                                           : llvm::ConstantInt::get(lt, static_cast<uint64_t>(a->i), true));
+  return true;
+}
+
+bool Lowering::lowerGroup(ir::Operation& op) {
   switch (op.id) {
-    case OpId::ArithConstant: {
-      ir::Type t = op.result()->type;
-      llvm::Type* lt = scalarType(t);
-      if (!lt) return fail(op, "constants of type " + ir::printType(t) + " are not supported by code generation yet");
-      const ir::Attribute* a = op.attr("value");
-      set(op.result(), lt->isFloatingPointTy() ? llvm::ConstantFP::get(lt, a->f)
-                                               : llvm::ConstantInt::get(lt, static_cast<uint64_t>(a->i), true));
-      return true;
-    }
-    case OpId::ArithConvert: return lowerConvert(op);
     case OpId::TileLinearId: set(op.result(), hooks_->tileLinear(b_)); return true;
     case OpId::TileThreadId: set(op.result(), hooks_->globalLinear(b_)); return true;
     case OpId::TileLaneId: set(op.result(), hooks_->laneId(b_)); return true;
@@ -443,16 +457,17 @@ bool Lowering::lowerOp(ir::Operation& op) {
     case OpId::TileCoopRank:
       set(op.result(), b_.CreateURem(hooks_->tileLinear(b_), b_.getInt64(op.operand(0)->type->count)));
       return true;
-    case OpId::ScfFor:
-    case OpId::TileRange: return lowerFor(op);
-    case OpId::ScfIf: return lowerIf(op);
-    case OpId::ScfWhile: return lowerWhile(op);
-    case OpId::FuncCall: return fail(op, "calls must be inlined before code generation (run the `inline` pass)");
     default: break;
   }
-  if (op.id >= OpId::MathExp && op.id <= OpId::MathFma) return lowerMath(op);
-  if (op.id >= OpId::ArithAddI && op.id <= OpId::ArithSelect) return lowerArith(op);
-  return lowerMemory(op);
+  return fail(op, "unexpected op");
+}
+
+bool Lowering::lowerCall(ir::Operation& op) {
+  return fail(op, "calls must be inlined before code generation (run the `inline` pass)");
+}
+
+bool Lowering::lowerByParent(ir::Operation& op) {
+  return fail(op, "internal error: lowered by the op that holds it, not on its own");
 }
 
 bool Lowering::lowerArith(ir::Operation& op) {

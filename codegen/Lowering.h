@@ -139,10 +139,20 @@ private:
   // ---- bodies
   // Lowers the ops of `block`; returns its terminator (not lowered) or null.
   bool lowerBlock(ir::Block& block, ir::Operation** terminator);
+  // Lowers one op: tile-valued ones through lowerTileOp, the others through the hook their
+  // row of ir/Ops.def names (the Lower column).
   bool lowerOp(ir::Operation& op);
+  // Calls the hook that op's row of ir/Ops.def names.
+  bool lowerThroughTable(ir::Operation& op);
+  // The hooks of ir/Ops.def's Lower column, one per row or family of rows. For a T_Elementwise
+  // op the hook lowers one element: lowerTileElementwise presents each element as a scalar.
+  bool lowerConstant(ir::Operation& op);
   bool lowerArith(ir::Operation& op);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
+  bool lowerGroup(ir::Operation& op);  // ids, barriers, shuffles, cooperative groups
+  bool lowerCall(ir::Operation& op);
+  bool lowerByParent(ir::Operation& op);  // terminators and functions: lowered by what holds them
   // Integer semantics shared by both targets (docs/language.md, "Integer semantics").
   llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);

@@ -26,7 +26,7 @@ const ScalarInfo kScalars[] = {
 };
 
 const OpInfo kOps[] = {
-#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) \
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY, LOWER) \
   {NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, static_cast<uint32_t>(TRAITS)},
 #include "ir/Ops.def"
 };
