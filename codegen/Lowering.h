@@ -153,6 +153,13 @@ private:
   bool lowerGroup(ir::Operation& op);  // ids, barriers, shuffles, cooperative groups
   bool lowerCall(ir::Operation& op);
   bool lowerByParent(ir::Operation& op);  // terminators and functions: lowered by what holds them
+  // Activations (LowerActivations.cpp), one hook per op.
+  bool lowerSigmoid(ir::Operation& op);
+  bool lowerGelu(ir::Operation& op);
+  // Sets op's result to f(operand 0), computed in f32 for 16-bit floats.
+  bool lowerUnaryFloat(ir::Operation& op, const std::function<llvm::Value*(llvm::Value*)>& f);
+  // The device's math library function `name` (exp, tanh, ...) of one float.
+  llvm::Value* callMath(const char* name, llvm::Value* x);
   // Integer semantics shared by both targets (docs/language.md, "Integer semantics").
   llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
