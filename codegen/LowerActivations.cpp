@@ -1,6 +1,6 @@
-// The activation functions of Tile IR (math.gelu, math.sigmoid; math.relu is one intrinsic in
-// lowerMath): one hook each, named by the op's row of ir/Ops.def. They compute one element, in
-// f32 for 16-bit floats with one rounding back, as lowerMath does.
+// The activation functions of Tile IR (math.gelu, math.sigmoid, math.silu; math.relu is one
+// intrinsic in lowerMath): one hook each, named by the op's row of ir/Ops.def. They compute one
+// element, in f32 for 16-bit floats with one rounding back, as lowerMath does.
 #include "codegen/Lowering.h"
 
 namespace tessera::codegen::detail {
@@ -26,6 +26,14 @@ bool Lowering::lowerSigmoid(ir::Operation& op) {
   return lowerUnaryFloat(op, [&](llvm::Value* x) {
     llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
     return b_.CreateFDiv(one, b_.CreateFAdd(one, callMath("exp", b_.CreateFNeg(x))));
+  });
+}
+
+// x / (1 + exp(-x)), which is x * sigmoid(x) with one rounding fewer (PyTorch's silu).
+bool Lowering::lowerSilu(ir::Operation& op) {
+  return lowerUnaryFloat(op, [&](llvm::Value* x) {
+    llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
+    return b_.CreateFDiv(x, b_.CreateFAdd(one, callMath("exp", b_.CreateFNeg(x))));
   });
 }
 

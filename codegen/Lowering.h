@@ -156,6 +156,7 @@ private:
   // Activations (LowerActivations.cpp), one hook per op.
   bool lowerSigmoid(ir::Operation& op);
   bool lowerGelu(ir::Operation& op);
+  bool lowerSilu(ir::Operation& op);
   // Sets op's result to f(operand 0), computed in f32 for 16-bit floats.
   bool lowerUnaryFloat(ir::Operation& op, const std::function<llvm::Value*(llvm::Value*)>& f);
   // The device's math library function `name` (exp, tanh, ...) of one float.

@@ -26,11 +26,13 @@ struct Activation {
 double relu(double x) { return x > 0 ? x : 0.0; }
 double gelu(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+double silu(double x) { return x / (1 + std::exp(-x)); }
 
 const Activation kActivations[] = {
     {"relu", relu, activations::relu_f32, activations::relu_f16, true},
     {"gelu", gelu, activations::gelu_f32, activations::gelu_f16, false},
     {"sigmoid", sigmoid, activations::sigmoid_f32, activations::sigmoid_f16, false},
+    {"silu", silu, activations::silu_f32, activations::silu_f16, false},
 };
 
 double f32Bound(double want, double x) { return std::ldexp(std::fabs(want) + 0.5 * std::fabs(x), -20); }
