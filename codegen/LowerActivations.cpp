@@ -9,7 +9,7 @@ bool Lowering::lowerUnaryFloat(ir::Operation& op, const std::function<llvm::Valu
   llvm::Value* a = get(op.operand(0));
   llvm::Type* lt = a->getType();
   if (!lt->isFloatingPointTy())
-    return fail(op, "'" + std::string(op.name()) + "' of " + ir::printType(op.operand(0)->type) +
+    return fail(op, "'" + std::string(op.name()) + "' of " + ir::printType(typeOf(op.operand(0))) +
                         " is not supported by code generation");
   bool widen = lt->isHalfTy() || lt->isBFloatTy();
   llvm::Value* r = f(widen ? b_.CreateFPExt(a, b_.getFloatTy()) : a);

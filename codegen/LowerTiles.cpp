@@ -310,23 +310,14 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
   }
   View dst = slotView(op.result(), shape);
   ir::Type relem = op.result()->type->elem;
-  ir::Type saved = op.result()->type;
-  std::vector<std::pair<ir::Value*, ir::Type>> retyped;
   bool ok = true;
   forEachElement(shape, [&](const std::vector<llvm::Value*>& idx) {
     for (ir::Value* v : op.operands)
       if (isTileValue(v->type)) set(v, loadElem(*view(v), idx, v->type->elem));
-    // The scalar lowering reads the types of the op's values: present them as the elements.
-    for (ir::Value* v : op.operands)
-      if (isTileValue(v->type)) {
-        retyped.push_back({v, v->type});
-        v->type = v->type->elem;
-      }
-    op.result()->type = relem;
+    // The scalar hook reads the types of the op's values through typeOf: the elements'.
+    perElement_ = true;
     ok = lowerThroughTable(op);
-    for (auto& [v, t] : retyped) v->type = t;
-    retyped.clear();
-    op.result()->type = saved;
+    perElement_ = false;
     if (ok) storeElem(dst, idx, get(op.result()), relem);
   });
   for (ir::Value* v : op.operands)

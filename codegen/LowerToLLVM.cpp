@@ -471,11 +471,11 @@ bool Lowering::lowerByParent(ir::Operation& op) {
 }
 
 bool Lowering::lowerArith(ir::Operation& op) {
-  ir::Type t = op.operand(0)->type;
+  ir::Type t = typeOf(op.operand(0));
   for (ir::Value* v : op.operands)
-    if (ir::isValueShaped(v->type) || ir::isView(v->type))
+    if (ir::isValueShaped(typeOf(v)) || ir::isView(typeOf(v)))
       return fail(op, "arithmetic on tile values is not supported by code generation yet");
-  if (ir::isValueShaped(op.result()->type))
+  if (ir::isValueShaped(typeOf(op.result())))
     return fail(op, "arithmetic on tile values is not supported by code generation yet");
   if (!scalarType(t)) return fail(op, "arithmetic on " + ir::printType(t) + " is not supported by code generation yet");
   llvm::Value* a = get(op.operand(0));
@@ -542,7 +542,7 @@ bool Lowering::lowerArith(ir::Operation& op) {
 }
 
 bool Lowering::lowerMath(ir::Operation& op) {
-  ir::Type t = op.result()->type;
+  ir::Type t = typeOf(op.result());
   if (ir::isValueShaped(t)) return fail(op, "math on tile values is not supported by code generation yet");
   llvm::Value* a = get(op.operand(0));
   llvm::Type* lt = a->getType();
@@ -631,7 +631,7 @@ llvm::Value* Lowering::floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsigne
 }
 
 bool Lowering::lowerConvert(ir::Operation& op) {
-  ir::Type from = op.operand(0)->type, to = op.result()->type;
+  ir::Type from = typeOf(op.operand(0)), to = typeOf(op.result());
   if (!ir::isScalar(from) || !ir::isScalar(to))
     return fail(op, "conversions of tile values are not supported by code generation yet");
   llvm::Type* ft = scalarType(from);

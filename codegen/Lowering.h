@@ -144,6 +144,9 @@ private:
   bool lowerOp(ir::Operation& op);
   // Calls the hook that op's row of ir/Ops.def names.
   bool lowerThroughTable(ir::Operation& op);
+  // The type a hook reads for v: while lowerTileElementwise lowers one element of a tile op,
+  // a tile value's element type (codegen presents the elements without changing the IR).
+  ir::Type typeOf(const ir::Value* v) const { return perElement_ && isTileValue(v->type) ? v->type->elem : v->type; }
   // The hooks of ir/Ops.def's Lower column, one per row or family of rows. For a T_Elementwise
   // op the hook lowers one element: lowerTileElementwise presents each element as a scalar.
   bool lowerConstant(ir::Operation& op);
@@ -244,6 +247,7 @@ private:
   llvm::IRBuilder<> b_;
   std::string& error_;
   bool boundsCheck_ = false;
+  bool perElement_ = false;  // see typeOf
   std::unique_ptr<DeviceHooks> hooks_;
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const ir::Value*, llvm::Value*> vals_;
