@@ -12,6 +12,7 @@ const DiagInfo kDriverDiagnostics[] = {
 
 const char* severityName(Severity s) {
   switch (s) {
+    case Severity::Remark: return "remark";
     case Severity::Note: return "note";
     case Severity::Warning: return "warning";
     case Severity::Error: return "error";
@@ -112,6 +113,7 @@ const char* kBold = "\033[1m";
 const char* kReset = "\033[0m";
 const char* colorOf(Severity s) {
   switch (s) {
+    case Severity::Remark: return "\033[1;34m";
     case Severity::Note: return "\033[1;36m";
     case Severity::Warning: return "\033[1;35m";
     default: return "\033[1;31m";

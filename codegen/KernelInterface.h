@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "basic/SourceManager.h"
+
 namespace tessera::codegen {
 
 // A postfix program over int64 (tessera_expr_op): `K/tp` is {Symbol K, Symbol tp, Div}.
@@ -37,6 +39,13 @@ struct KernelParam {
 struct WorkspaceSlot {
   uint32_t elemBytes = 0;
   std::vector<Extent> extents;
+};
+
+// Compile-time only (--remarks): the op whose tile-valued result a slot holds, where it came from.
+struct WorkspaceValue {
+  std::string op;    // "tile.dot"
+  std::string type;  // "!tile<f32, [128, 64]>"
+  SourceLoc loc;
 };
 
 // A tensor map the runtime encodes at launch for a GPU variant (tessera_tensor_map_desc).
@@ -90,6 +99,7 @@ struct KernelInterface {
   bool cpuSync = false;      // CPU code calls the runtime's barrier / warp services
   bool cpuPerGroup = false;  // CPU entry runs once per group
   std::vector<WorkspaceSlot> workspace;
+  std::vector<WorkspaceValue> workspaceValues;  // one per slot, of the target lowered first
   // Default grid: the product of ceil(params[param].shape[axis] / step) over these.
   struct GridBlock {
     int32_t param = 0, axis = 0;

@@ -248,6 +248,19 @@ llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kin
   return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
 }
 
+// Dimensions indexed by an integer (`Q[b, h, rows]`) leave the view: the address already points
+// at their index. An index past the end (a dimension clipped to nothing) empties the whole view.
+void Lowering::squeezeView(View& r, const ir::Attribute& squeeze) {
+  llvm::Value* empty = b_.getFalse();
+  for (size_t i = squeeze.array.size(); i-- > 0;) {
+    size_t d = static_cast<size_t>(squeeze.array[i].i);
+    empty = b_.CreateOr(empty, b_.CreateICmpEQ(r.shape[d], b_.getInt64(0)));
+    r.shape.erase(r.shape.begin() + d);
+    r.strides.erase(r.strides.begin() + d);
+  }
+  for (llvm::Value*& e : r.shape) e = b_.CreateSelect(empty, b_.getInt64(0), e);
+}
+
 bool Lowering::lowerMemory(ir::Operation& op) {
   auto indices = [&](unsigned from) {
     std::vector<llvm::Value*> idx;
@@ -310,6 +323,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
         left = b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(0)), b_.getInt64(0), left);
         r.shape[d] = b_.CreateSelect(b_.CreateICmpSLT(left, size), left, size);
       }
+      if (const ir::Attribute* sq = op.attr("squeeze")) squeezeView(r, *sq);
       views_[op.result()] = r;
       return true;
     }

@@ -169,6 +169,7 @@ private:
   llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult);
   bool lowerMemory(ir::Operation& op);
+  void squeezeView(View& r, const ir::Attribute& squeeze);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);
   bool lowerWhile(ir::Operation& op);

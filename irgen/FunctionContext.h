@@ -275,6 +275,8 @@ class FunctionContext {
   I::Value* coerce(I::Value* v, I::Type to, SourceRange at);
   I::Value* convertElem(I::Value* v, I::Type elem, SourceRange at);
   I::Value* broadcastTo(I::Value* v, const std::vector<I::Dim>& shape, SourceRange at);
+  I::Value* expandDims(I::Value* t, SubscriptExpr* e);
+  std::vector<I::Dim> broadcastShape(const std::vector<I::Dim>& x, const std::vector<I::Dim>& y);
   I::Value* asTile(I::Value* v, SourceRange at);
   I::Value* toBool(I::Value* v, SourceRange at);
   I::Value* value(const Lowered& lv, SourceRange at);
@@ -285,8 +287,10 @@ class FunctionContext {
   void staticShared(I::Type t, SourceRange at, const std::string& name);
   // A full extent of dimension `d` of `full` as a slice size: static, or its symbol.
   I::Attribute fullExtent(const I::Dim& full, unsigned d, SourceRange at, const std::string& name);
-  // mem.slice of `base` at `offsets` with `sizes` (integers or extent symbols).
-  I::Value* slice(I::Value* base, const std::vector<I::Value*>& offsets, const std::vector<I::Attribute>& sizes);
+  // mem.slice of `base` at `offsets` with `sizes` (integers or extent symbols); the dimensions in
+  // `squeeze` (of size 1) leave the view.
+  I::Value* slice(I::Value* base, const std::vector<I::Value*>& offsets, const std::vector<I::Attribute>& sizes,
+                  const std::vector<int64_t>& squeeze = {});
 
   // ---- expressions (HandleExpr.cpp, HandleOperators.cpp)
   Lowered lower(Expr* e, I::Type want = nullptr);
@@ -362,6 +366,7 @@ class FunctionContext {
   // ---- loops (HandleLoop.cpp)
   void lowerFor(ForStmt* s);
   void lowerRangeLoop(ForStmt* s, CallExpr* call, const SymSet& targets);
+  void lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* axes, const SymSet& targets);
   void lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSet& targets);
   void lowerWhile(WhileStmt* s);
   void lowerMmaLoop(ForStmt* s, CallExpr* call);

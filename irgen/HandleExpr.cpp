@@ -1,5 +1,7 @@
 // Expressions: literals, names, subscripts and slices, attributes, and the facts lowering asks
 // of an expression (a constant integer, free of effects).
+#include <cmath>
+
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -170,6 +172,10 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
     case SymbolKind::Builtin:
       if (s->builtin && s->builtin->id == BuiltinId::GridGroups)
         return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
+      if (s->builtin && s->builtin->id == BuiltinId::Inf)
+        return Lowered::val(b_->constFloat(INFINITY, want && I::isScalar(want) && I::isFloatLike(want)
+                                                         ? computeType(want)
+                                                         : ctx().scalar(I::ScalarKind::F32)));
       unsupported(e->range, "the builtin '" + e->name + "' used as a value");
     default: unsupported(e->range, "the name '" + e->name + "' (a " + symbolKindName(s->kind) + ") as a value");
   }
@@ -214,6 +220,7 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
   // A view: offsets and static sizes per dimension (missing trailing indices are full slices).
   std::vector<I::Value*> offs;
   std::vector<I::Attribute> sizes;
+  std::vector<int64_t> squeeze;
   std::string baseName = text(e->base->range);
   for (size_t d = 0; d < rank; ++d) {
     const I::Dim& full = t->shape[d];
@@ -245,12 +252,14 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
       offs.push_back(lvs[d].v);
       sizes.push_back(I::Attribute::integer(lvs[d].size));
     } else {
-      unsupported(x->range, "mixing integer indices and slices in one subscript",
-                  "slice every dimension (x[i:i+1, a:b])");
+      // An integer index next to slices selects one position and drops the dimension (numpy).
+      offs.push_back(coerce(value(lvs[d], x->range), ctx().index(), x->range));
+      sizes.push_back(I::Attribute::integer(1));
+      squeeze.push_back(static_cast<int64_t>(d));
     }
   }
   waitFor(base, true);
-  return slice(base, offs, sizes);
+  return slice(base, offs, sizes, squeeze);
 }
 
 // The static extent of slice `s` of a dimension of extent `full`: constant bounds, a constant
@@ -269,6 +278,33 @@ std::optional<int64_t> FunctionContext::sliceSize(SliceExpr* s, const I::Dim& fu
   return std::nullopt;
 }
 
+// t[:, None], t[None, :]: a tile value with extents of 1 inserted where None stands (numpy's
+// newaxis); every other index must be a whole `:`.
+I::Value* FunctionContext::expandDims(I::Value* t, SubscriptExpr* e) {
+  std::vector<I::Dim> shape;
+  size_t next = 0;
+  for (const Argument& a : e->indices) {
+    std::vector<Expr*> parts;
+    if (auto* tu = dyn_cast<TupleExpr>(a.value); tu && !tu->parenthesized)
+      parts = tu->elements;
+    else
+      parts = {a.value};
+    for (Expr* x : parts) {
+      auto* sl = dyn_cast<SliceExpr>(x);
+      if (isa<NoneLiteralExpr>(x)) {
+        shape.push_back(I::Dim{1, {}});
+      } else if (sl && !sl->lower && !sl->upper && !sl->step && next < t->type->shape.size()) {
+        shape.push_back(t->type->shape[next++]);
+      } else {
+        unsupported(x->range, "this index of a tile value", "tile values take ':' and None (t[:, None])");
+      }
+    }
+  }
+  while (next < t->type->shape.size()) shape.push_back(t->type->shape[next++]);
+  loc(e);
+  return op1(I::OpId::TileReshape, {t}, ctx().tile(t->type->elem, shape));
+}
+
 Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
   Lowered base = lower(e->base);
   if (base.kind == Lowered::Tuple) {
@@ -280,6 +316,7 @@ Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
     unsupported(e->range, "indexing a tuple with a non-constant index");
   }
   I::Value* b = value(base, e->base->range);
+  if (b->type->kind == I::TypeKind::Tile) return Lowered::val(expandDims(b, e));
   if (!I::isView(b->type)) unsupported(e->range, "indexing a value of type " + I::printType(b->type));
   bool isElement = false;
   std::vector<I::Value*> idx;
@@ -300,6 +337,15 @@ Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
     unsupported(e->range, "'" + text(e->range) + "' as a value");
   }
   Lowered base = lower(e->base);
+  if (base.kind == Lowered::Block && (e->name == "start" || e->name == "stop")) {
+    // A block of a tile.range loop over a tensor: its first index, and one past its last (not
+    // clipped at the tensor's end).
+    loc(e);
+    I::Type i64 = ctx().scalar(I::ScalarKind::I64);
+    I::Value* start = coerce(base.v, i64, e->range);
+    if (e->name == "start") return Lowered::val(start);
+    return Lowered::val(op1(I::OpId::ArithAddI, {start, b_->constInt(base.size, i64)}, i64));
+  }
   I::Value* b = value(base, e->base->range);
   loc(e);
   I::Type t = b->type;

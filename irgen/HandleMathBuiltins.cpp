@@ -120,6 +120,9 @@ Lowered FunctionContext::handlePow(const BuiltinCall& c) {
 }
 
 // ceil_div(a, d) = (a + d - 1) // d in i64.
+// `inf` is a value (lowerName); a call of it never reaches here past sema.
+Lowered FunctionContext::handleInf(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+
 Lowered FunctionContext::handleCeilDiv(const BuiltinCall& c) {
   SourceRange at = c.range();
   I::Type i64 = ctx().scalar(I::ScalarKind::I64);

@@ -384,6 +384,46 @@ bool Checker::checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vecto
   return ok;
 }
 
+// tile.range: blocks (slices) of a tensor's axis; with axis=(0, 1, 2) an i64 index of each
+// leading axis, then a block of the last one; i32 steps of an extent.
+const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext) {
+  if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
+    if (auto* axes = dyn_cast<TupleExpr>(bc.arg("axis")); axes && axes->elements.size() > 1) {
+      std::vector<const Type*> elems(axes->elements.size() - 1, T.scalar(DType::INT64));
+      elems.push_back(T.slice());
+      return T.range(T.tuple(elems));
+    }
+    if (ext->kind == TypeKind::Tensor || bc.arg("axis")) return T.range(T.slice());
+  }
+  return T.range(T.scalar(DType::INT32));
+}
+
+// tile.where(cond, a, b): the value operands' promoted type, over the shape all three broadcast to.
+const Type* Checker::tileWhereResult(const BoundBuiltinCall& bc) {
+  const Type *c = bc.argType("cond"), *a = bc.argType("a"), *v = bc.argType("b");
+  if (!c || !a || !v) return T.dynamic();
+  SourceRange at = bc.call->callee->range, whole = bc.call->range;
+  const Type* value = binaryResult(BinaryOp::Add, a, v, at, whole);
+  if (value->isLenient() || c->isLenient()) return value->isError() || c->isError() ? T.error() : T.dynamic();
+  const Type* shape = binaryResult(BinaryOp::Eq, c, value, at, whole);
+  if (shape->isError()) return T.error();
+  if (!value->isTileLike() && !shape->isTileLike()) return value;
+  return T.tile(value->dtype, value->dtypeKnown || !value->isTileLike(), shape->dims, shape->rankKnown, value->policy);
+}
+
+// tile.arange(n): a rank-1 i32 tile of n elements, n a positive constant.
+const Type* Checker::tileArangeResult(const BoundBuiltinCall& bc) {
+  Expr* n = bc.arg("n");
+  auto c = n ? evalConst(n, nullptr) : std::nullopt;
+  if (!c || c->kind != ConstValue::Int || c->i <= 0) {
+    if (n)
+      diags.report(diag::err_call_argument_type, n->range)
+          << bc.b.name << "n" << "a positive compile-time integer" << text(n->range);
+    return T.error();
+  }
+  return T.tile(DType::INT32, true, {std::to_string(c->i)}, true);
+}
+
 // The result of builtins whose type depends on their arguments beyond the signature's result
 // notation (shared buffers, ranges, products, tile constructors, shuffles, groups); null for the
 // others.
@@ -438,13 +478,9 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       if (src->isLenient()) return src->isError() ? T.error() : T.tile(DType::FP32, false, {}, false);
       return T.tile(src->dtype, src->dtypeKnown, {}, false, src->policy);
     }
-    case BuiltinId::TileRange: {
-      const Type* ext = first;
-      if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
-        if (ext->kind == TypeKind::Tensor || arg("axis")) return T.range(T.slice());
-      }
-      return T.range(T.scalar(DType::INT32));
-    }
+    case BuiltinId::TileRange: return tileRangeResult(bc, first);
+    case BuiltinId::TileWhere: return tileWhereResult(bc);
+    case BuiltinId::TileArange: return tileArangeResult(bc);
     case BuiltinId::Range: {
       DType d = DType::INT32;
       for (const Type* t : boundType)

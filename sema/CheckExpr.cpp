@@ -102,6 +102,11 @@ const Type* Checker::check(Expr* e) {
   return t;
 }
 
+// The type of a builtin that is a value (`grid_groups`, `inf`): its signature's `= T`.
+const Type* Checker::valueBuiltinType(const BuiltinInfo& b) {
+  return T.scalar(b.sig.result == "f32" ? DType::FP32 : DType::INT64);
+}
+
 const Type* Checker::checkName(NameExpr* e) {
   Symbol* s = scope->lookup(e->name);
   if (!s && fn_ && moduleGlobals.count(e->name)) return T.dynamic();  // assigned later at module level
@@ -112,7 +117,7 @@ const Type* Checker::checkName(NameExpr* e) {
   e->symbol = s;
   if (s->kind == SymbolKind::Builtin && s->builtin && s->builtin->sig.isValue) {
     checkBuiltinUse(*s->builtin, e->range);
-    return T.scalar(DType::INT64);
+    return valueBuiltinType(*s->builtin);
   }
   return s->type ? s->type : T.dynamic();
 }
@@ -142,7 +147,7 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
     if (const BuiltinInfo* bi = lookupBuiltin(q)) {
       if (bi->sig.isValue) {
         checkBuiltinUse(*bi, e->range);
-        return T.scalar(DType::INT64);
+        return valueBuiltinType(*bi);
       }
       return T.builtin(bi);
     }
@@ -196,6 +201,11 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
     }
     case TypeKind::Function:
       if (const BuiltinInfo* m = lookupMethod("KernelFn", name)) return T.builtin(m);
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
+      return T.error();
+    case TypeKind::Slice:
+      // A block of a `tile.range(T, axis=, step=)` loop (or any slice): its bounds as indices.
+      if (name == "start" || name == "stop") return T.scalar(DType::INT64);
       diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
     case TypeKind::Dict:
@@ -286,6 +296,12 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
           continue;
         }
         Extent full = rankKnown && count < b->dims.size() ? b->dims[count] : "?";
+        // `t[:, None]` (numpy's newaxis) inserts an extent of 1 into a tile value.
+        if (isa<NoneLiteralExpr>(ix) && b->kind == TypeKind::Tile) {
+          dims.push_back("1");
+          anySlice = true;
+          continue;
+        }
         if (auto* sl = dyn_cast<SliceExpr>(ix)) {
           check(sl);
           dims.push_back(sliceExtent(sl, full));

@@ -33,6 +33,7 @@ public:
 
   // ---- expressions (CheckExpr.cpp)
   const Type* check(Expr* e);
+  const Type* valueBuiltinType(const BuiltinInfo& b);
   const Type* checkName(NameExpr* e);
   const Type* checkAttribute(AttributeExpr* e);
   const Type* checkSubscript(SubscriptExpr* e);
@@ -65,6 +66,9 @@ public:
   };
   bool checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vector<BindError>& errors);
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
+  const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
+  const Type* tileWhereResult(const BoundBuiltinCall& bc);
+  const Type* tileArangeResult(const BoundBuiltinCall& bc);
   const Type* genericBuiltinResult(const BoundBuiltinCall& bc, SourceRange at);
   const Type* checkUserCall(const Type* fn, CallExpr* call);
   void checkUserArgument(const Type* fnType, const Param& target, size_t idx, const Argument& a, const Type* argType,

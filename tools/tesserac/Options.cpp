@@ -51,6 +51,8 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     } else if (a == "-MT" || (startsWith(a, "-MT") && a.size() > 3)) {
       if (!value("-MT", v)) return false;
       opts.depTargets.push_back(v);
+    } else if (a == "--remarks") {
+      opts.remarks = true;
     } else if (a == "--resource-usage" || a == "--resource-usage=text") {
       opts.resourceUsage = DriverOptions::ResourceUsage::Text;
     } else if (a == "--resource-usage=json") {
@@ -192,6 +194,8 @@ void printDriverHelp() {
       "  --print-after-all         print the Tile IR after every pass\n"
       "  --time-passes             time every Tile IR pass\n"
       "  --verify-each             verify the Tile IR after every pass\n"
+      "  --remarks                 remarks on code generation's choices: the tile values kept in\n"
+      "                            the group's workspace in global memory instead of registers\n"
       "  --resource-usage[=json]   per kernel and architecture: registers, spills, shared and\n"
       "                            local memory, occupancy, tensor-core/TMA/cp.async counts\n"
       "  -MD                       also write a make-style dependency file (the input and every\n"
