@@ -81,6 +81,7 @@ std::string writeHeader(const HostModuleInput& in) {
     return ps.str();
   };
   for (const KernelInterface& k : in.kernels) {
+    if (!k.autotuneOf.empty()) continue;  // a candidate runs through its kernel's launch
     os << "/* " << tesseraSignature(k);
     if (k.grouped)
       os << ", groups of " << k.groupShape[0] * k.groupShape[1] * k.groupShape[2] << " tiles";
@@ -91,6 +92,7 @@ std::string writeHeader(const HostModuleInput& in) {
   }
   os << "#ifdef __cplusplus\n} /* extern \"C\" */\n\nnamespace " << mod << " {\n";
   for (const KernelInterface& k : in.kernels) {
+    if (!k.autotuneOf.empty()) continue;
     std::string params = cParams(k, true);
     os << "inline tessera_status " << k.name << "(" << (params.empty() ? "" : params.substr(2))
        << (params.empty() ? "" : ", ") << "const tessera_launch_options *opts = nullptr) {\n  return "

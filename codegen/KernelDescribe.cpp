@@ -5,6 +5,7 @@
 
 #include "codegen/CostExpr.h"
 #include "codegen/LowerToLLVM.h"
+#include "ir/AsmFormat.h"
 #include "ir/IR.h"
 #include "runtime/include/tessera/runtime.h"
 
@@ -81,6 +82,26 @@ bool readsArgument(ir::Operation& func, ir::Value* arg) {
   return reads;
 }
 
+// FNV-1a, 64 bits.
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// The autotune attributes irgen puts on the candidates of a tuned kernel.
+void describeAutotune(ir::Operation& func, KernelInterface& k) {
+  if (!func.hasAttr("autotune_index")) return;
+  k.autotuneIndex = func.intAttr("autotune_index", 0);
+  if (const ir::Attribute* of = func.attr("autotune_of")) k.autotuneOf = of->s;
+  if (const ir::Attribute* c = func.attr("autotune_config"))
+    for (size_t i = 0; i < c->keys.size() && i < c->array.size(); ++i) k.autotuneConfig.push_back({c->keys[i], c->array[i].i});
+  k.codeHash = fnv1a(ir::printOp(func));
+}
+
 }  // namespace
 
 bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error) {
@@ -90,6 +111,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     for (size_t i = 0; i < g->array.size() && i < 3; ++i) k.groupShape[i] = static_cast<uint32_t>(g->array[i].i);
   }
   k.deterministic = !func.hasAttr("nondeterministic");
+  describeAutotune(func, k);
   k.exactGrid = func.hasAttr("exact_grid");
   k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr("shared", 0), plannedSharedBytes(func)));
   for (auto& arg : func.body().args) {

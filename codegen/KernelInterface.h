@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "basic/SourceManager.h"
@@ -114,6 +115,14 @@ struct KernelInterface {
   std::vector<ExtentOp> flops;
   std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
   std::vector<GpuVariant> gpuVariants;  // tried before gpuEntry where the device allows
+  // Autotune candidates (irgen/Autotune.cpp): a candidate names the kernel it tunes and is
+  // emitted in that kernel's candidate table instead of on its own; the kernel itself is
+  // candidate 0. `autotuneConfig` is the candidate's value of every tuned parameter, and
+  // `codeHash` a hash of its Tile IR (keys the runtime's tuning cache).
+  std::string autotuneOf;
+  int64_t autotuneIndex = -1;  // -1: not autotuned
+  std::vector<std::pair<std::string, int64_t>> autotuneConfig;
+  uint64_t codeHash = 0;
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
 };

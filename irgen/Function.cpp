@@ -68,7 +68,7 @@ I::Operation* FunctionContext::lowerKernel() {
   I::Builder fb(ctx());
   fb.setInsertionPointToEnd(ml_.module->body());
   fb.setLoc(def_->nameRange.begin);
-  func_ = fb.func(def_->name, argTypes, {}, std::move(attrs));
+  func_ = fb.func(funcName_.empty() ? def_->name : funcName_, argTypes, {}, std::move(attrs));
   top_ = &func_->body();
   b_ = std::make_unique<I::Builder>(ctx());
   b_->setInsertionPointToEnd(*top_);

@@ -128,6 +128,7 @@ class FunctionContext {
   std::set<std::string> usedSyms_;             // extents of annotated parameters
   std::vector<std::string> genNames_;          // generated extent names, in parameter order
   std::map<std::string, std::string> rename_;  // generated name -> the name of its class
+  std::string funcName_;                       // the kernel's name in the IR (default: its own)
   bool needsShapeInference();
   std::map<std::string, std::string> extentClasses();
 
@@ -390,12 +391,16 @@ class FunctionContext {
 // types) before the first kernel that calls them.
 class ModuleContext {
  public:
-  ModuleContext(const SemaContext& sema, DiagnosticEngine& diags) : sema(sema), diags(diags) {
-    module = std::make_unique<I::Module>();
+  // Lowers into `into` when given (autotune candidates), else into a module of its own.
+  ModuleContext(const SemaContext& sema, DiagnosticEngine& diags, I::Module* into = nullptr)
+      : sema(sema), diags(diags) {
+    if (!into) owned = std::make_unique<I::Module>();
+    module = into ? into : owned.get();
   }
   const SemaContext& sema;
   DiagnosticEngine& diags;
-  std::unique_ptr<I::Module> module;
+  std::unique_ptr<I::Module> owned;
+  I::Module* module = nullptr;
   struct DeviceKey {
     const FunctionDefStmt* def;
     std::vector<I::Type> args;

@@ -14,7 +14,8 @@ std::optional<int64_t> FunctionContext::constInt(Expr* e) {
     case NodeKind::NameExpr: {
       const Symbol* s = cast<NameExpr>(e)->symbol;
       if (!s) return std::nullopt;
-      if (s->kind == SymbolKind::AutotuneParam && !s->candidates.empty()) return s->candidates.front();
+      // An autotune parameter holds the candidate being compiled (sema's choice).
+      if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int) return s->value->i;
       if (s->kind == SymbolKind::Constant && s->value && s->value->kind == ConstValue::Int) return s->value->i;
       return std::nullopt;
     }
@@ -158,8 +159,8 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
     }
     case SymbolKind::Constant:
     case SymbolKind::AutotuneParam: {
-      if (s->kind == SymbolKind::AutotuneParam && !s->candidates.empty())
-        return Lowered::val(constant(static_cast<double>(s->candidates.front()),
+      if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int)
+        return Lowered::val(constant(static_cast<double>(s->value->i),
                                      want && I::isScalar(want) ? computeType(want) : ctx().scalar(I::ScalarKind::I32)));
       if (s->value && s->value->isNumber()) {
         I::Type t = s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype)

@@ -492,7 +492,7 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
     scope = sc.symbols.makeScope(Scope::Comprehension, outer);
     for (auto& [name, cands] : info.autotuneSpace) {
       Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
-      s->value = ConstValue::ofInt(*std::max_element(cands.begin(), cands.end()));
+      if (!cands.empty()) s->value = ConstValue::ofInt(sc.autotuneValue(f->name, name, cands));  // the compiled candidate
     }
     for (Expr* c : d.clauses) {
       auto constInt = [&](Expr* x) -> std::optional<long long> {

@@ -325,7 +325,9 @@ void Checker::declareFunction(FunctionDefStmt* f) {
   for (auto& [name, cands] : info.autotuneSpace) {
     Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
     s->candidates = cands;
-    if (!cands.empty()) s->value = ConstValue::ofInt(*std::max_element(cands.begin(), cands.end()));
+    // The candidate that is compiled (the first, or the driver's choice) everywhere: group
+    // shape, shapes, body.
+    if (!cands.empty()) s->value = ConstValue::ofInt(sc.autotuneValue(f->name, name, cands));
   }
   // Declare every parameter first, so extents may name later scalar parameters.
   std::vector<Symbol*> paramSyms;

@@ -1,5 +1,5 @@
 // Constant folding of compile-time values: literals (8_KiB is already 8192), module constants,
-// autotune parameters (their largest candidate, which bounds sizes), and arithmetic on them.
+// autotune parameters (the candidate that is compiled: the first), and arithmetic on them.
 #include <climits>
 #include <cmath>
 

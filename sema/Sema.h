@@ -66,6 +66,11 @@ public:
   TypeContext types;
   SymbolTable symbols;
   std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
+  // Autotuned kernels: the candidate analysed, per kernel and parameter (default: the first of
+  // each list). The driver analyses the module once per candidate (irgen/Autotune.cpp).
+  std::map<std::string, std::map<std::string, long long>> autotuneChoice;
+  long long autotuneValue(const std::string& kernel, const std::string& param,
+                          const std::vector<long long>& candidates) const;
 
   // The binding of every call that type-checked (builtins and user functions), read by irgen.
   std::map<const CallExpr*, CallBinding> bindings;

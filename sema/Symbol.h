@@ -40,7 +40,7 @@ public:
   std::string name;
   SourceRange declRange;
   const Type* type = nullptr;
-  std::optional<ConstValue> value;            // module constants, autotune parameters (largest candidate)
+  std::optional<ConstValue> value;            // module constants, autotune parameters (compiled candidate)
   std::vector<long long> candidates;          // autotune parameters
   const BuiltinInfo* builtin = nullptr;       // Builtin
   const FunctionDefStmt* function = nullptr;  // Function

@@ -159,6 +159,8 @@ int run(const DriverOptions& opts) {
   // emit hands it to the back end.
   if (!diags.hasErrors()) {
     std::unique_ptr<ir::Module> lowered = lowerToTileIR(*module, sema, diags);
+    // Autotuned kernels: one function per candidate configuration (irgen/Autotune.cpp).
+    if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(*module, sema, *lowered, diags);
     if (!lowered || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
       diags.finish();
       if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output

@@ -180,8 +180,9 @@ def k(y: mut f16[n]):
   CHECK(f->groupShape == std::vector<long long>{128});
   CHECK(f->sharedBudget == 8192);
   CHECK(f->autotuneSpace.at("BM") == std::vector<long long>{64, 128});
+  // Sema analyses the first candidate (BM=64); the driver analyses each other one afresh.
   REQUIRE(f->sharedAllocations.size() == 1);
-  CHECK(f->sharedAllocations[0].bytes == 128 * 16 * 2);
+  CHECK(f->sharedAllocations[0].bytes == 64 * 16 * 2);
 }
 
 TEST_CASE("numeric policies are part of the type") {
