@@ -1,6 +1,7 @@
 #include "basic/SourceManager.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -18,14 +19,36 @@ FileID SourceManager::addBuffer(std::string name, std::string text) {
 }
 
 bool SourceManager::addFile(const std::string& path, FileID& id, std::string& error) {
+  // std::ifstream opens a directory and then reads nothing: ask the file system first, so that
+  // `tesserac dir/` is an error and not an empty module.
+  std::error_code ec;
+  std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    error = "no such file or directory";
+    return false;
+  }
+  if (std::filesystem::is_directory(st)) {
+    error = "is a directory";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    error = "cannot open '" + path + "'";
+    error = "cannot be read (permission denied?)";
     return false;
   }
   std::ostringstream ss;
   ss << in.rdbuf();
-  id = addBuffer(path, ss.str());
+  if (in.bad()) {
+    error = "read error";
+    return false;
+  }
+  std::string text = ss.str();
+  // Locations are 32-bit offsets over every buffer; keep well within them.
+  if (text.size() > kMaxFileBytes) {
+    error = "is larger than the 1 GiB a source file may have";
+    return false;
+  }
+  id = addBuffer(path, std::move(text));
   return true;
 }
 

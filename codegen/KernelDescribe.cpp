@@ -56,7 +56,8 @@ bool postfix(const ir::Dim& d, std::vector<std::string>& symbols, std::vector<Ex
   return true;
 }
 
-// Bytes of shared memory the function's buffers occupy once smem-plan has placed them.
+// Bytes of shared memory the function's buffers (and group reductions' scratch) occupy once
+// smem-plan has placed them.
 int64_t plannedSharedBytes(ir::Operation& func) {
   int64_t end = 0;
   func.walk([&](ir::Operation* op) {
@@ -64,6 +65,11 @@ int64_t plannedSharedBytes(ir::Operation& func) {
     int64_t bytes = ir::staticElementCount(op->result()->type) * ir::elementBytes(op->result()->type);
     end = std::max(end, op->intAttr("offset", 0) + bytes);
   });
+  if (const ir::Attribute* g = func.attr("group"); g && func.hasAttr("group_scratch")) {
+    int64_t tiles = 1;
+    for (const ir::Attribute& d : g->array) tiles *= d.i;
+    end = std::max(end, func.intAttr("group_scratch", 0) + ir::groupReduceScratchBytes(tiles));
+  }
   return end;
 }
 

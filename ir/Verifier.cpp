@@ -74,6 +74,8 @@ public:
   bool verifyNone(Operation* op);
   bool verifyShuffle(Operation* op);
   bool verifyCoopGroup(Operation* op);
+  bool verifyGroupReduce(Operation* op);
+  bool verifyBitcast(Operation* op);
   bool verifyCoopUse(Operation* op);
   bool verifyDim(Operation* op);
   bool verifyLoad(Operation* op);
@@ -519,6 +521,29 @@ bool Verifier::verifyShuffle(Operation* op) {
   if (!operandIs(op, 0, isScalar(t), "a scalar")) return false;
   if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
   return resultType(op, 0, t);
+}
+bool Verifier::verifyBitcast(Operation* op) {
+  Type from = op->operand(0)->type, to = op->result(0)->type;
+  auto width = [](Type t) { return isScalar(t) && baseScalar(t) != ScalarKind::I1 ? scalarBits(baseScalar(t)) : 0u; };
+  if (!operandIs(op, 0, width(from) >= 8, "a scalar of 8 bits or more")) return false;
+  return resultIs(op, 0, width(to) == width(from), "a scalar as wide as the operand");
+}
+bool Verifier::verifyGroupReduce(Operation* op) {
+  if (!strAttrIn(op, "kind", {"sum", "max", "min", "argmax", "argmin"})) return false;
+  std::string kind = op->strAttr("kind");
+  bool arg = kind == "argmax" || kind == "argmin";
+  if (op->numOperands() != (arg ? 2u : 1u)) {
+    report(op, diag::err_ir_operand_count) << op->name() << (arg ? 2u : 1u) << op->numOperands();
+    return false;
+  }
+  // Values travel through warp shuffles as 32 or 64 bits: narrower ones are widened before.
+  Type t = op->operand(0)->type;
+  bool wide = isScalar(t) && (scalarBits(baseScalar(t)) == 32 || scalarBits(baseScalar(t)) == 64) &&
+              baseScalar(t) != ScalarKind::Index;
+  if (!operandIs(op, 0, wide, "a 32- or 64-bit integer or float scalar")) return false;
+  if (!arg) return resultType(op, 0, t);
+  if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
+  return resultType(op, 0, op->operand(1)->type);
 }
 bool Verifier::verifyCoopGroup(Operation* op) {
   if (!intAttrIn(op, "size", 1, 1024, false)) return false;

@@ -304,6 +304,7 @@ class FunctionContext {
   Lowered lowerShortCircuit(BinaryExpr* e);
   Lowered lowerSubscript(SubscriptExpr* e);
   Lowered lowerAttribute(AttributeExpr* e);
+  Lowered lowerModuleConstant(const Symbol* s, I::Type want);
   I::Value* sliceView(I::Value* base, const std::vector<Argument>& indices, SubscriptExpr* e, bool& isElement,
                       std::vector<I::Value*>& elementIdx);
   std::optional<int64_t> sliceSize(SliceExpr* s, const I::Dim& full);
@@ -331,6 +332,7 @@ class FunctionContext {
   Lowered lowerCopyIntoShared(const BuiltinCall& c, Lowered dst, Expr* dstE, Expr* srcE);
   Lowered lowerShuffle(const BuiltinCall& c, const char* mode);
   Lowered lowerGroupMethod(const BuiltinCall& c);
+  Lowered lowerGroupReduce(const BuiltinCall& c, const char* kind);
   std::pair<I::Value*, I::Value*> productOperands(const BuiltinCall& c, const char* what);
   Lowered lowerSharedAlloc(const BuiltinCall& c);
   std::optional<int64_t> constAxis(Expr* a);

@@ -162,12 +162,7 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
       if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int)
         return Lowered::val(constant(static_cast<double>(s->value->i),
                                      want && I::isScalar(want) ? computeType(want) : ctx().scalar(I::ScalarKind::I32)));
-      if (s->value && s->value->isNumber()) {
-        I::Type t = s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype)
-                                                                 : ctx().scalar(I::ScalarKind::I32);
-        if (s->type && s->type->weak && want && I::isScalar(want)) t = computeType(want);
-        return Lowered::val(constant(s->value->asDouble(), t));
-      }
+      if (s->value && s->value->isNumber()) return lowerModuleConstant(s, want);
       unsupported(e->range, "the module-level name '" + e->name + "'");
     }
     case SymbolKind::Builtin:
@@ -330,8 +325,25 @@ Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
   return Lowered::val(op1(I::OpId::MemLoad, ops, b->type->elem));
 }
 
+// A numeric module constant: its folded value, typed as declared (a weak literal takes the
+// type the use wants).
+Lowered FunctionContext::lowerModuleConstant(const Symbol* s, I::Type want) {
+  I::Type t =
+      s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype) : ctx().scalar(I::ScalarKind::I32);
+  if (s->type && s->type->weak && want && I::isScalar(want)) t = computeType(want);
+  return Lowered::val(constant(s->value->asDouble(), t));
+}
+
 Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
   const Type* bt = e->base->type;
+  // `act.CLAMP_HI` with `import act`: a numeric constant of the imported module.
+  if (auto* base = dyn_cast<NameExpr>(e->base);
+      base && base->symbol && base->symbol->kind == SymbolKind::Module && bt && bt->module && bt->module->scope) {
+    const Symbol* member = bt->module->scope->lookupLocal(e->name);
+    if (member && member->kind == SymbolKind::Constant && member->value && member->value->isNumber())
+      return lowerModuleConstant(member, I::Type());
+    unsupported(e->range, "'" + text(e->range) + "' as a value");
+  }
   if (bt && (bt->kind == TypeKind::Namespace || bt->kind == TypeKind::Builtin)) {
     if (e->type && e->type->kind == TypeKind::Scalar && e->name == "grid_groups")
       return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));

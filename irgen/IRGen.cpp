@@ -34,7 +34,10 @@ bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type
     return true;
   }
   if (inProgress.count(def)) {
-    diags.report(diag::err_lower_recursive_call, callAt) << def->name;
+    // Sema reports every call cycle reachable from a kernel (err_recursive_call); this guard
+    // only keeps the lowering finite should one slip through.
+    diags.report(diag::err_lower_unsupported, callAt)
+        << "recursion (a call of '" + def->name + "' inside itself)" << "";
     return false;
   }
   inProgress.insert(def);

@@ -29,6 +29,7 @@ bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags) {
   sc.modules[""] = std::move(info);
   Checker checker(sc, diags, *m);
   checker.checkModule();
+  if (!diags.stopped()) checkKernelRecursion(sc, diags);
   m->analyzing = false;
   return diags.errorCount() == before;
 }

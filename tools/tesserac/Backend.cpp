@@ -1,15 +1,22 @@
 #include "tools/tesserac/Backend.h"
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
+#include "runtime/include/tessera/runtime.h"
 #include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
+#include "sema/Sema.h"
+#include "ir/Verifier.h"
 
 namespace tessera {
+
+// Sema refuses kernel tensor parameters of a rank the launch ABI cannot describe.
+static_assert(kMaxTensorParamRank == TESSERA_MAX_RANK, "sema's rank limit must be the runtime's");
 
 namespace {
 
@@ -66,7 +73,9 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
   std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
-  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags)) {
+  // The pipeline's result is verified once more: inlined device functions meet their kernel's
+  // rules (a group shape for group features) here, with the builtin's source position.
+  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
     diags.finish();
     return 1;
   }
@@ -78,7 +87,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
 
   codegen::CompileOptions co;
   std::string input = opts.inputs[0];
-  co.moduleName = codegen::cIdentifier(stem(input));
+  co.moduleName = codegen::cIdentifier(opts.moduleName.empty() ? stem(input) : opts.moduleName);
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
   co.lineInfo = opts.debugInfo;
@@ -133,8 +142,12 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
       if (!writeFile(path, out.object)) return fail("cannot write '" + path + "'");
       break;
   }
-  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header))
+  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header)) {
+    // The object without its header is half a result: take it back (the driver checked both
+    // paths before compiling, so this is a write error such as a full disk).
+    if (!path.empty() && path != "-") std::remove(path.c_str());
     return fail("cannot write '" + opts.headerOutput + "'");
+  }
   diags.finish();
   return 0;
 }

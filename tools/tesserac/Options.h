@@ -12,6 +12,11 @@ struct DriverOptions {
   std::vector<std::string> inputs;
   std::string output;          // -o
   std::vector<std::string> includePaths;  // -I
+  // --- standard library (issue 14)
+  std::string stdlibDir;       // --stdlib-dir=DIR: where `import stdlib.x` looks (else the default)
+  bool stdlibDirGiven = false;
+  std::string moduleName;      // --module-name=NAME: the C prefix and registered name (else the stem)
+  // --- end standard library
   EmitKind emit = EmitKind::Obj;
   bool emitGiven = false;
   bool checkOnly = false;      // --check: front end and sema only
