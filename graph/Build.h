@@ -1,5 +1,7 @@
-// Building graphs from host functions: the typed AST of every @jit and @graph.module function
-// becomes a graph::Graph (@autodiff and tessera.grad are refused until autodiff lands). Host code runs at compile time as far as it can: names bind values,
+// Building graphs from host functions: the typed AST of every @jit, @graph.module and
+// @autodiff function becomes a graph::Graph, and an @autodiff function adds its backward
+// function `<name>_backward` (graph/Autodiff.h; tessera.grad is refused until it lands). Host
+// code runs at compile time as far as it can: names bind values,
 // user host functions inline, loops over constants unroll, conditions on constants choose a
 // branch; what remains are operators on whole tensors, launches of user kernels and stores
 // into writable parameters, in program order. Errors are reported with err_graph_* at the

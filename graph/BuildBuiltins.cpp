@@ -263,7 +263,7 @@ public:
   }
   HValue grad() {
     b.diags().report(diag::err_graph_unsupported, at())
-        << "'tessera.grad'" << " yet: automatic differentiation of host functions is not implemented";
+        << "'tessera.grad'" << " yet: differentiate with '@autodiff', whose backward function '<name>_backward' takes the cotangents of the results";
     b.fail();
   }
   HValue collective(OpId id) {

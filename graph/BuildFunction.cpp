@@ -1,6 +1,7 @@
-// Building graphs: the module loop, entry parameters and statements.
+// Building graphs: the module loop, entry parameters, statements and @autodiff.
 #include <set>
 
+#include "graph/Autodiff.h"
 #include "graph/BuildContext.h"
 #include "graph/Verifier.h"
 #include "sema/Sema.h"
@@ -64,15 +65,8 @@ void readDecorators(const FunctionDefStmt* def, Attrs& attrs, bool& autodiff) {
 void FunctionBuilder::buildEntry(const FunctionDefStmt* def, const FunctionInfo* info) {
   g_.name = def->name;
   g_.loc = def->nameRange;
-  bool autodiff = false;
+  bool autodiff = false;  // also recorded as the graph's `autodiff` attribute
   readDecorators(def, g_.attrs, autodiff);
-  if (autodiff) {
-    // Autodiff on the graph IR is the next step of issue 18; until then it is refused here, so
-    // --check shows it, rather than compiling a function without its backward.
-    diags_.report(diag::err_graph_unsupported, def->nameRange)
-        << "'@autodiff'" << " yet: automatic differentiation of host functions is not implemented";
-    fail();
-  }
   frames_.push_back(Frame{def, {}, std::nullopt, def->nameRange});
   inlining_.push_back(def);
   const tessera::Type* fnType = info ? info->type : nullptr;
@@ -419,7 +413,25 @@ bool buildOne(const FunctionDefStmt* def, const FunctionInfo* info, const SemaCo
   } catch (BuildAbort&) {
     return false;
   }
+  bool autodiff = g->attrs.has("autodiff");
   m.graphs.push_back(std::move(g));
+  if (!autodiff) return true;
+  // @autodiff: <name>_backward(inputs..., cotangents of the results...) -> the gradients of the
+  // floating-point tensor inputs. It recomputes the forward pass (it is an entry point of its
+  // own, so nothing of the forward call needs to be kept between the two).
+  auto bg = std::make_unique<Graph>();
+  FunctionBuilder bb(sema, diags, opts, *bg);
+  try {
+    bb.buildEntry(def, info);
+  } catch (BuildAbort&) {
+    return false;
+  }
+  bg->name = def->name + "_backward";
+  bg->attrs = Attrs();
+  bg->attrs.set("jit", Attr::b(true));
+  bg->attrs.set("backward_of", Attr::symbolRef(def->name));
+  if (!makeBackward(*bg, diags)) return false;
+  m.graphs.push_back(std::move(bg));
   return true;
 }
 

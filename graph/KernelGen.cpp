@@ -84,6 +84,24 @@ std::string indexList(size_t rank, size_t skip = 0) {
   return s;
 }
 
+// inv = 1 / sqrt(mean(x[row]^2) + eps) for row `row` of x (C columns), computed as
+// stdlib.nn.rmsnorm_safe does: statistics of x / max|x|, so no square overflows.
+void safeInvRms(KernelText& k, int at, const std::string& row, const std::string& dt, double epsValue) {
+  std::string eps = dt + "(" + literal(epsValue) + ")";
+  k.line(at, "a = " + dt + "(0.0)");
+  k.line(at, "for c in range(C):");
+  k.line(at + 1, "a = max(a, abs(x[" + row + ", c]))");
+  k.line(at, "a = " + dt + "(1.0) if a == 0.0 else a");
+  k.line(at, "ms = " + dt + "(0.0)");
+  k.line(at, "for c in range(C):");
+  k.line(at + 1, "u = x[" + row + ", c] / a");
+  k.line(at + 1, "ms += u * u");
+  k.line(at, "ms = ms / " + dt + "(C)");
+  k.line(at, "q = ms + (" + eps + " / a) / a if a >= 1.0 else (a * a) * ms + " + eps);
+  k.line(at, "s = " + dt + "(1.0) / a if a >= 1.0 else " + dt + "(1.0)");
+  k.line(at, "inv = " + dt + "(0.0) if q == 0.0 else s / sqrt(q)");
+}
+
 class PlanWriter {
  public:
   PlanWriter(const Graph& g, std::string& source, DiagnosticEngine& diags) : g_(g), source_(source), diags_(diags) {}
@@ -173,6 +191,9 @@ class PlanWriter {
   bool matmul(const Node& n);
   bool rows(const Node& n);
   bool attention(const Node& n);
+  bool rowsGrad(const Node& n);
+  bool rmsnormGrad(const Node& n);
+  bool sumTo(const Node& n);
   bool transpose(const Node& n);
   bool copyResult(size_t i);
 
@@ -206,11 +227,19 @@ bool PlanWriter::node(const Node& n) {
     PlanBuffer b = allocate(n.result());
     return elementwise(&n, n.info().name + 6, n.info().expr, ops, n.result(), b);
   }
+  if (n.is(OpId::BroadcastTo)) {
+    PlanBuffer b = allocate(n.result());
+    return elementwise(&n, "broadcast_to", "$0", {n.operands[0]}, n.result(), b);
+  }
   switch (n.op) {
     case OpId::MatMul: return matmul(n);
     case OpId::Softmax:
     case OpId::LogSoftmax:
     case OpId::RMSNorm: return rows(n);
+    case OpId::SoftmaxGrad:
+    case OpId::LogSoftmaxGrad: return rowsGrad(n);
+    case OpId::RMSNormGrad: return rmsnormGrad(n);
+    case OpId::SumTo: return sumTo(n);
     case OpId::FlashAttention: return attention(n);
     case OpId::Transpose: return transpose(n);
     default: return refuse(&n, std::string(n.info().name) + " has no kernel yet");
@@ -331,19 +360,7 @@ bool PlanWriter::rows(const Node& n) {
   decomposeIndex(k, {"R", "C"});
   if (n.is(OpId::RMSNorm)) {
     // Safe RMS (as stdlib.nn.rmsnorm_safe): statistics of x / max|x|, so squares never overflow.
-    std::string eps = dt + "(" + literal(n.attrs.getFloat("eps", 1e-6)) + ")";
-    k.line(2, "a = " + dt + "(0.0)");
-    k.line(2, "for c in range(C):");
-    k.line(3, "a = max(a, abs(x[i0, c]))");
-    k.line(2, "a = " + dt + "(1.0) if a == 0.0 else a");
-    k.line(2, "ms = " + dt + "(0.0)");
-    k.line(2, "for c in range(C):");
-    k.line(3, "u = x[i0, c] / a");
-    k.line(3, "ms += u * u");
-    k.line(2, "ms = ms / " + dt + "(C)");
-    k.line(2, "q = ms + (" + eps + " / a) / a if a >= 1.0 else (a * a) * ms + " + eps);
-    k.line(2, "s = " + dt + "(1.0) / a if a >= 1.0 else " + dt + "(1.0)");
-    k.line(2, "inv = " + dt + "(0.0) if q == 0.0 else s / sqrt(q)");
+    safeInvRms(k, 2, "i0", dt, n.attrs.getFloat("eps", 1e-6));
     k.line(2, std::string("y[i0, i1] = x[i0, i1] * inv") + (weight ? " * w[i1]" : ""));
   } else {
     k.line(2, "m = " + dt + "(-inf)");
@@ -441,6 +458,126 @@ bool PlanWriter::transpose(const Node& n) {
   return true;
 }
 
+// softmax_grad: dx = y * (g - sum(g * y)); log_softmax_grad: dx = g - exp(y) * sum(g), per row
+// (operands y, g).
+bool PlanWriter::rowsGrad(const Node& n) {
+  const Value *y = n.operands[0], *g = n.operands[1];
+  if (y->type.rank() != 2 || g->type.dtype != y->type.dtype)
+    return refuse(&n, std::string(n.info().name) + " of rank other than 2 has no kernel yet");
+  DType d = y->type.dtype;
+  std::string dt = dtypeName(d);
+  std::string name = nextKernel(n.info().name + 6);
+  KernelText k(name);
+  k.tensor("y", d, {"R", "C"});
+  k.tensor("g", d, {"R", "C"});
+  k.tensor("dx", d, {"R", "C"}, true);
+  PlanStep step{name, {tensorArg(y), tensorArg(g), {PlanArg::Kind::Tensor, allocate(n.result()), 0}}};
+  decomposeIndex(k, {"R", "C"});
+  bool soft = n.is(OpId::SoftmaxGrad);
+  k.line(2, "s = " + dt + "(0.0)");
+  k.line(2, "for c in range(C):");
+  k.line(3, soft ? "s += g[i0, c] * y[i0, c]" : "s += g[i0, c]");
+  k.line(2, soft ? "dx[i0, i1] = y[i0, i1] * (g[i0, i1] - s)" : "dx[i0, i1] = g[i0, i1] - exp(y[i0, i1]) * s");
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// rmsnorm_grad (operands x, g[, w]; results dx, dw), statistics recomputed per row:
+//   dx[r, j] = inv_r (g w)[r, j] - x[r, j] inv_r^3 mean_k((g w)[r, k] x[r, k])
+//   dw[j]    = sum_r g[r, j] x[r, j] inv_r
+// Two kernels: one tile per element of dx, one per element of dw (rows summed in order).
+bool PlanWriter::rmsnormGrad(const Node& n) {
+  const Value *x = n.operands[0], *g = n.operands[1];
+  bool weight = n.operands.size() > 2;
+  if (x->type.rank() != 2) return refuse(&n, "graph.rmsnorm_grad of rank other than 2 has no kernel yet");
+  DType d = x->type.dtype;
+  for (const Value* v : n.operands)
+    if (v->type.dtype != d) return refuse(&n, "graph.rmsnorm_grad of mixed dtypes has no kernel yet");
+  std::string dt = dtypeName(d);
+  double eps = n.attrs.getFloat("eps", 1e-6);
+  for (int part = 0; part < 2; ++part) {
+    std::string name = nextKernel(part == 0 ? "rmsnorm_grad_x" : "rmsnorm_grad_w");
+    KernelText k(name);
+    k.tensor("x", d, {"R", "C"});
+    k.tensor("g", d, {"R", "C"});
+    PlanStep step{name, {tensorArg(x), tensorArg(g)}};
+    if (weight) {
+      k.tensor("w", d, {"C"});
+      step.args.push_back(tensorArg(n.operands[2]));
+    }
+    if (part == 0) {
+      k.tensor("dx", d, {"R", "C"}, true);
+      step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(0)), 0});
+      decomposeIndex(k, {"R", "C"});
+      safeInvRms(k, 2, "i0", dt, eps);
+      k.line(2, "gx = " + dt + "(0.0)");
+      k.line(2, "for c in range(C):");
+      k.line(3, std::string("gx += ") + (weight ? "g[i0, c] * w[c]" : "g[i0, c]") + " * x[i0, c]");
+      k.line(2, "gx = gx / " + dt + "(C)");
+      k.line(2, std::string("dx[i0, i1] = inv * ") + (weight ? "g[i0, i1] * w[i1]" : "g[i0, i1]") +
+                    " - x[i0, i1] * (inv * inv * inv) * gx");
+    } else {
+      k.tensor("dw", d, {"C"}, true);
+      step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(1)), 0});
+      decomposeIndex(k, {"C"});
+      k.line(2, "acc = " + dt + "(0.0)");
+      k.line(2, "for r in range(R):");
+      safeInvRms(k, 3, "r", dt, eps);
+      k.line(3, "acc += g[r, i0] * x[r, i0] * inv");
+      k.line(2, "dw[i0] = acc");
+    }
+    source_ += k.str();
+    plan_.steps.push_back(std::move(step));
+  }
+  return true;
+}
+
+// sum_to: y[i...] = the sum of x over the axes that broadcasting to x's shape added (leading)
+// or stretched (extent 1 in y), in index order.
+bool PlanWriter::sumTo(const Node& n) {
+  const Value* x = n.operands[0];
+  const Type& ot = n.result()->type;
+  size_t r = x->type.rank(), q = ot.rank();
+  if (q == 0 || r > 4) return refuse(&n, "graph.sum_to to rank 0 or from rank above 4 has no kernel yet");
+  DType d = ot.dtype;
+  std::string dt = dtypeName(d);
+  std::string name = nextKernel("sum_to");
+  KernelText k(name);
+  std::vector<std::string> ext(r), idx(r), yExt;
+  std::vector<size_t> loops;
+  for (size_t i = 0; i < q; ++i) yExt.push_back("d" + std::to_string(i));
+  for (size_t ax = 0; ax < r; ++ax) {
+    bool inY = ax >= r - q;
+    size_t oa = inY ? ax - (r - q) : 0;
+    if (inY && ot.shape[oa] == x->type.shape[ax]) {
+      ext[ax] = yExt[oa];
+      idx[ax] = "i" + std::to_string(oa);
+      continue;
+    }
+    if (inY && !(ot.shape[oa].isConst() && ot.shape[oa].value() == 1))
+      return refuse(&n, "graph.sum_to between these shapes has no kernel yet");
+    if (inY) yExt[oa] = "1";
+    ext[ax] = "e" + std::to_string(ax);
+    idx[ax] = "u" + std::to_string(ax);
+    loops.push_back(ax);
+  }
+  k.tensor("x", d, ext);
+  k.tensor("y", d, yExt, true);
+  PlanStep step{name, {tensorArg(x), {PlanArg::Kind::Tensor, allocate(n.result()), 0}}};
+  decomposeIndex(k, yExt);
+  k.line(2, "acc = " + dt + "(0.0)");
+  int at = 2;
+  for (size_t ax : loops) k.line(at++, "for " + idx[ax] + " in range(" + ext[ax] + "):");
+  std::string xi;
+  for (size_t i = 0; i < r; ++i) xi += (i ? ", " : "") + idx[i];
+  k.line(at, "acc += x[" + xi + "]");
+  k.line(2, "y[" + indexList(q) + "] = acc");
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
 // A result that no node wrote into the caller's buffer (a parameter returned, a value
 // returned twice) is copied into it.
 bool PlanWriter::copyResult(size_t i) {
@@ -454,7 +591,6 @@ bool PlanWriter::copyResult(size_t i) {
 
 void generateHostCode(const GraphModule& m, GeneratedHostCode& out, DiagnosticEngine& diags) {
   for (const auto& g : m.graphs) {
-    if (g->attrs.has("backward_of")) continue;
     std::string source;
     HostPlan plan;
     PlanWriter w(*g, source, diags);

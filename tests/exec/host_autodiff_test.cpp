@@ -1,0 +1,152 @@
+// @autodiff host functions (kernels/host_autodiff.tessera): the backward entry point's gradients
+// against central finite differences of the forward entry point, in f64 on the CPU executor.
+// For a random cotangent D of the result, the backward function returns the gradient of
+// <D, f(x)> for every input element; the finite difference of that element is
+//   (<D, f(x + h e_i)> - <D, f(x - h e_i)>) / 2h,   h = 2^-20 max(1, |x_i|).
+// Its error is the truncation h^2/6 |f'''| plus the rounding of the two sums, about
+// 2^-52 sum |D f| / h; the bound below, 1e-6 (1 + |gradient|) + 2^-52 sum|D f| / h, is two to
+// three orders above both on these inputs and far below the error of any wrong adjoint rule (a
+// dropped or doubled term is of the size of the gradient itself). Fresh random inputs at odd
+// sizes; a second backward call gives the same bits.
+#include "host_autodiff.h"
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "ExecTest.h"
+
+namespace {
+
+int failures = 0;
+
+struct Input {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+std::vector<double> randomDoubles(size_t n, double lo, double hi) {
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<double> v(n);
+  for (double& x : v) x = d(exec::rng());
+  return v;
+}
+
+size_t numel(const std::vector<int64_t>& s) {
+  size_t n = 1;
+  for (int64_t e : s) n *= static_cast<size_t>(e);
+  return n;
+}
+
+// Calls an entry point with host copies of the inputs; returns its results' elements.
+using Entry = std::function<tessera_status(const std::vector<tessera_tensor>&, std::vector<tessera_tensor>&)>;
+
+std::vector<std::vector<double>> call(const Entry& entry, const std::vector<Input>& inputs, size_t results) {
+  std::vector<std::unique_ptr<exec::DeviceArray<double>>> arrays;
+  std::vector<tessera_tensor> views;
+  for (const Input& in : inputs) {
+    arrays.push_back(std::make_unique<exec::DeviceArray<double>>(in.values));
+    views.push_back(arrays.back()->view(TESSERA_F64, in.shape));
+  }
+  std::vector<tessera_tensor> outs(results);
+  exec::check(entry(views, outs), "entry point");
+  std::vector<std::vector<double>> values;
+  for (tessera_tensor& t : outs) {
+    std::vector<double> v(tessera_tensor_numel(&t));
+    exec::check(tessera_memcpy(v.data(), t.data, v.size() * sizeof(double)), "read result");
+    exec::check(tessera_free(t.data), "free result");
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+// Checks every gradient element of every input by central differences.
+void check(const char* name, const Entry& forward, const Entry& backward, std::vector<Input> inputs,
+           const std::vector<int64_t>& outShape) {
+  std::printf("%s\n", name);
+  std::vector<double> dy = randomDoubles(numel(outShape), -1, 1);
+  std::vector<Input> withCotangent = inputs;
+  withCotangent.push_back({outShape, dy});
+  std::vector<std::vector<double>> grads = call(backward, withCotangent, inputs.size());
+  std::vector<std::vector<double>> again = call(backward, withCotangent, inputs.size());
+  for (size_t p = 0; p < grads.size(); ++p)
+    for (size_t i = 0; i < grads[p].size(); ++i)
+      if (!exec::sameResultBits(grads[p][i], again[p][i]) && ++failures <= 10)
+        std::printf("FAIL: %s: gradient %zu[%zu] differs between two calls\n", name, p, i);
+  auto objective = [&](const std::vector<Input>& x, double& magnitude) {
+    std::vector<double> f = call(forward, x, 1)[0];
+    double s = 0;
+    magnitude = 0;
+    for (size_t i = 0; i < f.size(); ++i) s += dy[i] * f[i], magnitude += std::fabs(dy[i] * f[i]);
+    return s;
+  };
+  double worst = 0, worstRatio = 0;
+  for (size_t p = 0; p < inputs.size(); ++p) {
+    if (grads[p].size() != inputs[p].values.size()) {
+      std::printf("FAIL: %s: gradient %zu has %zu elements, its input %zu\n", name, p, grads[p].size(),
+                  inputs[p].values.size());
+      ++failures;
+      continue;
+    }
+    for (size_t i = 0; i < inputs[p].values.size(); ++i) {
+      double x = inputs[p].values[i], h = std::ldexp(std::max(1.0, std::fabs(x)), -20), mp, mm;
+      std::vector<Input> plus = inputs, minus = inputs;
+      plus[p].values[i] = x + h;
+      minus[p].values[i] = x - h;
+      double fd = (objective(plus, mp) - objective(minus, mm)) / (2 * h);
+      double bound = 1e-6 * (1 + std::fabs(grads[p][i])) + std::ldexp(mp + mm, -52) / h;
+      worst = std::max(worst, std::fabs(fd - grads[p][i]));
+      worstRatio = std::max(worstRatio, std::fabs(fd - grads[p][i]) / bound);
+      if (std::fabs(fd - grads[p][i]) > bound && ++failures <= 20)
+        std::printf("FAIL: %s: d/d input %zu [%zu] = %.12g, finite difference %.12g, bound %.3g\n", name, p, i,
+                    grads[p][i], fd, bound);
+    }
+  }
+  std::printf("  largest |finite difference - gradient| %.3g (%.3g of its bound)\n", worst, worstRatio);
+}
+
+Input input(std::vector<int64_t> shape, double lo = -1, double hi = 1) {
+  return {shape, randomDoubles(numel(shape), lo, hi)};
+}
+
+}  // namespace
+
+int main() {
+  exec::requireDevice();
+  {
+    int64_t S = 5, D = 3, T = 7, E = 4;
+    check(
+        "attention",
+        [](auto& in, auto& out) { return host_autodiff_attention(nullptr, &in[0], &in[1], &in[2], &out[0]); },
+        [](auto& in, auto& out) {
+          return host_autodiff_attention_backward(nullptr, &in[0], &in[1], &in[2], &in[3], &out[0], &out[1], &out[2]);
+        },
+        {input({S, D}, -2, 2), input({T, D}, -2, 2), input({T, E})}, {S, E});
+  }
+  {
+    int64_t M = 4, K = 5, N = 6;
+    check(
+        "norm_layer",
+        [](auto& in, auto& out) { return host_autodiff_norm_layer(nullptr, &in[0], &in[1], &in[2], &in[3], &out[0]); },
+        [](auto& in, auto& out) {
+          return host_autodiff_norm_layer_backward(nullptr, &in[0], &in[1], &in[2], &in[3], &in[4], &out[0], &out[1],
+                                                   &out[2], &out[3]);
+        },
+        {input({M, K}), input({K, N}), input({N}), input({N}, 0.5, 1.5)}, {M, N});
+  }
+  {
+    int64_t R = 3, C = 7;
+    check(
+        "logits", [](auto& in, auto& out) { return host_autodiff_logits(nullptr, &in[0], &in[1], &out[0]); },
+        [](auto& in, auto& out) {
+          return host_autodiff_logits_backward(nullptr, &in[0], &in[1], &in[2], &out[0], &out[1]);
+        },
+        {input({R, C}), input({C, C})}, {R, C});
+  }
+  if (failures) {
+    std::printf("%d failure(s)\n", failures);
+    return 1;
+  }
+  std::printf("PASS\n");
+  return 0;
+}
