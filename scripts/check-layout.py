@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks the shape of the source tree against the house rules (README, "Layout"):
-  - no source file (C++ .cpp, .h, .def, .re; Python, Tessera, shell, CMake, JavaScript, Lua)
-    over 1,000 lines;
-  - no function over 150 lines: in C++ from the line its signature starts to its closing brace
+  - no source file (C++ and CUDA .cpp, .h, .def, .re, .cu; Python, Tessera, shell, CMake,
+    JavaScript, Lua) over 1,000 lines;
+  - no function over 150 lines: in C++ and CUDA from the line its signature starts to its closing brace
     (a lambda counts toward the function that contains it); in Python and Tessera from its
     `def` to its last indented line;
   - no include of a higher stage from a lower one (the stage order is STAGES below);
@@ -28,9 +28,9 @@ STAGES = {
 }
 SOURCE_DIRS = ["basic", "frontend", "sema", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests",
                "bench", "examples", "stdlib", "scripts", "editors", "cmake"]
-CPP_EXTENSIONS = (".cpp", ".h", ".def", ".re")
+CPP_EXTENSIONS = (".cpp", ".h", ".def", ".re", ".cu")
 INDENTED_EXTENSIONS = (".py", ".tessera")  # functions end where the indentation does
-EXTENSIONS = CPP_EXTENSIONS + INDENTED_EXTENSIONS + (".cu", ".sh", ".cmake", ".in", ".js", ".lua")
+EXTENSIONS = CPP_EXTENSIONS + INDENTED_EXTENSIONS + (".sh", ".cmake", ".in", ".js", ".lua")
 SKIP_DIRS = {"build", "build-fuzz", ".git", "out", "node_modules"}
 
 
@@ -187,7 +187,7 @@ def main():
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         if lines > max_file:
             problems.append(f"{rel}: {lines} lines (more than {max_file})")
-        if rel.endswith((".cpp", ".h", ".re")):
+        if rel.endswith((".cpp", ".h", ".re", ".cu")):
             found = functions(text)
         elif rel.endswith(INDENTED_EXTENSIONS):
             found = indented_functions(text)
