@@ -201,6 +201,12 @@ def rewrite(old, line, lineno):
             last = m
         if last and (segs[n - k][0] == "re" or k < n - best_k):
             tail_k, ss = k, pe + last.start()
+            if segs[n - k][1] in catch_all and k > 1:
+                # {{.*}} would start the tail right at the head and take the middle's text:
+                # the tail starts where the text after its {{.*}} does instead.
+                after = [m for m in re.finditer(to_regex(segs[n - k + 1:], lineno), line[pe:])]
+                if after:
+                    ss = pe + after[-1].start()
             break
     middle = line[pe:ss]
     old_middle = "".join(t for _, t in segs[best_k:n - tail_k])
