@@ -22,6 +22,10 @@ struct PassInfo {
   const char* description;
 };
 const std::vector<PassInfo>& passRegistry();
+
+// Why kernel `f` is not one canonical tile.mma loop that mma-form records (empty when it is);
+// code generation's -Rpass-missed=tensor-cores remark on sm_90a (ir/passes/MmaForm.cpp).
+std::string mmaFormMismatch(Operation& f);
 const PassInfo* lookupPass(std::string_view name);
 
 struct PassManagerOptions {

@@ -6,6 +6,7 @@
 
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
+#include "codegen/KernelRemarks.h"
 #include "runtime/include/tessera/runtime.h"
 #include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
@@ -46,21 +47,6 @@ bool writeFile(const std::string& path, const std::string& data) {
 int fail(const std::string& message) {
   std::cerr << "tesserac: error: " << message << "\n";
   return 1;
-}
-
-// --remarks: per kernel whose tile values live in the workspace (the target lowered first: the
-// GPU when there is one), a remark at the kernel and a note at each value.
-void remarkWorkspace(ir::Module& m, const std::vector<codegen::KernelInterface>& kernels, const char* where,
-                     DiagnosticEngine& diags) {
-  for (const codegen::KernelInterface& k : kernels) {
-    if (k.workspaceValues.empty()) continue;
-    ir::Operation* func = m.lookupFunc(k.name);
-    SourceLoc at = func ? func->loc : SourceLoc{};
-    DiagBuilder r = diags.report(diag::remark_drv_tile_workspace, at);
-    r << k.name << k.workspaceValues.size() << where;
-    for (const codegen::WorkspaceValue& v : k.workspaceValues)
-      r.note(diag::note_drv_workspace_value, SourceRange(v.loc, SourceLoc{v.loc.offset + 1}), {v.op, v.type});
-  }
 }
 
 }  // namespace
@@ -111,7 +97,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                 "assembles them (an object or --emit=cubin)");
   codegen::CompileOutput out;
   if (!codegen::compileModule(m, co, stop, out, error)) return fail(error);
-  if (opts.remarks) remarkWorkspace(m, out.kernels, co.archs.empty() ? "on the CPU executor" : "on the GPU", diags);
+  codegen::emitKernelRemarks(m, out.kernels, co.archs.empty() ? "on the CPU executor" : "on the GPU", diags);
   if (opts.resourceUsage != DriverOptions::ResourceUsage::Off) {
     // Like nvcc --resource-usage: on stdout, unless the compile's output goes there.
     std::ostream& os = opts.output == "-" ? std::cerr : std::cout;
