@@ -25,7 +25,7 @@ enum class RemarkKind : uint8_t { None, Passed, Missed, Analysis };
 struct DiagInfo {
   const char* name;  // the id as written in the registry, e.g. "err_lex_bad_dedent"
   Severity severity;
-  const char* format;  // message with {0}, {1}, ... placeholders
+  const char* format;                // message with {0}, {1}, ... placeholders
   const char* remarkPass = nullptr;  // remarks: the pass -R flags match, e.g. "vectorize"
   RemarkKind remarkKind = RemarkKind::None;
 };

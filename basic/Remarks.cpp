@@ -13,7 +13,9 @@ const DiagInfo kRemarkDiagnostics[] = {
 
 struct RemarkFilter::Patterns {
   std::optional<std::regex> passed, missed, analysis;
-  std::optional<std::regex>& of(RemarkKind k) { return k == RemarkKind::Passed ? passed : k == RemarkKind::Missed ? missed : analysis; }
+  std::optional<std::regex>& of(RemarkKind k) {
+    return k == RemarkKind::Passed ? passed : k == RemarkKind::Missed ? missed : analysis;
+  }
 };
 
 RemarkFilter::RemarkFilter() : p_(std::make_unique<Patterns>()) {}

@@ -21,12 +21,6 @@ static_assert(kMaxTensorParamRank == TESSERA_MAX_RANK, "sema's rank limit must b
 
 namespace {
 
-// The default Tile IR pipeline: device functions inlined, then cleaned up, `tile.range(...,
-// prefetch=k)` loops turned into k-stage async-copy pipelines, then shared memory placed (code
-// generation needs its offsets).
-const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,mma-form,pipeline,smem-plan";
-const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
-
 std::string stem(const std::string& path) {
   size_t slash = path.find_last_of('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -58,7 +52,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.timePasses = opts.timePasses;
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
-  std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
+  std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? ir::kDefaultPipelineO0 : ir::kDefaultPipeline;
   // The pipeline's result is verified once more: inlined device functions meet their kernel's
   // rules (a group shape for group features) here, with the builtin's source position.
   if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
