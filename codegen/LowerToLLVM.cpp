@@ -69,6 +69,7 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) 
   for (auto& arg : func.body().args)
     if (arg->type->kind == ir::TypeKind::Tensor)
       narrowest = std::min(narrowest, ir::scalarBits(ir::baseScalar(arg->type->elem)));
+  if (narrowest < 8) return 1;  // packed elements (int4, fp4, fp6) are not vector-accessed
   return narrowest <= 16 ? 8 : 4;
 }
 
@@ -98,6 +99,7 @@ void Lowering::bindParams(ir::Operation& func, const std::vector<llvm::Value*>& 
       v.name = "tensor '" + arg->nameHint + "'";
       llvm::Value* block = tensorBlocks[ti++];  // pointer to a tessera_kernel_tensor
       v.elem = storageType(t->elem);
+      v.packedBits = packedBitsOf(t->elem);
       llvm::Value* data = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(kt, block, 0), arg->nameHint + ".data");
       if (hooks_->isGpu()) data = b_.CreateAddrSpaceCast(data, b_.getPtrTy(1));
       v.ptr = data;
@@ -387,7 +389,8 @@ bool Lowering::lowerOp(ir::Operation& op) {
   // Every operand must have been lowered (an op this lowering does not support fails before
   // its users are reached, so this only guards against internal mistakes).
   for (ir::Value* v : op.operands)
-    if (!vals_.count(v) && !views_.count(v) && !fragRegs_.count(v)) return fail(op, "internal error: an operand was not lowered");
+    if (!vals_.count(v) && !views_.count(v) && !fragRegs_.count(v) && !deferred_.count(v))
+      return fail(op, "internal error: an operand was not lowered");
   if (isTileOp(op)) return lowerTileOp(op);
   if (op.id == OpId::ArithSelect && ir::isView(op.result()->type)) {
     View a = *view(op.operand(1)), b = *view(op.operand(2));
@@ -522,172 +525,10 @@ bool Lowering::lowerArith(ir::Operation& op) {
     case OpId::ArithSelect: r = b_.CreateSelect(a, b, get(op.operand(2))); break;
     default: return fail(op, "unexpected op");
   }
-  set(op.result(), r);
-  return true;
-}
-
-bool Lowering::lowerMath(ir::Operation& op) {
-  ir::Type t = op.result()->type;
-  if (ir::isValueShaped(t)) return fail(op, "math on tile values is not supported by code generation yet");
-  llvm::Value* a = get(op.operand(0));
-  llvm::Type* lt = a->getType();
-  if (op.id == OpId::MathAbs && lt->isIntegerTy()) {
-    set(op.result(), b_.CreateSelect(b_.CreateICmpSLT(a, llvm::ConstantInt::get(lt, 0)), b_.CreateNeg(a), a));
-    return true;
-  }
-  // Half-precision math runs in f32 and rounds back, as CUDA's half functions do.
-  bool widen = lt->isHalfTy() || lt->isBFloatTy();
-  auto in = [&](llvm::Value* v) { return widen ? b_.CreateFPExt(v, b_.getFloatTy()) : v; };
-  llvm::Type* ct = widen ? b_.getFloatTy() : lt;
-  llvm::Value* x = in(a);
-  auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, x); };
-  auto lib = [&](const char* name, std::vector<llvm::Value*> args) {
-    return b_.CreateCall(hooks_->mathFunction(out_, name, ct, static_cast<unsigned>(args.size())), args);
-  };
-  llvm::Value* r = nullptr;
-  switch (op.id) {
-    case OpId::MathSqrt: r = unary(llvm::Intrinsic::sqrt); break;
-    case OpId::MathRsqrt: r = b_.CreateFDiv(llvm::ConstantFP::get(ct, 1.0), unary(llvm::Intrinsic::sqrt)); break;
-    case OpId::MathFloor: r = unary(llvm::Intrinsic::floor); break;
-    case OpId::MathCeil: r = unary(llvm::Intrinsic::ceil); break;
-    case OpId::MathAbs: r = unary(llvm::Intrinsic::fabs); break;
-    case OpId::MathRelu: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, llvm::ConstantFP::get(ct, 0.0)); break;
-    case OpId::MathFma:
-      r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {x, in(get(op.operand(1))), in(get(op.operand(2)))});
-      break;
-    case OpId::MathExp: r = lib("exp", {x}); break;
-    case OpId::MathExp2: r = lib("exp2", {x}); break;
-    case OpId::MathLog: r = lib("log", {x}); break;
-    case OpId::MathLog2: r = lib("log2", {x}); break;
-    case OpId::MathTanh: r = lib("tanh", {x}); break;
-    case OpId::MathErf: r = lib("erf", {x}); break;
-    case OpId::MathSin: r = lib("sin", {x}); break;
-    case OpId::MathCos: r = lib("cos", {x}); break;
-    case OpId::MathPow: r = lib("pow", {x, in(get(op.operand(1)))}); break;
-    default: return fail(op, "unexpected op");
-  }
-  set(op.result(), widen ? b_.CreateFPTrunc(r, lt) : r);
-  return true;
-}
-
-// Integer division and remainder are total (docs/language.md, "Integer semantics"): by zero the
-// quotient has every bit set (-1, or the largest unsigned value) and the remainder is the
-// dividend; MIN / -1 is MIN and MIN % -1 is 0. The divisor is replaced by 1 in those cases, so
-// the hardware division never traps (x86 raises SIGFPE for both) and both targets agree.
-llvm::Value* Lowering::totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b) {
-  llvm::Type* t = a->getType();
-  bool isSigned = id == OpId::ArithDivSI || id == OpId::ArithRemSI;
-  bool isDiv = id == OpId::ArithDivSI || id == OpId::ArithDivUI;
-  llvm::Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(t, 0));
-  llvm::Value* unsafe = zero;
-  if (isSigned) {
-    unsigned bits = t->getIntegerBitWidth();
-    llvm::Value* overflow = b_.CreateAnd(b_.CreateICmpEQ(a, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits))),
-                                         b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
-    unsafe = b_.CreateOr(zero, overflow);
-  }
-  llvm::Value* safe = b_.CreateSelect(unsafe, llvm::ConstantInt::get(t, 1), b);
-  llvm::Value* r = isDiv ? (isSigned ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe))
-                         : (isSigned ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe));
-  // MIN / 1 is MIN and MIN % 1 is 0 already; only division by zero needs its own result.
-  return b_.CreateSelect(zero, isDiv ? llvm::Constant::getAllOnesValue(t) : a, r);
-}
-
-// Shifts by the bit width or more (or by a negative amount, read as unsigned) shift every bit
-// out: 0 for << and unsigned >>, the sign fill (0 or -1) for signed >>, as the arithmetic on an
-// unbounded integer would give. LLVM leaves such shifts undefined and x86 masks the amount.
-llvm::Value* Lowering::totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b) {
-  llvm::Type* t = a->getType();
-  unsigned bits = t->getIntegerBitWidth();
-  llvm::Value* out = b_.CreateICmpUGE(b, llvm::ConstantInt::get(t, bits));
-  llvm::Value* amount = b_.CreateSelect(out, llvm::ConstantInt::get(t, id == OpId::ArithShRSI ? bits - 1 : 0), b);
-  if (id == OpId::ArithShRSI) return b_.CreateAShr(a, amount);
-  llvm::Value* r = id == OpId::ArithShLI ? b_.CreateShl(a, amount) : b_.CreateLShr(a, amount);
-  return b_.CreateSelect(out, llvm::ConstantInt::get(t, 0), r);
-}
-
-// Float -> integer conversions truncate toward zero and saturate at the target's range; NaN
-// gives 0 (llvm.fpto[su]i.sat: cvt.rzi.sat on the GPU, the same on the CPU), where a plain
-// fptosi would be undefined outside the range and differ between the targets.
-llvm::Value* Lowering::floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult) {
-  if (to->isIntegerTy(1)) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
-  return b_.CreateIntrinsic(isUnsignedResult ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat, {to, v->getType()},
-                            {v});
-}
-
-bool Lowering::lowerConvert(ir::Operation& op) {
-  ir::Type from = op.operand(0)->type, to = op.result()->type;
-  if (!ir::isScalar(from) || !ir::isScalar(to))
-    return fail(op, "conversions of tile values are not supported by code generation yet");
-  llvm::Type* ft = scalarType(from);
-  llvm::Type* tt = scalarType(to);
-  if (!ft || !tt)
-    return fail(op, "conversion from " + ir::printType(from) + " to " + ir::printType(to) +
-                        " is not supported by code generation yet (fp6/fp4)");
-  std::string round = op.strAttr("round");
-  if (round == "stochastic" || round == "toward_zero")
-    return fail(op, "rounding '" + round + "' is not supported by code generation yet");
-  llvm::Value* v = get(op.operand(0));
-  // fp8 codes go through f32 in software (MiniFloat.cpp): the same bits on every target.
-  ir::ScalarKind fk = ir::baseScalar(from), tk = ir::baseScalar(to);
-  if (isSoftFloat8(fk) || isSoftFloat8(tk)) {
-    if (isSoftFloat8(fk) && isSoftFloat8(tk) && fk == tk) {
-      set(op.result(), v);
-      return true;
-    }
-    llvm::Value* f = v;
-    if (isSoftFloat8(fk)) {
-      f = decodeFloat8(b_, out_, fk, v);
-    } else if (ft->isFloatingPointTy()) {
-      f = ft == b_.getFloatTy() ? v : ft->isDoubleTy() ? b_.CreateFPTrunc(v, b_.getFloatTy()) : b_.CreateFPExt(v, b_.getFloatTy());
-    } else {
-      f = isUnsigned(from) ? b_.CreateUIToFP(v, b_.getFloatTy()) : b_.CreateSIToFP(v, b_.getFloatTy());
-    }
-    llvm::Value* r;
-    if (isSoftFloat8(tk)) {
-      bool saturate = to->kind == ir::TypeKind::Num && to->saturate;
-      r = encodeFloat8(b_, out_, tk, f, saturate);
-    } else if (tt->isFloatingPointTy()) {
-      r = tt == b_.getFloatTy() ? f : tt->isDoubleTy() ? b_.CreateFPExt(f, tt) : b_.CreateFPTrunc(f, tt);
-    } else {
-      r = floatToInt(f, tt, isUnsigned(to));
-    }
-    set(op.result(), r);
-    return true;
-  }
-  bool fFloat = ft->isFloatingPointTy(), tFloat = tt->isFloatingPointTy();
-  llvm::Value* r;
-  // Where the tile index t is below 2^31 (see narrowed_): i32(t) widens back to t exactly.
-  if (auto it = narrowed_.find(v); it != narrowed_.end() && tt->isIntegerTy(64)) {
-    set(op.result(), it->second);
-    return true;
-  }
-  bool isTile = false;
-  for (auto& fact : facts_) isTile |= fact.first == v;
-  if (isTile && tt->isIntegerTy(32)) {
-    r = b_.CreateTrunc(v, tt);
-    narrowed_[r] = v;
-    narrowedUsed_ = true;
-    set(op.result(), r);
-    return true;
-  }
-  if (fFloat && tFloat) {
-    // bf16 <-> f16 goes through f32, which holds both exactly (neither is wider than the other,
-    // so LLVM has no single cast between them): one rounding, to nearest even.
-    if ((ft->isHalfTy() && tt->isBFloatTy()) || (ft->isBFloatTy() && tt->isHalfTy()))
-      r = b_.CreateFPTrunc(b_.CreateFPExt(v, b_.getFloatTy()), tt);
-    else
-      r = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
-                                                                                     : b_.CreateFPTrunc(v, tt);
-  } else if (fFloat) {
-    r = floatToInt(v, tt, isUnsigned(to));
-  } else if (tFloat) {
-    r = isUnsigned(from) ? b_.CreateUIToFP(v, tt) : b_.CreateSIToFP(v, tt);
-  } else if (tt->isIntegerTy(1)) {
-    r = b_.CreateICmpNE(v, llvm::ConstantInt::get(ft, 0));
-  } else {
-    r = b_.CreateIntCast(v, tt, !isUnsigned(from));
-  }
+  // int4 lives sign-extended in 8 bits: integer results wrap at 4 bits.
+  if (ir::isScalar(op.result()->type) && ir::baseScalar(op.result()->type) == ir::ScalarKind::I4 &&
+      r->getType()->isIntegerTy(8))
+    r = b_.CreateAShr(b_.CreateShl(r, 4), 4);
   set(op.result(), r);
   return true;
 }
@@ -761,6 +602,7 @@ void Lowering::checkSliceStart(const View& src, const std::vector<llvm::Value*>&
 
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
   if (v.splat) return v.splat;
+  if (v.packedBits) return loadPacked(v, idx, elem);
   llvm::LoadInst* x = b_.CreateLoad(v.elem, address(v, idx));
   noalias(v, x);
   llvm::Type* want = scalarType(elem);
@@ -768,6 +610,7 @@ llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, i
 }
 
 void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem) {
+  if (v.packedBits) return storePacked(v, idx, value);
   if (value->getType()->isIntegerTy(1)) value = b_.CreateZExt(value, b_.getInt8Ty());
   noalias(v, b_.CreateStore(value, address(v, idx)));
 }
@@ -779,7 +622,9 @@ void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Va
 // CPU) goes element by element with zero fill. The test is uniform across the group.
 void Lowering::copyCooperative(View& dst, View& src, ir::Type elem, bool async) {
   size_t rank = dst.shape.size();
-  unsigned esz = dst.elem && dst.elem == src.elem ? dst.elem->getPrimitiveSizeInBits() / 8 : 0;
+  unsigned esz = dst.elem && dst.elem == src.elem && !dst.packedBits && !src.packedBits
+                     ? dst.elem->getPrimitiveSizeInBits() / 8
+                     : 0;
   if (!hooks_->isGpu() || src.splat || !esz || !(rank == 1 || rank == 2) || src.shape.size() != rank) {
     copyElements(dst, src, elem);
     return;
@@ -956,8 +801,17 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View* v = view(op.operand(1));
       if (!v->elem) return fail(op, "stores of " + ir::printType(op.operand(0)->type) + " are not supported yet");
       std::vector<llvm::Value*> idx = indices(2);
+      llvm::Value* value = get(op.operand(0));
+      if (auto d = deferred_.find(op.operand(0)); d != deferred_.end()) {
+        // Stochastic rounding keyed by the element stored to: (parameter, element offset).
+        const ir::Operation* cvt = d->second;
+        stochasticKey_ = b_.CreateXor(linearOffset(*v, idx), b_.getInt64(static_cast<uint64_t>(v->root + 1) << 56));
+        value = convertScalar(get(cvt->operand(0)), cvt->operand(0)->type, cvt->result()->type, "stochastic", cvt);
+        stochasticKey_ = nullptr;
+        deferred_.erase(d);
+      }
       checkedAccess(*v, idx, nullptr, [&]() -> llvm::Value* {
-        storeElem(*v, idx, get(op.operand(0)), op.operand(0)->type);
+        storeElem(*v, idx, value, op.operand(0)->type);
         return nullptr;
       });
       return true;
@@ -969,7 +823,10 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       std::vector<llvm::Value*> at = indices(1);
       checkSliceStart(src, at);
       if (r.name.rfind("a view of ", 0) != 0) r.name = "a view of " + r.name;
-      r.ptr = src.splat ? nullptr : address(src, at);
+      if (src.packedBits)
+        r.elemOffset = linearOffset(src, at);  // packed: the slice starts at an element, not a byte
+      else
+        r.ptr = src.splat ? nullptr : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
       const ir::Attribute* sizes = op.attr("sizes");
@@ -1007,6 +864,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View v;
       v.elem = storageType(t->elem);
       v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
+      v.packedBits = packedBitsOf(t->elem);
       if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
       if (t->swizzle != ir::Swizzle::None) {
         v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
@@ -1034,8 +892,14 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View r;
       r.elem = src.elem;
       r.name = src.name;
-      r.ptr = b_.CreateGEP(src.elem, src.ptr,
-                           b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]));
+      llvm::Value* first = b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]);
+      if (src.packedBits) {
+        r.ptr = src.ptr;
+        r.packedBits = src.packedBits;
+        r.elemOffset = src.elemOffset ? b_.CreateAdd(src.elemOffset, first) : first;
+      } else {
+        r.ptr = b_.CreateGEP(src.elem, src.ptr, first);
+      }
       r.shape.assign(src.shape.begin() + 1, src.shape.end());
       r.strides.assign(src.strides.begin() + 1, src.strides.end());
       // A stage of a swizzled buffer swizzles from its own start.
@@ -1069,199 +933,6 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     default: break;
   }
   return fail(op, "not supported by code generation yet");
-}
-
-// ------------------------------------------------------------------------------- control flow
-
-bool Lowering::lowerFor(ir::Operation& op) {
-  llvm::Value* lb = get(op.operand(0));
-  llvm::Value* ub = get(op.operand(1));
-  llvm::Value* step = get(op.operand(2));
-  bool uns = isUnsigned(op.operand(0)->type);
-  auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
-  // Python range semantics. With a step of unknown sign the loop runs a trip count computed
-  // once before it (a counted loop LLVM can unroll and pipeline):
-  //   step > 0: max(0, ceil((ub - lb) / step)); step < 0: max(0, ceil((lb - ub) / -step)).
-  llvm::Value* trips = nullptr;
-  if (!uns && !(cstep && !cstep->isNegative())) {
-    llvm::Type* t = step->getType();
-    llvm::Value* zero = llvm::ConstantInt::get(t, 0);
-    llvm::Value* one = llvm::ConstantInt::get(t, 1);
-    llvm::Value* up = b_.CreateICmpSGT(step, zero);
-    llvm::Value* dist = b_.CreateSelect(up, b_.CreateSub(ub, lb), b_.CreateSub(lb, ub));
-    llvm::Value* mag = b_.CreateSelect(up, step, b_.CreateNeg(step));
-    llvm::Value* safeMag = b_.CreateSelect(b_.CreateICmpEQ(mag, zero), one, mag);
-    llvm::Value* count = b_.CreateSDiv(b_.CreateSub(b_.CreateAdd(dist, safeMag), one), safeMag);
-    trips = b_.CreateSelect(b_.CreateOr(b_.CreateICmpSLE(dist, zero), b_.CreateICmpEQ(step, zero)), zero, count);
-  }
-  // Tile values are carried in the slot of the loop's result: copied in here and at each yield.
-  std::vector<View> tileSlots(op.numOperands());
-  for (unsigned i = 3; i < op.numOperands(); ++i)
-    if (isTileValue(op.operand(i)->type) && !inRegisters(op.operand(i)) &&
-        !carryTileInto(op.result(i - 3), op.operand(i), &tileSlots[i]))
-      return fail(op, "internal error: a carried tile value has no storage");
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
-  auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "for.done", fn_);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  ir::Block& blk = op.body();
-  llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
-  iv->addIncoming(lb, pre);
-  llvm::PHINode* trip = nullptr;
-  if (trips) {
-    trip = b_.CreatePHI(trips->getType(), 2, "trip");
-    trip->addIncoming(llvm::ConstantInt::get(trips->getType(), 0), pre);
-  }
-  std::vector<llvm::PHINode*> phis;  // null for tile values
-  std::vector<std::vector<llvm::PHINode*>> fragPhis(op.numOperands());  // fragments in registers
-  for (unsigned i = 3; i < op.numOperands(); ++i) {
-    if (inRegisters(op.operand(i))) {
-      for (llvm::Value* v : fragRegs_.at(op.operand(i))) {
-        llvm::PHINode* p = b_.CreatePHI(v->getType(), 2);
-        p->addIncoming(v, pre);
-        fragPhis[i - 3].push_back(p);
-      }
-      phis.push_back(nullptr);
-      continue;
-    }
-    if (isTileValue(op.operand(i)->type)) {
-      phis.push_back(nullptr);
-      continue;
-    }
-    llvm::Value* init = carried(op.operand(i));
-    llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
-    p->addIncoming(init, pre);
-    phis.push_back(p);
-  }
-  llvm::Value* cond = trip ? b_.CreateICmpSLT(trip, trips) : uns ? b_.CreateICmpULT(iv, ub) : b_.CreateICmpSLT(iv, ub);
-  b_.CreateCondBr(cond, body, exit);
-  b_.SetInsertPoint(body);
-  set(blk.arg(0), iv);
-  for (size_t i = 0; i < phis.size(); ++i) {
-    if (!fragPhis[i].empty()) fragRegs_[blk.arg(static_cast<unsigned>(i + 1))].assign(fragPhis[i].begin(), fragPhis[i].end());
-    else if (!phis[i]) views_[blk.arg(static_cast<unsigned>(i + 1))] = tileSlots[i + 3];
-    else bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
-  }
-  ir::Operation* yield = nullptr;
-  if (!lowerBlock(blk, &yield)) return false;
-  for (size_t i = 0; i < phis.size(); ++i) {
-    View ignored;
-    if (!phis[i] && fragPhis[i].empty() && !carryTileInto(op.result(static_cast<unsigned>(i)), yield->operand(static_cast<unsigned>(i)), &ignored))
-      return fail(op, "internal error: a carried tile value has no storage");
-  }
-  llvm::BasicBlock* latch = b_.GetInsertBlock();
-  iv->addIncoming(b_.CreateAdd(iv, step), latch);
-  if (trip) trip->addIncoming(b_.CreateAdd(trip, llvm::ConstantInt::get(trips->getType(), 1)), latch);
-  for (size_t i = 0; i < phis.size(); ++i)
-    if (phis[i]) phis[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), latch);
-  for (size_t i = 0; i < fragPhis.size(); ++i)
-    for (size_t j = 0; j < fragPhis[i].size(); ++j)
-      fragPhis[i][j]->addIncoming(fragRegs_.at(yield->operand(static_cast<unsigned>(i)))[j], latch);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(exit);
-  for (size_t i = 0; i < phis.size(); ++i) {
-    if (!fragPhis[i].empty()) fragRegs_[op.result(static_cast<unsigned>(i))].assign(fragPhis[i].begin(), fragPhis[i].end());
-    else if (!phis[i]) views_[op.result(static_cast<unsigned>(i))] = tileSlots[i + 3];
-    else bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
-  }
-  return true;
-}
-
-bool Lowering::lowerIf(ir::Operation& op) {
-  auto* thenBB = llvm::BasicBlock::Create(c_, "then", fn_);
-  auto* elseBB = llvm::BasicBlock::Create(c_, "else", fn_);
-  auto* merge = llvm::BasicBlock::Create(c_, "endif", fn_);
-  b_.CreateCondBr(get(op.operand(0)), thenBB, elseBB);
-  std::vector<std::pair<llvm::BasicBlock*, ir::Operation*>> arms;
-  std::vector<std::vector<std::vector<llvm::Value*>>> tileShapes(op.numResults());
-  for (unsigned r = 0; r < 2; ++r) {
-    b_.SetInsertPoint(r == 0 ? thenBB : elseBB);
-    ir::Operation* yield = nullptr;
-    if (!lowerBlock(op.region(r).block(), &yield)) return false;
-    // Tile results: each arm copies its value into the result's slot.
-    for (unsigned i = 0; i < op.numResults(); ++i) {
-      if (!isTileValue(op.result(i)->type) || inRegisters(op.result(i))) continue;
-      View v;
-      if (!carryTileInto(op.result(i), yield->operand(i), &v))
-        return fail(op, "internal error: a tile result has no storage");
-      tileShapes[i].push_back(v.shape);
-    }
-    arms.push_back({b_.GetInsertBlock(), yield});
-    b_.CreateBr(merge);
-  }
-  b_.SetInsertPoint(merge);
-  for (unsigned i = 0; i < op.numResults(); ++i) {
-    if (inRegisters(op.result(i))) {
-      const auto& x = fragRegs_.at(arms[0].second->operand(i));
-      const auto& y = fragRegs_.at(arms[1].second->operand(i));
-      std::vector<llvm::Value*> r;
-      for (size_t j = 0; j < x.size(); ++j) {
-        llvm::PHINode* p = b_.CreatePHI(x[j]->getType(), 2);
-        p->addIncoming(x[j], arms[0].first);
-        p->addIncoming(y[j], arms[1].first);
-        r.push_back(p);
-      }
-      fragRegs_[op.result(i)] = r;
-      continue;
-    }
-    if (isTileValue(op.result(i)->type)) {
-      std::vector<llvm::Value*> shape;
-      for (size_t d = 0; d < tileShapes[i][0].size(); ++d) {
-        llvm::PHINode* p = b_.CreatePHI(b_.getInt64Ty(), 2);
-        p->addIncoming(tileShapes[i][0][d], arms[0].first);
-        p->addIncoming(tileShapes[i][1][d], arms[1].first);
-        shape.push_back(p);
-      }
-      views_[op.result(i)] = slotView(op.result(i), shape);
-      continue;
-    }
-    llvm::Value* a = carried(arms[0].second->operand(i));
-    llvm::PHINode* p = b_.CreatePHI(a->getType(), 2);
-    p->addIncoming(a, arms[0].first);
-    p->addIncoming(carried(arms[1].second->operand(i)), arms[1].first);
-    bindCarried(op.result(i), p, arms[0].second->operand(i));
-  }
-  return true;
-}
-
-bool Lowering::lowerWhile(ir::Operation& op) {
-  for (ir::Value* v : op.operands)
-    if (isTileValue(v->type)) return fail(op, "while loops that carry tile values are not supported by code generation yet");
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* before = llvm::BasicBlock::Create(c_, "while", fn_);
-  auto* after = llvm::BasicBlock::Create(c_, "while.body", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "while.done", fn_);
-  b_.CreateBr(before);
-  b_.SetInsertPoint(before);
-  ir::Block& cb = op.region(0).block();
-  ir::Block& bb = op.region(1).block();
-  std::vector<llvm::PHINode*> args;
-  for (unsigned i = 0; i < op.numOperands(); ++i) {
-    llvm::Value* init = carried(op.operand(i));
-    llvm::PHINode* p = b_.CreatePHI(init->getType(), 2);
-    p->addIncoming(init, pre);
-    args.push_back(p);
-    bindCarried(cb.arg(i), p, op.operand(i));
-  }
-  ir::Operation* condition = nullptr;
-  if (!lowerBlock(cb, &condition)) return false;
-  llvm::BasicBlock* condEnd = b_.GetInsertBlock();
-  std::vector<llvm::Value*> forwarded;
-  for (unsigned i = 1; i < condition->numOperands(); ++i) forwarded.push_back(carried(condition->operand(i)));
-  b_.CreateCondBr(get(condition->operand(0)), after, exit);
-  b_.SetInsertPoint(after);
-  for (unsigned i = 0; i < bb.numArgs(); ++i) bindCarried(bb.arg(i), forwarded[i], condition->operand(i + 1));
-  ir::Operation* yield = nullptr;
-  if (!lowerBlock(bb, &yield)) return false;
-  for (size_t i = 0; i < args.size(); ++i)
-    args[i]->addIncoming(carried(yield->operand(static_cast<unsigned>(i))), b_.GetInsertBlock());
-  b_.CreateBr(before);
-  b_.SetInsertPoint(exit);
-  for (unsigned i = 0; i < op.numResults(); ++i) bindCarried(op.result(i), forwarded[i], condition->operand(i + 1));
-  (void)condEnd;
-  return true;
 }
 
 }  // namespace detail
