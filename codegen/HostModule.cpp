@@ -40,8 +40,8 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 // runtime.h exactly; natural alignment gives the same layout (checked by a unit test).
 struct AbiTypes {
   llvm::PointerType* ptr;
-  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *resources, *kernelDesc, *moduleDesc,
-      *arg;
+  llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *resources, *tensorMap, *variant,
+      *kernelDesc, *moduleDesc, *arg;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -54,9 +54,11 @@ struct AbiTypes {
     resources = llvm::StructType::create(
         c, {i32, i32, i32, i32, i32, i32, i64, i64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32},
         "tessera_kernel_resources");
+    tensorMap = llvm::StructType::create(c, {i32, llvm::ArrayType::get(i32, 2), i32}, "tessera_tensor_map_desc");
+    variant = llvm::StructType::create(c, {ptr, i32, i32, i64, ptr, i32, i32}, "tessera_gpu_variant");
     kernelDesc = llvm::StructType::create(c,
                                           {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
-                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr},
+                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr, ptr, i32, i32},
                                           "tessera_kernel_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
     arg = llvm::StructType::create(c, {i32, i32, i64}, "tessera_arg");
@@ -175,6 +177,19 @@ private:
       }
       cpu = f;
     }
+    std::vector<llvm::Constant*> variants;
+    for (const GpuVariant& v : k.gpuVariants) {
+      std::vector<llvm::Constant*> maps;
+      for (const TensorMapRequest& t : v.tensorMaps)
+        maps.push_back(llvm::ConstantStruct::get(
+            t_.tensorMap, {i32(t.param),
+                           llvm::ConstantArray::get(llvm::ArrayType::get(llvm::Type::getInt32Ty(c_), 2),
+                                                    {i32(t.box[0]), i32(t.box[1])}),
+                           i32(t.swizzle)}));
+      variants.push_back(llvm::ConstantStruct::get(
+          t_.variant, {str(v.entry), i32(v.minSm), i32(v.threads), i64(v.sharedBytes),
+                       array<void>(t_.tensorMap, maps, "__tessera_tensor_maps"), i32(maps.size()), i32(v.cluster)}));
+    }
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
                      (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0) |
                      (k.exactGrid ? TESSERA_KERNEL_EXACT_GRID : 0) |
@@ -191,7 +206,8 @@ private:
          i32(k.gridSymbol), shape, i64(k.sharedBytes), k.gpuEntry.empty() ? null() : str(k.gpuEntry), cpu, i64(0),
          array<void>(t_.workspaceSlot, slots, "__tessera_workspace"), i32(slots.size()),
          array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0), resources(k),
-         i32(k.resources.size()), i32(k.flops.size()), exprProgram(k.flops, "__tessera_flops")});
+         i32(k.resources.size()), i32(k.flops.size()), exprProgram(k.flops, "__tessera_flops"),
+         array<void>(t_.variant, variants, "__tessera_gpu_variants"), i32(variants.size()), i32(0)});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a

@@ -39,6 +39,24 @@ struct WorkspaceSlot {
   std::vector<Extent> extents;
 };
 
+// A tensor map the runtime encodes at launch for a GPU variant (tessera_tensor_map_desc).
+struct TensorMapRequest {
+  int32_t param = 0;
+  uint32_t box[2] = {0, 0};  // box extents: [0] along the contiguous dimension, [1] the other
+  uint32_t swizzle = 128;    // bytes
+};
+
+// Another GPU entry of the same kernel for newer devices (tessera_gpu_variant): the sm_90a
+// wgmma + TMA form of a tile.mma loop (codegen/HopperGemm.cpp).
+struct GpuVariant {
+  std::string entry;
+  uint32_t minSm = 90;
+  uint32_t threads = 0;
+  uint32_t cluster = 1;  // CTAs per cluster (along x)
+  uint64_t sharedBytes = 0;
+  std::vector<TensorMapRequest> tensorMaps;
+};
+
 // What the code of a kernel uses on one GPU architecture (tessera_kernel_resources): read from
 // the cubin and ptxas's report, with the occupancy that follows (codegen/ResourceUsage.h).
 struct GpuResources {
@@ -85,6 +103,7 @@ struct KernelInterface {
   // when unknown.
   std::vector<ExtentOp> flops;
   std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
+  std::vector<GpuVariant> gpuVariants;  // tried before gpuEntry where the device allows
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
 };

@@ -28,7 +28,7 @@ namespace tessera::rt {
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)  \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)             \
   X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuStreamIsCapturing) X(cuEventQuery)    \
-  X(cuModuleGetGlobal)
+  X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters)
 
 struct CudaDriver {
 #define TESSERA_CUDA_DECLARE(fn) decltype(&::fn) fn = nullptr;

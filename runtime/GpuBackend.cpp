@@ -13,8 +13,12 @@ std::unique_ptr<Backend> createGpuBackend(std::string &why) {
 #include "runtime/CudaDriver.h"
 #include "runtime/Registry.h"
 #include "runtime/Status.h"
+#include "runtime/TensorMap.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -77,6 +81,16 @@ public:
     limits_.maxGrid[1] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535);
     limits_.maxGrid[2] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535);
     limits_.maxSharedBytes = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 48 * 1024);
+    sm_ = static_cast<uint32_t>(major * 10 + minor);
+    multiprocessors_ = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1);
+    // TESSERA_GPU_VARIANTS=off runs every kernel's portable entry; =<i> tries only variant i
+    // (comparisons, debugging; docs/abi.md 4.2).
+    if (const char *v = std::getenv("TESSERA_GPU_VARIANTS")) {
+      if (std::strcmp(v, "off") == 0)
+        variantsEnabled_ = false;
+      else if (*v >= '0' && *v <= '9')
+        onlyVariant_ = std::atoi(v);
+    }
     Registry::instance().setUnloadHook([this](const tessera_module_desc *m) { unload(m); });
   }
 
@@ -147,6 +161,110 @@ public:
     return TESSERA_SUCCESS;
   }
 
+  // Raises f's dynamic shared-memory limit to `bytes` once.
+  tessera_status optInShared(CUfunction f, uint64_t bytes, const char *kernel) {
+    if (bytes <= kDefaultSharedLimit)
+      return TESSERA_SUCCESS;
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t &optedIn = sharedOptIn_[f];
+    if (bytes > optedIn) {
+      CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         static_cast<int>(bytes));
+      if (r != CUDA_SUCCESS)
+        return fail(TESSERA_ERROR_INVALID_GRID, "kernel '", kernel, "': cannot use ", bytes,
+                    " bytes of shared memory: ", d_.describe(r));
+      optedIn = bytes;
+    }
+    return TESSERA_SUCCESS;
+  }
+
+  // The entry of variant v in the loaded module, or null when the image for this device lacks
+  // it (a fatbin without sm_90a code).
+  CUfunction variantFunction(const LaunchPlan &plan, const tessera_gpu_variant &v) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = variantFunctions_.find(&v);
+    if (it != variantFunctions_.end())
+      return it->second;
+    CUfunction f = nullptr;
+    auto mod = modules_.find(plan.module);
+    if (mod == modules_.end() || d_.cuModuleGetFunction(&f, mod->second, v.gpu_entry) != CUDA_SUCCESS)
+      f = nullptr;
+    return variantFunctions_[&v] = f;
+  }
+
+  // Launches the first GPU variant of the kernel that this device and launch allow (docs/abi.md:
+  // default grid, sm version, an image with the entry, tensor maps for every view it names).
+  // `launched` stays false when none applies; the portable entry runs then.
+  tessera_status tryVariants(const LaunchPlan &plan, tessera_stream stream, bool &launched) {
+    const tessera_kernel_desc &k = *plan.kernel;
+    launched = false;
+    if (!variantsEnabled_ || !plan.defaultGrid || !tessera_kernel_has_v4(&k) || !k.gpu_variants)
+      return TESSERA_SUCCESS;
+    for (uint32_t i = 0; i < k.num_gpu_variants; ++i) {
+      const tessera_gpu_variant &v = k.gpu_variants[i];
+      if (sm_ < v.min_sm || v.num_tensor_maps > 4 || v.block_threads == 0 ||
+          (onlyVariant_ >= 0 && static_cast<uint32_t>(onlyVariant_) != i))
+        continue;
+      CUfunction f = variantFunction(plan, v);
+      if (!f)
+        continue;
+      CUtensorMap maps[4];
+      bool ok = true;
+      std::string why;
+      for (uint32_t m = 0; m < v.num_tensor_maps && ok; ++m) {
+        const tessera_tensor_map_desc &req = v.tensor_maps[m];
+        ok = req.param >= 0 && static_cast<uint32_t>(req.param) < k.num_params &&
+             k.params[req.param].kind == TESSERA_PARAM_TENSOR &&
+             tensorMaps_.get(d_, plan.tensors[req.param], k.params[req.param].dtype, req, maps[m], why);
+      }
+      if (!ok)
+        continue;
+      TESSERA_TRY(optInShared(f, v.shared_bytes, k.name));
+      std::vector<void *> args = plan.argPtrs;
+      for (uint32_t m = 0; m < v.num_tensor_maps; ++m)
+        args.push_back(&maps[m]);
+      // Persistent: at most one group per multiprocessor (and no more clusters than fit at
+      // once); each walks the output tiles.
+      const uint32_t cluster = v.cluster_dim > 1 ? v.cluster_dim : 1;
+      uint64_t grid = std::min<uint64_t>(std::max<uint64_t>(plan.groups, cluster), multiprocessors_);
+      CUlaunchAttribute attr{};
+      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attr.value.clusterDim.x = cluster;
+      attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+      CUlaunchConfig cfg{};
+      cfg.blockDimX = v.block_threads;
+      cfg.blockDimY = cfg.blockDimZ = 1;
+      cfg.gridDimY = cfg.gridDimZ = 1;
+      cfg.sharedMemBytes = static_cast<unsigned>(v.shared_bytes);
+      cfg.hStream = raw(stream);
+      cfg.attrs = &attr;
+      cfg.numAttrs = cluster > 1 ? 1 : 0;
+      if (cluster > 1) {
+        grid = std::min<uint64_t>(grid, maxClusters(f, cfg) * cluster);
+        grid -= grid % cluster;
+        if (grid == 0)
+          continue; // no cluster of this size fits: try the next variant
+      }
+      cfg.gridDimX = static_cast<unsigned>(grid);
+      launched = true;
+      return check(d_.cuLaunchKernelEx(&cfg, f, args.data(), nullptr), "cuLaunchKernelEx");
+    }
+    return TESSERA_SUCCESS;
+  }
+
+  // How many clusters of cfg's shape can be resident at once (queried once per function).
+  uint64_t maxClusters(CUfunction f, CUlaunchConfig cfg) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = maxClusters_.find(f);
+    if (it != maxClusters_.end())
+      return it->second;
+    cfg.gridDimX = multiprocessors_ - multiprocessors_ % cfg.attrs[0].value.clusterDim.x;
+    int n = 0;
+    if (d_.cuOccupancyMaxActiveClusters(&n, f, &cfg) != CUDA_SUCCESS || n < 0)
+      n = 0;
+    return maxClusters_[f] = static_cast<uint64_t>(n);
+  }
+
   tessera_status prepare(const LaunchPlan &plan) override {
     TESSERA_TRY(enter());
     CUfunction f = nullptr;
@@ -159,18 +277,11 @@ public:
     TESSERA_TRY(function(plan, f));
     if (plan.groups == 0 || plan.launchTiles == 0)
       return TESSERA_SUCCESS;
-    if (plan.sharedBytes > kDefaultSharedLimit) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      uint64_t &optedIn = sharedOptIn_[f];
-      if (plan.sharedBytes > optedIn) {
-        CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           static_cast<int>(plan.sharedBytes));
-        if (r != CUDA_SUCCESS)
-          return fail(TESSERA_ERROR_INVALID_GRID, "kernel '", plan.kernel->name, "': cannot use ",
-                      plan.sharedBytes, " bytes of shared memory: ", d_.describe(r));
-        optedIn = plan.sharedBytes;
-      }
-    }
+    bool launched = false;
+    TESSERA_TRY(tryVariants(plan, stream, launched));
+    if (launched)
+      return TESSERA_SUCCESS;
+    TESSERA_TRY(optInShared(f, plan.sharedBytes, plan.kernel->name));
     // Tile values kept in memory get a workspace for this launch, stream-ordered: allocated
     // before the kernel and freed after it on the same stream (graph capture records both).
     std::vector<void *> args = plan.argPtrs;
@@ -376,6 +487,15 @@ private:
         sharedOptIn_.erase(f->second);
         functions_.erase(f);
       }
+      const tessera_kernel_desc *kd = tessera_module_kernel(m, i);
+      for (uint32_t v = 0; tessera_kernel_has_v4(kd) && kd->gpu_variants && v < kd->num_gpu_variants; ++v) {
+        auto vf = variantFunctions_.find(&kd->gpu_variants[v]);
+        if (vf != variantFunctions_.end()) {
+          sharedOptIn_.erase(vf->second);
+          maxClusters_.erase(vf->second);
+          variantFunctions_.erase(vf);
+        }
+      }
     }
     d_.cuModuleUnload(it->second);
     modules_.erase(it);
@@ -391,6 +511,12 @@ private:
   std::unordered_map<const tessera_module_desc *, CUmodule> modules_;
   std::unordered_map<const tessera_kernel_desc *, CUfunction> functions_;
   std::unordered_map<CUfunction, uint64_t> sharedOptIn_;
+  std::unordered_map<const tessera_gpu_variant *, CUfunction> variantFunctions_;
+  std::unordered_map<CUfunction, uint64_t> maxClusters_;
+  int onlyVariant_ = -1;
+  TensorMapCache tensorMaps_;
+  uint32_t sm_ = 0, multiprocessors_ = 1;
+  bool variantsEnabled_ = true;
 };
 
 } // namespace

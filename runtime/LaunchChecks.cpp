@@ -333,6 +333,7 @@ tessera_status planGrid(Checker &c, const tessera_launch_options &o, const tesse
         return c.err(TESSERA_ERROR_INVALID_GRID, "grid of ", g, " groups (", how,
                      ") exceeds the device limit of ", lim.maxGrid[0]);
       grid[0] = static_cast<uint32_t>(g);
+      plan.defaultGrid = true;
     } else if (!gridGiven) {
       if (k.grid_symbol < 0)
         return c.err(TESSERA_ERROR_NO_LAUNCH_SIZE,

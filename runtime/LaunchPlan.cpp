@@ -17,6 +17,7 @@ LaunchPlan &LaunchPlan::operator=(const LaunchPlan &o) {
   groupTiles = o.groupTiles;
   launchTiles = o.launchTiles;
   sharedBytes = o.sharedBytes;
+  defaultGrid = o.defaultGrid;
   workspaceGroupBytes = o.workspaceGroupBytes;
   workspace = o.workspace;
   buildArgPtrs(); // never share the other plan's pointers

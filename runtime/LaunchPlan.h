@@ -31,6 +31,9 @@ struct LaunchPlan {
   uint32_t groupTiles = 0;   // product of group
   int64_t launchTiles = 0;   // tiles that run; < groups*groupTiles only for ungrouped defaults
   uint64_t sharedBytes = 0;  // kernel's + dynamic
+  // The grid is the kernel's default one (grid_blocks), so a GPU variant that walks the whole
+  // output itself computes the same thing.
+  bool defaultGrid = false;
   // Tile values kept in memory: bytes per group (the backend allocates groups * this for the
   // launch and points `workspace` at it; the CPU executor gives each worker one group's worth).
   uint64_t workspaceGroupBytes = 0;

@@ -20,7 +20,9 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
                 parts...);
   };
   // ABI 2 modules have the shorter descriptor without resources and flops.
-  size_t want = m->abi_version == 2 ? TESSERA_KERNEL_DESC_V2_SIZE : sizeof(tessera_kernel_desc);
+  size_t want = m->abi_version == 2   ? TESSERA_KERNEL_DESC_V2_SIZE
+                : m->abi_version == 3 ? TESSERA_KERNEL_DESC_V3_SIZE
+                                      : sizeof(tessera_kernel_desc);
   if (k.struct_size != want)
     return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name, "': kernel '", kname,
                 "': descriptor size ", k.struct_size, ", runtime expects ", want, " for ABI ", m->abi_version);
@@ -82,6 +84,20 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
       if (k.flops[j].op == TESSERA_EXPR_SYMBOL &&
           (k.flops[j].symbol < 0 || static_cast<uint32_t>(k.flops[j].symbol) >= k.num_symbols))
         return bad("the flops expression names symbol ", k.flops[j].symbol, " of ", k.num_symbols);
+  }
+  if (tessera_kernel_has_v4(&k)) {
+    if (k.num_gpu_variants && !k.gpu_variants)
+      return bad("num_gpu_variants is ", k.num_gpu_variants, " but gpu_variants is null");
+    for (uint32_t j = 0; j < k.num_gpu_variants; ++j) {
+      const tessera_gpu_variant &v = k.gpu_variants[j];
+      if (!v.gpu_entry || !*v.gpu_entry || (v.num_tensor_maps && !v.tensor_maps))
+        return bad("GPU variant ", j, " has no entry name or a null tensor-map list");
+      for (uint32_t t = 0; t < v.num_tensor_maps; ++t) {
+        int32_t p = v.tensor_maps[t].param;
+        if (p < 0 || static_cast<uint32_t>(p) >= k.num_params || k.params[p].kind != TESSERA_PARAM_TENSOR)
+          return bad("GPU variant ", j, ": tensor map ", t, " names parameter ", p, ", not a tensor parameter");
+      }
+    }
   }
   if (k.num_grid_blocks && !k.grid_blocks)
     return bad("num_grid_blocks is ", k.num_grid_blocks, " but grid_blocks is null");

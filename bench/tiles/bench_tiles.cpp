@@ -1,8 +1,11 @@
 // Tile-value kernels on the GPU, in TFLOP/s (median of 30 event-timed runs after 5 warm-ups):
-// gemm_tc (bf16 in, f32 out) at n^3, flash_attention (blocks of 128 rows, 4 * 128 * 128 * D
-// flops per block) and fused_mlp. Their peers run in the same device call: peer_gemm.cu (cuBLAS
-// bf16 GEMM, f32 output) and peer_attention.py (PyTorch on the same block-diagonal attention).
-//   bench_tiles [n]   (default 4096)
+// gemm_tc (bf16 in, f32 out) and gemm_tc_bf16 (bf16 out) at the GEMM shapes of issue 13,
+// flash_attention (blocks of 128 rows, 4 * 128 * 128 * D flops per block) and fused_mlp. Their
+// peers run in the same device call: peer_gemm.cu (cuBLAS bf16 GEMM with f32 and bf16 output,
+// cuBLASLt fp8) and peer_attention.py (PyTorch on the same block-diagonal attention).
+//   bench_tiles [gemm | M N K]   (no argument: every kernel; `gemm`: the GEMM shapes only;
+//                                 M N K: gemm_tc at that shape only)
+// TESSERA_GPU_VARIANTS=off times gemm_tc's portable (mma.sync) form instead of its sm_90a form.
 #include <tessera/runtime.h>
 
 #include <algorithm>
@@ -23,11 +26,15 @@ using bench::check;
 double medianMs(const std::function<void()>& run) { return bench::medianEventMs(run, 5, 30); }
 
 
-// Device memory filled with small bf16 values (1/64 .. 63/64 with alternating signs).
+// Device memory filled with pseudo-random bf16 values in [-1, 1) (a 32-bit LCG, truncated to
+// bf16; peer_gemm.cu uses the same generator). Random data: a low-entropy pattern toggles fewer
+// bits and lets power-capped GPUs clock higher than real data would.
 void* bf16Buffer(int64_t n) {
+  static uint32_t state = 12345;
   std::vector<uint16_t> h(n);
   for (int64_t i = 0; i < n; ++i) {
-    float f = ((i * 37) % 63 + 1) / 64.0f * ((i & 1) ? -1.0f : 1.0f);
+    state = state * 1664525u + 1013904223u;
+    float f = static_cast<float>(state >> 8) * (2.0f / 16777216.0f) - 1.0f;
     uint32_t bits;
     std::memcpy(&bits, &f, 4);
     h[i] = static_cast<uint16_t>(bits >> 16);
@@ -46,27 +53,39 @@ tessera_tensor view(void* p, tessera_dtype t, std::vector<int64_t> shape) {
 
 }  // namespace
 
+void gemm(int64_t M, int64_t N, int64_t K, bool f32) {
+  void* a = bf16Buffer(M * K);
+  void* b = bf16Buffer(K * N);
+  void* c;
+  check(tessera_malloc(&c, M * N * 4), "malloc");
+  tessera_tensor A = view(a, TESSERA_BF16, {M, K}), B = view(b, TESSERA_BF16, {K, N});
+  double ms = medianMs([&] {
+    if (f32)
+      check(gemm_tc::gemm_tc(A, B, view(c, TESSERA_F32, {M, N})), "gemm_tc");
+    else
+      check(gemm_tc::gemm_tc_bf16(A, B, view(c, TESSERA_BF16, {M, N})), "gemm_tc_bf16");
+  });
+  char what[80];
+  std::snprintf(what, sizeof what, "gemm_tc %lldx%lldx%lld (bf16 -> %s)", (long long)M, (long long)N, (long long)K,
+                f32 ? "f32" : "bf16");
+  std::printf("%-44s %10.3f %10.1f\n", what, ms, 2.0 * M * N * K / ms / 1e9);
+  tessera_free(a), tessera_free(b), tessera_free(c);
+}
+
 int main(int argc, char** argv) {
-  int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
   check(tessera_init(), "init");
   std::printf("device: %s\n%-44s %10s %10s\n", tessera_device_name(), "kernel", "ms", "TFLOP/s");
   auto report = [](const char* what, double ms, double flops) {
     std::printf("%-44s %10.3f %10.1f\n", what, ms, flops / ms / 1e9);
   };
-  {
-    void* a = bf16Buffer(n * n);
-    void* b = bf16Buffer(n * n);
-    void* c;
-    check(tessera_malloc(&c, n * n * 4), "malloc");
-    double ms = medianMs([&] {
-      check(gemm_tc::gemm_tc(view(a, TESSERA_BF16, {n, n}), view(b, TESSERA_BF16, {n, n}), view(c, TESSERA_F32, {n, n})),
-            "gemm_tc");
-    });
-    char what[64];
-    std::snprintf(what, sizeof what, "gemm_tc %lld^3 (bf16 -> f32)", (long long)n);
-    report(what, ms, 2.0 * n * n * n);
-    tessera_free(a), tessera_free(b), tessera_free(c);
+  if (argc > 3) {
+    gemm(std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]), true);
+    return 0;
   }
+  const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {4096, 14336, 4096}};
+  for (auto& s : shapes)
+    for (bool f32 : {true, false}) gemm(s[0], s[1], s[2], f32);
+  if (argc > 1 && std::strcmp(argv[1], "gemm") == 0) return 0;
   {
     int64_t S = 32768, D = 128;
     void* q = bf16Buffer(S * D);

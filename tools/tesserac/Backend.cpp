@@ -16,7 +16,7 @@ namespace {
 // The default Tile IR pipeline: device functions inlined, then cleaned up, `tile.range(...,
 // prefetch=k)` loops turned into k-stage async-copy pipelines, then shared memory placed (code
 // generation needs its offsets).
-const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,pipeline,smem-plan";
+const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,mma-form,pipeline,smem-plan";
 const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
 
 std::string stem(const std::string& path) {

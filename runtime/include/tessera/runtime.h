@@ -19,10 +19,11 @@
 extern "C" {
 #endif
 
-/* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc; the
- * runtime still registers modules of every version from TESSERA_ABI_MIN_VERSION on (their kernel
- * descriptors are shorter: struct_size says which fields exist, see tessera_module_kernel). */
-#define TESSERA_ABI_VERSION 3
+/* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc, 4 the
+ * GPU variants; the runtime still registers modules of every version from TESSERA_ABI_MIN_VERSION
+ * on (their kernel descriptors are shorter: struct_size says which fields exist, see
+ * tessera_module_kernel). */
+#define TESSERA_ABI_VERSION 4
 #define TESSERA_ABI_MIN_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
@@ -233,6 +234,34 @@ typedef struct tessera_kernel_resources {
   uint32_t reserved;
 } tessera_kernel_resources;
 
+/* ABI 4: a tensor map (CUtensorMap) the runtime encodes at launch for a GPU variant: a rank-2
+ * tensor parameter whose innermost stride is 1, tiled in boxes of box[0] contiguous elements by
+ * box[1] rows, with a `swizzle`-byte shared-memory swizzle (128). */
+typedef struct tessera_tensor_map_desc {
+  int32_t param;
+  uint32_t box[2];
+  uint32_t swizzle;
+} tessera_tensor_map_desc;
+
+/* ABI 4: another GPU entry of a kernel: the sm_90a form of a tile.mma loop (a persistent,
+ * warp-specialised wgmma + TMA kernel, docs/codegen.md). The runtime launches it instead of
+ * gpu_entry when the device's compute capability is at least min_sm, the fatbin's image for the
+ * device has the entry, the launch uses the default grid, and every tensor map can be encoded
+ * (16-byte aligned data and row strides, contiguous rows); otherwise gpu_entry runs. It takes
+ * gpu_entry's parameters followed by one 64-byte aligned CUtensorMap per tensor_maps entry, and
+ * runs as a persistent grid of at most one group of block_threads per multiprocessor (it walks
+ * the output tiles itself), in clusters of cluster_dim groups, with shared_bytes of dynamic
+ * shared memory (docs/abi.md 4.2). */
+typedef struct tessera_gpu_variant {
+  const char *gpu_entry;
+  uint32_t min_sm;
+  uint32_t block_threads;
+  uint64_t shared_bytes;
+  const tessera_tensor_map_desc *tensor_maps;
+  uint32_t num_tensor_maps;
+  uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
+} tessera_gpu_variant;
+
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
   uint32_t flags;       /* TESSERA_KERNEL_* */
@@ -261,12 +290,22 @@ typedef struct tessera_kernel_desc {
   uint32_t flops_len;                       /* 0: the work of a launch is unknown */
   const tessera_expr_op *flops;             /* floating-point operations of one launch, over
                                              * the symbols (@kernel(flops="2*M*N*K")) */
+  /* ABI 4: present when struct_size covers them (tessera_kernel_has_v4). */
+  const tessera_gpu_variant *gpu_variants;  /* tried in order before gpu_entry */
+  uint32_t num_gpu_variants;
+  uint32_t reserved4;
 } tessera_kernel_desc;
 
 /* Size of an ABI 2 kernel descriptor: the fields up to `reserved`. */
 #define TESSERA_KERNEL_DESC_V2_SIZE offsetof(tessera_kernel_desc, resources)
+/* Size of an ABI 3 kernel descriptor: the fields up to `flops`. */
+#define TESSERA_KERNEL_DESC_V3_SIZE offsetof(tessera_kernel_desc, gpu_variants)
 /* Whether `k` carries the ABI 3 fields (resources, flops). */
 static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
+  return k->struct_size >= TESSERA_KERNEL_DESC_V3_SIZE;
+}
+/* Whether `k` carries the ABI 4 fields (gpu_variants). */
+static inline int tessera_kernel_has_v4(const tessera_kernel_desc *k) {
   return k->struct_size >= sizeof(tessera_kernel_desc);
 }
 

@@ -83,6 +83,18 @@ TEST_CASE("registration structs have the layout of runtime.h") {
   CHECK(rs->getElementOffset(6) == offsetof(tessera_kernel_resources, static_shared_bytes));
   CHECK(rs->getElementOffset(8) == offsetof(tessera_kernel_resources, threads_per_group));
   CHECK(rs->getElementOffset(16) == offsetof(tessera_kernel_resources, ldmatrix_count));
+  CHECK(kd->getElementOffset(22) == offsetof(tessera_kernel_desc, gpu_variants));
+  CHECK(kd->getElementOffset(22) == TESSERA_KERNEL_DESC_V3_SIZE);
+  CHECK(kd->getElementOffset(23) == offsetof(tessera_kernel_desc, num_gpu_variants));
+  auto* gv = layout("tessera_gpu_variant");
+  CHECK(gv->getSizeInBytes() == sizeof(tessera_gpu_variant));
+  CHECK(gv->getElementOffset(3) == offsetof(tessera_gpu_variant, shared_bytes));
+  CHECK(gv->getElementOffset(4) == offsetof(tessera_gpu_variant, tensor_maps));
+  CHECK(gv->getElementOffset(5) == offsetof(tessera_gpu_variant, num_tensor_maps));
+  CHECK(gv->getElementOffset(6) == offsetof(tessera_gpu_variant, cluster_dim));
+  auto* tmap = layout("tessera_tensor_map_desc");
+  CHECK(tmap->getSizeInBytes() == sizeof(tessera_tensor_map_desc));
+  CHECK(tmap->getElementOffset(2) == offsetof(tessera_tensor_map_desc, swizzle));
   auto* gb = layout("tessera_grid_block");
   CHECK(gb->getSizeInBytes() == sizeof(tessera_grid_block));
   auto* ws = layout("tessera_workspace_slot");

@@ -56,7 +56,7 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
   m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 4, this runtime implements ABI 2 to 3") == 0);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 5, this runtime implements ABI 2 to 4") == 0);
   m.desc()->abi_version = TESSERA_ABI_VERSION;
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
@@ -160,11 +160,46 @@ TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still 
   CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
   CHECK_FALSE(tessera_kernel_has_v3(k));
   CHECK(tessera_unregister_module(&v2) == TESSERA_SUCCESS);
-  // An ABI 3 module must carry the full descriptor; ABI 1 is refused.
+  // An ABI 3 module must carry the ABI 3 descriptor; ABI 1 is refused.
   v2.abi_version = 3;
   CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
   CHECK(msg().find("descriptor size") != std::string::npos);
   v2.abi_version = 1;
   CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("implements ABI 2 to 3") != std::string::npos);
+  CHECK(msg().find("implements ABI 2 to 4") != std::string::npos);
+}
+
+TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") {
+  TestModule built("reg_v4_source", {simple("k1"), simple("k2")}, nullptr, 0, false);
+  size_t stride = TESSERA_KERNEL_DESC_V3_SIZE;
+  std::vector<unsigned char> packed(2 * stride);
+  for (uint32_t i = 0; i < 2; ++i) {
+    tessera_kernel_desc d = *built.kernel(i);
+    d.struct_size = static_cast<uint32_t>(stride);
+    std::memcpy(packed.data() + i * stride, &d, stride);
+  }
+  tessera_module_desc v3 = *built.desc();
+  v3.name = "reg_v3";
+  v3.abi_version = 3;
+  v3.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  REQUIRE(tessera_register_module(&v3) == TESSERA_SUCCESS);
+  const tessera_kernel_desc *k = nullptr;
+  REQUIRE(tessera_find_kernel("reg_v3", "k2", &k) == TESSERA_SUCCESS);
+  CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
+  CHECK(tessera_kernel_has_v3(k));
+  CHECK_FALSE(tessera_kernel_has_v4(k));
+  CHECK(tessera_unregister_module(&v3) == TESSERA_SUCCESS);
+}
+
+TEST_CASE("registry: GPU variants must name an entry and tensor parameters") {
+  TestModule m("reg_variants", {simple("k")}, nullptr, 0, false);
+  tessera_tensor_map_desc map{5, {64, 64}, 128};  // parameter 5 does not exist
+  tessera_gpu_variant v{"k__sm90a", 90, 384, 1024, &map, 1, 1};
+  m.mutableKernel()->gpu_variants = &v;
+  m.mutableKernel()->num_gpu_variants = 1;
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("tensor map 0 names parameter 5") != std::string::npos);
+  v.gpu_entry = nullptr;
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("GPU variant 0 has no entry name") != std::string::npos);
 }

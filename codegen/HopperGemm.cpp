@@ -1,0 +1,555 @@
+// The sm_90a form of a tile.mma loop kernel. Every CTA of a persistent grid runs three
+// warpgroups (384 threads):
+//   - warpgroup 0, the producer: one thread walks the CTA's output tiles and, for each k block,
+//     waits until a ring slot is empty, announces its bytes on the slot's `full` mbarrier and
+//     issues TMA copies of the A block (BM x BK) and the B block (BK x BN) into it;
+//   - warpgroups 1 and 2, the consumers: each owns 64 rows of the BM x BN tile as wgmma
+//     accumulators (m64n256k16, 128 f32 registers a thread); per k block they wait on `full`,
+//     issue BK/16 wgmmas straight from the swizzled slot, keep one group in flight
+//     (wgmma.wait_group 1) and release the previous slot on its `empty` mbarrier; after the last
+//     k block they convert and store their accumulators to C (bounds-checked, pairs of columns
+//     per store when C's rows allow);
+//   - setmaxnreg gives the consumers 232 registers a thread and leaves the producer 40.
+// Output tiles are visited in groups of 8 tile rows (tile t -> rows first + t % size, column
+// t / size within its group) so that CTAs running at the same time share A and B blocks in L2.
+// docs/codegen.md ("Hopper form of tile.mma") has the layouts and descriptors.
+#include "codegen/HopperGemm.h"
+
+#include <functional>
+#include <optional>
+
+#include "codegen/HopperPtx.h"
+#include "codegen/Lowering.h"
+#include "ir/IR.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Module.h"
+
+namespace tessera::codegen {
+
+namespace {
+
+// The schedule. BK * 2 bytes = 128: one swizzle row of K per tile row.
+constexpr unsigned kBM = 128, kBN = 256, kBK = 64, kStages = 4, kThreads = 384, kGroupRows = 8;
+constexpr unsigned kABytes = kBM * kBK * 2, kBBytes = kBN * kBK * 2, kStageBytes = kABytes + kBBytes;
+constexpr unsigned kBoxN = 64;  // B is loaded as BN / 64 boxes of 64 columns (128 bytes) x BK rows
+// Epilogue staging: each of the 8 consumer warps passes its 16 x 256 part through a private
+// buffer of 16 rows x 32 columns, padded so that the fragment writes hit distinct banks.
+constexpr unsigned kStageCols = 32, kConsumerWarps = 8;
+constexpr unsigned stagingRowBytes(unsigned elemBytes) { return kStageCols * elemBytes + 8 * elemBytes; }
+constexpr unsigned kBarrierBytes = 128;  // 2 * kStages barriers, rounded up
+constexpr unsigned kStagingBytes = kConsumerWarps * 16 * stagingRowBytes(4);
+constexpr unsigned kSharedBytes = kStages * kStageBytes + kBarrierBytes + kStagingBytes + 1024;  // + alignment slack
+constexpr unsigned kProducerRegs = 40, kConsumerRegs = 232;
+// The variants emitted, in the order the runtime tries them. The emitter also builds clusters of 2
+// with B multicast ({2, 1}: the pair first, single CTAs where no pair fits); measured on an H100
+// they ran level with single CTAs (docs/performance.md), so only single CTAs are emitted, which
+// halves the compile time.
+constexpr unsigned kClusters[] = {1};
+
+struct Form {
+  int a = 0, b = 0, c = 0;
+  ir::ScalarKind in = ir::ScalarKind::BF16, out = ir::ScalarKind::F32;
+};
+
+std::optional<Form> formOf(ir::Operation* f) {
+  const ir::Attribute* at = f->attr("mma_form");
+  if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 6 || f->regions.empty()) return std::nullopt;
+  Form form;
+  form.a = static_cast<int>(at->array[0].i);
+  form.b = static_cast<int>(at->array[1].i);
+  form.c = static_cast<int>(at->array[2].i);
+  ir::Block& body = f->body();
+  for (int i : {form.a, form.b, form.c}) {
+    if (i < 0 || i >= static_cast<int>(body.numArgs())) return std::nullopt;
+    ir::Type t = body.arg(i)->type;
+    if (t->kind != ir::TypeKind::Tensor || t->shape.size() != 2 || !t->elem) return std::nullopt;
+  }
+  form.in = ir::baseScalar(body.arg(form.a)->type->elem);
+  form.out = ir::baseScalar(body.arg(form.c)->type->elem);
+  bool in16 = form.in == ir::ScalarKind::BF16 || form.in == ir::ScalarKind::F16;
+  bool out = form.out == ir::ScalarKind::F32 || form.out == ir::ScalarKind::BF16 || form.out == ir::ScalarKind::F16;
+  if (!in16 || !out || ir::baseScalar(body.arg(form.b)->type->elem) != form.in) return std::nullopt;
+  return form;
+}
+
+// cluster 2: pairs of CTAs (a cluster) take vertically adjacent tiles and share B: each loads half
+// of the B block and multicasts it to both, and a slot is empty once all four consumer
+// warpgroups of the pair are done with it.
+std::string variantEntry(const std::string& kernel, unsigned cluster) {
+  return kernel + (cluster > 1 ? "__sm90a_c" + std::to_string(cluster) : "__sm90a");
+}
+
+class Emitter {
+public:
+  Emitter(llvm::Module& out, ir::Operation& func, const Form& form, unsigned cluster)
+      : out_(out), c_(out.getContext()), b_(c_), func_(func), form_(form), cluster_(cluster) {}
+
+  bool emit(std::string& error);
+
+private:
+  llvm::BasicBlock* block(const char* name) { return llvm::BasicBlock::Create(c_, name, fn_); }
+  llvm::Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  // `rolled`: keep the loop a loop (code size and compile time; cold paths).
+  void forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
+               const std::function<void(llvm::Value*)>& body, bool rolled = false);
+  void ifThen(llvm::Value* cond, const std::function<void()>& body);
+  llvm::Value* tensorField(unsigned param, unsigned field, unsigned index);
+  llvm::Type* paramType(ir::Type t);
+  void declare();
+  // (tile row, tile column) of output tile u.
+  std::pair<llvm::Value*, llvm::Value*> tileOf(llvm::Value* u);
+  llvm::Value* fullBar(llvm::Value* s) { return b_.CreateAdd(bars_, b_.CreateMul(s, i32(8))); }
+  llvm::Value* emptyBar(llvm::Value* s) { return b_.CreateAdd(bars_, b_.CreateMul(b_.CreateAdd(s, i32(kStages)), i32(8))); }
+  llvm::Value* slotA(llvm::Value* s) { return b_.CreateAdd(smem_, b_.CreateMul(s, i32(kABytes))); }
+  llvm::Value* slotB(llvm::Value* s) {
+    return b_.CreateAdd(smem_, b_.CreateAdd(i32(kStages * kABytes), b_.CreateMul(s, i32(kBBytes))));
+  }
+  // stage += 1, wrapping to 0 and flipping the phase.
+  void advance();
+  void producer();
+  void consumer(llvm::Value* wg);
+  // A consumer warpgroup is done with a slot: arrive on its empty barrier in every CTA sharing it.
+  void release(llvm::Value* empty);
+  void epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb);
+
+  llvm::Module& out_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  ir::Operation& func_;
+  Form form_;
+  unsigned cluster_ = 1;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* exit_ = nullptr;  // every thread leaves through it (cluster barrier first)
+  llvm::Value *rank_ = nullptr, *unitRows_ = nullptr, *units_ = nullptr, *first_ = nullptr, *step_ = nullptr;
+  unsigned numParams_ = 0;  // IR parameters (the tensor maps follow the trailing three)
+  llvm::Value *smem_ = nullptr, *bars_ = nullptr;  // 32-bit shared addresses
+  llvm::Value *M_ = nullptr, *N_ = nullptr, *mt_ = nullptr, *nt_ = nullptr, *kt_ = nullptr, *tiles_ = nullptr;
+  llvm::Value *tid_ = nullptr, *mapA_ = nullptr, *mapB_ = nullptr;
+  llvm::Value *stage_ = nullptr, *phase_ = nullptr, *acc_ = nullptr;  // allocas
+  llvm::Value *cData_ = nullptr, *cStride0_ = nullptr, *cStride1_ = nullptr, *vec16_ = nullptr, *staging_ = nullptr;
+};
+
+void Emitter::forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
+                      const std::function<void(llvm::Value*)>& body, bool rolled) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* head = block(name);
+  auto* bodyBB = block("loop.body");
+  auto* exit = block("loop.exit");
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2, "i");
+  i->addIncoming(start, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), bodyBB, exit);
+  b_.SetInsertPoint(bodyBB);
+  body(i);
+  i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
+  llvm::BranchInst* latch = b_.CreateBr(head);
+  if (rolled) {
+    llvm::MDNode* off = llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")});
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, {nullptr, off});
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
+  b_.SetInsertPoint(exit);
+}
+
+void Emitter::ifThen(llvm::Value* cond, const std::function<void()>& body) {
+  auto* then = block("then");
+  auto* join = block("join");
+  b_.CreateCondBr(cond, then, join);
+  b_.SetInsertPoint(then);
+  body();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+}
+
+llvm::Value* Emitter::tensorField(unsigned param, unsigned field, unsigned index) {
+  auto* kt = detail::kernelTensorType(c_);
+  llvm::Value* p = field == 0 ? b_.CreateStructGEP(kt, fn_->getArg(param), 0)
+                              : b_.CreateGEP(kt, fn_->getArg(param), {i32(0), i32(field), i32(index)});
+  return b_.CreateLoad(field == 0 ? static_cast<llvm::Type*>(b_.getPtrTy()) : b_.getInt64Ty(), p);
+}
+
+// The scalar parameter types of the portable entry (Lowering::scalarType), so that both entries
+// take the same argument list.
+llvm::Type* Emitter::paramType(ir::Type t) {
+  using S = ir::ScalarKind;
+  switch (ir::baseScalar(t)) {
+    case S::I1: return b_.getInt1Ty();
+    case S::I4: case S::I8: case S::U8: case S::F8E4M3: case S::F8E5M2: return b_.getInt8Ty();
+    case S::I16: case S::U16: return b_.getInt16Ty();
+    case S::I32: case S::U32: return b_.getInt32Ty();
+    case S::F16: return b_.getHalfTy();
+    case S::BF16: return b_.getBFloatTy();
+    case S::F32: return b_.getFloatTy();
+    case S::F64: return b_.getDoubleTy();
+    default: return b_.getInt64Ty();
+  }
+}
+
+void Emitter::declare() {
+  auto* kt = detail::kernelTensorType(c_);
+  auto* mapTy = llvm::ArrayType::get(b_.getInt8Ty(), 128);  // CUtensorMap
+  std::vector<llvm::Type*> params;
+  ir::Block& body = func_.body();
+  numParams_ = body.numArgs();
+  for (auto& arg : body.args)
+    params.push_back(arg->type->kind == ir::TypeKind::Tensor ? static_cast<llvm::Type*>(b_.getPtrTy())
+                                                             : paramType(arg->type));
+  params.push_back(b_.getInt64Ty());  // launch_tiles (unused: the form walks C's tiles itself)
+  params.push_back(b_.getPtrTy());    // workspace (unused)
+  params.push_back(b_.getInt64Ty());  // workspace_group_bytes (unused)
+  params.push_back(b_.getPtrTy());    // tensor map of A
+  params.push_back(b_.getPtrTy());    // tensor map of B
+  fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::GlobalValue::ExternalLinkage,
+                               variantEntry(func_.funcName(), cluster_), out_);
+  fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  for (unsigned i = 0; i < numParams_; ++i)
+    if (body.arg(i)->type->kind == ir::TypeKind::Tensor) {
+      fn_->addParamAttr(i, llvm::Attribute::getWithByValType(c_, kt));
+      fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(c_, llvm::Align(8)));
+    }
+  for (unsigned i = numParams_ + 3; i < numParams_ + 5; ++i) {
+    fn_->addParamAttr(i, llvm::Attribute::getWithByValType(c_, mapTy));
+    fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(c_, llvm::Align(64)));
+  }
+  auto* md = out_.getOrInsertNamedMetadata("nvvm.annotations");
+  auto annotate = [&](const char* key, llvm::Metadata* v) {
+    md->addOperand(llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, key), v}));
+  };
+  auto num = [&](unsigned v) { return llvm::ValueAsMetadata::get(b_.getInt32(v)); };
+  annotate("kernel", num(1));
+  // A register cap at entry (384 threads, 1 CTA per SM: 168) is what setmaxnreg redistributes.
+  annotate("maxntidx", num(kThreads));
+  annotate("minctasm", num(1));
+  // The tensor maps stay in the parameter space: TMA reads them through their generic address.
+  annotate("grid_constant", llvm::MDNode::get(c_, {num(numParams_ + 4), num(numParams_ + 5)}));
+}
+
+std::pair<llvm::Value*, llvm::Value*> Emitter::tileOf(llvm::Value* u) {
+  llvm::Value* perGroup = b_.CreateMul(i32(kGroupRows), nt_);
+  llvm::Value* g = b_.CreateSDiv(u, perGroup);
+  llvm::Value* first = b_.CreateMul(g, i32(kGroupRows));
+  llvm::Value* rest = b_.CreateSub(unitRows_, first);
+  llvm::Value* size = b_.CreateSelect(b_.CreateICmpSLT(rest, i32(kGroupRows)), rest, i32(kGroupRows));
+  llvm::Value* r = b_.CreateSub(u, b_.CreateMul(g, perGroup));
+  llvm::Value* row = b_.CreateAdd(first, b_.CreateSRem(r, size));
+  if (cluster_ > 1) row = b_.CreateAdd(b_.CreateMul(row, i32(cluster_)), rank_);
+  return {row, b_.CreateSDiv(r, size)};
+}
+
+void Emitter::advance() {
+  llvm::Value* s = b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), stage_), i32(1));
+  llvm::Value* wrap = b_.CreateICmpEQ(s, i32(kStages));
+  llvm::Value* ph = b_.CreateLoad(b_.getInt32Ty(), phase_);
+  b_.CreateStore(b_.CreateSelect(wrap, i32(0), s), stage_);
+  b_.CreateStore(b_.CreateSelect(wrap, b_.CreateXor(ph, i32(1)), ph), phase_);
+}
+
+void Emitter::producer() {
+  ptx::setMaxRegisters(b_, false, kProducerRegs);
+  ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] {
+    forLoop(first_, units_, step_, "tiles", [&](llvm::Value* u) {
+      auto [mb, nb] = tileOf(u);
+      forLoop(i32(0), kt_, i32(1), "kblocks", [&](llvm::Value* kb) {
+        llvm::Value* s = b_.CreateLoad(b_.getInt32Ty(), stage_);
+        llvm::Value* ph = b_.CreateLoad(b_.getInt32Ty(), phase_);
+        ptx::mbarrierWait(b_, emptyBar(s), b_.CreateXor(ph, i32(1)));
+        llvm::Value* full = fullBar(s);
+        ptx::mbarrierArriveExpectTx(b_, full, kStageBytes);
+        llvm::Value* k0 = b_.CreateMul(kb, i32(kBK));
+        ptx::tmaLoad2d(b_, slotA(s), mapA_, full, k0, b_.CreateMul(mb, i32(kBM)));
+        constexpr unsigned boxes = kBN / kBoxN;
+        auto boxB = [&](unsigned j) {
+          llvm::Value* dst = b_.CreateAdd(slotB(s), i32(j * kBoxN * kBK * 2));
+          llvm::Value* col = b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), i32(j * kBoxN));
+          if (cluster_ == 1) return ptx::tmaLoad2d(b_, dst, mapB_, full, col, k0);
+          // This CTA's share of B, written into the same slot of every CTA of the cluster.
+          ptx::tmaLoad2dMulticast(b_, dst, mapB_, full, col, k0, b_.getInt16((1u << cluster_) - 1));
+        };
+        if (cluster_ == 1) {
+          for (unsigned j = 0; j < boxes; ++j) boxB(j);
+        } else {
+          for (unsigned r = 0; r < cluster_; ++r)
+            ifThen(b_.CreateICmpEQ(rank_, i32(r)), [&] {
+              for (unsigned j = r * boxes / cluster_; j < (r + 1) * boxes / cluster_; ++j) boxB(j);
+            });
+        }
+        advance();
+      });
+    });
+  });
+  b_.CreateBr(exit_);
+}
+
+void Emitter::consumer(llvm::Value* wg) {
+  ptx::setMaxRegisters(b_, true, kConsumerRegs);
+  llvm::Value* c = b_.CreateSub(wg, i32(1));  // rows 64c .. 64c + 63 of the tile
+  auto* accTy = llvm::ArrayType::get(b_.getFloatTy(), 128);
+  auto accAt = [&](unsigned i) { return b_.CreateConstGEP2_32(accTy, acc_, 0, i); };
+  const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
+  forLoop(first_, units_, step_, "tiles", [&](llvm::Value* u) {
+    auto [mb, nb] = tileOf(u);
+    for (unsigned i = 0; i < 128; ++i) b_.CreateStore(llvm::ConstantFP::get(b_.getFloatTy(), 0.0), accAt(i));
+    forLoop(i32(0), kt_, i32(1), "kblocks", [&](llvm::Value* kb) {
+      llvm::Value* s = b_.CreateLoad(b_.getInt32Ty(), stage_);
+      llvm::Value* ph = b_.CreateLoad(b_.getInt32Ty(), phase_);
+      ptx::mbarrierWait(b_, fullBar(s), ph);
+      std::vector<llvm::Value*> acc(128);
+      for (unsigned i = 0; i < 128; ++i) acc[i] = b_.CreateLoad(b_.getFloatTy(), accAt(i));
+      llvm::Value* a0 = b_.CreateAdd(slotA(s), b_.CreateMul(c, i32(64 * kBK * 2)));
+      llvm::Value* b0 = slotB(s);
+      ptx::wgmmaFence(b_);
+      for (unsigned kk = 0; kk < kBK / 16; ++kk) {
+        // A: K-major rows of 128 bytes, 8-row groups 1024 bytes apart; k16 steps are 32 bytes.
+        llvm::Value* da = ptx::wgmmaDescriptor(b_, b_.CreateAdd(a0, i32(kk * 32)), 16, 1024);
+        // B: MN-major; 8-row (k) groups 1024 bytes apart, 64-column boxes BK * 128 bytes apart.
+        llvm::Value* db = ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 16 * 128)), kBoxN * kBK * 2, 1024);
+        acc = ptx::wgmma(b_, kBN, type, acc, da, db, /*transB=*/true);
+      }
+      for (unsigned i = 0; i < 128; ++i) b_.CreateStore(acc[i], accAt(i));
+      ptx::wgmmaCommit(b_);
+      ptx::wgmmaWait(b_, 1);
+      // The previous slot's wgmmas are complete: hand it back to the producer.
+      ifThen(b_.CreateAnd(b_.CreateICmpSGT(kb, i32(0)), b_.CreateICmpEQ(tid_, i32(0))), [&] {
+        llvm::Value* prev = b_.CreateSelect(b_.CreateICmpEQ(s, i32(0)), i32(kStages - 1), b_.CreateSub(s, i32(1)));
+        release(emptyBar(prev));
+      });
+      advance();
+    });
+    ptx::wgmmaWait(b_, 0);
+    ifThen(b_.CreateAnd(b_.CreateICmpSGT(kt_, i32(0)), b_.CreateICmpEQ(tid_, i32(0))), [&] {
+      llvm::Value* s = b_.CreateLoad(b_.getInt32Ty(), stage_);
+      llvm::Value* last = b_.CreateSelect(b_.CreateICmpEQ(s, i32(0)), i32(kStages - 1), b_.CreateSub(s, i32(1)));
+      release(emptyBar(last));
+    });
+    epilogue(c, mb, nb);
+  });
+  b_.CreateBr(exit_);
+}
+
+void Emitter::release(llvm::Value* empty) {
+  if (cluster_ == 1) return ptx::mbarrierArrive(b_, empty);
+  for (unsigned r = 0; r < cluster_; ++r) ptx::mbarrierArriveRemote(b_, empty, i32(r));
+}
+
+// Thread (warp w, lane l) of consumer c holds, for each 8-column block i of its 64 x 256 part,
+// rows 16w + l/4 and 16w + l/4 + 8, columns 8i + 2(l % 4) and the next (registers 4i .. 4i + 3).
+// Stored straight from that layout, every warp-wide store would touch 8 rows; instead each warp
+// writes 32 columns at a time into its staging buffer and reads them back as 16-byte row
+// segments, so that each store covers whole 128-byte lines (64-byte for 16-bit types per 4
+// lanes). Segments that are not entirely inside C, or views that are not 16-byte aligned, are
+// stored element by element from the buffer.
+void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
+  auto* accTy = llvm::ArrayType::get(b_.getFloatTy(), 128);
+  llvm::Type* outTy = paramType(func_.body().arg(form_.c)->type->elem);
+  const unsigned eb = outTy->isFloatTy() ? 4 : 2;
+  const unsigned rowBytes = stagingRowBytes(eb);
+  const unsigned perLane = 16 / eb;                    // elements in a 16-byte segment
+  const unsigned lanesPerRow = kStageCols / perLane;   // segments in a staged row
+  const unsigned rowsPerPass = 32 / lanesPerRow;
+  llvm::Value* warp = b_.CreateLShr(tid_, 5);
+  llvm::Value* lane = b_.CreateAnd(tid_, i32(31));
+  llvm::Value* buf = b_.CreateAdd(staging_, b_.CreateMul(b_.CreateAdd(b_.CreateMul(c, i32(4)), warp),
+                                                         i32(16 * rowBytes)));
+  llvm::Value* fragRow = b_.CreateLShr(lane, 2);
+  llvm::Value* fragCol = b_.CreateMul(b_.CreateAnd(lane, i32(3)), i32(2));
+  llvm::Value* segRow = b_.CreateUDiv(lane, i32(lanesPerRow));
+  llvm::Value* segCol = b_.CreateMul(b_.CreateURem(lane, i32(lanesPerRow)), i32(perLane));
+  llvm::Value* rowBase = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(mb, i32(kBM)), b_.CreateMul(c, i32(64))),
+                                      b_.CreateMul(warp, i32(16)));
+  auto shared = [&](llvm::Value* addr, llvm::Type*) {
+    return b_.CreateIntToPtr(b_.CreateZExt(addr, b_.getInt64Ty()), llvm::PointerType::get(c_, 3));
+  };
+  auto global = [&](llvm::Value* row, llvm::Value* col) {
+    llvm::Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateSExt(row, b_.getInt64Ty()), cStride0_),
+                                    b_.CreateMul(b_.CreateSExt(col, b_.getInt64Ty()), cStride1_));
+    return b_.CreateGEP(outTy, cData_, off);
+  };
+  auto syncWarp = [&] {
+    b_.CreateCall(llvm::Intrinsic::getDeclaration(&out_, llvm::Intrinsic::nvvm_bar_warp_sync), {b_.getInt32(~0u)});
+  };
+  auto* pairTy = llvm::FixedVectorType::get(outTy, 2);
+  for (unsigned chunk = 0; chunk < kBN / kStageCols; ++chunk) {
+    // Fragment -> staging buffer (converted to C's type).
+    for (unsigned ii = 0; ii < kStageCols / 8; ++ii)
+      for (unsigned h = 0; h < 2; ++h) {
+        unsigned reg = 4 * (chunk * kStageCols / 8 + ii) + 2 * h;
+        llvm::Value* v0 = b_.CreateLoad(b_.getFloatTy(), b_.CreateConstGEP2_32(accTy, acc_, 0, reg));
+        llvm::Value* v1 = b_.CreateLoad(b_.getFloatTy(), b_.CreateConstGEP2_32(accTy, acc_, 0, reg + 1));
+        if (!outTy->isFloatTy()) v0 = b_.CreateFPTrunc(v0, outTy), v1 = b_.CreateFPTrunc(v1, outTy);
+        llvm::Value* pair = llvm::PoisonValue::get(pairTy);
+        pair = b_.CreateInsertElement(b_.CreateInsertElement(pair, v0, uint64_t(0)), v1, uint64_t(1));
+        llvm::Value* at = b_.CreateAdd(buf, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(fragRow, i32(8 * h)), i32(rowBytes)),
+                                                         b_.CreateMul(b_.CreateAdd(fragCol, i32(8 * ii)), i32(eb))));
+        b_.CreateAlignedStore(pair, shared(at, pairTy), llvm::Align(2 * eb));
+      }
+    syncWarp();
+    // Staging buffer -> C, one 16-byte row segment per lane and pass.
+    for (unsigned pass = 0; pass < 16 / rowsPerPass; ++pass) {
+      llvm::Value* r = b_.CreateAdd(segRow, i32(pass * rowsPerPass));
+      llvm::Value* at = b_.CreateAdd(buf, b_.CreateAdd(b_.CreateMul(r, i32(rowBytes)), b_.CreateMul(segCol, i32(eb))));
+      llvm::Value* row = b_.CreateAdd(rowBase, r);
+      llvm::Value* col = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), i32(chunk * kStageCols)), segCol);
+      llvm::Value* whole = b_.CreateAnd(b_.CreateAnd(vec16_, b_.CreateICmpSLT(b_.CreateSExt(row, b_.getInt64Ty()), M_)),
+                                        b_.CreateICmpSLE(b_.CreateSExt(b_.CreateAdd(col, i32(perLane)), b_.getInt64Ty()), N_));
+      auto* vec = block("store.segment");
+      auto* elems = block("store.elements");
+      auto* done = block("store.done");
+      b_.CreateCondBr(whole, vec, elems);
+      b_.SetInsertPoint(vec);
+      auto* segTy = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+      llvm::Value* seg = b_.CreateAlignedLoad(segTy, shared(at, segTy), llvm::Align(16));
+      b_.CreateAlignedStore(seg, global(row, col), llvm::Align(16));
+      b_.CreateBr(done);
+      b_.SetInsertPoint(elems);
+      ifThen(b_.CreateICmpSLT(b_.CreateSExt(row, b_.getInt64Ty()), M_), [&] {
+        forLoop(i32(0), i32(perLane), i32(1), "store.element", [&](llvm::Value* e) {
+          llvm::Value* ce = b_.CreateAdd(col, e);
+          ifThen(b_.CreateICmpSLT(b_.CreateSExt(ce, b_.getInt64Ty()), N_), [&] {
+            llvm::Value* x = b_.CreateLoad(outTy, shared(b_.CreateAdd(at, b_.CreateMul(e, i32(eb))), outTy));
+            b_.CreateStore(x, global(row, ce));
+          });
+        }, /*rolled=*/true);
+      });
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    }
+    syncWarp();
+  }
+}
+
+bool Emitter::emit(std::string& error) {
+  if (form_.in != ir::ScalarKind::BF16 && form_.in != ir::ScalarKind::F16) {
+    error = "internal error: the Hopper form needs bf16 or f16 operands";
+    return false;
+  }
+  declare();
+  b_.SetInsertPoint(block("entry"));
+  stage_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "stage");
+  phase_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "phase");
+  acc_ = b_.CreateAlloca(llvm::ArrayType::get(b_.getFloatTy(), 128), nullptr, "acc");
+  b_.CreateStore(i32(0), stage_);
+  b_.CreateStore(i32(0), phase_);
+  llvm::Value* tid = ptx::threadIdX(b_);
+  llvm::Value* wg = b_.CreateLShr(tid, 7);
+  tid_ = b_.CreateAnd(tid, i32(127));  // thread in its warpgroup
+  // The dynamic shared window, aligned to 1 KB (the period of the 128-byte swizzle).
+  auto* smemTy = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+  auto* gv = out_.getNamedGlobal("__tessera_hopper_smem");
+  if (!gv) {
+    gv = new llvm::GlobalVariable(out_, smemTy, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                  "__tessera_hopper_smem", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+    gv->setAlignment(llvm::Align(16));
+  }
+  llvm::Value* base = b_.CreateTrunc(b_.CreatePtrToInt(gv, b_.getInt64Ty()), b_.getInt32Ty());
+  smem_ = b_.CreateAnd(b_.CreateAdd(base, i32(1023)), i32(~1023u));
+  bars_ = b_.CreateAdd(smem_, i32(kStages * kStageBytes));
+  staging_ = b_.CreateAdd(bars_, i32(kBarrierBytes));
+  ifThen(b_.CreateICmpEQ(tid, i32(0)), [&] {
+    for (unsigned s = 0; s < kStages; ++s) {
+      ptx::mbarrierInit(b_, fullBar(i32(s)), 1);   // the producer's arrive (plus the TMA bytes)
+      ptx::mbarrierInit(b_, emptyBar(i32(s)), 2 * cluster_);  // per consumer warpgroup sharing the slot
+    }
+    ptx::fenceMbarrierInit(b_);
+  });
+  if (cluster_ > 1) {
+    ptx::clusterBarrier(b_);  // the peer's barriers are initialised before anything arrives on them
+    rank_ = ptx::clusterRank(b_);
+  } else {
+    ptx::blockBarrier(b_);
+    rank_ = i32(0);
+  }
+  // Extents: M, N from C; K from A. Tile counts in 32 bits (the runtime takes this form only
+  // for extents below 2^31).
+  M_ = tensorField(form_.c, 1, 0);
+  N_ = tensorField(form_.c, 1, 1);
+  llvm::Value* K = tensorField(form_.a, 1, 1);
+  auto ceilDiv = [&](llvm::Value* x, unsigned d) {
+    return b_.CreateTrunc(b_.CreateUDiv(b_.CreateAdd(x, b_.getInt64(d - 1)), b_.getInt64(d)), b_.getInt32Ty());
+  };
+  mt_ = ceilDiv(M_, kBM);
+  nt_ = ceilDiv(N_, kBN);
+  kt_ = ceilDiv(K, kBK);
+  tiles_ = b_.CreateMul(mt_, nt_);
+  unitRows_ = cluster_ > 1 ? b_.CreateUDiv(b_.CreateAdd(mt_, i32(cluster_ - 1)), i32(cluster_)) : mt_;
+  units_ = b_.CreateMul(unitRows_, nt_);
+  first_ = b_.CreateUDiv(ptx::blockIdX(b_), i32(cluster_));
+  step_ = b_.CreateUDiv(ptx::gridDimX(b_), i32(cluster_));
+  cData_ = b_.CreateAddrSpaceCast(tensorField(form_.c, 0, 0), b_.getPtrTy(1));
+  cStride0_ = tensorField(form_.c, 2, 0);
+  cStride1_ = tensorField(form_.c, 2, 1);
+  // 16-byte row segments of C can be stored whole: aligned data, contiguous rows of a multiple of
+  // 16 bytes apart.
+  unsigned outBytes = form_.out == ir::ScalarKind::F32 ? 4 : 2;
+  llvm::Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(cData_, b_.getInt64Ty()), b_.getInt64(15)),
+                                         b_.getInt64(0));
+  llvm::Value* rows16 = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(cStride0_, b_.getInt64(outBytes)), b_.getInt64(15)),
+                                        b_.getInt64(0));
+  vec16_ = b_.CreateAnd(b_.CreateAnd(b_.CreateICmpEQ(cStride1_, b_.getInt64(1)), aligned), rows16);
+  mapA_ = b_.CreatePtrToInt(fn_->getArg(numParams_ + 3), b_.getInt64Ty());
+  mapB_ = b_.CreatePtrToInt(fn_->getArg(numParams_ + 4), b_.getInt64Ty());
+  auto* prod = block("producer");
+  auto* cons = block("consumer");
+  exit_ = block("exit");
+  b_.CreateCondBr(b_.CreateICmpEQ(wg, i32(0)), prod, cons);
+  b_.SetInsertPoint(prod);
+  producer();
+  b_.SetInsertPoint(cons);
+  consumer(wg);
+  b_.SetInsertPoint(exit_);
+  // No CTA of a cluster may exit while its peer can still multicast into it or arrive on it.
+  if (cluster_ > 1) ptx::clusterBarrier(b_);
+  b_.CreateRetVoid();
+  return true;
+}
+
+}  // namespace
+
+void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
+  size_t i = 0;
+  for (ir::Operation* f : m.funcs()) {
+    if (!f->hasAttr("kernel")) continue;
+    if (i >= kernels.size()) break;
+    KernelInterface& k = kernels[i++];
+    k.gpuVariants.clear();
+    auto form = formOf(f);
+    if (!form) continue;
+    for (unsigned cluster : kClusters) {
+      GpuVariant v;
+      v.entry = variantEntry(f->funcName(), cluster);
+      v.minSm = 90;
+      v.threads = kThreads;
+      v.cluster = cluster;
+      v.sharedBytes = kSharedBytes;
+      v.tensorMaps.push_back({form->a, {kBK, kBM}, 128});    // A: BK contiguous elements x BM rows
+      v.tensorMaps.push_back({form->b, {kBoxN, kBK}, 128});  // B: 64 contiguous columns x BK rows
+      k.gpuVariants.push_back(v);
+    }
+  }
+}
+
+bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
+                        std::string& error) {
+  size_t i = 0;
+  for (ir::Operation* f : m.funcs()) {
+    if (!f->hasAttr("kernel")) continue;
+    if (i >= kernels.size()) break;
+    const KernelInterface& k = kernels[i++];
+    if (k.gpuVariants.empty()) continue;
+    auto form = formOf(f);
+    if (!form) continue;
+    for (const GpuVariant& v : k.gpuVariants) {
+      Emitter e(out, *f, *form, v.cluster);
+      if (!e.emit(error)) {
+        error = "kernel '" + k.name + "' (sm_90a form): " + error;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace tessera::codegen
