@@ -403,6 +403,7 @@ class ModuleContext {
   };
   std::map<DeviceKey, DeviceFn> devices;
   std::set<const FunctionDefStmt*> inProgress;
+  unsigned deviceDepth = 0;  // device functions being lowered, each from a call in the previous
   std::set<std::string> names;
   I::Operation* insertBefore = nullptr;  // device functions go before the kernel that needs them
 
