@@ -42,7 +42,11 @@ DiagBuilder::DiagBuilder(DiagnosticEngine* engine, DiagID id, SourceRange range)
     : engine_(engine), id_(id), range_(range) {}
 
 DiagBuilder::DiagBuilder(DiagBuilder&& o) noexcept
-    : engine_(o.engine_), id_(o.id_), range_(o.range_), args_(std::move(o.args_)), notes_(std::move(o.notes_)),
+    : engine_(o.engine_),
+      id_(o.id_),
+      range_(o.range_),
+      args_(std::move(o.args_)),
+      notes_(std::move(o.notes_)),
       fixits_(std::move(o.fixits_)) {
   o.engine_ = nullptr;
 }
@@ -125,7 +129,8 @@ std::string expandTabs(std::string_view line) {
   std::string out;
   for (char c : line) {
     if (c == '\t') {
-      do out += ' '; while (out.size() % 8);
+      do out += ' ';
+      while (out.size() % 8);
     } else {
       out += c;
     }
@@ -237,8 +242,8 @@ void jsonRange(std::ostream& os, const SourceManager& sm, SourceRange r) {
 }  // namespace
 
 void JSONDiagnosticPrinter::handle(const Diagnostic& d) {
-  os_ << "{\"id\":\"" << diagInfo(d.id).name << "\",\"severity\":\"" << severityName(d.severity)
-      << "\",\"message\":\"" << jsonEscape(d.message) << "\",\"range\":";
+  os_ << "{\"id\":\"" << diagInfo(d.id).name << "\",\"severity\":\"" << severityName(d.severity) << "\",\"message\":\""
+      << jsonEscape(d.message) << "\",\"range\":";
   jsonRange(os_, sm_, d.range);
   os_ << ",\"notes\":[";
   for (size_t i = 0; i < d.notes.size(); ++i) {

@@ -17,9 +17,9 @@ namespace tessera {
 enum class Severity : uint8_t { Note, Warning, Error, Fatal };
 
 struct DiagInfo {
-  const char* name;     // the id as written in the registry, e.g. "err_lex_bad_dedent"
+  const char* name;  // the id as written in the registry, e.g. "err_lex_bad_dedent"
   Severity severity;
-  const char* format;   // message with {0}, {1}, ... placeholders
+  const char* format;  // message with {0}, {1}, ... placeholders
 };
 
 // The registry: every stage keeps its diagnostics in a table of its own (<Stage>Diagnostics.def,
@@ -30,7 +30,7 @@ template <class Enum>
 struct DiagTable;  // static constexpr const DiagInfo* rows: the table of Enum's diagnostics
 
 class DiagID {
-public:
+ public:
   constexpr DiagID() = default;
   template <class Enum, class = decltype(DiagTable<Enum>::rows)>
   constexpr DiagID(Enum e) : row_(&DiagTable<Enum>::rows[static_cast<size_t>(e)]) {}
@@ -38,7 +38,7 @@ public:
   friend bool operator==(DiagID a, DiagID b) { return a.row_ == b.row_; }
   friend bool operator!=(DiagID a, DiagID b) { return a.row_ != b.row_; }
 
-private:
+ private:
   const DiagInfo* row_ = nullptr;
 };
 
@@ -52,11 +52,11 @@ private:
 //   TESSERA_DIAGNOSTIC_TABLE_DECL(Sema)
 // and one of its .cpp files defines the rows: const DiagInfo kSemaDiagnostics[] = { the same
 // #include with DIAG defined as TESSERA_DIAG_ROW }.
-#define TESSERA_DIAGNOSTIC_TABLE_DECL(NAME)                              \
-  extern const ::tessera::DiagInfo k##NAME##Diagnostics[];               \
-  template <>                                                            \
-  struct DiagTable<diag::NAME> {                                         \
-    static constexpr const DiagInfo* rows = k##NAME##Diagnostics;        \
+#define TESSERA_DIAGNOSTIC_TABLE_DECL(NAME)                       \
+  extern const ::tessera::DiagInfo k##NAME##Diagnostics[];        \
+  template <>                                                     \
+  struct DiagTable<diag::NAME> {                                  \
+    static constexpr const DiagInfo* rows = k##NAME##Diagnostics; \
   };
 #define TESSERA_DIAG_ENUMERATOR(ID, SEV, MSG) ID,
 #define TESSERA_DIAG_ROW(ID, SEV, MSG) {#ID, ::tessera::Severity::SEV, MSG},
@@ -67,7 +67,7 @@ const char* severityName(Severity s);
 std::string formatMessage(std::string_view format, const std::vector<std::string>& args);
 
 struct FixIt {
-  SourceRange range;        // text to replace (empty range: insertion)
+  SourceRange range;  // text to replace (empty range: insertion)
   std::string replacement;
 };
 
@@ -87,7 +87,7 @@ struct Diagnostic {
 };
 
 class DiagnosticConsumer {
-public:
+ public:
   virtual ~DiagnosticConsumer() = default;
   virtual void handle(const Diagnostic& d) = 0;
   virtual void finish() {}
@@ -97,7 +97,7 @@ class DiagnosticEngine;
 
 // Collects arguments, notes and fix-its; the diagnostic is emitted when the builder dies.
 class DiagBuilder {
-public:
+ public:
   DiagBuilder(DiagnosticEngine* engine, DiagID id, SourceRange range);
   DiagBuilder(DiagBuilder&& other) noexcept;
   DiagBuilder(const DiagBuilder&) = delete;
@@ -118,7 +118,7 @@ public:
   DiagBuilder& fixit(SourceRange range, std::string replacement);
   DiagBuilder& fixitInsert(SourceLoc at, std::string text) { return fixit(SourceRange(at), std::move(text)); }
 
-private:
+ private:
   DiagnosticEngine* engine_;
   DiagID id_;
   SourceRange range_;
@@ -128,7 +128,7 @@ private:
 };
 
 class DiagnosticEngine {
-public:
+ public:
   explicit DiagnosticEngine(const SourceManager& sm) : sm_(sm) {}
 
   DiagBuilder report(DiagID id, SourceRange range) { return DiagBuilder(this, id, range); }
@@ -150,7 +150,7 @@ public:
 
   void emit(Diagnostic d);
 
-private:
+ private:
   const SourceManager& sm_;
   std::vector<DiagnosticConsumer*> consumers_;
   unsigned errors_ = 0, warnings_ = 0, errorLimit_ = 20;
@@ -159,7 +159,7 @@ private:
 
 // Keeps every diagnostic (for tests and the language server).
 class StoringDiagnosticConsumer : public DiagnosticConsumer {
-public:
+ public:
   void handle(const Diagnostic& d) override { diagnostics.push_back(d); }
   std::vector<Diagnostic> diagnostics;
 };
@@ -167,13 +167,14 @@ public:
 // clang-style text: "file:line:col: error: message", the source line, a caret and range
 // underline, notes, and fix-it hints. Colour only when asked (the driver asks on a terminal).
 class TextDiagnosticPrinter : public DiagnosticConsumer {
-public:
+ public:
   TextDiagnosticPrinter(std::ostream& os, const SourceManager& sm, bool color) : os_(os), sm_(sm), color_(color) {}
   void handle(const Diagnostic& d) override;
   void finish() override;
 
-private:
-  void printOne(Severity sev, DiagID id, SourceRange range, const std::string& message, const std::vector<FixIt>& fixits);
+ private:
+  void printOne(Severity sev, DiagID id, SourceRange range, const std::string& message,
+                const std::vector<FixIt>& fixits);
   std::ostream& os_;
   const SourceManager& sm_;
   bool color_;
@@ -183,11 +184,11 @@ private:
 // One JSON object per line (for tools): {"id","severity","file","range":{start,end},"message",
 // "notes":[...],"fixits":[...]}; lines and columns are 1-based.
 class JSONDiagnosticPrinter : public DiagnosticConsumer {
-public:
+ public:
   JSONDiagnosticPrinter(std::ostream& os, const SourceManager& sm) : os_(os), sm_(sm) {}
   void handle(const Diagnostic& d) override;
 
-private:
+ private:
   std::ostream& os_;
   const SourceManager& sm_;
 };

@@ -44,8 +44,10 @@ void SourceManager::computeLines(const Buffer& b) const {
   // Line breaks as the scanner sees them: \n, \r\n, and a lone \r.
   b.lineStarts.push_back(0);
   for (uint32_t i = 0; i < b.text.size(); ++i) {
-    if (b.text[i] == '\n') b.lineStarts.push_back(i + 1);
-    else if (b.text[i] == '\r' && (i + 1 >= b.text.size() || b.text[i + 1] != '\n')) b.lineStarts.push_back(i + 1);
+    if (b.text[i] == '\n')
+      b.lineStarts.push_back(i + 1);
+    else if (b.text[i] == '\r' && (i + 1 >= b.text.size() || b.text[i + 1] != '\n'))
+      b.lineStarts.push_back(i + 1);
   }
 }
 

@@ -37,7 +37,7 @@ struct LineColumn {
 };
 
 class SourceManager {
-public:
+ public:
   // Takes a copy of `text`; the returned id is stable for the manager's lifetime.
   FileID addBuffer(std::string name, std::string text);
   // Reads a file; returns false and leaves `error` set when it cannot be read.
@@ -57,7 +57,7 @@ public:
   SourceLoc locAt(FileID id, uint32_t offsetInBuffer) const { return {buffers_[id]->base + offsetInBuffer}; }
   uint32_t offsetInBuffer(SourceLoc loc) const;
 
-private:
+ private:
   struct Buffer {
     std::string name;
     std::string text;  // always NUL-terminated past the end (re2c sentinel)

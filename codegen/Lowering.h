@@ -1,6 +1,7 @@
 // The state of lowering one kernel from Tile IR to LLVM IR, shared by the files that lower its
-// parts: LowerToLLVM.cpp (entries, scalars, memory, control flow) and LowerTiles.cpp (tile
-// values in the group's workspace). Internal to codegen/.
+// parts: LowerToLLVM.cpp (entries, scalars, control flow), LowerMemory.cpp (views, copies,
+// reductions over memory) and LowerTiles.cpp (tile values in the group's workspace). Internal to
+// codegen/.
 #pragma once
 
 #include <array>

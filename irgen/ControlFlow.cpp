@@ -127,8 +127,7 @@ void FunctionContext::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
     std::vector<Stmt*> rest(stmts.begin() + static_cast<std::ptrdiff_t>(k) + 1, stmts.end());
     SymSet assigned;
     assignedInStmts(rest, assigned, 0);
-    lowerIfCore(
-        go, [&] { lowerStmts(stmts, k + 1); }, [] {}, assigned, s->range);
+    lowerIfCore(go, [&] { lowerStmts(stmts, k + 1); }, [] {}, assigned, s->range);
     return;
   }
 }
@@ -185,8 +184,7 @@ void FunctionContext::lowerLoopBody(const tessera::Block& body) {
   I::Value* go = notFlags(true, false, ret);
   SymSet assigned;
   assignedIn(body, assigned);
-  lowerIfCore(
-      go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
+  lowerIfCore(go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
 }
 
 bool FunctionContext::containsReturn(const std::vector<Stmt*>& stmts, bool inLoop, bool& inLoopOut) {

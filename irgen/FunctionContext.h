@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "frontend/AST.h"
 #include "ir/IR.h"
 #include "irgen/IRGenDiagnostics.h"
 #include "sema/Builtins.h"
@@ -311,6 +311,7 @@ class FunctionContext {
   Lowered lowerUserCall(const Type* fnType, CallExpr* e);
   Lowered lowerCast(const Type* dt, CallExpr* e);
   Expr* argument(CallExpr* e, const BuiltinInfo& b, const char* name);
+  const CallBinding* bindingOf(CallExpr* e);
   Expr* arg(const BuiltinCall& c, const char* name) { return argument(c.expr, c.info, name); }
   Lowered idOp(const BuiltinCall& c, I::OpId id);
   Lowered unsupportedBuiltin(const BuiltinCall& c);

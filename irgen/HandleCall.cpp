@@ -4,29 +4,15 @@
 
 namespace tessera::irgen {
 
+// The argument bound to parameter `name` of the call, as sema bound it (sema/Binding.h).
 Expr* FunctionContext::argument(CallExpr* e, const BuiltinInfo& b, const char* name) {
-  size_t pos = 0;
-  for (size_t p = 0; p < b.sig.params.size(); ++p) {
-    const BuiltinParam& bp = b.sig.params[p];
-    if (bp.variadic) {
-      pos = SIZE_MAX / 2;  // later parameters are keyword-only
-      continue;
-    }
-    if (bp.name == name) {
-      for (const Argument& a : e->args)
-        if (a.kind == Argument::Keyword && a.keyword == name) return a.value;
-      if (bp.keywordOnly) return nullptr;
-      size_t k = 0;
-      for (const Argument& a : e->args)
-        if (a.kind == Argument::Positional) {
-          if (k == pos) return a.value;
-          ++k;
-        }
-      return nullptr;
-    }
-    if (!bp.keywordOnly) ++pos;
-  }
-  return nullptr;
+  const CallBinding* binding = bindingOf(e);
+  return binding ? binding->arg(name) : nullptr;
+}
+
+const CallBinding* FunctionContext::bindingOf(CallExpr* e) {
+  auto it = ml_.sema.bindings.find(e);
+  return it == ml_.sema.bindings.end() ? nullptr : &it->second;
 }
 
 Lowered FunctionContext::lowerCall(CallExpr* e, I::Type want) {
@@ -65,25 +51,17 @@ Lowered FunctionContext::lowerUserCall(const Type* fnType, CallExpr* e) {
   const FunctionDefStmt* f = fnType->function;
   if (!f) unsupported(e->range, "calling '" + text(e->callee->range) + "'");
   if (fnType->functionKind != FunctionKind::Plain) unsupported(e->range, "calling '" + f->name + "' from a kernel");
-  // Bind arguments to parameters (positional, then keywords).
   std::vector<const Param*> normals;
   for (const Param& p : f->params) {
     if (p.paramKind == Param::VarArgs || p.paramKind == Param::KwArgs)
       unsupported(p.range, "a device function with '*' parameters");
     if (p.paramKind == Param::Normal && !p.name.empty()) normals.push_back(&p);
   }
-  std::vector<Expr*> bound(normals.size(), nullptr);
-  size_t pos = 0;
-  for (const Argument& a : e->args) {
-    if (a.kind == Argument::Positional) {
-      if (pos < bound.size()) bound[pos++] = a.value;
-    } else if (a.kind == Argument::Keyword) {
-      for (size_t i = 0; i < normals.size(); ++i)
-        if (normals[i]->name == a.keyword) bound[i] = a.value;
-    } else {
-      unsupported(a.range, "'*' arguments");
-    }
-  }
+  for (const Argument& a : e->args)
+    if (a.kind == Argument::Star || a.kind == Argument::DoubleStar) unsupported(a.range, "'*' arguments");
+  const CallBinding* binding = bindingOf(e);
+  if (!binding || binding->args.size() != normals.size()) unsupported(e->range, "this call");
+  const std::vector<Expr*>& bound = binding->args;
   std::vector<I::Value*> args;
   std::vector<I::Type> types;
   const FunctionInfo* fi = ml_.info(f);

@@ -160,8 +160,7 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
   std::vector<I::NamedAttr> attrs;
   if (preE) {
     auto c = constInt(preE);
-    if (!c || *c < 1 || *c > 16)
-      error(diag::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
+    if (!c || *c < 1 || *c > 16) error(diag::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
     attrs.push_back({"prefetch", I::Attribute::integer(*c)});
   }
   Lowered ext = lower(extE, ctx().index());
@@ -257,8 +256,7 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   markNeedsGroup();
   // The default launch: one group per (m, n) output tile of C (`blocks` = (param, axis, step)...).
   for (auto& arg : func_->body().args)
-    if (arg.get() == C && kernel_ && !func_->hasAttr("blocks"))
-    {
+    if (arg.get() == C && kernel_ && !func_->hasAttr("blocks")) {
       func_->setAttr("blocks", I::Attribute::ints(
                                    {static_cast<int64_t>(arg->index), 0, BM, static_cast<int64_t>(arg->index), 1, BN}));
       func_->setAttr("exact_grid", I::Attribute::unit());  // group g computes output tile g, no striding

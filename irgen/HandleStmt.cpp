@@ -199,8 +199,7 @@ void FunctionContext::lowerIf(IfStmt* s) {
   SymSet assigned;
   assignedIn(s->thenBlock, assigned);
   assignedIn(s->elseBlock, assigned);
-  lowerIfCore(
-      c, [&] { lowerBlock(s->thenBlock); }, [&] { lowerBlock(s->elseBlock); }, assigned, s->range);
+  lowerIfCore(c, [&] { lowerBlock(s->thenBlock); }, [&] { lowerBlock(s->elseBlock); }, assigned, s->range);
 }
 
 void FunctionContext::lowerIfCore(I::Value* c, const std::function<void()>& thenFn, const std::function<void()>& elseFn,

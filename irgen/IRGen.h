@@ -10,8 +10,8 @@
 
 #include <memory>
 
-#include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "frontend/AST.h"
 #include "ir/IR.h"
 
 namespace tessera {

@@ -286,4 +286,15 @@ tessera_status tessera_profile_flush(void) {
   return TESSERA_SUCCESS;
 }
 
+tessera_status tessera_launch_bound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                                    const tessera_arg *args, uint32_t num_args,
+                                    const tessera_symbol_binding *bindings, uint32_t num_bindings) {
+  GET_BACKEND(b);
+  if (opts)
+    TESSERA_TRY(checkStream("tessera_launch_bound", opts->stream));
+  LaunchPlan plan;
+  TESSERA_TRY(planLaunchBound(kernel, opts, args, num_args, bindings, num_bindings, *b, plan));
+  return b->launch(plan, opts ? opts->stream : nullptr);
+}
+
 } // extern "C"

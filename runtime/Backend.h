@@ -12,6 +12,7 @@
 #include "tessera/runtime.h"
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 struct tessera_stream_t {
@@ -72,6 +73,21 @@ public:
   virtual tessera_status endCapture(tessera_stream stream, tessera_graph *out) = 0;
   virtual tessera_status graphLaunch(tessera_graph graph, tessera_stream stream) = 0;
   virtual tessera_status graphDestroy(tessera_graph graph) = 0;
+
+  // For the distributed runtime (runtime/dist), which drives NCCL and its own kernels on the
+  // same device and streams. The CUDA stream behind `stream` (null: the legacy default
+  // stream; always null on the CPU).
+  virtual void *nativeStream(tessera_stream stream) { return nullptr; }
+  // Makes the device current on the calling thread (the GPU's context) and reports earlier
+  // faults.
+  virtual tessera_status enterDevice() { return TESSERA_SUCCESS; }
+  // The CUDA device ordinal in use; -1 on the CPU.
+  virtual int deviceOrdinal() const { return -1; }
+  // Runs `cmd` in the order of `stream`: now, or recorded when the stream is capturing (CPU
+  // executor). GPU work goes onto native streams instead.
+  virtual tessera_status hostCommand(tessera_stream stream, std::function<tessera_status()> cmd) {
+    return cmd();
+  }
 };
 
 } // namespace tessera::rt

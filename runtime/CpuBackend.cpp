@@ -47,6 +47,10 @@ public:
     return cmd();
   }
 
+  tessera_status hostCommand(tessera_stream stream, Command cmd) override {
+    return submit(stream, std::move(cmd));
+  }
+
   tessera_status launch(const LaunchPlan &plan, tessera_stream stream) override {
     if (auto *s = static_cast<CpuStream *>(stream); s && s->capturing) {
       auto copy = std::make_shared<LaunchPlan>(plan); // captured launches own their arguments

@@ -37,6 +37,7 @@ const CudaDriver *CudaDriver::load(std::string &why) {
     driver.fn = reinterpret_cast<decltype(driver.fn)>(sym);                                        \
   }
     TESSERA_CUDA_FUNCTIONS(TESSERA_CUDA_RESOLVE)
+    TESSERA_CUDA_DIST_FUNCTIONS(TESSERA_CUDA_RESOLVE)
 #undef TESSERA_CUDA_RESOLVE
     ok = true;
   });

@@ -30,9 +30,15 @@ namespace tessera::rt {
   X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuStreamIsCapturing) X(cuEventQuery)    \
   X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters)
 
+// What the distributed runtime (runtime/dist: stream polling for timeouts, strided copies)
+// needs besides; a list of its own so that the two grow without touching each other.
+#define TESSERA_CUDA_DIST_FUNCTIONS(X)                                                             \
+  X(cuStreamQuery) X(cuMemcpy2DAsync) X(cuMemsetD8Async)
+
 struct CudaDriver {
 #define TESSERA_CUDA_DECLARE(fn) decltype(&::fn) fn = nullptr;
   TESSERA_CUDA_FUNCTIONS(TESSERA_CUDA_DECLARE)
+  TESSERA_CUDA_DIST_FUNCTIONS(TESSERA_CUDA_DECLARE)
 #undef TESSERA_CUDA_DECLARE
 
   // The process-wide driver, or null with `why` set (no libcuda.so.1, missing symbol).

@@ -18,6 +18,10 @@ namespace tessera::rt {
 tessera_status activeBackend(Backend *&out);
 // Why the GPU is not the active device ("" when it is).
 const std::string &gpuUnavailableReason();
+// Makes the GPU backend open CUDA device `ordinal` (one process per GPU: the local rank's GPU).
+// Must come before the backend is chosen; afterwards it only succeeds for the ordinal in use
+// (or when the CPU executor is active).
+tessera_status requestGpuOrdinal(int ordinal);
 
 } // namespace tessera::rt
 

@@ -3,7 +3,7 @@
 
 #if !TESSERA_RT_HAVE_CUDA
 namespace tessera::rt {
-std::unique_ptr<Backend> createGpuBackend(std::string &why) {
+std::unique_ptr<Backend> createGpuBackend(std::string &why, int) {
   why = "libtessera_rt was built without CUDA headers (set CUDA_HOME and rebuild)";
   return nullptr;
 }
@@ -62,7 +62,8 @@ bool isFault(CUresult r) {
 
 class GpuBackend final : public Backend {
 public:
-  GpuBackend(const CudaDriver &d, CUdevice dev, CUcontext ctx) : d_(d), dev_(dev), ctx_(ctx) {
+  GpuBackend(const CudaDriver &d, CUdevice dev, CUcontext ctx, int ordinal)
+      : d_(d), dev_(dev), ctx_(ctx), ordinal_(ordinal) {
     char buf[256] = {};
     d_.cuDeviceGetName(buf, sizeof buf, dev_);
     int major = 0, minor = 0;
@@ -97,6 +98,9 @@ public:
   tessera_device_kind kind() const override { return TESSERA_DEVICE_GPU; }
   std::string name() const override { return name_; }
   const DeviceLimits &limits() const override { return limits_; }
+  void *nativeStream(tessera_stream s) override { return raw(s); }
+  tessera_status enterDevice() override { return enter(); }
+  int deviceOrdinal() const override { return ordinal_; }
 
   // Makes the primary context current on this thread and reports an earlier fault.
   tessera_status enter() {
@@ -504,6 +508,7 @@ private:
   const CudaDriver &d_;
   CUdevice dev_;
   CUcontext ctx_;
+  int ordinal_;
   std::string name_;
   DeviceLimits limits_;
   std::mutex mutex_;
@@ -521,7 +526,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> createGpuBackend(std::string &why) {
+std::unique_ptr<Backend> createGpuBackend(std::string &why, int ordinal) {
   const CudaDriver *d = CudaDriver::load(why);
   if (!d)
     return nullptr;
@@ -535,15 +540,20 @@ std::unique_ptr<Backend> createGpuBackend(std::string &why) {
     why = r != CUDA_SUCCESS ? "cuDeviceGetCount failed: " + d->describe(r) : "no CUDA device";
     return nullptr;
   }
-  CUdevice dev = 0;
-  CUcontext ctx = nullptr;
-  if ((r = d->cuDeviceGet(&dev, 0)) != CUDA_SUCCESS ||
-      (r = d->cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS ||
-      (r = d->cuCtxSetCurrent(ctx)) != CUDA_SUCCESS) {
-    why = "cannot set up the primary context of device 0: " + d->describe(r);
+  if (ordinal < 0 || ordinal >= count) {
+    why = "GPU " + std::to_string(ordinal) + " was asked for but this machine has " +
+          std::to_string(count) + " (ordinals 0.." + std::to_string(count - 1) + ")";
     return nullptr;
   }
-  return std::make_unique<GpuBackend>(*d, dev, ctx);
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  if ((r = d->cuDeviceGet(&dev, ordinal)) != CUDA_SUCCESS ||
+      (r = d->cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS ||
+      (r = d->cuCtxSetCurrent(ctx)) != CUDA_SUCCESS) {
+    why = "cannot set up the primary context of device " + std::to_string(ordinal) + ": " + d->describe(r);
+    return nullptr;
+  }
+  return std::make_unique<GpuBackend>(*d, dev, ctx, ordinal);
 }
 
 } // namespace tessera::rt

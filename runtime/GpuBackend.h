@@ -9,9 +9,9 @@
 
 namespace tessera::rt {
 
-// The GPU backend on device 0's primary context, or null with `why` saying why it is unusable
-// (built without CUDA headers, no driver, no device, initialisation failed).
-std::unique_ptr<Backend> createGpuBackend(std::string &why);
+// The GPU backend on the primary context of CUDA device `ordinal`, or null with `why` saying why
+// it is unusable (built without CUDA headers, no driver, no such device, initialisation failed).
+std::unique_ptr<Backend> createGpuBackend(std::string &why, int ordinal);
 
 } // namespace tessera::rt
 

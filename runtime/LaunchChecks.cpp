@@ -4,6 +4,7 @@
 #include "runtime/Status.h"
 #include "runtime/TensorView.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -18,6 +19,15 @@ struct Checker {
   const tessera_kernel_desc &k;
   LaunchPlan &plan;
   std::vector<std::pair<uint32_t, int32_t>> boundBy; // symbol -> (param, dim) that bound it
+  std::vector<std::string> presetBy; // symbol -> source of a binding given before the checks
+
+  // Where symbol `s` got its value, for messages.
+  std::string origin(int32_t s) const {
+    if (!presetBy[s].empty())
+      return presetBy[s];
+    auto [bp, bd] = boundBy[s];
+    return concat("parameter '", k.params[bp].name, "' dimension ", bd);
+  }
 
   const char *sym(int32_t s) const { return k.symbols[s]; }
 
@@ -182,6 +192,21 @@ tessera_status checkArgs(Checker &c, const tessera_arg *args, Backend &backend) 
   return TESSERA_SUCCESS;
 }
 
+// " (K = 60 from <source>, tp = 4 from <source>)" for the symbols of `e` bound by the caller.
+std::string presetNote(const Checker &c, const tessera_extent &e) {
+  std::string note;
+  std::vector<int32_t> seen;
+  for (uint32_t i = 0; i < e.expr_len; ++i) {
+    int32_t s = e.expr[i].symbol;
+    if (e.expr[i].op != TESSERA_EXPR_SYMBOL || c.presetBy[s].empty() ||
+        std::find(seen.begin(), seen.end(), s) != seen.end())
+      continue;
+    seen.push_back(s);
+    note += concat(note.empty() ? " (" : ", ", c.sym(s), " = ", c.plan.symbols[s], " from ", c.presetBy[s]);
+  }
+  return note.empty() ? note : note + ")";
+}
+
 tessera_status checkShapes(Checker &c, const tessera_arg *args) {
   const tessera_kernel_desc &k = c.k;
   // Pass 1: plain symbols, in parameter order; the first binds, the rest must agree.
@@ -202,10 +227,9 @@ tessera_status checkShapes(Checker &c, const tessera_arg *args) {
         v = t.shape[d];
         c.boundBy[e.symbol] = {p, d};
       } else if (v != t.shape[d]) {
-        auto [bp, bd] = c.boundBy[e.symbol];
         return c.paramErr(TESSERA_ERROR_SHAPE_MISMATCH, p, "dimension ", d, " has size ",
                           t.shape[d], " but symbol '", c.sym(e.symbol), "' is ", v,
-                          " (bound by parameter '", k.params[bp].name, "' dimension ", bd, ")");
+                          " (bound by ", c.origin(e.symbol), ")");
       }
     }
   }
@@ -223,7 +247,7 @@ tessera_status checkShapes(Checker &c, const tessera_arg *args) {
       TESSERA_TRY(evalExpr(c, p, d, e, want));
       if (want != t.shape[d])
         return c.paramErr(TESSERA_ERROR_SHAPE_MISMATCH, p, "dimension ", d, " has size ",
-                          t.shape[d], ", expected ", exprString(k, e), " = ", want);
+                          t.shape[d], ", expected ", exprString(k, e), " = ", want, presetNote(c, e));
     }
   }
   return TESSERA_SUCCESS;
@@ -433,11 +457,44 @@ tessera_status planWorkspace(Checker &c) {
   return TESSERA_SUCCESS;
 }
 
+// Binds the caller's symbols before any argument is looked at; unknown names are ignored.
+tessera_status presetSymbols(Checker &c, const tessera_symbol_binding *bindings, uint32_t n) {
+  if (n && !bindings)
+    return c.err(TESSERA_ERROR_INVALID_ARGUMENT, "null symbol bindings");
+  for (uint32_t i = 0; i < n; ++i) {
+    const tessera_symbol_binding &b = bindings[i];
+    if (!b.symbol)
+      return c.err(TESSERA_ERROR_INVALID_ARGUMENT, "symbol binding ", i, " has no name");
+    std::string source = b.source ? b.source : "the caller";
+    for (uint32_t s = 0; s < c.k.num_symbols; ++s) {
+      if (std::strcmp(c.k.symbols[s], b.symbol) != 0)
+        continue;
+      int64_t &v = c.plan.symbols[s];
+      if (v != kUnbound && v != b.value)
+        return c.err(TESSERA_ERROR_SHAPE_MISMATCH, "symbol '", b.symbol, "' is bound to ", v,
+                     " by ", c.presetBy[s], " and to ", b.value, " by ", source);
+      if (b.value < 0)
+        return c.err(TESSERA_ERROR_SHAPE_MISMATCH, "symbol '", b.symbol, "' is bound to the negative size ",
+                     b.value, " by ", source);
+      v = b.value;
+      c.presetBy[s] = source;
+    }
+  }
+  return TESSERA_SUCCESS;
+}
+
 } // namespace
 
 tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                           const tessera_arg *args, uint32_t numArgs, Backend &backend,
                           LaunchPlan &plan) {
+  return planLaunchBound(kernel, opts, args, numArgs, nullptr, 0, backend, plan);
+}
+
+tessera_status planLaunchBound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                               const tessera_arg *args, uint32_t numArgs,
+                               const tessera_symbol_binding *bindings, uint32_t numBindings,
+                               Backend &backend, LaunchPlan &plan) {
   if (!kernel)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_launch: null kernel descriptor");
   const tessera_module_desc *module = Registry::instance().moduleOf(kernel);
@@ -456,7 +513,8 @@ tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launc
   plan.tensors.assign(k.num_params, tessera_kernel_tensor{});
   plan.scalars.assign(k.num_params, std::array<uint8_t, 8>{});
   plan.symbols.assign(k.num_symbols, kUnbound);
-  Checker c{k, plan, std::vector<std::pair<uint32_t, int32_t>>(k.num_symbols)};
+  Checker c{k, plan, std::vector<std::pair<uint32_t, int32_t>>(k.num_symbols),
+            std::vector<std::string>(k.num_symbols)};
 
   if (numArgs != k.num_params)
     return c.err(TESSERA_ERROR_INVALID_ARGUMENT, "expected ", k.num_params, " arguments, got ",
@@ -466,6 +524,7 @@ tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launc
   tessera_launch_options o{};
   if (opts)
     o = *opts;
+  TESSERA_TRY(presetSymbols(c, bindings, numBindings));
   TESSERA_TRY(checkArgs(c, args, backend));
   TESSERA_TRY(checkShapes(c, args));
   TESSERA_TRY(checkAliasing(c, args));

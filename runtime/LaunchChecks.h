@@ -17,6 +17,11 @@ namespace tessera::rt {
 tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                           const tessera_arg *args, uint32_t numArgs, Backend &backend,
                           LaunchPlan &plan);
+// The same with symbols bound before the checks (tessera_launch_bound).
+tessera_status planLaunchBound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                               const tessera_arg *args, uint32_t numArgs,
+                               const tessera_symbol_binding *bindings, uint32_t numBindings,
+                               Backend &backend, LaunchPlan &plan);
 
 } // namespace tessera::rt
 

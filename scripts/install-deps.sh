@@ -5,8 +5,9 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make python3
-  llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
+  llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev clang-format-19
   re2c doctest-dev nlohmann-json3-dev neovim
+  libopenmpi-dev openmpi-bin
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
 )
 

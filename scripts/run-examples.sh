@@ -7,7 +7,7 @@ set -euo pipefail
 build="${1:-build}"
 tesserac="$build/bin/tesserac"
 status=0
-for f in examples/*.tessera; do
+for f in examples/*.tessera examples/dist/*.tessera; do
   if "$tesserac" --check "$f"; then
     echo "example $f: checked"
   else

@@ -273,6 +273,65 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
   }
 }
 
+// An annotation with extents or an argument: f32[m, n], tensor[...], Region[privilege]. Null
+// after a diagnostic.
+const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::string& paramName) {
+  Expr* e = s;
+  std::string n = nameOf(s->base);
+  std::vector<Expr*> idx;
+  for (Argument& a : s->indices)
+    if (a.value) idx.push_back(a.value);
+  if (auto d = lookupDType(n)) {
+    std::vector<Extent> dims;
+    for (size_t i = 0; i < idx.size(); ++i) dims.push_back(extentFromExpr(idx[i], paramName, static_cast<unsigned>(i)));
+    return T.tensor(*d, true, {}, dims, true, false);
+  }
+  if (n == "tensor" || n == "Tensor") {
+    DType d = DType::FP32;
+    NumericPolicy p;
+    bool known = false;
+    size_t dimCount = idx.size();
+    if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()))) {
+      known = dtypeFromExpr(idx.back(), d, p, true);
+      if (!known) return nullptr;
+      dimCount = idx.size() - 1;
+    } else {
+      diags.report(diag::err_tensor_missing_dtype, e->range);
+      return nullptr;
+    }
+    std::vector<Extent> dims;
+    for (size_t i = 0; i < dimCount; ++i) dims.push_back(extentFromExpr(idx[i], paramName, static_cast<unsigned>(i)));
+    return T.tensor(d, known, p, dims, dimCount > 0, false);
+  }
+  if (n == "Region") {
+    Privilege pr = Privilege::None;
+    std::string pn;
+    if (idx.size() == 1) {
+      if (auto* ne = dyn_cast<NameExpr>(idx[0])) pn = ne->name;
+      else if (auto* se = dyn_cast<StringLiteralExpr>(idx[0])) pn = se->value;
+    }
+    if (pn == "read") pr = Privilege::Read;
+    else if (pn == "write") pr = Privilege::Write;
+    else if (pn == "reduce_sum") pr = Privilege::ReduceSum;
+    else if (pn == "reduce_max") pr = Privilege::ReduceMax;
+    else if (pn == "reduce_min") pr = Privilege::ReduceMin;
+    else {
+      diags.report(diag::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
+          << (pn.empty() && !idx.empty() ? text(idx[0]->range) : pn);
+      return nullptr;
+    }
+    return T.tensor(DType::FP32, false, {}, {}, false, false, pr);
+  }
+  if (n.empty()) {
+    diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
+    return nullptr;
+  }
+  Symbol* sym = scope->lookup(n);
+  if (sym) diags.report(diag::err_not_a_type, s->base->range) << n;
+  else reportUnknownDType(s->base, n);
+  return nullptr;
+}
+
 const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName) {
   if (!e) return T.dynamic();
   const Type* result = T.error();
@@ -355,63 +414,10 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       break;
     }
     case NodeKind::SubscriptExpr: {
-      auto* s = cast<SubscriptExpr>(e);
-      std::string n = nameOf(s->base);
-      std::vector<Expr*> idx;
-      for (Argument& a : s->indices)
-        if (a.value) idx.push_back(a.value);
-      if (auto d = lookupDType(n)) {
-        std::vector<Extent> dims;
-        for (size_t i = 0; i < idx.size(); ++i) dims.push_back(extentFromExpr(idx[i], paramName, static_cast<unsigned>(i)));
-        result = T.tensor(*d, true, {}, dims, true, false);
-        break;
-      }
-      if (n == "tensor" || n == "Tensor") {
-        DType d = DType::FP32;
-        NumericPolicy p;
-        bool known = false;
-        size_t dimCount = idx.size();
-        if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()))) {
-          known = dtypeFromExpr(idx.back(), d, p, true);
-          if (!known) return T.error();
-          dimCount = idx.size() - 1;
-        } else {
-          diags.report(diag::err_tensor_missing_dtype, e->range);
-          return T.error();
-        }
-        std::vector<Extent> dims;
-        for (size_t i = 0; i < dimCount; ++i) dims.push_back(extentFromExpr(idx[i], paramName, static_cast<unsigned>(i)));
-        result = T.tensor(d, known, p, dims, dimCount > 0, false);
-        break;
-      }
-      if (n == "Region") {
-        Privilege pr = Privilege::None;
-        std::string pn;
-        if (idx.size() == 1) {
-          if (auto* ne = dyn_cast<NameExpr>(idx[0])) pn = ne->name;
-          else if (auto* se = dyn_cast<StringLiteralExpr>(idx[0])) pn = se->value;
-        }
-        if (pn == "read") pr = Privilege::Read;
-        else if (pn == "write") pr = Privilege::Write;
-        else if (pn == "reduce_sum") pr = Privilege::ReduceSum;
-        else if (pn == "reduce_max") pr = Privilege::ReduceMax;
-        else if (pn == "reduce_min") pr = Privilege::ReduceMin;
-        else {
-          diags.report(diag::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
-              << (pn.empty() && !idx.empty() ? text(idx[0]->range) : pn);
-          return T.error();
-        }
-        result = T.tensor(DType::FP32, false, {}, {}, false, false, pr);
-        break;
-      }
-      if (n.empty()) {
-        diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
-        return T.error();
-      }
-      Symbol* sym = scope->lookup(n);
-      if (sym) diags.report(diag::err_not_a_type, s->base->range) << n;
-      else reportUnknownDType(s->base, n);
-      return T.error();
+      const Type* t = typeFromSubscriptAnnotation(cast<SubscriptExpr>(e), paramName);
+      if (!t) return T.error();
+      result = t;
+      break;
     }
     case NodeKind::TupleExpr: {
       std::vector<const Type*> elems;

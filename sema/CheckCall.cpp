@@ -133,25 +133,23 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
     }
   }
   if (star) return fnType->result ? fnType->result : T.dynamic();
-  unsigned given = 0;
-  std::vector<const Param*> bound;
-  size_t pi = 0;
+  std::vector<BindError> errors;
+  CallBinding binding = bindArguments(paramSpecs(*f), kwargs, *e, errors);
   std::vector<const Param*> normals;
   for (const Param& p : f->params)
     if (p.paramKind == Param::Normal && !p.name.empty()) normals.push_back(&p);
+  unsigned given = 0;
   std::map<std::string, std::pair<std::string, std::string>> symbolSizes;  // symbol -> (size, parameter)
   for (size_t i = 0; i < e->args.size(); ++i) {
     Argument& a = e->args[i];
-    const Param* target = nullptr;
-    bool conflict = false;
-    if (a.kind == Argument::Positional) {
-      ++given;
-      if (pi < normals.size()) target = normals[pi++];
-    } else if (a.kind == Argument::Keyword) {
-      ++given;
-      for (const Param* p : normals)
-        if (p->name == a.keyword) target = p;
-      if (!target && !kwargs) {
+    if (a.kind == Argument::Positional || a.kind == Argument::Keyword) ++given;
+    // The parameter this argument binds (a repeated keyword is checked against it too).
+    size_t idx = SIZE_MAX;
+    for (size_t p = 0; p < normals.size(); ++p)
+      if (binding.argIndex[p] == i) idx = p;
+    for (const BindError& err : errors) {
+      if (err.arg != i) continue;
+      if (err.kind == BindError::UnknownKeyword) {
         std::vector<std::string> names;
         for (const Param* p : normals) names.push_back(p->name);
         std::string best = closestMatch(a.keyword, names);
@@ -161,48 +159,13 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
           diags.report(diag::err_call_unknown_keyword, a.keywordRange) << fnType->name << a.keyword;
         return fnType->result ? fnType->result : T.dynamic();
       }
+      if (err.kind == BindError::DuplicateKeyword)
+        for (size_t p = 0; p < normals.size(); ++p)
+          if (normals[p]->name == a.keyword) idx = p;
     }
-    if (target) {
-      size_t idx = 0;
-      for (const Param& p : f->params) {
-        if (&p == target) break;
-        if (p.paramKind == Param::Normal && !p.name.empty()) ++idx;
-      }
-      if (idx < fnType->elems.size()) {
-        const Type* pt = fnType->elems[idx];
-        const Type* at = args[i];
-        bool ok = true;
-        if (!pt->isLenient() && !at->isLenient()) {
-          if (pt->kind == TypeKind::Tensor) ok = at->kind == TypeKind::Tensor;
-          else if (pt->kind == TypeKind::Scalar) ok = at->kind == TypeKind::Scalar;
-          // Ranks and static extents must match; a shape symbol must bind one size.
-          if (ok && pt->kind == TypeKind::Tensor && pt->rankKnown && at->rankKnown) {
-            if (pt->dims.size() != at->dims.size()) ok = false;
-            for (size_t d = 0; ok && d < pt->dims.size(); ++d) {
-              const Extent &want = pt->dims[d], &got = at->dims[d];
-              if (!extentIsConst(got)) continue;
-              if (extentIsConst(want)) {
-                if (want != got) ok = false;
-                continue;
-              }
-              bool symbol = want.kind() == Extent::Kind::Symbol;
-              if (!symbol) continue;
-              auto [it, inserted] = symbolSizes.emplace(want.str(), std::make_pair(got.str(), target->name));
-              if (!inserted && it->second.first != got) {
-                diags.report(diag::err_shape_symbol_conflict, a.value->range)
-                    << want.str() << fnType->name << it->second.first << it->second.second << got.str() << target->name;
-                conflict = true;
-              }
-            }
-          }
-        }
-        if (conflict) continue;
-        if (!ok)
-          diags.report(diag::err_call_argument_type, a.value->range)
-              << fnType->name << target->name << ("'" + pt->str() + "'") << at->str();
-      }
-    }
+    if (idx != SIZE_MAX) checkUserArgument(fnType, *normals[idx], idx, a, args[i], symbolSizes);
   }
+  sc.bindings[e] = binding;
   if ((!varargs && given > positional) || given < required) {
     std::string want = required == positional ? std::to_string(positional)
                                               : std::to_string(required) + " to " + std::to_string(positional);
@@ -210,6 +173,41 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
     diags.report(diag::err_call_arity, e->parenRange.valid() ? e->parenRange : e->range) << fnType->name << want << given;
   }
   return fnType->result ? fnType->result : T.dynamic();
+}
+
+// An argument of a user call against its parameter: tensor or scalar, ranks and static extents;
+// a shape symbol of the callee must bind one size across the arguments (`symbolSizes`).
+void Checker::checkUserArgument(const Type* fnType, const Param& target, size_t idx, const Argument& a,
+                                const Type* at, std::map<std::string, std::pair<std::string, std::string>>& symbolSizes) {
+  if (idx >= fnType->elems.size()) return;
+  const Type* pt = fnType->elems[idx];
+  bool ok = true, conflict = false;
+  if (!pt->isLenient() && !at->isLenient()) {
+    if (pt->kind == TypeKind::Tensor) ok = at->kind == TypeKind::Tensor;
+    else if (pt->kind == TypeKind::Scalar) ok = at->kind == TypeKind::Scalar;
+    // Ranks and static extents must match; a shape symbol must bind one size.
+    if (ok && pt->kind == TypeKind::Tensor && pt->rankKnown && at->rankKnown) {
+      if (pt->dims.size() != at->dims.size()) ok = false;
+      for (size_t d = 0; ok && d < pt->dims.size(); ++d) {
+        const Extent &want = pt->dims[d], &got = at->dims[d];
+        if (!extentIsConst(got)) continue;
+        if (extentIsConst(want)) {
+          if (want != got) ok = false;
+          continue;
+        }
+        if (want.kind() != Extent::Kind::Symbol) continue;
+        auto [it, inserted] = symbolSizes.emplace(want.str(), std::make_pair(got.str(), target.name));
+        if (!inserted && it->second.first != got) {
+          diags.report(diag::err_shape_symbol_conflict, a.value->range)
+              << want.str() << fnType->name << it->second.first << it->second.second << got.str() << target.name;
+          conflict = true;
+        }
+      }
+    }
+  }
+  if (!ok && !conflict)
+    diags.report(diag::err_call_argument_type, a.value->range)
+        << fnType->name << target.name << ("'" + pt->str() + "'") << at->str();
 }
 
 bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
@@ -296,71 +294,78 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     diags.report(diag::err_builtin_needs_type_argument, at) << b.name;
     return T.error();
   }
-  // Bind arguments to parameters.
-  std::vector<Expr*> bound(sig.params.size(), nullptr);
-  std::vector<const Type*> boundType(sig.params.size(), nullptr);
-  std::vector<Expr*> variadic;
-  std::vector<const Type*> variadicTypes;
-  bool ok = true;
-  size_t nextPos = 0;
-  unsigned positional = 0;
-  for (size_t i = 0; i < call->args.size(); ++i) {
-    Argument& a = call->args[i];
-    if (a.kind == Argument::Positional) {
-      ++positional;
-      while (nextPos < sig.params.size() && sig.params[nextPos].keywordOnly && !sig.params[nextPos].variadic) ++nextPos;
-      if (nextPos < sig.params.size() && sig.params[nextPos].variadic) {
-        variadic.push_back(a.value);
-        variadicTypes.push_back(argTypes[i]);
-      } else if (nextPos < sig.params.size() && !sig.params[nextPos].keywordOnly) {
-        bound[nextPos] = a.value;
-        boundType[nextPos] = argTypes[i];
-        ++nextPos;
-      } else if (!star) {
-        diags.report(diag::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
-            << b.name << arityText(sig) << static_cast<unsigned>(std::count_if(call->args.begin(), call->args.end(),
-                                                                                  [](const Argument& x) { return x.kind == Argument::Positional; }));
-        return T.error();
-      }
-    } else if (a.kind == Argument::Keyword) {
-      size_t idx = SIZE_MAX;
-      for (size_t p = 0; p < sig.params.size(); ++p)
-        if (sig.params[p].name == a.keyword && !sig.params[p].variadic) idx = p;
-      if (idx == SIZE_MAX) {
-        if (sig.acceptsAnyKeywords) continue;
-        std::vector<std::string> names;
-        for (const BuiltinParam& p : sig.params)
-          if (!p.variadic) names.push_back(p.name);
-        std::string best = closestMatch(a.keyword, names);
-        if (!best.empty())
-          diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
-        else
-          diags.report(diag::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
-        ok = false;
-        continue;
-      }
-      if (bound[idx]) {
-        diags.report(diag::err_call_duplicate_argument, a.range) << b.name << a.keyword;
-        ok = false;
-        continue;
-      }
-      bound[idx] = a.value;
-      boundType[idx] = argTypes[i];
-    }
+  std::vector<BindError> errors;
+  BoundBuiltinCall bc{b, call, bindArguments(paramSpecs(sig), sig.acceptsAnyKeywords, *call, errors), {}, {}};
+  for (size_t i : bc.binding.argIndex) bc.types.push_back(i < argTypes.size() ? argTypes[i] : nullptr);
+  for (size_t i : bc.binding.variadicIndex) bc.variadicTypes.push_back(argTypes[i]);
+  if (!checkBuiltinArguments(bc, errors)) return T.error();
+  sc.bindings[call] = bc.binding;
+
+  // With *args or **kwargs the binding is unknown: only the generic result below applies.
+  if (star) {
+    const std::string& r = sig.result;
+    if (r == "none") return T.none();
+    if (!r.empty() && r[0] >= 'A' && r[0] <= 'Z') return T.opaque(r);
+    return T.dynamic();
   }
-  if (!ok) return T.error();
-  if (!star)
+  // Writes through parameters.
+  if (b.has(eff::MemWrite) && inKernel()) {
+    if (Expr* dst = bc.arg("dst")) checkWriteAccess(dst, dst->range, false, BinaryOp::Add);
+    if (Expr* ref = bc.arg("ref")) checkWriteAccess(ref, ref->range, b.id == BuiltinId::AtomicAdd, BinaryOp::Add);
+  }
+  // Determinism of atomics.
+  if (b.has(eff::Atomic) && inKernel() && fn_->deterministic && !b.has(eff::NonDeterministic)) {
+    const Type* rt = bc.argType("ref");
+    if (rt && rt->kind == TypeKind::Scalar && isFloat(rt->dtype))
+      diags.report(diag::err_float_atomic, at) << b.name << rt->str();
+  }
+  if (const Type* t = specialBuiltinResult(bc, typeArg)) return t;
+  return genericBuiltinResult(bc, at);
+}
+
+// Reports the mistakes of binding a builtin call (arity, unknown and repeated keywords, missing
+// arguments) and arguments of the wrong kind; false after any.
+bool Checker::checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vector<BindError>& errors) {
+  const BuiltinInfo& b = bc.b;
+  const BuiltinSignature& sig = b.sig;
+  CallExpr* call = bc.call;
+  SourceRange parens = call->parenRange.valid() ? call->parenRange : call->range;
+  unsigned positional = static_cast<unsigned>(
+      std::count_if(call->args.begin(), call->args.end(), [](const Argument& x) { return x.kind == Argument::Positional; }));
+  bool ok = true;
+  for (const BindError& err : errors) {
+    const Argument& a = call->args[err.arg];
+    if (err.kind == BindError::TooManyPositional) {
+      if (bc.binding.star) continue;
+      diags.report(diag::err_call_arity, parens) << b.name << arityText(sig) << positional;
+      return false;
+    }
+    if (err.kind == BindError::DuplicateKeyword) {
+      diags.report(diag::err_call_duplicate_argument, a.range) << b.name << a.keyword;
+      ok = false;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const BuiltinParam& p : sig.params)
+      if (!p.variadic) names.push_back(p.name);
+    std::string best = closestMatch(a.keyword, names);
+    if (!best.empty())
+      diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
+    else
+      diags.report(diag::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
+    ok = false;
+  }
+  if (!ok) return false;
+  if (!bc.binding.star)
     for (size_t p = 0; p < sig.params.size(); ++p)
-      if (!bound[p] && !sig.params[p].optional && !sig.params[p].variadic) {
+      if (!bc.binding.args[p] && !sig.params[p].optional && !sig.params[p].variadic) {
         bool anyKeyword = std::any_of(call->args.begin(), call->args.end(),
                                       [](const Argument& x) { return x.kind == Argument::Keyword; });
         if (!sig.params[p].keywordOnly && !anyKeyword && positional < sig.minPositional())
-          diags.report(diag::err_call_arity, call->parenRange.valid() ? call->parenRange : call->range)
-              << b.name << arityText(sig) << positional;
+          diags.report(diag::err_call_arity, parens) << b.name << arityText(sig) << positional;
         else
-          diags.report(diag::err_call_missing_argument, call->parenRange.valid() ? call->parenRange : call->range)
-              << b.name << sig.params[p].name;
-        return T.error();
+          diags.report(diag::err_call_missing_argument, parens) << b.name << sig.params[p].name;
+        return false;
       }
   for (size_t p = 0; p < sig.params.size(); ++p) {
     auto checkOne = [&](Expr* e, const Type* t) {
@@ -370,45 +375,26 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
       return false;
     };
     if (sig.params[p].variadic) {
-      for (size_t v = 0; v < variadic.size(); ++v)
-        if (!checkOne(variadic[v], variadicTypes[v])) ok = false;
-    } else if (!checkOne(bound[p], boundType[p])) {
+      for (size_t v = 0; v < bc.binding.variadic.size(); ++v)
+        if (!checkOne(bc.binding.variadic[v], bc.variadicTypes[v])) ok = false;
+    } else if (!checkOne(bc.binding.args[p], bc.types[p])) {
       ok = false;
     }
   }
-  if (!ok) return T.error();
+  return ok;
+}
 
-  // With *args or **kwargs the binding is unknown: only the generic result below applies.
-  if (star) {
-    const std::string& r = sig.result;
-    if (r == "none") return T.none();
-    if (!r.empty() && r[0] >= 'A' && r[0] <= 'Z') return T.opaque(r);
-    return T.dynamic();
-  }
-  auto arg = [&](const char* name) -> Expr* {
-    for (size_t p = 0; p < sig.params.size(); ++p)
-      if (sig.params[p].name == name) return bound[p];
-    return nullptr;
-  };
-  auto argType = [&](const char* name) -> const Type* {
-    for (size_t p = 0; p < sig.params.size(); ++p)
-      if (sig.params[p].name == name) return boundType[p];
-    return nullptr;
-  };
-  const Type* first = !sig.params.empty() && boundType[0] ? boundType[0] : T.dynamic();
-
-  // Writes through parameters.
-  if (b.has(eff::MemWrite) && inKernel()) {
-    if (Expr* dst = arg("dst")) checkWriteAccess(dst, dst->range, false, BinaryOp::Add);
-    if (Expr* ref = arg("ref")) checkWriteAccess(ref, ref->range, b.id == BuiltinId::AtomicAdd, BinaryOp::Add);
-  }
-  // Determinism of atomics.
-  if (b.has(eff::Atomic) && inKernel() && fn_->deterministic && !b.has(eff::NonDeterministic)) {
-    const Type* rt = argType("ref");
-    if (rt && rt->kind == TypeKind::Scalar && isFloat(rt->dtype))
-      diags.report(diag::err_float_atomic, at) << b.name << rt->str();
-  }
-
+// The result of builtins whose type depends on their arguments beyond the signature's result
+// notation (shared buffers, ranges, products, tile constructors, shuffles, groups); null for the
+// others.
+const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg) {
+  const BuiltinInfo& b = bc.b;
+  CallExpr* call = bc.call;
+  auto arg = [&](const char* name) { return bc.arg(name); };
+  auto argType = [&](const char* name) { return bc.argType(name); };
+  const std::vector<const Type*>& boundType = bc.types;
+  const std::vector<Expr*>& variadic = bc.binding.variadic;
+  const Type* first = !boundType.empty() && boundType[0] ? boundType[0] : T.dynamic();
   switch (b.id) {
     case BuiltinId::TSharedAlloc:
     case BuiltinId::TileAllocShared: {
@@ -529,7 +515,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     case BuiltinId::WarpShuffleUp:
     case BuiltinId::WarpShuffleXor:
     case BuiltinId::WarpShuffleIdx: {
-      Expr* off = bound[1];
+      Expr* off = bc.binding.args[1];
       if (auto c = evalConst(off, nullptr); c && c->kind == ConstValue::Int && (c->i < 0 || c->i >= 32)) {
         diags.report(diag::err_shuffle_offset_range, off->range) << c->i;
         return T.error();
@@ -547,7 +533,17 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     }
     default: break;
   }
+  return nullptr;
+}
 
+// The result from the signature's notation (Builtins.def: none, i32, same, elem, arith, ...).
+const Type* Checker::genericBuiltinResult(const BoundBuiltinCall& bc, SourceRange at) {
+  const BuiltinSignature& sig = bc.b.sig;
+  CallExpr* call = bc.call;
+  auto arg = [&](const char* name) { return bc.arg(name); };
+  const std::vector<const Type*>& boundType = bc.types;
+  const std::vector<const Type*>& variadicTypes = bc.variadicTypes;
+  const Type* first = !boundType.empty() && boundType[0] ? boundType[0] : T.dynamic();
   // Generic results.
   const std::string& r = sig.result;
   if (r == "none") return T.none();

@@ -4,6 +4,7 @@
 // races, shared memory) run afterwards in KernelRules.cpp and SharedMemory.cpp.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,7 +49,26 @@ public:
   // ---- calls (CheckCall.cpp)
   const Type* checkCall(CallExpr* e);
   const Type* checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg, CallExpr* call, SourceRange calleeRange);
+  // A builtin call with its binding and the types of the bound arguments.
+  struct BoundBuiltinCall {
+    const BuiltinInfo& b;
+    CallExpr* call;
+    CallBinding binding;
+    std::vector<const Type*> types;          // per parameter (null: not given)
+    std::vector<const Type*> variadicTypes;  // per argument of the *rest parameter
+    Expr* arg(std::string_view name) const { return binding.arg(name); }
+    const Type* argType(std::string_view name) const {
+      for (size_t p = 0; p < binding.names.size(); ++p)
+        if (binding.names[p] == name) return types[p];
+      return nullptr;
+    }
+  };
+  bool checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vector<BindError>& errors);
+  const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
+  const Type* genericBuiltinResult(const BoundBuiltinCall& bc, SourceRange at);
   const Type* checkUserCall(const Type* fn, CallExpr* call);
+  void checkUserArgument(const Type* fnType, const Param& target, size_t idx, const Argument& a, const Type* argType,
+                         std::map<std::string, std::pair<std::string, std::string>>& symbolSizes);
   const Type* checkCast(const Type* dt, CallExpr* call);
   // Context, group-feature and determinism rules of one builtin use.
   bool checkBuiltinUse(const BuiltinInfo& b, SourceRange at);
@@ -57,6 +77,7 @@ public:
 
   // ---- annotations, policies, decorators (Annotations.cpp)
   const Type* typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName);
+  const Type* typeFromSubscriptAnnotation(SubscriptExpr* s, const std::string& paramName);
   bool dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown);
   void applyPolicy(Expr* policyExpr, DType storage, NumericPolicy& policy);
   Extent extentFromExpr(Expr* e, const std::string& paramName, unsigned dim);

@@ -10,6 +10,7 @@
 
 #include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "sema/Binding.h"
 #include "sema/Scope.h"
 #include "sema/Type.h"
 
@@ -66,6 +67,8 @@ public:
   SymbolTable symbols;
   std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
 
+  // The binding of every call that type-checked (builtins and user functions), read by irgen.
+  std::map<const CallExpr*, CallBinding> bindings;
   // Facts about every function analysed, by definition.
   std::map<const FunctionDefStmt*, std::unique_ptr<FunctionInfo>> functions;
   // Modules by resolved path (imports), plus the main module under "".

@@ -1,5 +1,6 @@
 # lit configuration for the compiler-output tests (tests/lit/<stage>/...) and the conformance
-# tests (tests/conformance/). Substitutions: %tesserac, %tessera-opt, FileCheck, not.
+# tests (tests/conformance/). Substitutions: %tesserac, %tessera-opt, %tessera-lsp, %src_root,
+# %{tools} (the directory of the tools), FileCheck, not.
 import os
 import lit.formats
 
@@ -14,6 +15,7 @@ tools = config.tessera_tools_dir
 config.substitutions.append(("%tesserac", os.path.join(tools, "tesserac")))
 config.substitutions.append(("%tessera-opt", os.path.join(tools, "tessera-opt")))
 config.substitutions.append(("%src_root", config.tessera_src_root))
+config.substitutions.append(("%{tools}", tools))
 config.environment["PATH"] = os.pathsep.join(
     [tools, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 # Diagnostics must not depend on the terminal.

@@ -18,4 +18,12 @@ for k in "$src"/examples/*.tessera; do
     echo "$out" | tail -20; echo "$name: FAILED"; status=1
   fi
 done
+for k in "$src"/examples/dist/*.tessera; do
+  name=dist_$(basename "$k" .tessera)
+  if out=$(TESSERA_DEVICE=cpu "$work/build/$name" 2>&1); then
+    echo "$name: $(echo "$out" | tail -1)"
+  else
+    echo "$out" | tail -20; echo "$name: FAILED"; status=1
+  fi
+done
 exit $status

@@ -54,6 +54,8 @@ typedef enum tessera_status {
   TESSERA_ERROR_KERNEL_FAULT = 17,    /* a kernel faulted; reported by the next runtime call */
   TESSERA_ERROR_NOT_READY = 18,       /* query: work still pending */
   TESSERA_ERROR_INVALID_HANDLE = 19,  /* null or destroyed stream/event/graph */
+  TESSERA_ERROR_TIMEOUT = 20,         /* distributed: a peer rank did not answer in time */
+  TESSERA_ERROR_COMM_ABORTED = 21,    /* distributed: the communicator was aborted earlier */
   TESSERA_ERROR_INTERNAL = 99
 } tessera_status;
 
@@ -518,6 +520,22 @@ static inline tessera_arg tessera_arg_scalar(int32_t dtype, const void *value, s
  * nothing is launched and the message names kernel, parameter and problem. */
 tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                               const tessera_arg *args, uint32_t num_args);
+
+/* A shape symbol bound before the arguments are checked: `K` from a distributed tensor's global
+ * shape, `tp` from a mesh axis (tessera_index_launch does this). `source` says where the value
+ * comes from, for messages ("mesh axis 'tp'"); NULL means "the caller". */
+typedef struct tessera_symbol_binding {
+  const char *symbol;
+  int64_t value;
+  const char *source;
+} tessera_symbol_binding;
+
+/* tessera_launch with symbols bound first. Bindings of symbols the kernel does not have are
+ * ignored; a parameter dimension that disagrees with a bound symbol is SHAPE_MISMATCH naming
+ * the binding's source, and expression extents (K/tp) may use bound symbols. */
+tessera_status tessera_launch_bound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                                    const tessera_arg *args, uint32_t num_args,
+                                    const tessera_symbol_binding *bindings, uint32_t num_bindings);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Profiling                                                                                   */

@@ -26,6 +26,13 @@ public:
       s.message_ = tessera_last_error_message();
     return s;
   }
+  // A failure with a message of the caller's (checks done in C++ before any C call).
+  static Status failure(tessera_status code, std::string message) {
+    Status s;
+    s.code_ = code;
+    s.message_ = std::move(message);
+    return s;
+  }
   bool ok() const { return code_ == TESSERA_SUCCESS; }
   explicit operator bool() const { return ok(); }
   tessera_status code() const { return code_; }

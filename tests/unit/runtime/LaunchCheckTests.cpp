@@ -308,6 +308,48 @@ TEST_CASE("launch: constant and expression extents") {
                  {"kernel 'shard': parameter 'c': dimension 0 has size 5, expected 4 (shape [5, 2])"});
 }
 
+TEST_CASE("launch: symbols bound before the checks (tessera_launch_bound)") {
+  // K and tp bound by the caller (index_launch: K from a global shape, tp from a mesh axis):
+  // the expression K/tp is checked against them, and tensors must agree with bound symbols.
+  KernelSpec spec;
+  spec.name = "part";
+  spec.params = {tensorParam("w", TESSERA_F16, {sym(0), expr(kOverTp)}, true)};
+  spec.symbols = {"M", "K", "tp"};
+  spec.cpu = countTiles;
+  TestModule m{"launch_bound", {spec}};
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  std::vector<uint16_t> w(64);
+  tessera_tensor wt = tessera::tensor(w.data(), TESSERA_F16, {2, 16}, TESSERA_HOST);
+  tessera_arg args[] = {tessera::arg(wt)};
+  tessera_symbol_binding ok[] = {{"K", 64, "the global shape of 'W' dimension 1"}, {"tp", 4, "mesh axis 'tp'"},
+                                 {"dp", 2, "mesh axis 'dp'"}};
+  tilesRun = 0;
+  CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, ok, 3) == TESSERA_SUCCESS);
+  CHECK(tilesRun == 32);
+  // Without the bindings K is used only in an expression: unbound.
+  CHECK(tessera_launch(m.kernel(), nullptr, args, 1) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(std::string(tessera_last_error_message()).find("symbol 'K' is not bound") != std::string::npos);
+
+  tessera_symbol_binding wrongK[] = {{"K", 60, "the global shape of 'W' dimension 1"}, {"tp", 4, "mesh axis 'tp'"}};
+  CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, wrongK, 2) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'part': parameter 'w': dimension 1 has size 16, expected K/tp = 15 (K = 60 from the global shape "
+        "of 'W' dimension 1, tp = 4 from mesh axis 'tp')");
+  wrongK[0].value = 62;
+  CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, wrongK, 2) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'part': parameter 'w': dimension 1 extent K/tp: 62 is not divisible by 4");
+  tessera_symbol_binding wrongM[] = {{"M", 3, "mesh axis 'M'"}, {"K", 64, nullptr}, {"tp", 4, nullptr}};
+  CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, wrongM, 3) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'part': parameter 'w': dimension 0 has size 2 but symbol 'M' is 3 (bound by mesh axis 'M')");
+  tessera_symbol_binding twice[] = {{"tp", 4, "mesh axis 'tp'"}, {"tp", 2, "the caller's second binding"}};
+  CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, twice, 2) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(std::string(tessera_last_error_message()) ==
+        "kernel 'part': symbol 'tp' is bound to 4 by mesh axis 'tp' and to 2 by the caller's second binding");
+  CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, nullptr, 1) == TESSERA_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_CASE("launch: grouped kernels take grid_groups from the parameter that names it") {
   Fixture f;
   tessera_tensor out = tessera::tensor(f.ys.data(), {5});

@@ -1,0 +1,45 @@
+//===- Collectives.h - Collectives built from transport primitives -----------------*- C++ -*-===//
+//
+// The algorithms, the same on GPU and CPU ranks (Transport moves bytes, DeviceOps does the
+// local work). The deterministic all_reduce is a reduce-scatter by point-to-point exchange (rank
+// r receives every rank's block r), a local reduction of those blocks in the fixed order of
+// ReduceOps.h, then an all-gather of the reduced blocks: each element's result depends only on
+// the ranks' values and the order, never on NCCL's algorithm, protocol, channels or timing,
+// and GPU and CPU ranks reduce with the same code. The data each rank sends, 2(p-1)/p of the
+// buffer, is what a ring all-reduce sends.
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_DIST_COLLECTIVES_H
+#define TESSERA_RUNTIME_DIST_COLLECTIVES_H
+
+#include "runtime/dist/Comm.h"
+
+namespace tessera::dist {
+
+struct ReduceSpec {
+  int32_t dtype = TESSERA_F32;
+  int32_t op = 0;
+  int32_t order = 0;          // tessera_reduce_order
+  bool deterministic = true;  // false: the transport's own reduction when it has one
+};
+
+// n elements; send may equal recv.
+tessera_status allReduce(tessera_comm_t &c, const void *send, void *recv, size_t n, const ReduceSpec &r,
+                         void *stream, const Deadline &d);
+// send holds size() * n elements, recv n.
+tessera_status reduceScatter(tessera_comm_t &c, const void *send, void *recv, size_t n, const ReduceSpec &r,
+                             void *stream, const Deadline &d);
+// Byte movers: all_gather (recv = size() * bytes), broadcast, all_to_all (blocks of
+// bytes / size()), and the two halves of send/recv.
+tessera_status allGather(tessera_comm_t &c, const void *send, void *recv, size_t bytes, void *stream,
+                         const Deadline &d);
+tessera_status broadcast(tessera_comm_t &c, const void *send, void *recv, size_t bytes, int root, void *stream,
+                         const Deadline &d);
+tessera_status allToAll(tessera_comm_t &c, const void *send, void *recv, size_t bytes, void *stream,
+                        const Deadline &d);
+tessera_status sendTo(tessera_comm_t &c, const void *send, size_t bytes, int peer, void *stream, const Deadline &d);
+tessera_status recvFrom(tessera_comm_t &c, void *recv, size_t bytes, int peer, void *stream, const Deadline &d);
+
+} // namespace tessera::dist
+
+#endif

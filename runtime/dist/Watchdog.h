@@ -1,0 +1,30 @@
+//===- Watchdog.h - Timeouts for collectives enqueued on GPU streams ---------------*- C++ -*-===//
+//
+// NCCL work runs asynchronously, so a dead or stalled peer shows only as work that never ends.
+// One thread per process (started with the first GPU collective) follows the work of every GPU
+// communicator through an event recorded after each collective: work still pending when the
+// communicator's timeout has passed, or an error NCCL reports, aborts the communicator
+// (ncclCommAbort makes its kernels return), so nothing waits forever. Work recorded into a CUDA
+// graph is not followed (it runs when the graph is launched).
+//
+//===----------------------------------------------------------------------------------------===//
+#ifndef TESSERA_RUNTIME_DIST_WATCHDOG_H
+#define TESSERA_RUNTIME_DIST_WATCHDOG_H
+
+#include "runtime/dist/Comm.h"
+
+namespace tessera::dist {
+
+// Whether the CUstream is being captured into a graph.
+bool gpuStreamCapturing(void *stream);
+// Follows the work just enqueued on `stream`.
+tessera_status watchGpuWork(tessera_comm_t &c, void *stream, const std::string &what);
+// Stops following `c` (before it is destroyed).
+void unwatchComm(tessera_comm_t &c);
+// Polls the stream until its work is done, the deadline passes (the communicator is aborted) or
+// the communicator is aborted.
+tessera_status waitGpuStream(tessera_comm_t &c, void *stream, const Deadline &d);
+
+} // namespace tessera::dist
+
+#endif

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Checks the shape of the source tree against the house rules (README, "Layout"):
+  - no C++ source file (.cpp, .h, .def, .re) over 1,000 lines;
+  - no function over 150 lines (from the line its signature starts to its closing brace; a
+    lambda counts toward the function that contains it);
+  - no include of a higher stage from a lower one (the stage order is STAGES below);
+  - no HAVE_TESSERA_* guard (every library is always built).
+Prints one line per violation and a summary; exits non-zero when there is any.
+  check-layout.py [--max-file N] [--max-function N] ROOT"""
+import os
+import re
+import sys
+
+# The stages and what each may include, besides itself. Stages not listed (tools, tests, bench,
+# examples) may include anything.
+STAGES = {
+    "basic": set(),
+    "frontend": {"basic"},
+    "sema": {"basic", "frontend"},
+    "ir": {"basic"},
+    "irgen": {"basic", "frontend", "sema", "ir"},
+    "codegen": {"basic", "ir", "runtime/include"},
+    "runtime": {"basic", "runtime/include"},
+    "runtime/include": set(),
+    "lsp": {"basic", "frontend", "sema"},
+}
+SOURCE_DIRS = ["basic", "frontend", "sema", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests",
+               "bench", "examples"]
+EXTENSIONS = (".cpp", ".h", ".def", ".re")
+SKIP_DIRS = {"build", "build-fuzz", ".git", "out"}
+
+
+def stage_of(rel):
+    if rel.startswith("runtime/include/"):
+        return "runtime/include"
+    top = rel.split("/", 1)[0]
+    return top if top in STAGES else None
+
+
+def sources(root):
+    for top in SOURCE_DIRS:
+        base = os.path.join(root, top)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+            for name in sorted(filenames):
+                if name.endswith(EXTENSIONS):
+                    path = os.path.join(dirpath, name)
+                    yield os.path.relpath(path, root), path
+
+
+def strip_code(text):
+    """The text with comments, string and character literals blanked (newlines kept), and
+    preprocessor lines removed, so that braces and parentheses can be counted."""
+    out = []
+    i, n = 0, len(text)
+    at_line_start = True
+    while i < n:
+        c = text[i]
+        if at_line_start and c in " \t":
+            out.append(c)
+            i += 1
+            continue
+        if at_line_start and c == "#":
+            # a preprocessor line, with its continuations
+            while i < n and text[i] != "\n":
+                if text[i] == "\\" and i + 1 < n and text[i + 1] == "\n":
+                    out.append("\n")
+                    i += 2
+                    continue
+                i += 1
+            continue
+        at_line_start = False
+        if text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+            continue
+        m = re.match(r'R"([^(\s]*)\(', text[i:i + 20]) if c == "R" else None
+        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            end = ")" + m.group(1) + '"'
+            j = text.find(end, i + len(m.group(0)))
+            j = n if j < 0 else j + len(end)
+            out.append('""' + "\n" * text.count("\n", i, j))
+            i = j
+            continue
+        if c in "\"'":
+            if c == "'" and i > 0 and text[i - 1].isalnum():  # digit separator 1'000
+                i += 1
+                continue
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+            continue
+        if c == "\n":
+            at_line_start = True
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+SCOPE_WORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
+
+
+def functions(text):
+    """(name, first line, last line) of every function body at namespace or class scope."""
+    code = strip_code(text)
+    result = []
+    # stack of (kind, start offset of its header, header text) for open braces
+    stack = []
+    header_start = 0
+    i = 0
+    for i, c in enumerate(code):
+        if c in ";}" or c == "{":
+            if c == "{":
+                header = code[header_start:i]
+                in_function = any(k == "function" for k, _, _ in stack)
+                if in_function:
+                    kind = "block"
+                elif SCOPE_WORDS.search(header) and "(" not in header.split("{")[0].split(":")[0]:
+                    kind = "scope"
+                elif "(" in header and not re.search(r"=\s*$", header.strip()) and not header.strip().endswith("]"):
+                    kind = "function"
+                else:
+                    kind = "block"
+                stack.append((kind, header_start, header))
+            elif c == "}" and stack:
+                kind, start, header = stack.pop()
+                if kind == "function":
+                    first_char = start + len(header) - len(header.lstrip())
+                    first = code.count("\n", 0, first_char) + 1
+                    last = code.count("\n", 0, i) + 1
+                    name = re.findall(r"([~\w:]+)\s*\(", header)
+                    result.append((name[0] if name else "?", first, last))
+            header_start = i + 1
+    return result
+
+
+def main():
+    args = sys.argv[1:]
+    max_file, max_function = 1000, 150
+    if "--max-file" in args:
+        k = args.index("--max-file")
+        max_file = int(args[k + 1])
+        del args[k:k + 2]
+    if "--max-function" in args:
+        k = args.index("--max-function")
+        max_function = int(args[k + 1])
+        del args[k:k + 2]
+    root = args[0] if args else "."
+    problems = []
+    files = funcs = 0
+    for rel, path in sources(root):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        files += 1
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        if lines > max_file:
+            problems.append(f"{rel}: {lines} lines (more than {max_file})")
+        if rel.endswith((".cpp", ".h", ".re")):
+            for name, first, last in functions(text):
+                funcs += 1
+                if last - first + 1 > max_function:
+                    problems.append(f"{rel}:{first}: function {name} is {last - first + 1} lines (more than {max_function})")
+        for m in re.finditer(r"^\s*#\s*(?:if|ifdef|ifndef|elif)\b.*\bHAVE_TESSERA_\w+", text, re.M):
+            line = text.count("\n", 0, m.start()) + 1
+            problems.append(f"{rel}:{line}: a HAVE_TESSERA_* guard (every library is always built)")
+        stage = stage_of(rel)
+        if stage is None:
+            continue
+        for m in re.finditer(r'^\s*#\s*include\s*"([^"]+)"', text, re.M):
+            target = stage_of(m.group(1))
+            if target is None or target == stage or target in STAGES[stage]:
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            problems.append(f"{rel}:{line}: {stage} includes {m.group(1)} ({target} is not below {stage})")
+    for p in problems:
+        print(p)
+    print(f"{len(problems)} problems in {files} files, {funcs} functions")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
