@@ -1,6 +1,7 @@
 #include "basic/SourceManager.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -18,14 +19,31 @@ FileID SourceManager::addBuffer(std::string name, std::string text) {
 }
 
 bool SourceManager::addFile(const std::string& path, FileID& id, std::string& error) {
+  // A directory opens as a stream on Linux and reads as nothing: say what it is instead of
+  // compiling an empty module.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "it is a directory, not a source file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    error = "cannot open '" + path + "'";
+    error = "no such file or unreadable";
     return false;
   }
   std::ostringstream ss;
   ss << in.rdbuf();
-  id = addBuffer(path, ss.str());
+  if (in.bad()) {
+    error = "read error";
+    return false;
+  }
+  std::string text = ss.str();
+  // Locations are 32-bit offsets across all buffers.
+  if (text.size() >= (uint64_t(1) << 32) - nextBase_ - 1) {
+    error = "too large (source files must be under 4 GiB)";
+    return false;
+  }
+  id = addBuffer(path, std::move(text));
   return true;
 }
 

@@ -40,7 +40,8 @@ class SourceManager {
  public:
   // Takes a copy of `text`; the returned id is stable for the manager's lifetime.
   FileID addBuffer(std::string name, std::string text);
-  // Reads a file; returns false and leaves `error` set when it cannot be read.
+  // Reads a file; returns false and leaves `error` set to why it cannot be read ("no such file
+  // or unreadable", "it is a directory, not a source file", ...).
   bool addFile(const std::string& path, FileID& id, std::string& error);
 
   std::string_view bufferName(FileID id) const { return buffers_[id]->name; }

@@ -1,5 +1,6 @@
 #include "tools/tesserac/Backend.h"
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -95,30 +96,31 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                : codegen::formatResourcesText(co.sourceName, out.kernels));
   }
 
+  // Every output, written all or nothing: an unwritable header (-H into a missing directory)
+  // leaves no object behind for a build system to take as up to date.
+  std::vector<std::pair<std::string, const std::string*>> outputs;
   std::string path = opts.output;
   switch (emit) {
     case EmitKind::LLVM:
       // The device module when there is one, else the CPU executor's.
-      if (!writeFile(path, co.archs.empty() ? out.cpuLLVM : out.gpuLLVM)) return fail("cannot write '" + path + "'");
+      outputs.push_back({path, co.archs.empty() ? &out.cpuLLVM : &out.gpuLLVM});
       break;
-    case EmitKind::PTX:
-      if (!writeFile(path, out.ptx[0])) return fail("cannot write '" + path + "'");
-      break;
-    case EmitKind::Cubin:
-      if (path.empty()) path = stem(input) + ".cubin";
-      if (!writeFile(path, out.cubins[0])) return fail("cannot write '" + path + "'");
-      break;
-    case EmitKind::Header:
-      if (!writeFile(path, out.header)) return fail("cannot write '" + path + "'");
-      break;
+    case EmitKind::PTX: outputs.push_back({path, &out.ptx[0]}); break;
+    case EmitKind::Cubin: outputs.push_back({path.empty() ? stem(input) + ".cubin" : path, &out.cubins[0]}); break;
+    case EmitKind::Header: outputs.push_back({path, &out.header}); break;
     default:
       if (path.empty()) path = stem(input) + ".o";
       if (path == "-") return fail("an object file is not written to stdout; use -o FILE");
-      if (!writeFile(path, out.object)) return fail("cannot write '" + path + "'");
+      outputs.push_back({path, &out.object});
       break;
   }
-  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header))
-    return fail("cannot write '" + opts.headerOutput + "'");
+  if (!opts.headerOutput.empty()) outputs.push_back({opts.headerOutput, &out.header});
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (writeFile(outputs[i].first, *outputs[i].second)) continue;
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].first.empty() && outputs[j].first != "-") std::remove(outputs[j].first.c_str());
+    return fail("cannot write '" + outputs[i].first + "'");
+  }
   diags.finish();
   return 0;
 }

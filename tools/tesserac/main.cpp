@@ -76,7 +76,7 @@ int run(const DriverOptions& opts) {
   FileID file;
   std::string error;
   if (!sm.addFile(opts.inputs[0], file, error)) {
-    diags.report(diag::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << "no such file or unreadable";
+    diags.report(diag::err_drv_cannot_open, SourceRange()) << opts.inputs[0] << error;
     diags.finish();
     return 1;
   }
