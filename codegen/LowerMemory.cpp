@@ -252,6 +252,19 @@ llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kin
   return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
 }
 
+// The value a mem.store stores: a deferred stochastic conversion is rounded here, keyed by the
+// element stored to (parameter, element offset).
+llvm::Value* Lowering::storedValue(ir::Value* stored, View& v, const std::vector<llvm::Value*>& idx) {
+  auto d = deferred_.find(stored);
+  if (d == deferred_.end()) return get(stored);
+  const ir::Operation* cvt = d->second;
+  stochasticKey_ = b_.CreateXor(linearOffset(v, idx), b_.getInt64(static_cast<uint64_t>(v.root + 1) << 56));
+  llvm::Value* value = convertScalar(get(cvt->operand(0)), cvt->operand(0)->type, cvt->result()->type, "stochastic", cvt);
+  stochasticKey_ = nullptr;
+  deferred_.erase(d);
+  return value;
+}
+
 bool Lowering::lowerMemory(ir::Operation& op) {
   auto indices = [&](unsigned from) {
     std::vector<llvm::Value*> idx;
@@ -278,15 +291,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View* v = view(op.operand(1));
       if (!v->elem) return fail(op, "stores of " + ir::printType(op.operand(0)->type) + " are not supported yet");
       std::vector<llvm::Value*> idx = indices(2);
-      llvm::Value* value = get(op.operand(0));
-      if (auto d = deferred_.find(op.operand(0)); d != deferred_.end()) {
-        // Stochastic rounding keyed by the element stored to: (parameter, element offset).
-        const ir::Operation* cvt = d->second;
-        stochasticKey_ = b_.CreateXor(linearOffset(*v, idx), b_.getInt64(static_cast<uint64_t>(v->root + 1) << 56));
-        value = convertScalar(get(cvt->operand(0)), cvt->operand(0)->type, cvt->result()->type, "stochastic", cvt);
-        stochasticKey_ = nullptr;
-        deferred_.erase(d);
-      }
+      llvm::Value* value = storedValue(op.operand(0), *v, idx);
       checkedAccess(*v, idx, nullptr, [&]() -> llvm::Value* {
         storeElem(*v, idx, value, op.operand(0)->type);
         return nullptr;

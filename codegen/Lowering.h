@@ -171,6 +171,7 @@ private:
   llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult);
   llvm::Value* floatToInt4(llvm::Value* f);
+  llvm::Value* storedValue(ir::Value* stored, View& v, const std::vector<llvm::Value*>& idx);
   bool lowerMemory(ir::Operation& op);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);

@@ -2,9 +2,8 @@
 // device functions they call are lowered from their calls, once per argument types.
 #include "irgen/IRGen.h"
 
-#include <pthread.h>
-
 #include <functional>
+#include <pthread.h>
 
 #include "irgen/FunctionContext.h"
 
