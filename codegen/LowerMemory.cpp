@@ -305,10 +305,8 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       std::vector<llvm::Value*> at = indices(1);
       checkSliceStart(src, at);
       if (r.name.rfind("a view of ", 0) != 0) r.name = "a view of " + r.name;
-      if (src.packedBits)
-        r.elemOffset = linearOffset(src, at);  // packed: the slice starts at an element, not a byte
-      else
-        r.ptr = src.splat ? nullptr : address(src, at);
+      // Packed: the slice starts at an element, not a byte.
+      (src.packedBits ? r.elemOffset : r.ptr) = src.packedBits ? linearOffset(src, at) : src.splat ? nullptr : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
       const ir::Attribute* sizes = op.attr("sizes");
