@@ -12,6 +12,7 @@ const DiagInfo kDriverDiagnostics[] = {
 
 const char* severityName(Severity s) {
   switch (s) {
+    case Severity::Remark: return "remark";
     case Severity::Note: return "note";
     case Severity::Warning: return "warning";
     case Severity::Error: return "error";
@@ -112,6 +113,7 @@ const char* kBold = "\033[1m";
 const char* kReset = "\033[0m";
 const char* colorOf(Severity s) {
   switch (s) {
+    case Severity::Remark: return "\033[1;34m";
     case Severity::Note: return "\033[1;36m";
     case Severity::Warning: return "\033[1;35m";
     default: return "\033[1;31m";
@@ -119,23 +121,72 @@ const char* colorOf(Severity s) {
 }
 const char* kGreen = "\033[1;32m";
 
-// Column of a byte offset once tabs are expanded to 8-column stops (as the caret line needs).
+// Display column of a byte offset: tabs expand to 8-column stops, a UTF-8 character counts
+// once.
 size_t displayColumn(std::string_view line, size_t byteCol) {
   size_t col = 0;
-  for (size_t i = 0; i < byteCol && i < line.size(); ++i) col = line[i] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+  for (size_t i = 0; i < byteCol && i < line.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    if ((c & 0xC0) == 0x80) continue;
+    col = c == '\t' ? (col / 8 + 1) * 8 : col + 1;
+  }
   return col;
 }
 std::string expandTabs(std::string_view line) {
   std::string out;
+  size_t col = 0;
   for (char c : line) {
     if (c == '\t') {
       do out += ' ';
-      while (out.size() % 8);
+      while (++col % 8);
     } else {
       out += c;
+      if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++col;
     }
   }
   return out;
+}
+
+// The part of a source line a snippet shows. Lines up to kMaxSnippetBytes are shown whole;
+// longer ones (minified or generated sources) as a window around the caret with "..." where
+// text was left out, as clang does, so that one diagnostic never prints megabytes.
+constexpr size_t kMaxSnippetBytes = 256;
+constexpr size_t kWindowBefore = 60, kWindowAfter = 100;
+struct Snippet {
+  std::string_view text;  // the shown bytes
+  size_t offset = 0;      // byte offset of `text` in the line
+  bool cutLeft = false, cutRight = false;
+  // Display column of a byte offset of the line (npos when it lies outside the window).
+  size_t column(size_t byte) const {
+    if (byte < offset || byte > offset + text.size()) return std::string_view::npos;
+    return (cutLeft ? 3 : 0) + displayColumn(text, byte - offset);
+  }
+};
+Snippet snippetOf(std::string_view line, size_t caretByte) {
+  Snippet s;
+  s.text = line;
+  if (line.size() <= kMaxSnippetBytes) return s;
+  auto isContinuation = [&](size_t i) {
+    return i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+  };
+  size_t b = caretByte > kWindowBefore ? caretByte - kWindowBefore : 0;
+  size_t e = std::min(line.size(), caretByte + kWindowAfter);
+  while (b > 0 && isContinuation(b)) --b;
+  while (e < line.size() && isContinuation(e)) ++e;
+  s.text = line.substr(b, e - b);
+  s.offset = b;
+  s.cutLeft = b > 0;
+  s.cutRight = e < line.size();
+  return s;
+}
+
+std::string quoted(std::string_view text) {
+  constexpr size_t kMax = 40;
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < kMax; ++i)
+    out += text[i] == '\n' ? std::string("\\n") : std::string(1, text[i]);
+  if (text.size() > kMax) out += "...";
+  return out + "'";
 }
 }  // namespace
 
@@ -167,9 +218,16 @@ void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range,
     endByte = le.line == lc.line ? le.column - 1 : line.size();
     endByte = std::max(endByte, startByte + 1);
   }
-  size_t startCol = displayColumn(line, startByte);
-  size_t endCol = std::max(displayColumn(line, endByte), startCol + 1);
-  os_ << expandTabs(line) << '\n';
+  Snippet snip = snippetOf(line, startByte);
+  endByte = std::min(endByte, snip.offset + snip.text.size());
+  size_t startCol = snip.column(startByte);
+  if (startCol == std::string_view::npos) startCol = 0;
+  size_t endCol = startCol + 1;
+  if (endByte > startByte + 1) {
+    size_t c = snip.column(endByte);
+    if (c != std::string_view::npos && c > startCol) endCol = c;
+  }
+  os_ << (snip.cutLeft ? "..." : "") << expandTabs(snip.text) << (snip.cutRight ? "..." : "") << '\n';
   std::string marker(startCol, ' ');
   marker += '^';
   marker.append(endCol - startCol - 1, '~');
@@ -177,13 +235,41 @@ void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range,
   os_ << marker;
   if (color_) os_ << kReset;
   os_ << '\n';
+
+  // Fix-its: insertions and replacements on this line are shown under it at their columns (one
+  // line, as clang does, while they do not overlap); every other one (a removal, another line,
+  // text outside the window) gets a line of its own, so the text shows each fix-it the JSON has.
+  std::string inlineLine;
+  std::vector<const FixIt*> separate;
   for (const FixIt& f : fixits) {
-    if (!f.range.valid() || sm_.lineColumn(f.range.begin).line != lc.line) continue;
-    size_t col = displayColumn(line, sm_.lineColumn(f.range.begin).column - 1);
+    if (!f.range.valid()) continue;
+    LineColumn fb = sm_.lineColumn(f.range.begin);
+    size_t col = fb.line == lc.line ? snip.column(fb.column - 1) : std::string_view::npos;
+    bool oneLine = f.replacement.find('\n') == std::string::npos &&
+                   (!f.range.end.valid() || sm_.lineColumn(f.range.end).line == fb.line);
+    if (col == std::string_view::npos || f.replacement.empty() || !oneLine || col < inlineLine.size()) {
+      separate.push_back(&f);
+      continue;
+    }
+    inlineLine.append(col - inlineLine.size(), ' ');
+    inlineLine += f.replacement;
+  }
+  if (!inlineLine.empty()) {
     if (color_) os_ << kGreen;
-    os_ << std::string(col, ' ') << f.replacement;
+    os_ << inlineLine;
     if (color_) os_ << kReset;
     os_ << '\n';
+  }
+  for (const FixIt* f : separate) {
+    LineColumn fb = sm_.lineColumn(f->range.begin);
+    std::string_view old = sm_.text(f->range);
+    os_ << fb.file << ':' << fb.line << ':' << fb.column << ": fix-it: ";
+    if (f->replacement.empty())
+      os_ << "remove " << quoted(old) << '\n';
+    else if (old.empty())
+      os_ << "insert " << quoted(f->replacement) << '\n';
+    else
+      os_ << "replace " << quoted(old) << " with " << quoted(f->replacement) << '\n';
   }
 }
 

@@ -14,7 +14,8 @@
 
 namespace tessera {
 
-enum class Severity : uint8_t { Note, Warning, Error, Fatal };
+// Remarks (opt-in, e.g. --remarks) report what the compiler chose, like clang's -R flags.
+enum class Severity : uint8_t { Remark, Note, Warning, Error, Fatal };
 
 struct DiagInfo {
   const char* name;  // the id as written in the registry, e.g. "err_lex_bad_dedent"

@@ -19,16 +19,21 @@ FileID SourceManager::addBuffer(std::string name, std::string text) {
 }
 
 bool SourceManager::addFile(const std::string& path, FileID& id, std::string& error) {
-  // A directory opens as a stream on Linux and reads as nothing: say what it is instead of
-  // compiling an empty module.
+  // std::ifstream opens a directory and then reads nothing: ask the file system first, so that
+  // `tesserac dir/` is an error and not an empty module.
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = "it is a directory, not a source file";
+  std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    error = "no such file or directory";
+    return false;
+  }
+  if (std::filesystem::is_directory(st)) {
+    error = "is a directory";
     return false;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    error = "no such file or unreadable";
+    error = "cannot be read (permission denied?)";
     return false;
   }
   std::ostringstream ss;
@@ -38,9 +43,9 @@ bool SourceManager::addFile(const std::string& path, FileID& id, std::string& er
     return false;
   }
   std::string text = ss.str();
-  // Locations are 32-bit offsets across all buffers.
-  if (text.size() >= (uint64_t(1) << 32) - nextBase_ - 1) {
-    error = "too large (source files must be under 4 GiB)";
+  // Locations are 32-bit offsets over every buffer; keep well within them.
+  if (text.size() > kMaxFileBytes) {
+    error = "is larger than the 1 GiB a source file may have";
     return false;
   }
   id = addBuffer(path, std::move(text));

@@ -38,10 +38,11 @@ struct LineColumn {
 
 class SourceManager {
  public:
+  static constexpr size_t kMaxFileBytes = size_t(1) << 30;
   // Takes a copy of `text`; the returned id is stable for the manager's lifetime.
   FileID addBuffer(std::string name, std::string text);
-  // Reads a file; returns false and leaves `error` set to why it cannot be read ("no such file
-  // or unreadable", "it is a directory, not a source file", ...).
+  // Reads a file; returns false and leaves `error` set to the reason ("is a directory", ...)
+  // when it cannot be read.
   bool addFile(const std::string& path, FileID& id, std::string& error);
 
   std::string_view bufferName(FileID id) const { return buffers_[id]->name; }

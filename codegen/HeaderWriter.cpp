@@ -136,6 +136,7 @@ std::string writeHeader(const HostModuleInput& in) {
     return ps.str();
   };
   for (const KernelInterface& k : in.kernels) {
+    if (!k.autotuneOf.empty()) continue;  // a candidate runs through its kernel's launch
     os << "/* " << tesseraSignature(k);
     if (k.grouped)
       os << ", groups of " << k.groupShape[0] * k.groupShape[1] * k.groupShape[2] << " tiles";
@@ -147,6 +148,7 @@ std::string writeHeader(const HostModuleInput& in) {
   std::string ns = namespaceName(mod);
   os << "#ifdef __cplusplus\n} /* extern \"C\" */\n\nnamespace " << ns << " {\n";
   for (const KernelInterface& k : in.kernels) {
+    if (!k.autotuneOf.empty()) continue;
     std::string params = cParams(k, true);
     os << "inline tessera_status " << wrapperName(k.name) << "(" << (params.empty() ? "" : params.substr(2))
        << (params.empty() ? "" : ", ") << "const tessera_launch_options *opts = nullptr) {\n  return "

@@ -15,6 +15,8 @@
 // docs/codegen.md ("Hopper form of tile.mma") has the layouts and descriptors.
 #include "codegen/HopperGemm.h"
 
+#include <algorithm>
+
 #include <functional>
 #include <optional>
 
@@ -517,6 +519,16 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
     k.gpuVariants.clear();
     auto form = formOf(f);
     if (!form) continue;
+    // Autotune candidates differ in the mma.sync form's tile sizes only; the Hopper form picks
+    // its own, so they share their kernel's Hopper entries (one copy of the code, same bits).
+    if (!k.autotuneOf.empty()) {
+      auto base = std::find_if(kernels.begin(), kernels.begin() + (i - 1),
+                               [&](const KernelInterface& b) { return b.name == k.autotuneOf; });
+      if (base != kernels.begin() + (i - 1) && !base->gpuVariants.empty()) {
+        k.gpuVariants = base->gpuVariants;
+        continue;
+      }
+    }
     for (unsigned cluster : kClusters) {
       GpuVariant v;
       v.entry = variantEntry(f->funcName(), cluster);
@@ -542,6 +554,7 @@ bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kerne
     auto form = formOf(f);
     if (!form) continue;
     for (const GpuVariant& v : k.gpuVariants) {
+      if (v.entry != variantEntry(f->funcName(), v.cluster)) continue;  // shared with its kernel
       Emitter e(out, *f, *form, v.cluster);
       if (!e.emit(error)) {
         error = "kernel '" + k.name + "' (sm_90a form): " + error;

@@ -1,5 +1,6 @@
 #include "codegen/HostModule.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "codegen/GpuTarget.h"
@@ -41,7 +42,7 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 struct AbiTypes {
   llvm::PointerType* ptr;
   llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *resources, *tensorMap, *variant,
-      *kernelDesc, *moduleDesc, *arg;
+      *kernelDesc, *autotune, *moduleDesc, *arg;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -58,8 +59,10 @@ struct AbiTypes {
     variant = llvm::StructType::create(c, {ptr, i32, i32, i64, ptr, i32, i32}, "tessera_gpu_variant");
     kernelDesc = llvm::StructType::create(c,
                                           {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
-                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr, ptr, i32, i32},
+                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr, ptr, i32, i32,
+                                           ptr, ptr},
                                           "tessera_kernel_desc");
+    autotune = llvm::StructType::create(c, {i32, i32, ptr, ptr, ptr, i64, i32, i32}, "tessera_autotune_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
     arg = llvm::StructType::create(c, {i32, i32, i64}, "tessera_arg");
   }
@@ -70,9 +73,15 @@ public:
   Builder(llvm::Module& m) : m_(m), c_(m.getContext()), t_(c_) {}
 
   bool build(const HostModuleInput& in, std::string& error) {
+    // Autotune candidates go into their kernel's table, not the module's list.
+    std::vector<const KernelInterface*> listed;
+    for (const KernelInterface& k : in.kernels)
+      if (k.autotuneOf.empty()) listed.push_back(&k);
     std::vector<llvm::Constant*> kernels;
-    for (const KernelInterface& k : in.kernels) {
-      llvm::Constant* kd = kernelDesc(k, error);
+    for (const KernelInterface* k : listed) {
+      llvm::Constant* table = autotuneTable(*k, in.kernels, error);
+      if (!table) return false;
+      llvm::Constant* kd = kernelDesc(*k, table, error);
       if (!kd) return false;
       kernels.push_back(kd);
     }
@@ -91,8 +100,8 @@ public:
                         i64(in.fatbin.size()), kernelsGV, i32(kernels.size()), i32(0)});
     auto* moduleGV = global(moduleDesc, "__tessera_module");
     registration(moduleGV);
-    for (size_t i = 0; i < in.kernels.size(); ++i)
-      if (!launchStub(in, in.kernels[i], kernelsGV, i, error)) return false;
+    for (size_t i = 0; i < listed.size(); ++i)
+      if (!launchStub(in, *listed[i], kernelsGV, i, error)) return false;
     return true;
   }
 
@@ -144,7 +153,49 @@ private:
                                      {i32(e.kind), i32(e.symbol), i64(e.value), expr, i32(e.expr.size()), i32(0)});
   }
 
-  llvm::Constant* kernelDesc(const KernelInterface& k, std::string& error) {
+  // The candidate table of an autotuned kernel (tessera_autotune_desc): candidate 0 is the
+  // kernel itself, then its candidates by index; null when it has none.
+  llvm::Constant* autotuneTable(const KernelInterface& k, const std::vector<KernelInterface>& all,
+                                std::string& error) {
+    std::vector<const KernelInterface*> cands = {&k};
+    for (const KernelInterface& c : all)
+      if (c.autotuneOf == k.name) cands.push_back(&c);
+    if (cands.size() < 2) return null();
+    std::stable_sort(cands.begin() + 1, cands.end(),
+                     [](const KernelInterface* a, const KernelInterface* b) { return a->autotuneIndex < b->autotuneIndex; });
+    if (cands.size() > TESSERA_AUTOTUNE_MAX_CANDIDATES) {
+      error = "kernel '" + k.name + "' has more than " + std::to_string(TESSERA_AUTOTUNE_MAX_CANDIDATES) +
+              " autotune candidates";
+      return nullptr;
+    }
+    std::vector<llvm::Constant*> names, values, descs;
+    for (auto& [name, v] : k.autotuneConfig) names.push_back(str(name));
+    uint64_t hash = 1469598103934665603ull;
+    for (const KernelInterface* c : cands) {
+      if (c->autotuneConfig.size() != k.autotuneConfig.size()) {
+        error = "internal error: autotune candidate '" + c->name + "' of kernel '" + k.name +
+                "' sets other parameters than the kernel";
+        return nullptr;
+      }
+      for (auto& [name, v] : c->autotuneConfig) values.push_back(i64(v));
+      hash = (hash ^ c->codeHash) * 1099511628211ull;
+      llvm::Constant* d = kernelDesc(*c, null(), error);
+      if (!d) return nullptr;
+      descs.push_back(d);
+    }
+    uint32_t flags = k.deterministic ? TESSERA_AUTOTUNE_SAME_BITS : 0;
+    auto* i64Ty = llvm::Type::getInt64Ty(c_);
+    llvm::Constant* valuesGV =
+        values.empty() ? null() : global(llvm::ConstantArray::get(llvm::ArrayType::get(i64Ty, values.size()), values),
+                                         "__tessera_autotune_values");
+    auto* table = llvm::ConstantStruct::get(
+        t_.autotune, {i32(k.autotuneConfig.size()), i32(cands.size()), array<void>(t_.ptr, names, "__tessera_autotune_params"),
+                      valuesGV, array<void>(t_.kernelDesc, descs, "__tessera_autotune_candidates"), i64(hash),
+                      i32(flags), i32(0)});
+    return global(table, "__tessera_autotune");
+  }
+
+  llvm::Constant* kernelDesc(const KernelInterface& k, llvm::Constant* autotune, std::string& error) {
     std::vector<llvm::Constant*> params;
     for (const KernelParam& p : k.params) {
       std::vector<llvm::Constant*> extents;
@@ -207,7 +258,8 @@ private:
          array<void>(t_.workspaceSlot, slots, "__tessera_workspace"), i32(slots.size()),
          array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0), resources(k),
          i32(k.resources.size()), i32(k.flops.size()), exprProgram(k.flops, "__tessera_flops"),
-         array<void>(t_.variant, variants, "__tessera_gpu_variants"), i32(variants.size()), i32(0)});
+         array<void>(t_.variant, variants, "__tessera_gpu_variants"), i32(variants.size()), i32(0), null(),
+         autotune});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a

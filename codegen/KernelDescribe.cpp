@@ -5,6 +5,7 @@
 
 #include "codegen/CostExpr.h"
 #include "codegen/LowerToLLVM.h"
+#include "ir/AsmFormat.h"
 #include "ir/IR.h"
 #include "runtime/include/tessera/runtime.h"
 
@@ -55,7 +56,8 @@ bool postfix(const ir::Dim& d, std::vector<std::string>& symbols, std::vector<Ex
   return true;
 }
 
-// Bytes of shared memory the function's buffers occupy once smem-plan has placed them.
+// Bytes of shared memory the function's buffers (and group reductions' scratch) occupy once
+// smem-plan has placed them.
 int64_t plannedSharedBytes(ir::Operation& func) {
   int64_t end = 0;
   func.walk([&](ir::Operation* op) {
@@ -63,6 +65,11 @@ int64_t plannedSharedBytes(ir::Operation& func) {
     int64_t bytes = ir::staticElementCount(op->result()->type) * ir::elementBytes(op->result()->type);
     end = std::max(end, op->intAttr("offset", 0) + bytes);
   });
+  if (const ir::Attribute* g = func.attr("group"); g && func.hasAttr("group_scratch")) {
+    int64_t tiles = 1;
+    for (const ir::Attribute& d : g->array) tiles *= d.i;
+    end = std::max(end, func.intAttr("group_scratch", 0) + ir::groupReduceScratchBytes(tiles));
+  }
   return end;
 }
 
@@ -81,6 +88,26 @@ bool readsArgument(ir::Operation& func, ir::Value* arg) {
   return reads;
 }
 
+// FNV-1a, 64 bits.
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// The autotune attributes irgen puts on the candidates of a tuned kernel.
+void describeAutotune(ir::Operation& func, KernelInterface& k) {
+  if (!func.hasAttr("autotune_index")) return;
+  k.autotuneIndex = func.intAttr("autotune_index", 0);
+  if (const ir::Attribute* of = func.attr("autotune_of")) k.autotuneOf = of->s;
+  if (const ir::Attribute* c = func.attr("autotune_config"))
+    for (size_t i = 0; i < c->keys.size() && i < c->array.size(); ++i) k.autotuneConfig.push_back({c->keys[i], c->array[i].i});
+  k.codeHash = fnv1a(ir::printOp(func));
+}
+
 }  // namespace
 
 bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error) {
@@ -90,6 +117,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     for (size_t i = 0; i < g->array.size() && i < 3; ++i) k.groupShape[i] = static_cast<uint32_t>(g->array[i].i);
   }
   k.deterministic = !func.hasAttr("nondeterministic");
+  describeAutotune(func, k);
   k.exactGrid = func.hasAttr("exact_grid");
   k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr("shared", 0), plannedSharedBytes(func)));
   for (auto& arg : func.body().args) {

@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "basic/SourceManager.h"
 
 namespace tessera::codegen {
 
@@ -37,6 +40,13 @@ struct KernelParam {
 struct WorkspaceSlot {
   uint32_t elemBytes = 0;
   std::vector<Extent> extents;
+};
+
+// Compile-time only (--remarks): the op whose tile-valued result a slot holds, where it came from.
+struct WorkspaceValue {
+  std::string op;    // "tile.dot"
+  std::string type;  // "!tile<f32, [128, 64]>"
+  SourceLoc loc;
 };
 
 // A tensor map the runtime encodes at launch for a GPU variant (tessera_tensor_map_desc).
@@ -90,6 +100,7 @@ struct KernelInterface {
   bool cpuSync = false;      // CPU code calls the runtime's barrier / warp services
   bool cpuPerGroup = false;  // CPU entry runs once per group
   std::vector<WorkspaceSlot> workspace;
+  std::vector<WorkspaceValue> workspaceValues;  // one per slot, of the target lowered first
   // Default grid: the product of ceil(params[param].shape[axis] / step) over these.
   struct GridBlock {
     int32_t param = 0, axis = 0;
@@ -104,6 +115,14 @@ struct KernelInterface {
   std::vector<ExtentOp> flops;
   std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
   std::vector<GpuVariant> gpuVariants;  // tried before gpuEntry where the device allows
+  // Autotune candidates (irgen/Autotune.cpp): a candidate names the kernel it tunes and is
+  // emitted in that kernel's candidate table instead of on its own; the kernel itself is
+  // candidate 0. `autotuneConfig` is the candidate's value of every tuned parameter, and
+  // `codeHash` a hash of its Tile IR (keys the runtime's tuning cache).
+  std::string autotuneOf;
+  int64_t autotuneIndex = -1;  // -1: not autotuned
+  std::vector<std::pair<std::string, int64_t>> autotuneConfig;
+  uint64_t codeHash = 0;
   std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
   std::string cpuEntry;      // function in the host object; empty if no CPU code
 };

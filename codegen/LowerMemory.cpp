@@ -192,64 +192,17 @@ void Lowering::copyElements(View& dst, View& src, ir::Type elem) {
       /*barrier=*/false);
 }
 
-// Sum/max/min of a whole view in a fixed pairwise tree: a[i] op= a[i + s] for s = 1, 2, 4, ...
-// over a private copy, so the result has the same bits on every target and run.
-llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kind) {
-  llvm::Value* n = b_.getInt64(1);
-  for (llvm::Value* s : v.shape) n = b_.CreateMul(n, s);
-  llvm::Type* et = scalarType(elem);
-  // Private scratch (local memory on the GPU): static views get it once in the entry block.
-  llvm::Value* scratch;
-  if (llvm::isa<llvm::ConstantInt>(n)) {
-    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-    scratch = entry.CreateAlloca(et, n, "reduce.scratch");
-  } else {
-    scratch = b_.CreateAlloca(et, n, "reduce.scratch");
+// Dimensions indexed by an integer (`Q[b, h, rows]`) leave the view: the address already points
+// at their index. An index past the end (a dimension clipped to nothing) empties the whole view.
+void Lowering::squeezeView(View& r, const ir::Attribute& squeeze) {
+  llvm::Value* empty = b_.getFalse();
+  for (size_t i = squeeze.array.size(); i-- > 0;) {
+    size_t d = static_cast<size_t>(squeeze.array[i].i);
+    empty = b_.CreateOr(empty, b_.CreateICmpEQ(r.shape[d], b_.getInt64(0)));
+    r.shape.erase(r.shape.begin() + d);
+    r.strides.erase(r.strides.begin() + d);
   }
-  View flat{scratch, et, {n}, {b_.getInt64(1)}};
-  // Copy in (row-major).
-  loop(b_.getInt64(0), n, b_.getInt64(1),
-       [&](llvm::Value* e) { storeElem(flat, {e}, loadElem(v, unflatten(e, v.shape), elem), elem); });
-  // for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i+s]
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* outer = llvm::BasicBlock::Create(c_, "reduce.level", fn_);
-  auto* innerH = llvm::BasicBlock::Create(c_, "reduce.pair", fn_);
-  auto* innerB = llvm::BasicBlock::Create(c_, "reduce.pair.body", fn_);
-  auto* next = llvm::BasicBlock::Create(c_, "reduce.level.next", fn_);
-  auto* done = llvm::BasicBlock::Create(c_, "reduce.done", fn_);
-  b_.CreateBr(outer);
-  b_.SetInsertPoint(outer);
-  llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2);
-  s->addIncoming(b_.getInt64(1), pre);
-  llvm::BasicBlock* outerEntry = b_.GetInsertBlock();
-  b_.CreateCondBr(b_.CreateICmpULT(s, n), innerH, done);
-  b_.SetInsertPoint(innerH);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
-  i->addIncoming(b_.getInt64(0), outerEntry);
-  b_.CreateCondBr(b_.CreateICmpULT(b_.CreateAdd(i, s), n), innerB, next);
-  b_.SetInsertPoint(innerB);
-  llvm::Value* a0 = loadElem(flat, {i}, elem);
-  llvm::Value* a1 = loadElem(flat, {b_.CreateAdd(i, s)}, elem);
-  bool isF = et->isFloatingPointTy();
-  llvm::Value* r;
-  if (kind == "sum") r = isF ? b_.CreateFAdd(a0, a1) : b_.CreateAdd(a0, a1);
-  else if (kind == "max")
-    r = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a0, a1)
-            : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpUGT(a0, a1) : b_.CreateICmpSGT(a0, a1), a0, a1);
-  else
-    r = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a0, a1)
-            : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpULT(a0, a1) : b_.CreateICmpSLT(a0, a1), a0, a1);
-  storeElem(flat, {i}, r, elem);
-  i->addIncoming(b_.CreateAdd(i, b_.CreateShl(s, 1)), b_.GetInsertBlock());
-  b_.CreateBr(innerH);
-  b_.SetInsertPoint(next);
-  s->addIncoming(b_.CreateShl(s, 1), next);
-  b_.CreateBr(outer);
-  b_.SetInsertPoint(done);
-  // n == 0 sums to zero.
-  llvm::Value* result = loadElem(flat, {b_.getInt64(0)}, elem);
-  llvm::Value* zero = isF ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0);
-  return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
+  for (llvm::Value*& e : r.shape) e = b_.CreateSelect(empty, b_.getInt64(0), e);
 }
 
 // The value a mem.store stores: a deferred stochastic conversion is rounded here, keyed by the
@@ -329,6 +282,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
         left = b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(0)), b_.getInt64(0), left);
         r.shape[d] = b_.CreateSelect(b_.CreateICmpSLT(left, size), left, size);
       }
+      if (const ir::Attribute* sq = op.attr("squeeze")) squeezeView(r, *sq);
       views_[op.result()] = r;
       return true;
     }

@@ -78,7 +78,7 @@ bool Lowering::planWorkspace(ir::Operation& func, KernelInterface& k) {
     for (auto& r : op->results) {
       if (!isTileValue(r->type) || inRegisters(r.get())) continue;
       any = true;
-      if (op->id == OpId::TileTranspose || op->id == OpId::TileBroadcast) continue;
+      if (op->id == OpId::TileTranspose || op->id == OpId::TileBroadcast || op->id == OpId::TileReshape) continue;
       keys.push_back(r.get());
     }
     for (unsigned i = 0; i < op->numOperands(); ++i) any |= isTileValue(op->operand(i)->type) && !inRegisters(op->operand(i));
@@ -107,6 +107,7 @@ bool Lowering::planWorkspace(ir::Operation& func, KernelInterface& k) {
     if (!ok)
       return fail(func, "the tile value of type " + ir::printType(t) +
                             " has an extent that no tensor parameter binds, so its memory cannot be sized");
+    k.workspaceValues.push_back({key->defOp->name(), ir::printType(t), key->defOp->loc});
     slotOffset_[key] = offset;
     llvm::Value* bytes = b_.getInt64(slot.elemBytes);
     for (llvm::Value* c : cap) bytes = b_.CreateMul(bytes, c);
@@ -286,6 +287,41 @@ bool Lowering::lowerTileOp(ir::Operation& op) {
       std::swap(r.shape[0], r.shape[1]);
       std::swap(r.strides[0], r.strides[1]);
       views_[op.result()] = r;
+      return true;
+    }
+    case OpId::TileReshape: {
+      // Extents of 1 come and go; the others keep their run-time extent and stride, in order.
+      View a = *view(op.operand(0));
+      const auto& ashape = op.operand(0)->type->shape;
+      View r = a;
+      r.shape.clear();
+      r.strides.clear();
+      size_t next = 0;
+      auto skipOnes = [&] {
+        while (next < ashape.size() && ashape[next].isStatic() && ashape[next].size == 1) ++next;
+      };
+      for (const ir::Dim& d : op.result()->type->shape) {
+        if (d.isStatic() && d.size == 1) {
+          r.shape.push_back(b_.getInt64(1));
+          r.strides.push_back(b_.getInt64(0));
+          continue;
+        }
+        skipOnes();
+        r.shape.push_back(a.shape[next]);
+        r.strides.push_back(a.strides[next]);
+        ++next;
+      }
+      views_[op.result()] = r;
+      return true;
+    }
+    case OpId::TileIota: {
+      ir::Type rt = op.result()->type;
+      View dst = slotView(op.result(), {b_.getInt64(rt->shape[0].size)});
+      llvm::Type* et = storageType(rt->elem);
+      forEachElement(dst.shape, [&](const std::vector<llvm::Value*>& idx) {
+        storeElem(dst, idx, b_.CreateIntCast(idx[0], et, true), rt->elem);
+      });
+      views_[op.result()] = dst;
       return true;
     }
     case OpId::TileDot:

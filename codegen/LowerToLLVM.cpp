@@ -29,50 +29,6 @@ bool usesGroupSync(ir::Operation& func) {
   return sync;
 }
 
-// Tiles each GPU thread of a kernel without a group shape runs. Running several back to back
-// (consecutive global indices) lets LLVM's load/store vectorizer turn their unit-stride accesses
-// into vector ones: 4 tiles, or 8 when the narrowest tensor element has 2 bytes or fewer, so
-// f32 and f16 tensors move 16 bytes per access. Only kernels whose tiles cannot tell how they
-// are mapped to hardware threads qualify: no group or warp ids, no shuffles, votes, barriers,
-// shared memory or async copies (an allow-list of ops), and small bodies, since the body is
-// emitted V + V times.
-constexpr size_t kMaxCoarsenedOps = 256;
-
-unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) {
-  if (k.grouped) return 1;
-  bool ok = true;
-  size_t ops = 0;
-  func.walk([&](ir::Operation* op) {
-    ++ops;
-    if (op == &func) return;
-    bool allowed = (op->id >= OpId::ArithConstant && op->id <= OpId::ArithConvert) ||
-                   (op->id >= OpId::MathExp && op->id <= OpId::MathFma);
-    switch (op->id) {
-      case OpId::TileLinearId:  // the global index in a kernel without a group shape
-      case OpId::TileThreadId:
-      case OpId::MemDim:
-      case OpId::MemLoad:
-      case OpId::MemStore:
-      case OpId::MemSlice:
-      case OpId::ScfFor:
-      case OpId::ScfIf:
-      case OpId::ScfWhile:
-      case OpId::ScfYield:
-      case OpId::ScfCondition:
-      case OpId::FuncReturn: allowed = true; break;
-      default: break;
-    }
-    ok &= allowed;
-  });
-  if (!ok || ops > kMaxCoarsenedOps) return 1;
-  unsigned narrowest = 64;  // bits
-  for (auto& arg : func.body().args)
-    if (arg->type->kind == ir::TypeKind::Tensor)
-      narrowest = std::min(narrowest, ir::scalarBits(ir::baseScalar(arg->type->elem)));
-  if (narrowest < 8) return 1;  // packed elements (int4, fp4, fp6) are not vector-accessed
-  return narrowest <= 16 ? 8 : 4;
-}
-
 KernelShape shapeOf(const KernelInterface& k) {
   KernelShape s;
   s.grouped = k.grouped;
@@ -151,6 +107,12 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     annotate("maxntidx", k.groupShape[0]);
     annotate("maxntidy", k.groupShape[1]);
     annotate("maxntidz", k.groupShape[2]);
+    // Memory-bound groups want occupancy more than registers: ask for enough groups per SM
+    // for 768 threads, which caps ptxas at 80 registers a thread (it takes up to 255 for a
+    // group of 256 otherwise, and then runs two groups per SM; at 64 the library's row kernels
+    // spill).
+    unsigned tiles = k.groupShape[0] * k.groupShape[1] * k.groupShape[2];
+    if (isScalarBody(func) && tiles > 0 && tiles < 768) annotate("minctasm", (768 + tiles - 1) / tiles);
   }
 
   hooks_ = makeGpuHooks(shapeOf(k));
@@ -185,111 +147,8 @@ bool Lowering::gpuEntry(ir::Operation& func, KernelInterface& k) {
     b_.CreateRetVoid();
     b_.SetInsertPoint(body);
   }
-  ir::Operation* term = nullptr;
-  if (!lowerBlock(func.body(), &term)) return false;
-  b_.CreateRetVoid();
+  if (!lowerBodyVersioned(func, k)) return false;
   k.gpuEntry = k.name;
-  return true;
-}
-
-// The body of a kernel without a group shape whose threads run V tiles each: hardware group g of
-// T threads owns tiles [g*T*V, (g+1)*T*V). A uniform test per group picks one of two forms:
-//  - fast: the group's tiles are all in the launch (and inside the rank-1 tensors sized like the
-//    launch), every tensor's data is aligned to V elements (at most 16 bytes) and its innermost
-//    stride is 1. Thread t runs tiles g*T*V + t*V + j, j = 0..V-1, back to back, with the
-//    innermost strides known to be 1, the alignment asserted (llvm.assume) and the bounds
-//    checks `tile < n` folded, so consecutive accesses merge into 16-byte vector accesses.
-//  - otherwise: thread t runs tiles g*T*V + j*T + t (coalesced scalar accesses), each under its
-//    own `tile < launch_tiles` guard.
-bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles) {
-  auto* i64 = b_.getInt64Ty();
-  llvm::Value* threads = hooks_->groupTiles(b_);
-  llvm::Value* tid = hooks_->threadInGroup(b_);
-  llvm::Value* groupSpan = b_.CreateMul(threads, b_.getInt64(tiles), "group.tiles", true, true);
-  llvm::Value* first = b_.CreateMul(hooks_->groupLinear(b_), groupSpan, "group.first", true, true);
-  llvm::Value* end = b_.CreateAdd(first, groupSpan, "group.end", true, true);
-  llvm::Value* fast = b_.CreateICmpULE(end, launchTiles);
-
-  // The launch is sized by the first mut tensor; rank-1 tensors whose extent is the same symbol
-  // as its single dimension have that many elements under the default launch.
-  int launchSymbol = -1;
-  for (const KernelParam& p : k.params)
-    if (p.isTensor && p.isMut) {
-      if (p.extents.size() == 1 && p.extents[0].kind == Extent::Symbol) launchSymbol = p.extents[0].symbol;
-      break;
-    }
-  std::vector<llvm::Value*> bounds = {launchTiles};
-  std::vector<std::pair<View*, unsigned>> tensors;  // view, alignment asserted in the fast path
-  size_t pi = 0;
-  for (auto& arg : func.body().args) {
-    const KernelParam& p = k.params[pi++];
-    if (arg->type->kind != ir::TypeKind::Tensor) continue;
-    View& v = views_[arg.get()];
-    if (v.strides.empty()) continue;  // rank 0
-    unsigned bytes = v.elem ? v.elem->getPrimitiveSizeInBits() / 8 : 0;
-    unsigned align = std::min(16u, tiles * bytes);
-    if (align & (align - 1)) align = 1;
-    if (align > 1)
-      fast = b_.CreateAnd(fast, b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(v.ptr, i64), b_.getInt64(align - 1)),
-                                                b_.getInt64(0)));
-    fast = b_.CreateAnd(fast, b_.CreateICmpEQ(v.strides.back(), b_.getInt64(1)));
-    if (launchSymbol >= 0 && p.extents.size() == 1 && p.extents[0].kind == Extent::Symbol &&
-        p.extents[0].symbol == launchSymbol) {
-      fast = b_.CreateAnd(fast, b_.CreateICmpULE(end, v.shape[0]));
-      bounds.push_back(v.shape[0]);
-    }
-    tensors.push_back({&v, align});
-  }
-  auto* fastBB = llvm::BasicBlock::Create(c_, "tiles.vector", fn_);
-  auto* slowBB = llvm::BasicBlock::Create(c_, "tiles.scalar", fn_);
-  llvm::BranchInst* pick = b_.CreateCondBr(fast, fastBB, slowBB);
-  KernelShape shape = shapeOf(k);
-  ir::Operation* term = nullptr;
-
-  b_.SetInsertPoint(fastBB);
-  std::vector<llvm::Value*> strides;
-  for (auto& [v, align] : tensors) {
-    if (align > 1)
-      b_.CreateAssumption(b_.getTrue(), {llvm::OperandBundleDef("align", std::vector<llvm::Value*>{
-                                                                             v->ptr, b_.getInt64(align)})});
-    strides.push_back(v->strides.back());
-    v->strides.back() = b_.getInt64(1);
-  }
-  llvm::Value* base = b_.CreateAdd(first, b_.CreateMul(tid, b_.getInt64(tiles), "", true, true), "tile.first", true, true);
-  for (unsigned j = 0; j < tiles; ++j) {
-    llvm::Value* t = j ? b_.CreateAdd(base, b_.getInt64(j), "tile", true, true) : base;
-    hooks_ = makeGpuHooks(shape, t);
-    facts_.clear();
-    for (llvm::Value* n : bounds) facts_.push_back({t, n});
-    if (!lowerBlock(func.body(), &term)) return false;
-  }
-  facts_.clear();
-  narrowed_.clear();
-  // The thread ends here with PTX `exit`, not a return: SimplifyCFG merges returns and then
-  // sinks the identical code before them (this last tile's and the scalar form's) into the
-  // merged block, out of the load/store vectorizer's reach.
-  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_exit, {}, {});
-  b_.CreateUnreachable();
-  if (narrowedUsed_) {
-    // 32-bit tile indices equal the 64-bit ones only below 2^31.
-    llvm::IRBuilder<> at(pick);
-    pick->setCondition(at.CreateAnd(fast, at.CreateICmpULE(end, at.getInt64(int64_t(1) << 31))));
-  }
-  for (size_t i = 0; i < tensors.size(); ++i) tensors[i].first->strides.back() = strides[i];
-
-  b_.SetInsertPoint(slowBB);
-  for (unsigned j = 0; j < tiles; ++j) {
-    llvm::Value* t = b_.CreateAdd(b_.CreateAdd(first, b_.CreateMul(threads, b_.getInt64(j))), tid, "tile");
-    auto* body = llvm::BasicBlock::Create(c_, "tile.body", fn_);
-    auto* next = llvm::BasicBlock::Create(c_, "tile.next", fn_);
-    b_.CreateCondBr(b_.CreateICmpULT(t, launchTiles), body, next);
-    b_.SetInsertPoint(body);
-    hooks_ = makeGpuHooks(shape, t);
-    if (!lowerBlock(func.body(), &term)) return false;
-    b_.CreateBr(next);
-    b_.SetInsertPoint(next);
-  }
-  b_.CreateRetVoid();
   return true;
 }
 
@@ -367,6 +226,8 @@ bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
   vals_.clear();
   views_.clear();
   if (!describeKernel(func, k, error_)) return false;
+  groupTiles_ = k.grouped ? int64_t(k.groupShape[0]) * k.groupShape[1] * k.groupShape[2] : 0;
+  groupScratch_ = func.hasAttr("group_scratch") ? func.intAttr("group_scratch", 0) : -1;
   return target_ == DeviceTarget::Gpu ? gpuEntry(func, k) : cpuEntry(func, k);
 }
 
@@ -415,6 +276,12 @@ bool Lowering::lowerOp(ir::Operation& op) {
       return true;
     }
     case OpId::ArithConvert: return lowerConvert(op);
+    case OpId::ArithBitcast: {
+      llvm::Type* to = scalarType(op.result()->type);
+      if (!to) return fail(op, "bitcasts to " + ir::printType(op.result()->type) + " are not supported yet");
+      set(op.result(), b_.CreateBitCast(get(op.operand(0)), to));
+      return true;
+    }
     case OpId::TileLinearId: set(op.result(), hooks_->tileLinear(b_)); return true;
     case OpId::TileThreadId: set(op.result(), hooks_->globalLinear(b_)); return true;
     case OpId::TileLaneId: set(op.result(), hooks_->laneId(b_)); return true;
@@ -439,6 +306,7 @@ bool Lowering::lowerOp(ir::Operation& op) {
       set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1))));
       return true;
     }
+    case OpId::TileGroupReduce: return lowerGroupReduce(op);
     case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr("size", 1))); return true;
     case OpId::TileCoopSync:
       hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count));
@@ -458,6 +326,20 @@ bool Lowering::lowerOp(ir::Operation& op) {
   return lowerMemory(op);
 }
 
+// The high half of a * b: mul.hi on the GPU (its instruction), the double-width product's top
+// half elsewhere; the same value on both.
+llvm::Value* Lowering::mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue) {
+  unsigned bits = a->getType()->getIntegerBitWidth();
+  if (hooks_->isGpu() && (bits == 32 || bits == 64)) {
+    llvm::Intrinsic::ID id = bits == 32 ? (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ui : llvm::Intrinsic::nvvm_mulhi_i)
+                                        : (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ull : llvm::Intrinsic::nvvm_mulhi_ll);
+    return b_.CreateIntrinsic(id, {}, {a, b});
+  }
+  llvm::Type* wide = b_.getIntNTy(2 * bits);
+  auto ext = [&](llvm::Value* v) { return isUnsignedValue ? b_.CreateZExt(v, wide) : b_.CreateSExt(v, wide); };
+  return b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(ext(a), ext(b)), bits), a->getType());
+}
+
 bool Lowering::lowerArith(ir::Operation& op) {
   ir::Type t = op.operand(0)->type;
   for (ir::Value* v : op.operands)
@@ -473,6 +355,7 @@ bool Lowering::lowerArith(ir::Operation& op) {
     case OpId::ArithAddI: r = b_.CreateAdd(a, b); break;
     case OpId::ArithSubI: r = b_.CreateSub(a, b); break;
     case OpId::ArithMulI: r = b_.CreateMul(a, b); break;
+    case OpId::ArithMulHi: r = mulHigh(a, b, isUnsigned(t)); break;
     case OpId::ArithDivSI:
     case OpId::ArithDivUI:
     case OpId::ArithRemSI:

@@ -47,6 +47,11 @@ inline llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
   return llvm::StructType::create(c, {llvm::PointerType::get(c, 0), a8, a8}, "tessera_kernel_tensor");
 }
 
+// What ids mean for the kernel (LowerToLLVM.cpp).
+KernelShape shapeOf(const KernelInterface& k);
+// Tiles each GPU thread of a kernel without a group shape runs (VectorForms.cpp).
+unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k);
+
 class Lowering {
 public:
   Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error, bool boundsCheck = false)
@@ -135,7 +140,11 @@ private:
 
   // ---- entry points
   bool gpuEntry(ir::Operation& func, KernelInterface& k);
+  // Vector-friendly forms of GPU bodies (VectorForms.cpp).
   bool gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles);
+  bool lowerBodyVersioned(ir::Operation& func, KernelInterface& k);
+  // No tile values or async copies: per-tile scalar code (memory-bound kernels).
+  bool isScalarBody(ir::Operation& func);
   bool cpuEntry(ir::Operation& func, KernelInterface& k);
   void bindParams(ir::Operation& func, const std::vector<llvm::Value*>& tensorBlocks,
                   const std::vector<llvm::Value*>& scalars);
@@ -145,6 +154,7 @@ private:
   bool lowerBlock(ir::Block& block, ir::Operation** terminator);
   bool lowerOp(ir::Operation& op);
   bool lowerArith(ir::Operation& op);
+  llvm::Value* mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
   // Conversion of one scalar of IR type `from` to `to` (lowerConvert, tile products): software
@@ -173,6 +183,7 @@ private:
   llvm::Value* floatToInt4(llvm::Value* f);
   llvm::Value* storedValue(ir::Value* stored, View& v, const std::vector<llvm::Value*>& idx);
   bool lowerMemory(ir::Operation& op);
+  void squeezeView(View& r, const ir::Attribute& squeeze);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);
   bool lowerWhile(ir::Operation& op);
@@ -192,7 +203,13 @@ private:
   // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).
   void copyCooperative(View& dst, View& src, ir::Type elem, bool async = false);
   void copyElements(View& dst, View& src, ir::Type elem);
+  // Fixed-order reductions (LowerReduce.cpp).
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
+  llvm::Value* reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind);
+  llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem);
+  std::pair<llvm::Value*, llvm::Value*> combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
+                                                   llvm::Value* ib, ir::Type valueType, ir::Type indexType);
+  bool lowerGroupReduce(ir::Operation& op);
   // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
   void noalias(const View& v, llvm::Instruction* access) {
     if (v.root < 0 || static_cast<size_t>(v.root) >= scopes_.size()) return;
@@ -272,6 +289,10 @@ private:
   std::map<std::string, llvm::Value*> symbolValue_;
   std::map<std::string, Extent> symbolExtent_;
   bool regFrags_ = false;
+  // The kernel's static group size (0 without a group shape) and its group reductions' shared
+  // scratch (smem-plan's `group_scratch`, -1 when none).
+  int64_t groupTiles_ = 0;
+  int64_t groupScratch_ = -1;
   unsigned warpsM_ = 2, warpsN_ = 2;  // the group's warps over a fragment (LowerFragments.cpp)
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> fragRegs_;
 };

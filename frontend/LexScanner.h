@@ -57,6 +57,7 @@ private:
   // reports the precise problem and returns an Error token.
   RawToken badNumber(const unsigned char* start);
   RawToken nonASCII(const unsigned char* start);
+  RawToken cLogicalOperator(const unsigned char* start, const char* word, TokenKind kind);
 
   const unsigned char* start_;
   const unsigned char* end_;

@@ -106,7 +106,18 @@ RawToken Scanner::next() {
       "<<=" { return make(TokenKind::lesslessequal, start); }
       ">>=" { return make(TokenKind::greatergreaterequal, start); }
 
+      "&&"  { return cLogicalOperator(start, "and", TokenKind::kw_and); }
+      "||"  { return cLogicalOperator(start, "or", TokenKind::kw_or); }
       "!"   {
+        // `!x`, `!(a < b)`: C's negation. With an operand after it, say `not` and read it as
+        // `not`, so that the rest of the line parses; a `!` with nothing to negate is an error
+        // token.
+        const unsigned char* p = cur;
+        while (*p == ' ' || *p == '\t') ++p;
+        if (isIdentChar(*p) || *p == '(' || *p == '[' || *p == '-' || *p == '~' || *p == '.' || *p == '"' || *p == '\'') {
+          diags_.report(diag::err_lex_lone_bang, loc(start)).fixit(range(start, cur), p == cur ? "not " : "not");
+          return make(TokenKind::kw_not, start);
+        }
         diags_.report(diag::err_lex_lone_bang, loc(start));
         return make(TokenKind::Error, start);
       }
@@ -121,6 +132,18 @@ RawToken Scanner::next() {
       }
     */
   }
+}
+
+// C's `&&` and `||`: reported with a fix-it to Python's word, and read as that word (`and`,
+// `or`) so that the condition still parses and is checked.
+RawToken Scanner::cLogicalOperator(const unsigned char* start, const char* word, TokenKind kind) {
+  auto blank = [](unsigned char c) { return c == ' ' || c == '\t'; };
+  std::string fix = start > start_ && !blank(start[-1]) ? " " : "";
+  fix += word;
+  if (!blank(*cur)) fix += ' ';
+  diags_.report(diag::err_lex_c_logical_operator, range(start, cur)).fixit(range(start, cur), fix)
+      << text(start, cur) << word;
+  return make(kind, start);
 }
 
 // The body of a string literal; `quote` points at the opening quote, after any prefix.

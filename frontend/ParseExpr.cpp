@@ -229,6 +229,10 @@ Expr* Parser::parseBinary(int minPrec) {
   SourceLoc begin = startLoc();
   Expr* lhs = parseUnary();
   for (;;) {
+    if (atCIncrement()) {
+      reportCIncrement(lhs);
+      break;
+    }
     BinaryOp op;
     int prec = binaryPrecedence(tok().kind, op);
     if (prec == 0 || prec < minPrec || panic_ || !enterExprLevel()) break;
@@ -242,6 +246,28 @@ Expr* Parser::parseBinary(int minPrec) {
     lhs = b;
   }
   return lhs;
+}
+
+// `i++` / `i--`: two adjacent '+' (or '-') that nothing follows on the line. (`a++b` is
+// `a + (+b)` and stays valid, as in Python.)
+bool Parser::atCIncrement() const {
+  if (!(at(TokenKind::plus) && peek().is(TokenKind::plus)) && !(at(TokenKind::minus) && peek().is(TokenKind::minus)))
+    return false;
+  return tok().range.end == peek().range.begin && !startsExpr(peek(2));
+}
+
+void Parser::reportCIncrement(Expr* operand) {
+  SourceRange op(tok().range.begin, peek().range.end);
+  bool plus = at(TokenKind::plus);
+  std::string target(sm_.text(operand->range));
+  auto d = error(diag::err_parse_c_increment, op);
+  d << (plus ? "++" : "--") << target << (plus ? "+" : "-");
+  // As a statement of its own, `i++` becomes `i += 1`.
+  if (peek(2).isOneOf(TokenKind::Newline, TokenKind::Eof, TokenKind::semi) &&
+      (isa<NameExpr>(operand) || isa<SubscriptExpr>(operand) || isa<AttributeExpr>(operand)))
+    d.fixit(op, plus ? " += 1" : " -= 1");
+  consume();
+  consume();
 }
 
 Expr* Parser::parseUnary() {
@@ -281,9 +307,13 @@ Expr* Parser::parsePower() {
 }
 
 Expr* Parser::parsePostfix() {
-  ExprDepthScope depthScope(*this);
   SourceLoc begin = startLoc();
   Expr* e = parsePrimary();
+  return parseTrailers(e, begin);
+}
+
+Expr* Parser::parseTrailers(Expr* e, SourceLoc begin) {
+  ExprDepthScope depthScope(*this);
   while (!panic_ && enterExprLevel()) {
     if (at(TokenKind::period)) {
       consume();

@@ -517,16 +517,34 @@ void Parser::parseSuite(Block& block, const char* colonWhat, const char* blockWh
   setBlockRange(block);
 }
 
+Expr* Parser::parseCondition(const char* what) {
+  SourceLoc begin = startLoc();
+  Expr* lhs = parseExpr();
+  if (panic_ || !at(TokenKind::equal)) return lhs;
+  // `if i = 0:` is a C programmer's comparison: say so, and read it as `==` so that nothing
+  // cascades (the condition still gets checked).
+  error(diag::err_parse_assign_in_condition, tok().range).fixit(tok().range, "==") << what;
+  auto* b = ctx_.make<BinaryExpr>(SourceRange());
+  b->op = BinaryOp::Eq;
+  b->opRange = tok().range;
+  consume();
+  b->lhs = lhs;
+  b->rhs = parseBinary(1);
+  b->range = rangeFrom(begin);
+  return b;
+}
+
 Stmt* Parser::parseIf(bool isElif) {
   SourceLoc begin = startLoc();
   consume();
   auto* s = ctx_.make<IfStmt>(SourceRange());
   s->isElif = isElif;
-  s->cond = parseExpr();
+  s->cond = parseCondition(isElif ? "an 'elif' condition" : "an 'if' condition");
   parseSuite(s->thenBlock, isElif ? "'elif' condition" : "'if' condition", isElif ? "'elif' statement" : "'if' statement",
              begin);
   if (!diags_.stopped()) {
-    if (at(TokenKind::kw_elif) && elifDepth_ >= kMaxElifs) {
+    bool elifNext = at(TokenKind::kw_elif) || (at(TokenKind::kw_else) && peek().is(TokenKind::kw_if));
+    if (elifNext && elifDepth_ >= kMaxElifs) {
       // Each `elif` nests one level deeper in the tree; past the limit the rest of the chain is
       // reported once and skipped.
       error(diag::err_parse_too_many_elifs, tok().range) << static_cast<unsigned>(kMaxElifs);
@@ -535,7 +553,13 @@ Stmt* Parser::parseIf(bool isElif) {
         tryConsume(TokenKind::Newline);
         if (at(TokenKind::Indent)) skipIndentedBlock();
       }
-    } else if (at(TokenKind::kw_elif)) {
+    } else if (elifNext) {
+      if (at(TokenKind::kw_else)) {
+        // C's `else if`: Python spells it `elif`. Read it as one.
+        SourceRange both(tok().range.begin, peek().range.end);
+        error(diag::err_parse_else_if, both).fixit(both, "elif");
+        consume();
+      }
       ++elifDepth_;
       Stmt* e = parseIf(true);
       --elifDepth_;
@@ -555,7 +579,7 @@ Stmt* Parser::parseWhile() {
   SourceLoc begin = startLoc();
   consume();
   auto* s = ctx_.make<WhileStmt>(SourceRange());
-  s->cond = parseExpr();
+  s->cond = parseCondition("a 'while' condition");
   ++loopDepth_;
   parseSuite(s->body, "'while' condition", "'while' statement", begin);
   --loopDepth_;
@@ -626,8 +650,25 @@ bool Parser::parseDecorator(Decorator& d) {
 }
 
 Expr* Parser::parseParamAnnotation() {
-  if (!at(TokenKind::kw_mut)) return parseExpr();
   SourceLoc begin = startLoc();
+  if (!at(TokenKind::kw_mut)) {
+    Expr* e = parseExpr();
+    if (panic_ || !at(TokenKind::kw_mut)) return e;
+    // `y: f32 mut[n]`: 'mut' after the dtype. Read it as `mut f32[n]` and say so once.
+    SourceLoc dtypeEnd = prevEnd_;
+    SourceRange mutRange = tok().range;
+    consume();
+    auto* m = ctx_.make<MutExpr>(SourceRange());
+    m->type = parseTrailers(e, begin);
+    m->range = rangeFrom(begin);
+    std::string fixed = "mut " + std::string(sm_.text(e->range)) +
+                        std::string(sm_.text(SourceRange(mutRange.end, prevEnd_)));
+    error(diag::err_parse_mut_after_dtype, mutRange)
+        .fixit(SourceRange(dtypeEnd, mutRange.end), "")
+        .fixitInsert(begin, "mut ")
+        << fixed;
+    return m;
+  }
   consume();
   auto* m = ctx_.make<MutExpr>(SourceRange());
   m->type = parseExpr();

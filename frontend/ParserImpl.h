@@ -84,6 +84,8 @@ private:
   bool parseDottedName(std::string& name, SourceRange& range);
   bool parseImportAlias(ImportName& n);
   Stmt* parseIf(bool isElif);
+  // The condition of an if/elif/while; `what` names it for the '=' instead of '==' error.
+  Expr* parseCondition(const char* what);
   Stmt* parseWhile();
   Stmt* parseFor();
   Stmt* parseWith();
@@ -125,9 +127,13 @@ private:
   Expr* parseNot();
   Expr* parseComparison();
   Expr* parseBinary(int minPrec);
+  bool atCIncrement() const;
+  void reportCIncrement(Expr* operand);
   Expr* parseUnary();
   Expr* parsePower();
   Expr* parsePostfix();
+  // Calls, subscripts and attributes after `e` (which starts at `begin`).
+  Expr* parseTrailers(Expr* e, SourceLoc begin);
   Expr* parsePrimary();
   Expr* parseStarOrExpr(bool allowStar, bool bitOrOnly);
   Expr* parseParenthesized();

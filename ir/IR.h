@@ -203,7 +203,12 @@ enum Trait : uint32_t {
   T_ViewLike = 1u << 14,        // result is a view of operand 0's memory
   T_Alloc = 1u << 15,           // allocates (distinct result each time; dead when unused)
   T_NeedsGroup = 1u << 16,      // only in kernels that declare a group shape
+  T_UniformResult = 1u << 17,   // its result is the same on every tile of the group, whatever its operands
 };
+
+// Shared bytes a group of `tiles` tiles needs for tile.group_reduce: one 16-byte slot (value,
+// index) per warp plus one for the result. smem-plan places it (the `group_scratch` offset).
+inline int64_t groupReduceScratchBytes(int64_t tiles) { return 16 * ((tiles + 31) / 32 + 1); }
 
 struct OpInfo {
   const char* name;

@@ -123,7 +123,9 @@ private:
       default: break;
     }
     bool d = op->has(T_Divergent);
-    for (Value* v : op->operands) d = d || div(v);
+    // Group reductions give every tile the same value, whatever each tile contributed.
+    if (!op->has(T_UniformResult))
+      for (Value* v : op->operands) d = d || div(v);
     if (d)
       for (auto& r : op->results) mark(r.get());
     for (auto& r : op->regions) block(r->block(), cause);

@@ -74,6 +74,8 @@ public:
   bool verifyNone(Operation* op);
   bool verifyShuffle(Operation* op);
   bool verifyCoopGroup(Operation* op);
+  bool verifyGroupReduce(Operation* op);
+  bool verifyBitcast(Operation* op);
   bool verifyCoopUse(Operation* op);
   bool verifyDim(Operation* op);
   bool verifyLoad(Operation* op);
@@ -91,6 +93,8 @@ public:
   bool verifyDot(Operation* op);
   bool verifyMma(Operation* op);
   bool verifyTranspose(Operation* op);
+  bool verifyReshape(Operation* op);
+  bool verifyIota(Operation* op);
   bool verifySoftmax(Operation* op);
   bool verifyTileReduce(Operation* op);
   bool verifyFor(Operation* op);
@@ -518,6 +522,29 @@ bool Verifier::verifyShuffle(Operation* op) {
   if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
   return resultType(op, 0, t);
 }
+bool Verifier::verifyBitcast(Operation* op) {
+  Type from = op->operand(0)->type, to = op->result(0)->type;
+  auto width = [](Type t) { return isScalar(t) && baseScalar(t) != ScalarKind::I1 ? scalarBits(baseScalar(t)) : 0u; };
+  if (!operandIs(op, 0, width(from) >= 8, "a scalar of 8 bits or more")) return false;
+  return resultIs(op, 0, width(to) == width(from), "a scalar as wide as the operand");
+}
+bool Verifier::verifyGroupReduce(Operation* op) {
+  if (!strAttrIn(op, "kind", {"sum", "max", "min", "argmax", "argmin"})) return false;
+  std::string kind = op->strAttr("kind");
+  bool arg = kind == "argmax" || kind == "argmin";
+  if (op->numOperands() != (arg ? 2u : 1u)) {
+    report(op, diag::err_ir_operand_count) << op->name() << (arg ? 2u : 1u) << op->numOperands();
+    return false;
+  }
+  // Values travel through warp shuffles as 32 or 64 bits: narrower ones are widened before.
+  Type t = op->operand(0)->type;
+  bool wide = isScalar(t) && (scalarBits(baseScalar(t)) == 32 || scalarBits(baseScalar(t)) == 64) &&
+              baseScalar(t) != ScalarKind::Index;
+  if (!operandIs(op, 0, wide, "a 32- or 64-bit integer or float scalar")) return false;
+  if (!arg) return resultType(op, 0, t);
+  if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
+  return resultType(op, 0, op->operand(1)->type);
+}
 bool Verifier::verifyCoopGroup(Operation* op) {
   if (!intAttrIn(op, "size", 1, 1024, false)) return false;
   return resultType(op, 0, m_.ctx().cgroup(op->intAttr("size", 0)));
@@ -567,6 +594,25 @@ bool Verifier::verifySlice(Operation* op) {
     }
     if (a.kind != AttrKind::Int || a.i < 0) return badAttr(op, "sizes", want);
     shape.push_back(Dim{a.i, {}});
+  }
+  // `squeeze`: dimensions of size 1 indexed by an integer (`Q[b, h, rows]`), left out of the view.
+  if (const Attribute* sq = op->attr("squeeze")) {
+    std::string wantSq = "an increasing array of dimensions of size 1";
+    if (sq->kind != AttrKind::Array) return badAttr(op, "squeeze", wantSq);
+    std::vector<Dim> kept;
+    int64_t prev = -1;
+    for (const Attribute& a : sq->array)
+      if (a.kind != AttrKind::Int || a.i <= prev || a.i >= static_cast<int64_t>(shape.size()) ||
+          !(shape[a.i].isStatic() && shape[a.i].size == 1))
+        return badAttr(op, "squeeze", wantSq);
+      else
+        prev = a.i;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      bool drop = false;
+      for (const Attribute& a : sq->array) drop |= a.i == static_cast<int64_t>(d);
+      if (!drop) kept.push_back(shape[d]);
+    }
+    shape = kept;
   }
   return resultType(op, 0, m_.ctx().withShape(v, shape));
 }
@@ -681,6 +727,29 @@ bool Verifier::verifyTranspose(Operation* op) {
   Type a = op->operand(0)->type;
   if (!operandIs(op, 0, a->kind == TypeKind::Tile && a->shape.size() == 2, "a rank-2 tile")) return false;
   return resultType(op, 0, m_.ctx().tile(a->elem, {a->shape[1], a->shape[0]}));
+}
+// Only extents of 1 may appear or disappear: the other extents stay, in order.
+bool Verifier::verifyReshape(Operation* op) {
+  Type a = op->operand(0)->type, r = op->result(0)->type;
+  if (!operandIs(op, 0, a->kind == TypeKind::Tile, "a tile")) return false;
+  if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->elem == a->elem, "a tile of " + printType(a->elem))) return false;
+  auto kept = [](Type t) {
+    std::vector<Dim> out;
+    for (const Dim& d : t->shape)
+      if (!(d.isStatic() && d.size == 1)) out.push_back(d);
+    return out;
+  };
+  std::vector<Dim> ka = kept(a), kr = kept(r);
+  bool same = ka.size() == kr.size();
+  for (size_t i = 0; same && i < ka.size(); ++i) same = ka[i] == kr[i];
+  return same ? true : shapeError(op, a->shape, r->shape);
+}
+bool Verifier::verifyIota(Operation* op) {
+  Type r = op->result(0)->type;
+  return resultIs(op, 0,
+                  r->kind == TypeKind::Tile && r->shape.size() == 1 && r->shape[0].isStatic() && r->shape[0].size > 0 &&
+                      isIndexOrInt(r->elem),
+                  "a rank-1 integer tile of static extent");
 }
 bool Verifier::verifySoftmax(Operation* op) {
   Type a = op->operand(0)->type;

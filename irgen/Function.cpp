@@ -68,7 +68,7 @@ I::Operation* FunctionContext::lowerKernel() {
   I::Builder fb(ctx());
   fb.setInsertionPointToEnd(ml_.module->body());
   fb.setLoc(def_->nameRange.begin);
-  func_ = fb.func(def_->name, argTypes, {}, std::move(attrs));
+  func_ = fb.func(funcName_.empty() ? def_->name : funcName_, argTypes, {}, std::move(attrs));
   top_ = &func_->body();
   b_ = std::make_unique<I::Builder>(ctx());
   b_->setInsertionPointToEnd(*top_);
@@ -109,8 +109,11 @@ I::Operation* FunctionContext::lowerKernel() {
   if (needsGroup_ && !func_->hasAttr("group")) func_->setAttr("group", I::Attribute::ints({128}));
   // The default launch of a kernel with one outermost block loop over a parameter: one group
   // per block, ceil(T.shape[axis] / step) groups.
-  if (kernel_ && distributed_.size() == 1 && distributed_[0][0] >= 0)
-    func_->setAttr("blocks", I::Attribute::ints(distributed_[0]));
+  // The default launch: one group per block, when every outermost block loop (one, or one per
+  // branch of a uniform condition) walks the same parameter's axis in the same steps.
+  bool sameBlocks = !distributed_.empty() && distributed_[0][0] >= 0;
+  for (const auto& d : distributed_) sameBlocks &= d == distributed_[0];
+  if (kernel_ && sameBlocks) func_->setAttr("blocks", I::Attribute::ints(distributed_[0]));
   return func_;
 }
 

@@ -128,6 +128,7 @@ class FunctionContext {
   std::set<std::string> usedSyms_;             // extents of annotated parameters
   std::vector<std::string> genNames_;          // generated extent names, in parameter order
   std::map<std::string, std::string> rename_;  // generated name -> the name of its class
+  std::string funcName_;                       // the kernel's name in the IR (default: its own)
   bool needsShapeInference();
   std::map<std::string, std::string> extentClasses();
 
@@ -275,6 +276,8 @@ class FunctionContext {
   I::Value* coerce(I::Value* v, I::Type to, SourceRange at);
   I::Value* convertElem(I::Value* v, I::Type elem, SourceRange at);
   I::Value* broadcastTo(I::Value* v, const std::vector<I::Dim>& shape, SourceRange at);
+  I::Value* expandDims(I::Value* t, SubscriptExpr* e);
+  std::vector<I::Dim> broadcastShape(const std::vector<I::Dim>& x, const std::vector<I::Dim>& y);
   I::Value* asTile(I::Value* v, SourceRange at);
   I::Value* toBool(I::Value* v, SourceRange at);
   I::Value* value(const Lowered& lv, SourceRange at);
@@ -285,8 +288,10 @@ class FunctionContext {
   void staticShared(I::Type t, SourceRange at, const std::string& name);
   // A full extent of dimension `d` of `full` as a slice size: static, or its symbol.
   I::Attribute fullExtent(const I::Dim& full, unsigned d, SourceRange at, const std::string& name);
-  // mem.slice of `base` at `offsets` with `sizes` (integers or extent symbols).
-  I::Value* slice(I::Value* base, const std::vector<I::Value*>& offsets, const std::vector<I::Attribute>& sizes);
+  // mem.slice of `base` at `offsets` with `sizes` (integers or extent symbols); the dimensions in
+  // `squeeze` (of size 1) leave the view.
+  I::Value* slice(I::Value* base, const std::vector<I::Value*>& offsets, const std::vector<I::Attribute>& sizes,
+                  const std::vector<int64_t>& squeeze = {});
 
   // ---- expressions (HandleExpr.cpp, HandleOperators.cpp)
   Lowered lower(Expr* e, I::Type want = nullptr);
@@ -299,6 +304,7 @@ class FunctionContext {
   Lowered lowerShortCircuit(BinaryExpr* e);
   Lowered lowerSubscript(SubscriptExpr* e);
   Lowered lowerAttribute(AttributeExpr* e);
+  Lowered lowerModuleConstant(const Symbol* s, I::Type want);
   I::Value* sliceView(I::Value* base, const std::vector<Argument>& indices, SubscriptExpr* e, bool& isElement,
                       std::vector<I::Value*>& elementIdx);
   std::optional<int64_t> sliceSize(SliceExpr* s, const I::Dim& full);
@@ -328,6 +334,7 @@ class FunctionContext {
   I::Value* sigmoid(I::Value* x, I::Type t);
   Lowered lowerShuffle(const BuiltinCall& c, const char* mode);
   Lowered lowerGroupMethod(const BuiltinCall& c);
+  Lowered lowerGroupReduce(const BuiltinCall& c, const char* kind);
   std::pair<I::Value*, I::Value*> productOperands(const BuiltinCall& c, const char* what);
   Lowered lowerSharedAlloc(const BuiltinCall& c);
   std::optional<int64_t> constAxis(Expr* a);
@@ -364,6 +371,7 @@ class FunctionContext {
   // ---- loops (HandleLoop.cpp)
   void lowerFor(ForStmt* s);
   void lowerRangeLoop(ForStmt* s, CallExpr* call, const SymSet& targets);
+  void lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* axes, const SymSet& targets);
   void lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSet& targets);
   void lowerWhile(WhileStmt* s);
   void lowerMmaLoop(ForStmt* s, CallExpr* call);
@@ -387,12 +395,16 @@ class FunctionContext {
 // types) before the first kernel that calls them.
 class ModuleContext {
  public:
-  ModuleContext(const SemaContext& sema, DiagnosticEngine& diags) : sema(sema), diags(diags) {
-    module = std::make_unique<I::Module>();
+  // Lowers into `into` when given (autotune candidates), else into a module of its own.
+  ModuleContext(const SemaContext& sema, DiagnosticEngine& diags, I::Module* into = nullptr)
+      : sema(sema), diags(diags) {
+    if (!into) owned = std::make_unique<I::Module>();
+    module = into ? into : owned.get();
   }
   const SemaContext& sema;
   DiagnosticEngine& diags;
-  std::unique_ptr<I::Module> module;
+  std::unique_ptr<I::Module> owned;
+  I::Module* module = nullptr;
   struct DeviceKey {
     const FunctionDefStmt* def;
     std::vector<I::Type> args;

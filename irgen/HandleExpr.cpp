@@ -1,5 +1,7 @@
 // Expressions: literals, names, subscripts and slices, attributes, and the facts lowering asks
 // of an expression (a constant integer, free of effects).
+#include <cmath>
+
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -12,7 +14,8 @@ std::optional<int64_t> FunctionContext::constInt(Expr* e) {
     case NodeKind::NameExpr: {
       const Symbol* s = cast<NameExpr>(e)->symbol;
       if (!s) return std::nullopt;
-      if (s->kind == SymbolKind::AutotuneParam && !s->candidates.empty()) return s->candidates.front();
+      // An autotune parameter holds the candidate being compiled (sema's choice).
+      if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int) return s->value->i;
       if (s->kind == SymbolKind::Constant && s->value && s->value->kind == ConstValue::Int) return s->value->i;
       return std::nullopt;
     }
@@ -156,20 +159,19 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
     }
     case SymbolKind::Constant:
     case SymbolKind::AutotuneParam: {
-      if (s->kind == SymbolKind::AutotuneParam && !s->candidates.empty())
-        return Lowered::val(constant(static_cast<double>(s->candidates.front()),
+      if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int)
+        return Lowered::val(constant(static_cast<double>(s->value->i),
                                      want && I::isScalar(want) ? computeType(want) : ctx().scalar(I::ScalarKind::I32)));
-      if (s->value && s->value->isNumber()) {
-        I::Type t = s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype)
-                                                                 : ctx().scalar(I::ScalarKind::I32);
-        if (s->type && s->type->weak && want && I::isScalar(want)) t = computeType(want);
-        return Lowered::val(constant(s->value->asDouble(), t));
-      }
+      if (s->value && s->value->isNumber()) return lowerModuleConstant(s, want);
       unsupported(e->range, "the module-level name '" + e->name + "'");
     }
     case SymbolKind::Builtin:
       if (s->builtin && s->builtin->id == BuiltinId::GridGroups)
         return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
+      if (s->builtin && s->builtin->id == BuiltinId::Inf)
+        return Lowered::val(b_->constFloat(INFINITY, want && I::isScalar(want) && I::isFloatLike(want)
+                                                         ? computeType(want)
+                                                         : ctx().scalar(I::ScalarKind::F32)));
       unsupported(e->range, "the builtin '" + e->name + "' used as a value");
     default: unsupported(e->range, "the name '" + e->name + "' (a " + symbolKindName(s->kind) + ") as a value");
   }
@@ -214,6 +216,7 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
   // A view: offsets and static sizes per dimension (missing trailing indices are full slices).
   std::vector<I::Value*> offs;
   std::vector<I::Attribute> sizes;
+  std::vector<int64_t> squeeze;
   std::string baseName = text(e->base->range);
   for (size_t d = 0; d < rank; ++d) {
     const I::Dim& full = t->shape[d];
@@ -245,12 +248,14 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
       offs.push_back(lvs[d].v);
       sizes.push_back(I::Attribute::integer(lvs[d].size));
     } else {
-      unsupported(x->range, "mixing integer indices and slices in one subscript",
-                  "slice every dimension (x[i:i+1, a:b])");
+      // An integer index next to slices selects one position and drops the dimension (numpy).
+      offs.push_back(coerce(value(lvs[d], x->range), ctx().index(), x->range));
+      sizes.push_back(I::Attribute::integer(1));
+      squeeze.push_back(static_cast<int64_t>(d));
     }
   }
   waitFor(base, true);
-  return slice(base, offs, sizes);
+  return slice(base, offs, sizes, squeeze);
 }
 
 // The static extent of slice `s` of a dimension of extent `full`: constant bounds, a constant
@@ -269,6 +274,33 @@ std::optional<int64_t> FunctionContext::sliceSize(SliceExpr* s, const I::Dim& fu
   return std::nullopt;
 }
 
+// t[:, None], t[None, :]: a tile value with extents of 1 inserted where None stands (numpy's
+// newaxis); every other index must be a whole `:`.
+I::Value* FunctionContext::expandDims(I::Value* t, SubscriptExpr* e) {
+  std::vector<I::Dim> shape;
+  size_t next = 0;
+  for (const Argument& a : e->indices) {
+    std::vector<Expr*> parts;
+    if (auto* tu = dyn_cast<TupleExpr>(a.value); tu && !tu->parenthesized)
+      parts = tu->elements;
+    else
+      parts = {a.value};
+    for (Expr* x : parts) {
+      auto* sl = dyn_cast<SliceExpr>(x);
+      if (isa<NoneLiteralExpr>(x)) {
+        shape.push_back(I::Dim{1, {}});
+      } else if (sl && !sl->lower && !sl->upper && !sl->step && next < t->type->shape.size()) {
+        shape.push_back(t->type->shape[next++]);
+      } else {
+        unsupported(x->range, "this index of a tile value", "tile values take ':' and None (t[:, None])");
+      }
+    }
+  }
+  while (next < t->type->shape.size()) shape.push_back(t->type->shape[next++]);
+  loc(e);
+  return op1(I::OpId::TileReshape, {t}, ctx().tile(t->type->elem, shape));
+}
+
 Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
   Lowered base = lower(e->base);
   if (base.kind == Lowered::Tuple) {
@@ -280,6 +312,7 @@ Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
     unsupported(e->range, "indexing a tuple with a non-constant index");
   }
   I::Value* b = value(base, e->base->range);
+  if (b->type->kind == I::TypeKind::Tile) return Lowered::val(expandDims(b, e));
   if (!I::isView(b->type)) unsupported(e->range, "indexing a value of type " + I::printType(b->type));
   bool isElement = false;
   std::vector<I::Value*> idx;
@@ -292,14 +325,40 @@ Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
   return Lowered::val(op1(I::OpId::MemLoad, ops, b->type->elem));
 }
 
+// A numeric module constant: its folded value, typed as declared (a weak literal takes the
+// type the use wants).
+Lowered FunctionContext::lowerModuleConstant(const Symbol* s, I::Type want) {
+  I::Type t =
+      s->type && s->type->kind == TypeKind::Scalar ? scalarType(s->type->dtype) : ctx().scalar(I::ScalarKind::I32);
+  if (s->type && s->type->weak && want && I::isScalar(want)) t = computeType(want);
+  return Lowered::val(constant(s->value->asDouble(), t));
+}
+
 Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
   const Type* bt = e->base->type;
+  // `act.CLAMP_HI` with `import act`: a numeric constant of the imported module.
+  if (auto* base = dyn_cast<NameExpr>(e->base);
+      base && base->symbol && base->symbol->kind == SymbolKind::Module && bt && bt->module && bt->module->scope) {
+    const Symbol* member = bt->module->scope->lookupLocal(e->name);
+    if (member && member->kind == SymbolKind::Constant && member->value && member->value->isNumber())
+      return lowerModuleConstant(member, I::Type());
+    unsupported(e->range, "'" + text(e->range) + "' as a value");
+  }
   if (bt && (bt->kind == TypeKind::Namespace || bt->kind == TypeKind::Builtin)) {
     if (e->type && e->type->kind == TypeKind::Scalar && e->name == "grid_groups")
       return Lowered::val(op1(I::OpId::TileNumGroups, {}, ctx().index()));
     unsupported(e->range, "'" + text(e->range) + "' as a value");
   }
   Lowered base = lower(e->base);
+  if (base.kind == Lowered::Block && (e->name == "start" || e->name == "stop")) {
+    // A block of a tile.range loop over a tensor: its first index, and one past its last (not
+    // clipped at the tensor's end).
+    loc(e);
+    I::Type i64 = ctx().scalar(I::ScalarKind::I64);
+    I::Value* start = coerce(base.v, i64, e->range);
+    if (e->name == "start") return Lowered::val(start);
+    return Lowered::val(op1(I::OpId::ArithAddI, {start, b_->constInt(base.size, i64)}, i64));
+  }
   I::Value* b = value(base, e->base->range);
   loc(e);
   I::Type t = b->type;

@@ -58,6 +58,33 @@ Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
   return Lowered::val(op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{"size", I::Attribute::integer(*n)}}));
 }
 
+// tile.group_sum/max/min(value) and tile.group_argmax/argmin(value, index) -> tile.group_reduce.
+// Values reduce in their compute type (f32 for f16/bf16, i32 for narrower integers, i64 for
+// extents); indices are i64.
+Lowered FunctionContext::lowerGroupReduce(const BuiltinCall& c, const char* kind) {
+  bool withIndex = kind[0] == 'a';
+  Expr* vE = arg(c, "value");
+  I::Value* v = value(lower(vE), vE->range);
+  if (!I::isScalar(v->type) || I::baseScalar(v->type) == I::ScalarKind::I1)
+    unsupported(vE->range, "a group reduction of a value of type " + I::printType(v->type), "reduce a number");
+  I::Type t = I::baseScalar(v->type) == I::ScalarKind::Index ? ctx().scalar(I::ScalarKind::I64) : computeType(v->type);
+  v = coerce(v, t, vE->range);
+  std::vector<I::Value*> operands = {v};
+  I::Type result = t;
+  if (withIndex) {
+    result = ctx().scalar(I::ScalarKind::I64);
+    operands.push_back(scalarValue(arg(c, "index"), result));
+  }
+  loc(c.expr);
+  return Lowered::val(op1(I::OpId::TileGroupReduce, operands, result, {{"kind", I::Attribute::string(kind)}}));
+}
+
+Lowered FunctionContext::handleTileGroupSum(const BuiltinCall& c) { return lowerGroupReduce(c, "sum"); }
+Lowered FunctionContext::handleTileGroupMax(const BuiltinCall& c) { return lowerGroupReduce(c, "max"); }
+Lowered FunctionContext::handleTileGroupMin(const BuiltinCall& c) { return lowerGroupReduce(c, "min"); }
+Lowered FunctionContext::handleTileGroupArgmax(const BuiltinCall& c) { return lowerGroupReduce(c, "argmax"); }
+Lowered FunctionContext::handleTileGroupArgmin(const BuiltinCall& c) { return lowerGroupReduce(c, "argmin"); }
+
 // g.sync(), g.thread_rank(), g.size() of a cooperative group g.
 Lowered FunctionContext::lowerGroupMethod(const BuiltinCall& c) {
   auto* attr = dyn_cast<AttributeExpr>(c.expr->callee);

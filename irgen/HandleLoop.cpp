@@ -142,6 +142,8 @@ void FunctionContext::lowerRangeLoop(ForStmt* s, CallExpr* call, const SymSet& t
 // over the blocks of tensor T along an axis.
 void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSet& targets) {
   const BuiltinInfo* bi = builtinOf(call->callee);
+  if (auto* axes = dyn_cast<TupleExpr>(argument(call, *bi, "axis")); axes && axes->elements.size() > 1)
+    return lowerMultiAxisLoop(s, call, axes, targets);
   auto* targetName = dyn_cast<NameExpr>(s->target);
   if (!targetName || !targetName->symbol) unsupported(s->target->range, "this loop target");
   const Symbol* tsym = targetName->symbol;
@@ -181,6 +183,12 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
     const I::Dim& d = e0->type->shape[axis];
     ub = d.isStatic() ? b_->constIndex(d.size)
                       : op1(I::OpId::MemDim, {e0}, ctx().index(), {{"axis", I::Attribute::integer(axis)}});
+    // stop=: only the blocks that start below it (each still clipped at the tensor's end only).
+    if (stopE) {
+      I::Value* stop = scalarValue(stopE, ctx().index());
+      loc(s);
+      ub = op1(I::OpId::ArithMinSI, {ub, stop}, ctx().index());
+    }
   } else if (stopE) {
     lb = coerce(e0, ctx().index(), extE->range);
     ub = scalarValue(stopE, ctx().index());
@@ -221,6 +229,94 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
       targets);
   popLoop();
   if (blocks) --blockLoopDepth_;
+}
+
+// for i, j, blk in tile.range(T, axis=(a0, a1, a2), step=s): every index of the leading axes and
+// every block of s along the last, as one tile.range over their row-major enumeration u (the
+// outermost such loop hands u = g, g + num_groups, ... to group g); the body recovers the
+// indices from u.
+void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* axes, const SymSet& targets) {
+  const BuiltinInfo* bi = builtinOf(call->callee);
+  auto* tu = dyn_cast<TupleExpr>(s->target);
+  size_t n = axes->elements.size();
+  if (!tu || tu->elements.size() != n)
+    unsupported(s->target->range, "this target of a loop over " + std::to_string(n) + " axes",
+                "name one index per leading axis and the block last: for i, j, blk in tile.range(...)");
+  std::vector<const Symbol*> syms;
+  for (Expr* t : tu->elements) {
+    auto* nm = dyn_cast<NameExpr>(t);
+    if (!nm || !nm->symbol) unsupported(t->range, "this loop target");
+    syms.push_back(nm->symbol);
+  }
+  Expr* extE = argument(call, *bi, "extent");
+  if (Expr* stopE = argument(call, *bi, "stop")) unsupported(stopE->range, "'stop' in a loop over several axes");
+  if (Expr* preE = argument(call, *bi, "prefetch")) unsupported(preE->range, "'prefetch' in a loop over several axes");
+  int64_t step = 1;
+  if (Expr* stepE = argument(call, *bi, "step")) {
+    auto c = constInt(stepE);
+    if (!c || *c <= 0)
+      error(diag::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
+    step = *c;
+  }
+  I::Value* t = value(lower(extE), extE->range);
+  if (!I::isView(t->type)) unsupported(extE->range, "a loop over several axes of something that is not a tensor");
+  std::vector<int64_t> ax;
+  for (Expr* a : axes->elements) {
+    auto c = constInt(a);
+    if (!c) error(diag::err_lower_not_constant, a->range, "the axes of 'tile.range'");
+    if (*c < 0 || *c >= static_cast<int64_t>(t->type->shape.size()) || (!ax.empty() && *c <= ax.back()))
+      unsupported(a->range, "'tile.range' over axis " + std::to_string(*c), "name increasing axes of the tensor");
+    ax.push_back(*c);
+  }
+  loc(s);
+  I::Type ix = ctx().index();
+  auto dim = [&](int64_t a) -> I::Value* {
+    const I::Dim& d = t->type->shape[a];
+    return d.isStatic() ? b_->constIndex(d.size) : op1(I::OpId::MemDim, {t}, ix, {{"axis", I::Attribute::integer(a)}});
+  };
+  std::vector<I::Value*> extents;
+  for (size_t i = 0; i + 1 < n; ++i) extents.push_back(dim(ax[i]));
+  I::Value* blocks =
+      op1(I::OpId::ArithDivSI,
+          {op1(I::OpId::ArithAddI, {dim(ax.back()), b_->constIndex(step - 1)}, ix), b_->constIndex(step)}, ix);
+  I::Value* total = blocks;
+  for (I::Value* e : extents) total = op1(I::OpId::ArithMulI, {total, e}, ix);
+  I::Value *lb = b_->constIndex(0), *st = b_->constIndex(1);
+  if (blockLoopDepth_ == 0 && kernel_) {
+    markNeedsGroup();
+    lb = op1(I::OpId::TileGroupId, {}, ix);
+    st = op1(I::OpId::TileNumGroups, {}, ix);
+    int64_t p = t->isBlockArg() && t->ownerBlock == top_ ? static_cast<int64_t>(t->index) : -1;
+    std::vector<int64_t> grid;
+    for (size_t i = 0; i < n; ++i) grid.insert(grid.end(), {p, ax[i], i + 1 == n ? step : 1});
+    distributed_.push_back(grid);
+  }
+  ++blockLoopDepth_;
+  pushLoop(s->body, s->range, true);
+  buildLoop(
+      I::OpId::TileRange, lb, total, st, {}, s->body, s->range, "for",
+      [&](I::Value* u) {
+        I::Type i64 = ctx().scalar(I::ScalarKind::I64);
+        I::Value* blk = op1(I::OpId::ArithRemSI, {u, blocks}, ix);
+        I::Value* rest = op1(I::OpId::ArithDivSI, {u, blocks}, ix);
+        for (size_t i = n - 1; i-- > 0;) {
+          I::Value* idx = i == 0 ? rest : op1(I::OpId::ArithRemSI, {rest, extents[i]}, ix);
+          if (i > 0) rest = op1(I::OpId::ArithDivSI, {rest, extents[i]}, ix);
+          I::Value* v = coerce(idx, i64, s->range);
+          v->nameHint = syms[i]->name;
+          env_[syms[i]] = Lowered::val(v);
+        }
+        Lowered b;
+        b.kind = Lowered::Block;
+        b.v = op1(I::OpId::ArithMulI, {blk, b_->constIndex(step)}, ix);
+        b.v->nameHint = syms.back()->name;
+        b.size = step;
+        b.axis = static_cast<int>(ax.back());
+        env_[syms.back()] = b;
+      },
+      targets);
+  popLoop();
+  --blockLoopDepth_;
 }
 
 // for m, n, k in tile.mma(A, B, C, BM=, BN=, BK=): each group owns the (m, n) output tile of C

@@ -119,7 +119,35 @@ Lowered FunctionContext::handlePow(const BuiltinCall& c) {
   return Lowered::val(arith(BinaryOp::Pow, vs[0], vs[1], semaT, c.range()));
 }
 
+// mulhi(a, b): both operands in their common integer compute type (i32 at least), then the high
+// half of their double-width product.
+Lowered FunctionContext::handleMulhi(const BuiltinCall& c) {
+  SourceRange at = c.range();
+  std::vector<I::Value*> vs = typedArgs(c.positional);
+  loc(c.expr);
+  I::Type t = computeType(promote(vs[0]->type, vs[1]->type));
+  if (!I::isScalar(t) || I::scalarClass(I::baseScalar(t)) == I::ScalarClass::Float ||
+      I::baseScalar(t) == I::ScalarKind::I1)
+    unsupported(at, "mulhi of " + I::printType(t), "pass integers");
+  if (I::baseScalar(t) == I::ScalarKind::Index) t = ctx().scalar(I::ScalarKind::I64);
+  return Lowered::val(op1(I::OpId::ArithMulHi, {coerce(vs[0], t, at), coerce(vs[1], t, at)}, t));
+}
+
+// bitcast(v, T): v rounded to its static dtype (arithmetic on narrow floats happens in f32),
+// then its bits read as T (arith.bitcast).
+Lowered FunctionContext::handleBitcast(const BuiltinCall& c) {
+  Expr* vE = arg(c, "value");
+  I::Value* v = value(lower(vE), vE->range);
+  if (vE->type && vE->type->kind == TypeKind::Scalar) v = coerce(v, scalarType(vE->type->dtype), vE->range);
+  if (!c.expr->type || c.expr->type->kind != TypeKind::Scalar) unsupported(c.range(), "this bitcast");
+  loc(c.expr);
+  return Lowered::val(op1(I::OpId::ArithBitcast, {v}, scalarType(c.expr->type->dtype)));
+}
+
 // ceil_div(a, d) = (a + d - 1) // d in i64.
+// `inf` is a value (lowerName); a call of it never reaches here past sema.
+Lowered FunctionContext::handleInf(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+
 Lowered FunctionContext::handleCeilDiv(const BuiltinCall& c) {
   SourceRange at = c.range();
   I::Type i64 = ctx().scalar(I::ScalarKind::I64);

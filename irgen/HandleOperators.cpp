@@ -25,14 +25,33 @@ Lowered FunctionContext::lowerUnary(UnaryExpr* e, I::Type want) {
   return Lowered::val(op1(I::OpId::ArithXOrI, {v, constant(-1, c)}, c));  // ~x
 }
 
+// numpy broadcasting: trailing extents line up; an extent of 1 takes the other side's.
+std::vector<I::Dim> FunctionContext::broadcastShape(const std::vector<I::Dim>& x, const std::vector<I::Dim>& y) {
+  std::vector<I::Dim> shape;
+  size_t n = std::max(x.size(), y.size());
+  for (size_t i = 0; i < n; ++i) {
+    const I::Dim* dx = i + x.size() >= n ? &x[i + x.size() - n] : nullptr;
+    const I::Dim* dy = i + y.size() >= n ? &y[i + y.size() - n] : nullptr;
+    if (dx && dy) {
+      unify(*dx, *dy);
+      shape.push_back(dx->isStatic() && dx->size == 1 ? *dy : *dx);
+    } else {
+      shape.push_back(dx ? *dx : *dy);
+    }
+  }
+  return shape;
+}
+
 I::Value* FunctionContext::compare(BinaryOp bop, I::Value* a, I::Value* b, SourceRange at) {
   bool tiles = isShapedValue(a->type) || isShapedValue(b->type) || I::isView(a->type) || I::isView(b->type);
   I::Type t;
   if (tiles) {
     if (I::isView(a->type)) a = asTile(a, at);
     if (I::isView(b->type)) b = asTile(b, at);
-    I::Type shaped = isShapedValue(a->type) ? a->type : b->type;
-    t = ctx().tile(promote(elemOf(a->type), elemOf(b->type)), shaped->shape);
+    std::vector<I::Dim> shape = isShapedValue(a->type) && isShapedValue(b->type)
+                                    ? broadcastShape(a->type->shape, b->type->shape)
+                                    : (isShapedValue(a->type) ? a->type : b->type)->shape;
+    t = ctx().tile(promote(elemOf(a->type), elemOf(b->type)), shape);
   } else {
     t = promote(a->type, b->type);
   }
@@ -78,22 +97,9 @@ I::Value* FunctionContext::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type
     if (I::isView(a->type)) a = asTile(a, at);
     if (I::isView(b->type)) b = asTile(b, at);
     I::Type e = promote(elemOf(a->type), elemOf(b->type));
-    std::vector<I::Dim> shape;
     I::Type sa = a->type, sb = b->type;
     if (isShapedValue(sa) && isShapedValue(sb)) {
-      const auto& x = sa->shape;
-      const auto& y = sb->shape;
-      size_t n = std::max(x.size(), y.size());
-      for (size_t i = 0; i < n; ++i) {
-        const I::Dim* dx = i + x.size() >= n ? &x[i + x.size() - n] : nullptr;
-        const I::Dim* dy = i + y.size() >= n ? &y[i + y.size() - n] : nullptr;
-        if (dx && dy) {
-          unify(*dx, *dy);
-          shape.push_back(dx->isStatic() && dx->size == 1 ? *dy : *dx);
-        } else {
-          shape.push_back(dx ? *dx : *dy);
-        }
-      }
+      std::vector<I::Dim> shape = broadcastShape(sa->shape, sb->shape);
       if (sa->kind == I::TypeKind::Frag && sb->kind == I::TypeKind::Frag && sa->shape == sb->shape) {
         t = ctx().frag(e, shape, sa->role);
       } else {

@@ -158,6 +158,49 @@ Lowered FunctionContext::handleTileGelu(const BuiltinCall& c) {
   });
 }
 
+// tile.where(cond, a, b): arith.select over the shape the three broadcast to, in the promoted
+// type of a and b.
+Lowered FunctionContext::handleTileWhere(const BuiltinCall& c) {
+  SourceRange at = c.range();
+  Expr* condE = arg(c, "cond");
+  I::Value* cond = value(lower(condE), condE->range);
+  std::vector<I::Value*> vs = typedArgs({arg(c, "a"), arg(c, "b")});
+  loc(c.expr);
+  if (I::isView(cond->type)) cond = asTile(cond, at);
+  for (I::Value*& v : vs)
+    if (I::isView(v->type)) v = asTile(v, at);
+  std::vector<I::Dim> shape;
+  bool shaped = false;
+  for (I::Value* v : {cond, vs[0], vs[1]})
+    if (isShapedValue(v->type)) {
+      shape = shaped ? broadcastShape(shape, v->type->shape) : v->type->shape;
+      shaped = true;
+    }
+  I::Type elem = computeType(promote(elemOf(vs[0]->type), elemOf(vs[1]->type)));
+  if (!shaped) {
+    return Lowered::val(op1(I::OpId::ArithSelect,
+                            {toBool(cond, condE->range), coerce(vs[0], elem, at), coerce(vs[1], elem, at)}, elem));
+  }
+  I::Type t = ctx().tile(elem, shape);
+  if (isShapedValue(cond->type)) {
+    if (I::baseScalar(elemOf(cond->type)) != I::ScalarKind::I1)
+      cond = compare(BinaryOp::Ne, cond, constant(0, computeType(elemOf(cond->type))), condE->range);
+    cond = broadcastTo(cond, shape, condE->range);
+  } else {
+    cond = broadcastTo(toBool(cond, condE->range), shape, condE->range);
+  }
+  return Lowered::val(op1(I::OpId::ArithSelect, {cond, coerce(vs[0], t, at), coerce(vs[1], t, at)}, t));
+}
+
+// tile.arange(n): 0, 1, ..., n - 1 as a rank-1 i32 tile.
+Lowered FunctionContext::handleTileArange(const BuiltinCall& c) {
+  Expr* nE = arg(c, "n");
+  auto n = constInt(nE);
+  if (!n || *n <= 0) error(diag::err_lower_not_constant, nE->range, "the extent of 'tile.arange' (a positive integer)");
+  loc(c.expr);
+  return Lowered::val(op1(I::OpId::TileIota, {}, ctx().tile(ctx().scalar(I::ScalarKind::I32), {I::Dim{*n, {}}})));
+}
+
 Lowered FunctionContext::handleTileSum(const BuiltinCall& c) { return lowerReduction(c, "sum"); }
 Lowered FunctionContext::handleTileMax(const BuiltinCall& c) { return lowerReduction(c, "max"); }
 

@@ -65,7 +65,10 @@ bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type
     return true;
   }
   if (inProgress.count(def)) {
-    diags.report(diag::err_lower_recursive_call, callAt) << def->name;
+    // Sema reports every call cycle reachable from a kernel (err_recursive_call); this guard
+    // only keeps the lowering finite should one slip through.
+    diags.report(diag::err_lower_unsupported, callAt)
+        << "recursion (a call of '" + def->name + "' inside itself)" << "";
     return false;
   }
   inProgress.insert(def);
@@ -97,9 +100,11 @@ bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type
 
 }  // namespace irgen
 
-std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& sema, DiagnosticEngine& diags) {
+namespace {
+
+// Lowers the kernels of `ast` (those named `only`, when given, as `name`) into ml's module.
+bool lowerKernels(irgen::ModuleContext& ml, const Module& ast, const std::string& only, const std::string& name) {
   using namespace irgen;
-  ModuleContext ml(sema, diags);
   bool ok = true;
   for (Stmt* s : ast.stmts) {
     auto* f = dyn_cast<FunctionDefStmt>(s);
@@ -112,13 +117,16 @@ std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& 
     auto* f = dyn_cast<FunctionDefStmt>(s);
     if (!f) continue;
     const FunctionInfo* info = ml.info(f);
-    if (!info || !info->isKernel()) continue;
+    if (!info || !info->isKernel() || (!only.empty() && f->name != only)) continue;
+    std::string irName = only.empty() ? f->name : name;
     FunctionContext fl(ml, f, info, true);
+    fl.funcName_ = irName;
     try {
       if (fl.needsShapeInference()) {
         // A dry run collects which extents of unannotated parameters are equal; it is dropped.
         FunctionContext dry(ml, f, info, true);
         dry.dryRun_ = true;
+        dry.funcName_ = irName;
         ir::Operation* fn = dry.lowerKernel();
         fl.rename_ = dry.extentClasses();
         fn->dropAllReferences();
@@ -128,12 +136,27 @@ std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& 
       fl.lowerKernel();
     } catch (LowerAbort&) {
       ok = false;
-      ml.eraseFunction(f->name, true);
+      ml.eraseFunction(irName, true);
     }
     ml.insertBefore = nullptr;
   }
-  if (!ok) return nullptr;
-  return std::move(ml.module);
+  return ok;
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& sema, DiagnosticEngine& diags) {
+  irgen::ModuleContext ml(sema, diags);
+  if (!lowerKernels(ml, ast, "", "")) return nullptr;
+  return std::move(ml.owned);
+}
+
+bool lowerKernelInto(const Module& ast, const SemaContext& sema, const std::string& kernel, const std::string& name,
+                     ir::Module& into, DiagnosticEngine& diags) {
+  irgen::ModuleContext ml(sema, diags, &into);
+  for (ir::Operation* f : into.funcs()) ml.names.insert(f->funcName());
+  ml.names.insert(name);
+  return lowerKernels(ml, ast, kernel, name) && into.lookupFunc(name);
 }
 
 }  // namespace tessera

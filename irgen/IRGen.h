@@ -23,4 +23,14 @@ class SemaContext;
 // each parameter.
 std::unique_ptr<ir::Module> lowerToTileIR(const Module& ast, const SemaContext& sema, DiagnosticEngine& diags);
 
+// Lowers kernel `kernel` of `ast` (analysed by `sema`) into `into` as the function `name`; the
+// device functions it calls get names that `into` does not use yet. False after a diagnostic.
+bool lowerKernelInto(const Module& ast, const SemaContext& sema, const std::string& kernel, const std::string& name,
+                     ir::Module& into, DiagnosticEngine& diags);
+
+// Autotuned kernels (@kernel.autotune): analyses and lowers the module once more per other
+// candidate configuration of each tuned kernel, adding `<kernel>__at<i>` functions to `m`
+// (irgen/Autotune.cpp; docs/tile-ir.md, "Autotune candidates"). False after an error.
+bool lowerAutotuneCandidates(const Module& ast, const SemaContext& sema, ir::Module& m, DiagnosticEngine& diags);
+
 }  // namespace tessera

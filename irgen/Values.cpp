@@ -1,5 +1,7 @@
 // Values: constants, element conversions, broadcasts, views used as tile values, conditions,
 // and slices of views.
+#include <algorithm>
+
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -138,12 +140,18 @@ I::Attribute FunctionContext::fullExtent(const I::Dim& full, unsigned d, SourceR
 }
 
 I::Value* FunctionContext::slice(I::Value* base, const std::vector<I::Value*>& offsets,
-                                 const std::vector<I::Attribute>& sizes) {
+                                 const std::vector<I::Attribute>& sizes, const std::vector<int64_t>& squeeze) {
   std::vector<I::Dim> shape;
-  for (auto& a : sizes) shape.push_back(a.kind == I::AttrKind::String ? I::Dim{-1, a.s} : I::Dim{a.i, {}});
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (std::count(squeeze.begin(), squeeze.end(), static_cast<int64_t>(d))) continue;
+    const I::Attribute& a = sizes[d];
+    shape.push_back(a.kind == I::AttrKind::String ? I::Dim{-1, a.s} : I::Dim{a.i, {}});
+  }
   std::vector<I::Value*> ops = {base};
   ops.insert(ops.end(), offsets.begin(), offsets.end());
-  return op1(I::OpId::MemSlice, ops, ctx().withShape(base->type, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
+  std::vector<I::NamedAttr> attrs = {{"sizes", I::Attribute::arrayOf(sizes)}};
+  if (!squeeze.empty()) attrs.push_back({"squeeze", I::Attribute::ints(squeeze)});
+  return op1(I::OpId::MemSlice, ops, ctx().withShape(base->type, shape), std::move(attrs));
 }
 
 }  // namespace tessera::irgen

@@ -59,6 +59,7 @@ std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::strin
   a->module = parseTokens(code, a->sm, a->file, a->ast, diags);
   if (a->module) {
     a->sema = std::make_unique<SemaContext>(a->sm, a->ast);
+    a->sema->stdlibDir = defaultStdlibDir();
     if (auto path = uriToPath(uri)) {
       auto slash = path->rfind('/');
       if (slash != std::string::npos) a->sema->includePaths.push_back(path->substr(0, slash));

@@ -152,6 +152,17 @@ void addMethodsOf(Items& items, const Analysis& a, uint32_t offset, const std::s
     for (auto& [path, mod] : a.sema->modules)
       if (mod && mod->module == a.module && mod->scope) sym = mod->scope->lookup(receiverName);
   if (!sym || !sym->type) return;
+  // `act.` with `import act_lib as act`: the module's functions, kernels and constants.
+  if (sym->kind == SymbolKind::Module && sym->type->module && sym->type->module->scope) {
+    for (auto& [name, member] : sym->type->module->scope->symbols()) {
+      if (!member || member->kind == SymbolKind::Module) continue;
+      int kind;
+      const char* group = symbolItemKind(member, kind);
+      std::string doc = member->kind == SymbolKind::Function && member->function ? member->function->docstring : "";
+      items.add(name, kind, member->type ? member->type->str() : symbolKindName(member->kind), doc, group);
+    }
+    return;
+  }
   const Type* t = sym->type;
   std::string receiver;
   if (t->kind == TypeKind::Tensor || t->kind == TypeKind::Tile) receiver = "Tensor";

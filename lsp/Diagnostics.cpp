@@ -12,6 +12,7 @@ int lspSeverity(Severity s) {
     case Severity::Error:
     case Severity::Fatal: return 1;
     case Severity::Warning: return 2;
+    case Severity::Remark:
     case Severity::Note: return 3;
   }
   return 1;

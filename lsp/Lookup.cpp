@@ -106,9 +106,30 @@ void targets(const Expr* e, std::set<const Expr*>& out) {
 }
 }  // namespace
 
+const Symbol* moduleMember(const Symbol* module, const std::string& member) {
+  if (!module || module->kind != SymbolKind::Module || !module->type || !module->type->module) return nullptr;
+  Scope* scope = module->type->module->scope;
+  return scope ? scope->lookupLocal(member) : nullptr;
+}
+
+const Symbol* lookupAt(const Analysis& a, uint32_t offset, const std::string& name) {
+  if (!a.sema || !a.module) return nullptr;
+  std::vector<const FunctionDefStmt*> fns = enclosingFunctions(*a.module, a.locAt(offset));
+  for (auto it = fns.rbegin(); it != fns.rend(); ++it) {
+    auto f = a.sema->functions.find(*it);
+    if (f != a.sema->functions.end() && f->second && f->second->scope) return f->second->scope->lookup(name);
+  }
+  for (auto& [path, mod] : a.sema->modules)
+    if (mod && mod->module == a.module && mod->scope) return mod->scope->lookup(name);
+  return nullptr;
+}
+
 const Symbol* symbolOf(const Analysis& a, const Target& t) {
   switch (t.kind) {
     case Target::Name: return t.nameExpr->symbol;
+    case Target::Attribute:  // act.relu6 with `import act_lib as act`
+      if (auto* base = dyn_cast<NameExpr>(t.attr->base)) return moduleMember(base->symbol, t.attr->name);
+      return nullptr;
     case Target::FunctionName: return declaredAt(a, t.range.begin, SymbolKind::Function);
     case Target::ParamName: return declaredAt(a, t.range.begin, SymbolKind::Parameter);
     default: return nullptr;

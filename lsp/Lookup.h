@@ -40,6 +40,12 @@ struct Occurrence {
 };
 std::vector<Occurrence> occurrencesOf(const Analysis& a, const Symbol* s);
 
+// The symbol `name` means at `offset` (in the innermost enclosing function, else the module).
+const Symbol* lookupAt(const Analysis& a, uint32_t offset, const std::string& name);
+// The module-level symbol `member` of the user module `module` names (`import act_lib as act`:
+// act.relu6), or nullptr when `module` is not an imported module or has no such member.
+const Symbol* moduleMember(const Symbol* module, const std::string& member);
+
 // Range of `name` starting at `r.begin` (declarations may cover more than the name).
 SourceRange nameRangeAt(const Analysis& a, SourceRange r, const std::string& name);
 

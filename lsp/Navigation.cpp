@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "frontend/Token.h"
+#include "lsp/ASTWalk.h"
 #include "lsp/Features.h"
 #include "lsp/Lookup.h"
 
@@ -57,6 +58,56 @@ const Symbol* renameable(const Analysis& a, const Target& t) {
     throw LSPError(ErrorCode::RequestFailed, "'" + s->name + "' is declared in another file");
   return s;
 }
+
+// The scope names resolve in at `loc`: the innermost enclosing function's, or the module's. The
+// name of a function is resolved where the function is declared, not inside it.
+Scope* scopeAt(const Analysis& a, SourceLoc loc, const FunctionDefStmt* skip, std::string& function) {
+  std::vector<const FunctionDefStmt*> fns = enclosingFunctions(*a.module, loc);
+  for (auto it = fns.rbegin(); it != fns.rend(); ++it) {
+    if (*it == skip) continue;
+    auto f = a.sema->functions.find(*it);
+    if (f != a.sema->functions.end() && f->second && f->second->scope) {
+      function = (*it)->name;
+      return f->second->scope;
+    }
+  }
+  for (auto& [path, mod] : a.sema->modules)
+    if (mod && mod->module == a.module) return mod->scope;
+  return nullptr;
+}
+
+std::string describe(const Symbol& s, const std::string& function) {
+  std::string in = function.empty() ? "" : " of '" + function + "'";
+  switch (s.kind) {
+    case SymbolKind::Parameter: return "a parameter" + in;
+    case SymbolKind::Variable: return function.empty() ? "a module-level name" : "a local variable" + in;
+    case SymbolKind::ShapeSymbol: return "a shape symbol" + in;
+    case SymbolKind::AutotuneParam: return "an autotune parameter" + in;
+    case SymbolKind::Constant: return "a module constant";
+    case SymbolKind::Function: return "a function";
+    case SymbolKind::Module: return "an imported module";
+    case SymbolKind::Namespace: return "a builtin namespace";
+    case SymbolKind::Builtin: return "a builtin";
+    case SymbolKind::DType: return "a dtype name";
+  }
+  return "already defined";
+}
+
+// A new name that already means something where the symbol is declared or used would change the
+// program (the renamed symbol would shadow that meaning, or be shadowed by it): refused, naming
+// what the new name already is.
+void refuseCollision(const Analysis& a, const Symbol* s, const std::string& newName) {
+  if (newName == s->name || !a.sema || !a.module) return;
+  const FunctionDefStmt* self = s->kind == SymbolKind::Function ? s->function : nullptr;
+  for (const Occurrence& o : occurrencesOf(a, s)) {
+    std::string function;
+    Scope* scope = scopeAt(a, o.range.begin, o.isDeclaration ? self : nullptr, function);
+    const Symbol* other = scope ? scope->lookup(newName) : nullptr;
+    if (!other || other == s) continue;
+    throw LSPError(ErrorCode::RequestFailed, "cannot rename '" + s->name + "' to '" + newName + "': '" + newName +
+                                                 "' is " + describe(*other, function));
+  }
+}
 }  // namespace
 
 json prepareRename(const Analysis& a, uint32_t offset) {
@@ -70,6 +121,7 @@ json rename(const Analysis& a, uint32_t offset, const std::string& newName) {
     throw LSPError(ErrorCode::InvalidParams, "'" + newName + "' is not a valid identifier");
   Target t = targetAt(a, offset);
   const Symbol* s = renameable(a, t);
+  refuseCollision(a, s, newName);
   json edits = json::array();
   for (const Occurrence& o : occurrencesOf(a, s))
     edits.push_back({{"range", toJSON(a.range(nameRangeAt(a, o.range, s->name)))}, {"newText", newName}});

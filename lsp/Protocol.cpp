@@ -125,4 +125,63 @@ std::optional<std::string> uriToPath(std::string_view uri) {
   return out;
 }
 
+namespace {
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+// The code unit of a `\uXXXX` escape at `i` (the backslash), or -1.
+int escapeAt(std::string_view s, size_t i) {
+  if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
+  int v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    int h = hexValue(s[k]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+}  // namespace
+
+std::string replaceLoneSurrogates(std::string_view body, unsigned& replaced) {
+  replaced = 0;
+  std::string out;
+  out.reserve(body.size());
+  for (size_t i = 0; i < body.size();) {
+    unsigned char c = static_cast<unsigned char>(body[i]);
+    if (c == '\\' && i + 1 < body.size()) {
+      int u = escapeAt(body, i);
+      if (u >= 0xD800 && u <= 0xDBFF) {
+        int low = escapeAt(body, i + 6);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          out.append(body.substr(i, 12));
+          i += 12;
+          continue;
+        }
+      }
+      if (u >= 0xD800 && u <= 0xDFFF) {
+        out += "\\ufffd";
+        ++replaced;
+        i += 6;
+        continue;
+      }
+      out.append(body.substr(i, 2));  // any other escape, `\\` included
+      i += 2;
+      continue;
+    }
+    if (c == 0xED && i + 2 < body.size() && (static_cast<unsigned char>(body[i + 1]) & 0xE0) == 0xA0 &&
+        (static_cast<unsigned char>(body[i + 2]) & 0xC0) == 0x80) {
+      out += "\xEF\xBF\xBD";
+      ++replaced;
+      i += 3;
+      continue;
+    }
+    out += static_cast<char>(c);
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace tessera::lsp

@@ -72,6 +72,13 @@ uint32_t utf16Length(std::string_view s);
 // Byte length of the longest prefix of `s` that fits in `units` UTF-16 code units.
 size_t utf8PrefixForUTF16(std::string_view s, uint32_t units);
 
+// A JSON message body with every unpaired UTF-16 surrogate made U+FFFD: the escapes `\uD800`
+// (a high surrogate not followed by a low one, or a low one alone) and their 3-byte encodings
+// (ED A0..BF xx, as WTF-8 writes them). Editors whose strings are UTF-16 can send those (a
+// JavaScript string may hold a lone surrogate; JSON.stringify escapes it); U+FFFD is one UTF-16
+// unit as well, so positions stay those the editor counts. `replaced` is the number made.
+std::string replaceLoneSurrogates(std::string_view body, unsigned& replaced);
+
 // file:// URIs. uriToPath returns nullopt for other schemes.
 std::string pathToURI(std::string_view path);
 std::optional<std::string> uriToPath(std::string_view uri);

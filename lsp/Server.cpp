@@ -63,10 +63,24 @@ void Server::notify(const std::string& method, json params) {
 }
 
 void Server::handleRaw(std::string_view body) {
-  json msg = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  unsigned replaced = 0;
+  std::string clean = replaceLoneSurrogates(body, replaced);
+  json msg = json::parse(clean.begin(), clean.end(), nullptr, /*allow_exceptions=*/false);
   if (msg.is_discarded()) {
     replyError(nullptr, ErrorCode::ParseError, "the message is not valid JSON");
     return;
+  }
+  if (replaced) {
+    // The message is handled (so that the document stays in step with the editor), and the
+    // editor is told what was changed.
+    std::string method = msg.is_object() && msg.contains("method") && msg["method"].is_string()
+                             ? msg["method"].get<std::string>()
+                             : std::string("a message");
+    notify("window/showMessage",
+           {{"type", 1},
+            {"message", method + ": " + std::to_string(replaced) +
+                            " unpaired UTF-16 surrogate(s) in the text, which is not valid Unicode; each is read as "
+                            "U+FFFD (the replacement character)"}});
   }
   handle(msg);
 }
@@ -115,8 +129,12 @@ void Server::handle(const json& msg) {
     if (it == notifications_.end()) return;  // unknown notifications ($/cancelRequest, ...) are ignored
     try {
       (this->*(it->second))(params);
-    } catch (const std::exception&) {
-      // A notification has no reply; a malformed one is dropped.
+    } catch (const std::exception& e) {
+      // A notification has no reply: tell the editor with a message instead of dropping it
+      // silently (after a failed change, the document may differ from the editor's).
+      std::string what = method + " failed: " + e.what();
+      if (method == "textDocument/didChange") what += "; the server's copy of the document may now differ from the editor's (close and reopen it)";
+      notify("window/showMessage", {{"type", 1}, {"message", what}});
     }
     return;
   }

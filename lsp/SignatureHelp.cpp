@@ -3,6 +3,7 @@
 // function of this document; the active parameter is the argument's position or its keyword.
 #include "lsp/BuiltinDocs.h"
 #include "lsp/Features.h"
+#include "lsp/Lookup.h"
 
 namespace tessera::lsp {
 
@@ -105,22 +106,33 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
       keywordOnly.push_back(p.keywordOnly);
     }
   }
+  // A function of this document, or of a module it imports (`act.relu6` with `import act_lib as
+  // act`: the definition lies in the module's buffer of the same source manager).
+  const FunctionDefStmt* fn = nullptr;
   if (label.empty() && a.module && site.callee.find('.') == std::string::npos) {
     for (const Stmt* s : a.module->stmts)
       if (auto* f = dyn_cast<FunctionDefStmt>(s); f && f->name == site.callee) {
-        label = f->name + "(";
-        for (size_t i = 0; i < f->params.size(); ++i) {
-          label += (i ? ", " : "") + std::string(a.sm.text(f->params[i].range));
-          if (!f->params[i].name.empty()) {
-            names.push_back(f->params[i].name);
-            keywordOnly.push_back(false);
-          }
-        }
-        label += ")";
-        if (f->returns) label += " -> " + std::string(a.sm.text(f->returns->range));
-        doc = f->docstring;
+        fn = f;
         break;
       }
+  }
+  if (label.empty() && !fn)
+    if (size_t dot = site.callee.find('.'); dot != std::string::npos && site.callee.find('.', dot + 1) == std::string::npos)
+      if (const Symbol* m = moduleMember(lookupAt(a, offset, site.callee.substr(0, dot)), site.callee.substr(dot + 1));
+          m && m->kind == SymbolKind::Function)
+        fn = m->function;
+  if (fn) {
+    label = fn->name + "(";
+    for (size_t i = 0; i < fn->params.size(); ++i) {
+      label += (i ? ", " : "") + std::string(a.sm.text(fn->params[i].range));
+      if (!fn->params[i].name.empty()) {
+        names.push_back(fn->params[i].name);
+        keywordOnly.push_back(false);
+      }
+    }
+    label += ")";
+    if (fn->returns) label += " -> " + std::string(a.sm.text(fn->returns->range));
+    doc = fn->docstring;
   }
   if (label.empty()) return nullptr;
   size_t open = label.find('(');

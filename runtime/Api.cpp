@@ -1,4 +1,5 @@
 //===- Api.cpp - The C API: argument checks, then the active backend -------------------------===//
+#include "runtime/Autotune.h"
 #include "runtime/Backend.h"
 #include "runtime/Device.h"
 #include "runtime/LaunchChecks.h"
@@ -6,6 +7,7 @@
 #include "runtime/Profiler.h"
 #include "runtime/Status.h"
 
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -268,6 +270,8 @@ tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_l
     TESSERA_TRY(checkStream("tessera_launch", opts->stream));
   LaunchPlan plan;
   TESSERA_TRY(planLaunch(kernel, opts, args, num_args, *b, plan));
+  // An autotuned kernel runs the candidate recorded for this launch's key (tuning first).
+  TESSERA_TRY(autotune::select(kernel, opts, args, num_args, *b, plan));
   tessera_stream stream = opts ? opts->stream : nullptr;
   if (profile::enabled())
     TESSERA_TRY(b->prepare(plan)); // a first launch's module load is not the kernel's time
@@ -277,6 +281,65 @@ tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_l
   if (profile::enabled())
     scope.finish(profile::launchBytes(plan), profile::launchFlops(plan), plan.module ? plan.module->name : "");
   return TESSERA_SUCCESS;
+}
+
+tessera_status tessera_autotune_set_mode(tessera_autotune_mode mode) {
+  if (mode != TESSERA_AUTOTUNE_OFF && mode != TESSERA_AUTOTUNE_CACHED && mode != TESSERA_AUTOTUNE_ON)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_autotune_set_mode: ", static_cast<int>(mode),
+                " is not TESSERA_AUTOTUNE_OFF, _CACHED or _ON");
+  autotune::setMode(mode);
+  return TESSERA_SUCCESS;
+}
+
+tessera_autotune_mode tessera_autotune_get_mode(void) { return autotune::mode(); }
+
+tessera_status tessera_autotune_search(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                                       const tessera_arg *args, uint32_t num_args,
+                                       tessera_autotune_result *out) {
+  GET_BACKEND(b);
+  if (!out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_autotune_search: null result");
+  if (opts)
+    TESSERA_TRY(checkStream("tessera_autotune_search", opts->stream));
+  LaunchPlan plan;
+  TESSERA_TRY(planLaunch(kernel, opts, args, num_args, *b, plan));
+  return autotune::search(kernel, opts, args, num_args, *b, plan, *out);
+}
+
+tessera_status tessera_launch_candidate(const tessera_kernel_desc *kernel, uint32_t index,
+                                        const tessera_launch_options *opts, const tessera_arg *args,
+                                        uint32_t num_args) {
+  GET_BACKEND(b);
+  if (opts)
+    TESSERA_TRY(checkStream("tessera_launch_candidate", opts->stream));
+  LaunchPlan plan0, plan;
+  TESSERA_TRY(planLaunch(kernel, opts, args, num_args, *b, plan0)); // the kernel's module
+  TESSERA_TRY(autotune::planCandidate(kernel, index, opts, args, num_args, *b, plan0.module, plan));
+  tessera_stream stream = opts ? opts->stream : nullptr;
+  nvtx::Range range(plan.kernel->name);
+  return b->launch(plan, stream);
+}
+
+uint32_t tessera_autotune_num_candidates(const tessera_kernel_desc *kernel) {
+  const tessera_autotune_desc *t = kernel ? tessera_kernel_autotune(kernel) : nullptr;
+  return t ? t->num_candidates : 1;
+}
+
+tessera_status tessera_autotune_value(const tessera_kernel_desc *kernel, uint32_t index, const char *param,
+                                      int64_t *out) {
+  const tessera_autotune_desc *t = kernel ? tessera_kernel_autotune(kernel) : nullptr;
+  if (!kernel || !param || !out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_autotune_value: null kernel, parameter or result");
+  if (!t || index >= t->num_candidates)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_autotune_value: kernel '", kernel->name,
+                "' has no candidate ", index);
+  for (uint32_t p = 0; p < t->num_params; ++p)
+    if (!std::strcmp(t->param_names[p], param)) {
+      *out = t->values[size_t(index) * t->num_params + p];
+      return TESSERA_SUCCESS;
+    }
+  return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_autotune_value: kernel '", kernel->name,
+              "' has no tuned parameter '", param, "'");
 }
 
 tessera_status tessera_profile_flush(void) {

@@ -485,13 +485,12 @@ private:
     auto it = modules_.find(m);
     if (it == modules_.end())
       return;
-    for (uint32_t i = 0; i < m->num_kernels; ++i) {
-      auto f = functions_.find(tessera_module_kernel(m, i));
+    auto forget = [&](const tessera_kernel_desc *kd) {
+      auto f = functions_.find(kd);
       if (f != functions_.end()) {
         sharedOptIn_.erase(f->second);
         functions_.erase(f);
       }
-      const tessera_kernel_desc *kd = tessera_module_kernel(m, i);
       for (uint32_t v = 0; tessera_kernel_has_v4(kd) && kd->gpu_variants && v < kd->num_gpu_variants; ++v) {
         auto vf = variantFunctions_.find(&kd->gpu_variants[v]);
         if (vf != variantFunctions_.end()) {
@@ -500,6 +499,14 @@ private:
           variantFunctions_.erase(vf);
         }
       }
+    };
+    for (uint32_t i = 0; i < m->num_kernels; ++i) {
+      const tessera_kernel_desc *kd = tessera_module_kernel(m, i);
+      forget(kd);
+      // The candidates of an autotuned kernel live in its table (functions are by descriptor).
+      if (const tessera_autotune_desc *t = tessera_kernel_autotune(kd))
+        for (uint32_t c = 0; c < t->num_candidates; ++c)
+          forget(tessera_autotune_candidate(t, c));
     }
     d_.cuModuleUnload(it->second);
     modules_.erase(it);

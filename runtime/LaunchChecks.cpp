@@ -491,17 +491,18 @@ tessera_status presetSymbols(Checker &c, const tessera_symbol_binding *bindings,
 
 tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                           const tessera_arg *args, uint32_t numArgs, Backend &backend,
-                          LaunchPlan &plan) {
-  return planLaunchBound(kernel, opts, args, numArgs, nullptr, 0, backend, plan);
+                          LaunchPlan &plan, const tessera_module_desc *module) {
+  return planLaunchBound(kernel, opts, args, numArgs, nullptr, 0, backend, plan, module);
 }
 
 tessera_status planLaunchBound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                                const tessera_arg *args, uint32_t numArgs,
                                const tessera_symbol_binding *bindings, uint32_t numBindings,
-                               Backend &backend, LaunchPlan &plan) {
+                               Backend &backend, LaunchPlan &plan, const tessera_module_desc *module) {
   if (!kernel)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_launch: null kernel descriptor");
-  const tessera_module_desc *module = Registry::instance().moduleOf(kernel);
+  if (!module)
+    module = Registry::instance().moduleOf(kernel);
   if (!module) {
     std::string why = Registry::instance().rejectionOf(kernel);
     if (!why.empty())

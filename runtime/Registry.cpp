@@ -13,6 +13,8 @@ Registry &Registry::instance() {
   return *registry;
 }
 
+static tessera_status validateAutotune(const tessera_module_desc *m, const tessera_kernel_desc &k);
+
 static tessera_status validateKernel(const tessera_module_desc *m, const tessera_kernel_desc &k) {
   const char *kname = k.name ? k.name : "<unnamed>";
   auto bad = [&](auto... parts) {
@@ -22,6 +24,7 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
   // ABI 2 modules have the shorter descriptor without resources and flops.
   size_t want = m->abi_version == 2   ? TESSERA_KERNEL_DESC_V2_SIZE
                 : m->abi_version == 3 ? TESSERA_KERNEL_DESC_V3_SIZE
+                : m->abi_version == 4 ? TESSERA_KERNEL_DESC_V4_SIZE
                                       : sizeof(tessera_kernel_desc);
   if (k.struct_size != want)
     return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name, "': kernel '", kname,
@@ -127,6 +130,38 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
           return bad("workspace slot ", i, ": dimension ", d, " names symbol ", e.expr[j].symbol, " of ",
                      k.num_symbols);
     }
+  }
+  return validateAutotune(m, k);
+}
+
+// The candidate table: every candidate a valid kernel of the same signature, without a table
+// of its own.
+static tessera_status validateAutotune(const tessera_module_desc *m, const tessera_kernel_desc &k) {
+  const tessera_autotune_desc *t = tessera_kernel_autotune(&k);
+  if (!t)
+    return TESSERA_SUCCESS;
+  auto bad = [&](auto... parts) {
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "module '", m->name, "': kernel '", k.name, "': autotune table: ",
+                parts...);
+  };
+  if (!t->num_candidates || t->num_candidates > TESSERA_AUTOTUNE_MAX_CANDIDATES || !t->candidates ||
+      (t->num_params && (!t->param_names || !t->values)))
+    return bad(t->num_candidates, " candidates, or a null list");
+  for (uint32_t p = 0; p < t->num_params; ++p)
+    if (!t->param_names[p] || !*t->param_names[p])
+      return bad("parameter ", p, " has no name");
+  for (uint32_t i = 0; i < t->num_candidates; ++i) {
+    const tessera_kernel_desc &c = *tessera_autotune_candidate(t, i);
+    if (c.struct_size != sizeof(tessera_kernel_desc) || c.autotune)
+      return bad("candidate ", i, " is not a plain ABI ", TESSERA_ABI_VERSION, " kernel descriptor");
+    TESSERA_TRY(validateKernel(m, c));
+    bool same = c.num_params == k.num_params && c.num_symbols == k.num_symbols;
+    for (uint32_t p = 0; same && p < k.num_params; ++p)
+      same = !std::strcmp(c.params[p].name, k.params[p].name) && c.params[p].kind == k.params[p].kind &&
+             c.params[p].dtype == k.params[p].dtype && c.params[p].rank == k.params[p].rank &&
+             c.params[p].flags == k.params[p].flags;
+    if (!same)
+      return bad("candidate ", i, " does not take the kernel's parameters");
   }
   return TESSERA_SUCCESS;
 }

@@ -25,6 +25,17 @@ bool looksLikeDType(Expr* e) {
   std::string n = nameOf(e);
   return !n.empty() && (lookupDType(n) || dtypeMathMode(n));
 }
+
+// `flaot` as the last index of `tensor[m, flaot]`: close to a dtype name, so a misspelt dtype
+// rather than a shape symbol.
+bool looksLikeMisspeltDType(Expr* e) {
+  if (auto* b = dyn_cast<BinaryExpr>(e); b && b->op == BinaryOp::MatMul) return true;
+  auto* n = dyn_cast<NameExpr>(e);
+  if (!n) return false;
+  std::vector<std::string> cands;
+  for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
+  return !closestMatch(n->name, cands).empty();
+}
 }  // namespace
 
 void Checker::reportUnknownDType(Expr* e, const std::string& name) {
@@ -35,7 +46,9 @@ void Checker::reportUnknownDType(Expr* e, const std::string& name) {
   std::vector<std::string> cands;
   for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
   std::string best = closestMatch(name, cands);
-  if (!best.empty()) diags.report(diag::err_unknown_dtype_suggest, e->range) << name << best;
+  if (!best.empty())
+    diags.report(diag::err_unknown_dtype_suggest, e->range).fixit(e->range, isa<StringLiteralExpr>(e) ? '"' + best + '"' : best)
+        << name << best;
   else diags.report(diag::err_unknown_dtype, e->range) << name;
 }
 
@@ -81,7 +94,7 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
   auto p = lookupPolicy(name);
   if (!p) {
     std::string best = closestMatch(name, allPolicyNames());
-    if (!best.empty()) diags.report(diag::err_unknown_policy_suggest, nameRange) << name << best;
+    if (!best.empty()) diags.report(diag::err_unknown_policy_suggest, nameRange).fixit(nameRange, best) << name << best;
     else diags.report(diag::err_unknown_policy, nameRange) << name;
     return;
   }
@@ -273,8 +286,16 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
   }
 }
 
+void Checker::declareExtentsOfBadType(const std::vector<Expr*>& extents, size_t count, const std::string& paramName) {
+  // Only names matter here; errors in the extents themselves were not the first problem.
+  for (size_t i = 0; i < count && i < extents.size(); ++i)
+    if (isa<NameExpr>(extents[i]) || isa<StringLiteralExpr>(extents[i]) || isa<BinaryExpr>(extents[i]))
+      extentFromExpr(extents[i], paramName, static_cast<unsigned>(i));
+}
+
 // An annotation with extents or an argument: f32[m, n], tensor[...], Region[privilege]. Null
-// after a diagnostic.
+// after a diagnostic; the extents of a bad type still declare the parameter's shape symbols, so
+// that a misspelt dtype does not cascade into "undefined name" errors wherever they are used.
 const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::string& paramName) {
   Expr* e = s;
   std::string n = nameOf(s->base);
@@ -291,12 +312,16 @@ const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::st
     NumericPolicy p;
     bool known = false;
     size_t dimCount = idx.size();
-    if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()))) {
+    if (!idx.empty() && (idx.size() == 1 || looksLikeDType(idx.back()) || looksLikeMisspeltDType(idx.back()))) {
       known = dtypeFromExpr(idx.back(), d, p, true);
-      if (!known) return nullptr;
+      if (!known) {
+        declareExtentsOfBadType(idx, idx.size() - 1, paramName);
+        return nullptr;
+      }
       dimCount = idx.size() - 1;
     } else {
       diags.report(diag::err_tensor_missing_dtype, e->range);
+      declareExtentsOfBadType(idx, idx.size(), paramName);
       return nullptr;
     }
     std::vector<Extent> dims;
@@ -322,13 +347,10 @@ const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::st
     }
     return T.tensor(DType::FP32, false, {}, {}, false, false, pr);
   }
-  if (n.empty()) {
-    diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
-    return nullptr;
-  }
-  Symbol* sym = scope->lookup(n);
-  if (sym) diags.report(diag::err_not_a_type, s->base->range) << n;
+  if (n.empty()) diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
+  else if (scope->lookup(n)) diags.report(diag::err_not_a_type, s->base->range) << n;
   else reportUnknownDType(s->base, n);
+  declareExtentsOfBadType(idx, idx.size(), paramName);
   return nullptr;
 }
 
@@ -409,6 +431,12 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
           result = T.tensor(base->dtype, true, p, dims, true, false);
         }
       } else {
+        if (dimsOf && base->isError()) {
+          std::vector<Expr*> idx;
+          for (Argument& a : dimsOf->indices)
+            if (a.value) idx.push_back(a.value);
+          declareExtentsOfBadType(idx, idx.size(), paramName);
+        }
         result = base;
       }
       break;
@@ -428,6 +456,13 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
     default:
       diags.report(diag::err_not_a_type, e->range) << text(e->range);
       return T.error();
+  }
+  // A kernel's tensor parameter crosses the launch ABI, whose views have at most
+  // kMaxTensorParamRank dimensions.
+  if (result->kind == TypeKind::Tensor && result->rankKnown && result->dims.size() > kMaxTensorParamRank && fn_ &&
+      fn_->isKernel() && !paramName.empty()) {
+    diags.report(diag::err_tensor_rank_too_large, e->range) << paramName << result->dims.size() << kMaxTensorParamRank;
+    return T.error();
   }
   e->type = result;
   return result;
@@ -513,7 +548,7 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
     scope = sc.symbols.makeScope(Scope::Comprehension, outer);
     for (auto& [name, cands] : info.autotuneSpace) {
       Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
-      if (!cands.empty()) s->value = ConstValue::ofInt(cands.front());  // the compiled candidate
+      if (!cands.empty()) s->value = ConstValue::ofInt(sc.autotuneValue(f->name, name, cands));  // the compiled candidate
     }
     for (Expr* c : d.clauses) {
       auto constInt = [&](Expr* x) -> std::optional<long long> {

@@ -17,6 +17,8 @@ std::string effectNames(uint32_t e) {
       {eff::MemWrite, "MemWrite"},       {eff::Atomic, "Atomic"},
       {eff::NonDeterministic, "NonDeterministic"}, {eff::SharedAlloc, "SharedAlloc"},
       {eff::Async, "Async"},             {eff::Collective, "Collective"},
+      {eff::NotLowered, "NotLowered"},
+      {eff::Uniform, "Uniform"},
   };
   std::string out;
   for (auto& [bit, name] : names)
@@ -245,6 +247,7 @@ std::string builtinsMarkdown() {
         "`@kernel` bodies, `host` builtins only outside them. *Effects*: `Barrier` and `GroupCollective` must be "
         "reached by every tile of the group (uniform control flow), `WarpCollective` by every lane of the warp, "
         "`GroupFeature` needs a declared group shape, `Divergent` results differ between tiles, "
+        "`Uniform` results are the same on every tile whatever each tile passed, "
         "`NonDeterministic` ones are errors unless the kernel opts out.\n\n";
   std::string section;
   auto sectionOf = [](const BuiltinInfo& b) -> std::string {

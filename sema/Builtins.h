@@ -23,6 +23,10 @@ enum : uint32_t {
   SharedAlloc = 1u << 9,
   Async = 1u << 10,
   Collective = 1u << 11,
+  // In the language but without code generation yet: sema refuses it inside a kernel
+  // (err_builtin_not_lowered), so that --check and the editor report what compilation would.
+  NotLowered = 1u << 12,
+  Uniform = 1u << 13,  // the result is the same on every tile of the group, whatever the arguments
 };
 }  // namespace eff
 // "Barrier|GroupCollective" for docs and hover.

@@ -154,7 +154,8 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
         for (const Param* p : normals) names.push_back(p->name);
         std::string best = closestMatch(a.keyword, names);
         if (!best.empty())
-          diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange) << fnType->name << a.keyword << best;
+          diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange).fixit(a.keywordRange, best)
+              << fnType->name << a.keyword << best;
         else
           diags.report(diag::err_call_unknown_keyword, a.keywordRange) << fnType->name << a.keyword;
         return fnType->result ? fnType->result : T.dynamic();
@@ -208,20 +209,34 @@ void Checker::checkUserArgument(const Type* fnType, const Param& target, size_t 
   if (!ok && !conflict)
     diags.report(diag::err_call_argument_type, a.value->range)
         << fnType->name << target.name << ("'" + pt->str() + "'") << at->str();
+  else if (ok && !conflict && pt->kind == TypeKind::Scalar && at->kind == TypeKind::Scalar && isInteger(at->dtype))
+    checkConstantFits(a.value, pt->dtype, a.value->range);
 }
 
 bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
   std::string spelled = text(at);
   if (spelled.empty()) spelled = b.name;
+  // A function without a decorator may use kernel builtins: it is then a device function, which
+  // kernels call and the compiler inlines; the group-shape and uniform-control rules are checked
+  // where it is inlined (docs/language.md, section 2).
+  bool device = fn_ && fn_->kind == FunctionKind::Plain;
   if (b.context == BuiltinContext::Kernel && !inKernel()) {
-    diags.report(diag::err_builtin_kernel_only, at) << spelled;
-    return false;
+    if (!device) {
+      diags.report(diag::err_builtin_kernel_only, at) << spelled;
+      return false;
+    }
+    fn_->device = true;
+    return true;
   }
-  if (b.context == BuiltinContext::Host && inKernel()) {
+  if (b.context == BuiltinContext::Host && (inKernel() || (fn_ && fn_->device))) {
     diags.report(diag::err_builtin_host_only, at) << spelled;
     return false;
   }
   if (!inKernel()) return true;
+  // Reported, and the call still checked: its other rules (determinism, ...) apply as well.
+  if (b.has(eff::NotLowered))
+    diags.report(diag::err_builtin_not_lowered, at)
+        << spelled << (b.has(eff::Atomic) ? "; Tile IR has no atomic operation yet" : "");
   FunctionInfo& info = *fn_;
   if (b.has(eff::GroupFeature) && info.groupShape.empty() && !info.reportedGroupFeature) {
     info.reportedGroupFeature = true;
@@ -350,7 +365,8 @@ bool Checker::checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vecto
       if (!p.variadic) names.push_back(p.name);
     std::string best = closestMatch(a.keyword, names);
     if (!best.empty())
-      diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange) << b.name << a.keyword << best;
+      diags.report(diag::err_call_unknown_keyword_suggest, a.keywordRange).fixit(a.keywordRange, best)
+          << b.name << a.keyword << best;
     else
       diags.report(diag::err_call_unknown_keyword, a.keywordRange) << b.name << a.keyword;
     ok = false;
@@ -382,6 +398,60 @@ bool Checker::checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vecto
     }
   }
   return ok;
+}
+
+// bitcast(value, dtype): same width, scalars only; the bits are kept, so nothing rounds.
+const Type* Checker::bitcastResult(const BoundBuiltinCall& bc) {
+  const Type* v = bc.argType("value");
+  const Type* d = bc.argType("dtype");
+  if (!v || !d || v->isLenient() || d->kind != TypeKind::DTypeValue) return T.dynamic();
+  if (v->kind != TypeKind::Scalar || v->weak || dtypeInfo(v->dtype).bits != dtypeInfo(d->dtype).bits ||
+      dtypeInfo(d->dtype).bits < 8) {
+    diags.report(diag::err_call_argument_type, bc.arg("value")->range)
+        << bc.b.name << "value" << "a typed scalar as wide as " + std::string(dtypeInfo(d->dtype).shortName) << v->str();
+    return T.error();
+  }
+  return T.scalar(d->dtype);
+}
+
+// tile.range: blocks (slices) of a tensor's axis; with axis=(0, 1, 2) an i64 index of each
+// leading axis, then a block of the last one; i32 steps of an extent.
+const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext) {
+  if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
+    if (auto* axes = dyn_cast<TupleExpr>(bc.arg("axis")); axes && axes->elements.size() > 1) {
+      std::vector<const Type*> elems(axes->elements.size() - 1, T.scalar(DType::INT64));
+      elems.push_back(T.slice());
+      return T.range(T.tuple(elems));
+    }
+    if (ext->kind == TypeKind::Tensor || bc.arg("axis")) return T.range(T.slice());
+  }
+  return T.range(T.scalar(DType::INT32));
+}
+
+// tile.where(cond, a, b): the value operands' promoted type, over the shape all three broadcast to.
+const Type* Checker::tileWhereResult(const BoundBuiltinCall& bc) {
+  const Type *c = bc.argType("cond"), *a = bc.argType("a"), *v = bc.argType("b");
+  if (!c || !a || !v) return T.dynamic();
+  SourceRange at = bc.call->callee->range, whole = bc.call->range;
+  const Type* value = binaryResult(BinaryOp::Add, a, v, at, whole);
+  if (value->isLenient() || c->isLenient()) return value->isError() || c->isError() ? T.error() : T.dynamic();
+  const Type* shape = binaryResult(BinaryOp::Eq, c, value, at, whole);
+  if (shape->isError()) return T.error();
+  if (!value->isTileLike() && !shape->isTileLike()) return value;
+  return T.tile(value->dtype, value->dtypeKnown || !value->isTileLike(), shape->dims, shape->rankKnown, value->policy);
+}
+
+// tile.arange(n): a rank-1 i32 tile of n elements, n a positive constant.
+const Type* Checker::tileArangeResult(const BoundBuiltinCall& bc) {
+  Expr* n = bc.arg("n");
+  auto c = n ? evalConst(n, nullptr) : std::nullopt;
+  if (!c || c->kind != ConstValue::Int || c->i <= 0) {
+    if (n)
+      diags.report(diag::err_call_argument_type, n->range)
+          << bc.b.name << "n" << "a positive compile-time integer" << text(n->range);
+    return T.error();
+  }
+  return T.tile(DType::INT32, true, {std::to_string(c->i)}, true);
 }
 
 // The result of builtins whose type depends on their arguments beyond the signature's result
@@ -438,19 +508,16 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       if (src->isLenient()) return src->isError() ? T.error() : T.tile(DType::FP32, false, {}, false);
       return T.tile(src->dtype, src->dtypeKnown, {}, false, src->policy);
     }
-    case BuiltinId::TileRange: {
-      const Type* ext = first;
-      if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
-        if (ext->kind == TypeKind::Tensor || arg("axis")) return T.range(T.slice());
-      }
-      return T.range(T.scalar(DType::INT32));
-    }
+    case BuiltinId::TileRange: return tileRangeResult(bc, first);
+    case BuiltinId::TileWhere: return tileWhereResult(bc);
+    case BuiltinId::TileArange: return tileArangeResult(bc);
     case BuiltinId::Range: {
       DType d = DType::INT32;
       for (const Type* t : boundType)
         if (t && t->kind == TypeKind::Scalar && !t->weak && isInteger(t->dtype)) d = promote(d, t->dtype);
       return T.range(T.scalar(d));
     }
+    case BuiltinId::Bitcast: return bitcastResult(bc);
     case BuiltinId::TileDot: {
       const Type *a = boundType[0], *c = boundType[1];
       DType accum = DType::FP32;
@@ -461,13 +528,7 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       auto cols = [](const Type* t) -> Extent {
         return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
       };
-      if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && a->dims.size() == 2 && c->dims.size() == 2) {
-        const Extent &k1 = a->dims[1], &k2 = c->dims[0];
-        if (extentIsConst(k1) && extentIsConst(k2) && k1 != k2) {
-          diags.report(diag::err_shape_mismatch, call->range) << "tile.dot" << a->str() << c->str();
-          return T.error();
-        }
-      }
+      if (!checkInnerExtents("tile.dot", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
       bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
       if (!known) return T.tile(accum, true, {}, false);
       return T.tile(accum, true, {rows(a), cols(c)}, true);
@@ -491,6 +552,7 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         return T.range(T.tuple({i, i, i}));
       }
       const Type *a = boundType[0], *c = boundType[1];
+      if (!checkInnerExtents("tile.mma", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
       std::vector<Extent> dims;
       if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && !a->dims.empty() && !c->dims.empty())
         dims = {a->dims.front(), c->dims.back()};
@@ -520,6 +582,12 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         diags.report(diag::err_shuffle_offset_range, off->range) << c->i;
         return T.error();
       }
+      // Code generation shuffles across the whole warp only (shfl.sync with no segment clamp).
+      if (Expr* w = arg("width"))
+        if (auto c = evalConst(w, nullptr); !c || c->kind != ConstValue::Int || c->i != 32) {
+          diags.report(diag::err_shuffle_width_unsupported, w->range) << text(w->range);
+          return T.error();
+        }
       return first->kind == TypeKind::Scalar && first->weak ? T.scalar(first->dtype) : first;
     }
     case BuiltinId::CooperativeGroup: {

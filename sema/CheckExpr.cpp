@@ -1,4 +1,5 @@
 // Expressions: names, attributes, subscripts, operators, literals, comprehensions.
+#include <climits>
 #include <algorithm>
 
 #include "sema/Checker.h"
@@ -31,7 +32,11 @@ const Type* Checker::check(Expr* e) {
   const Type* t = T.dynamic();
   switch (e->kind) {
     case NodeKind::NameExpr: t = checkName(cast<NameExpr>(e)); break;
-    case NodeKind::IntLiteralExpr: t = T.intLiteral(); break;
+    case NodeKind::IntLiteralExpr:
+      // As in C and Triton: an integer literal is i32 when it fits, i64 otherwise.
+      t = cast<IntLiteralExpr>(e)->value > static_cast<uint64_t>(INT32_MAX) ? T.scalar(DType::INT64, {}, true)
+                                                                            : T.intLiteral();
+      break;
     case NodeKind::FloatLiteralExpr: t = T.floatLiteral(); break;
     case NodeKind::StringLiteralExpr: t = T.str(); break;
     case NodeKind::FStringExpr:
@@ -102,6 +107,11 @@ const Type* Checker::check(Expr* e) {
   return t;
 }
 
+// The type of a builtin that is a value (`grid_groups`, `inf`): its signature's `= T`.
+const Type* Checker::valueBuiltinType(const BuiltinInfo& b) {
+  return T.scalar(b.sig.result == "f32" ? DType::FP32 : DType::INT64);
+}
+
 const Type* Checker::checkName(NameExpr* e) {
   Symbol* s = scope->lookup(e->name);
   if (!s && fn_ && moduleGlobals.count(e->name)) return T.dynamic();  // assigned later at module level
@@ -112,7 +122,7 @@ const Type* Checker::checkName(NameExpr* e) {
   e->symbol = s;
   if (s->kind == SymbolKind::Builtin && s->builtin && s->builtin->sig.isValue) {
     checkBuiltinUse(*s->builtin, e->range);
-    return T.scalar(DType::INT64);
+    return valueBuiltinType(*s->builtin);
   }
   return s->type ? s->type : T.dynamic();
 }
@@ -124,7 +134,8 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
   if (b->isDynamic()) return T.dynamic();
   auto unknownMember = [&](const std::string& owner, const std::vector<std::string>& cands) {
     std::string best = closestMatch(name, cands);
-    if (!best.empty()) diags.report(diag::err_unknown_member_suggest, e->nameRange) << owner << name << best;
+    if (!best.empty())
+      diags.report(diag::err_unknown_member_suggest, e->nameRange).fixit(e->nameRange, best) << owner << name << best;
     else diags.report(diag::err_unknown_member, e->nameRange) << owner << name;
     return T.error();
   };
@@ -142,7 +153,7 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
     if (const BuiltinInfo* bi = lookupBuiltin(q)) {
       if (bi->sig.isValue) {
         checkBuiltinUse(*bi, e->range);
-        return T.scalar(DType::INT64);
+        return valueBuiltinType(*bi);
       }
       return T.builtin(bi);
     }
@@ -198,6 +209,11 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
       if (const BuiltinInfo* m = lookupMethod("KernelFn", name)) return T.builtin(m);
       diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
+    case TypeKind::Slice:
+      // A block of a `tile.range(T, axis=, step=)` loop (or any slice): its bounds as indices.
+      if (name == "start" || name == "stop") return T.scalar(DType::INT64);
+      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
+      return T.error();
     case TypeKind::Dict:
     case TypeKind::List:
     case TypeKind::Str:
@@ -206,6 +222,28 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
       diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
       return T.error();
   }
+}
+
+bool Checker::checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, Expr* base, bool element) {
+  if (!ix) return true;
+  auto c = evalConst(ix, nullptr);
+  if (!c || c->kind != ConstValue::Int) return true;
+  std::string name = base ? text(base->range) : "?";
+  if (c->i < 0) {
+    // Decision (docs/language.md): no Python wrap-around. Suggest the index from the start.
+    auto d = diags.report(diag::err_negative_index, ix->range);
+    d << c->i << name;
+    if (!extent.isUnknown()) {
+      std::string fixed = extent.isConst() ? std::to_string(extent.value() + c->i) : extent.str() + " - " + std::to_string(-c->i);
+      if (!extent.isConst() || extent.value() + c->i >= 0) d.fixit(ix->range, fixed);
+    }
+    return false;
+  }
+  if (element && extent.isConst() && c->i >= extent.value()) {
+    diags.report(diag::err_index_out_of_range, ix->range) << c->i << dim << name << extent.value();
+    return false;
+  }
+  return true;
 }
 
 Extent Checker::sliceExtent(SliceExpr* s, const Extent& full) {
@@ -286,8 +324,16 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
           continue;
         }
         Extent full = rankKnown && count < b->dims.size() ? b->dims[count] : "?";
+        // `t[:, None]` (numpy's newaxis) inserts an extent of 1 into a tile value.
+        if (isa<NoneLiteralExpr>(ix) && b->kind == TypeKind::Tile) {
+          dims.push_back("1");
+          anySlice = true;
+          continue;
+        }
         if (auto* sl = dyn_cast<SliceExpr>(ix)) {
           check(sl);
+          if (!checkConstantIndex(sl->lower, full, count, e->base) || !checkConstantIndex(sl->upper, full, count, e->base))
+            bad = true;
           dims.push_back(sliceExtent(sl, full));
           anySlice = true;
         } else if (auto* tup = dyn_cast<TupleExpr>(ix); tup && !tup->parenthesized) {
@@ -299,6 +345,8 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
             anySlice = true;
           } else if (!it->isLenient() && !it->isIntegral()) {
             diags.report(diag::err_index_not_integer, ix->range) << it->str();
+            bad = true;
+          } else if (!checkConstantIndex(ix, full, count, e->base, true)) {
             bad = true;
           }
         }
@@ -347,7 +395,20 @@ const Type* Checker::checkBinary(BinaryExpr* e) {
     return T.dtypeValue(l->dtype, p);
   }
   const Type* r = check(e->rhs);
-  return binaryResult(e->op, l, r, e->opRange.valid() ? e->opRange : e->range, e->range);
+  if (e->op == BinaryOp::MatMul && !checkInnerExtents("@", e->lhs, l, e->rhs, r, e->range)) return T.error();
+  const Type* result = binaryResult(e->op, l, r, e->opRange.valid() ? e->opRange : e->range, e->range);
+  return checkIntegerBinary(e, l, r, result);
+}
+
+bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at) {
+  if (!l || !r || !l->isTileLike() || !r->isTileLike() || !l->rankKnown || !r->rankKnown) return true;
+  if (l->dims.size() != 2 || r->dims.size() != 2) return true;
+  const Extent &k1 = l->dims[1], &k2 = r->dims[0];
+  if (!extentIsConst(k1) || !extentIsConst(k2) || k1 == k2) return true;
+  auto name = [&](Expr* e) { return e ? text(e->range) : std::string("?"); };
+  diags.report(diag::err_matmul_inner_mismatch, at)
+      << op << k1.str() << name(lhs) << l->str() << k2.str() << name(rhs) << r->str();
+  return false;
 }
 
 const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole) {
@@ -514,10 +575,11 @@ const Type* Checker::iterationElement(const Type* t, SourceRange at) {
   }
 }
 
-void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore) {
+void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore, Expr* value) {
   DType fd, td;
   bool fk, tk;
   if (!elementDType(from, fd, fk) || !elementDType(to, td, tk) || !fk || !tk) return;
+  if (value && isInteger(fd) && from->kind == TypeKind::Scalar && !checkConstantFits(value, td, at)) return;
   if (from->kind == TypeKind::Scalar && from->weak) {
     if (isFloat(fd) && !isFloat(td))
       diags.report(diag::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;

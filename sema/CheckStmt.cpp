@@ -1,5 +1,6 @@
 // Statements, functions and the module walk.
 #include <algorithm>
+#include <climits>
 #include <functional>
 
 #include "sema/ASTWalk.h"
@@ -27,7 +28,7 @@ Symbol* Checker::declareLocal(const std::string& name, SourceRange at, const Typ
 
 void Checker::reportUndefined(const std::string& name, SourceRange at) {
   std::string best = closestMatch(name, scope->visibleNames());
-  if (!best.empty()) diags.report(diag::err_undefined_name_suggest, at) << name << best;
+  if (!best.empty()) diags.report(diag::err_undefined_name_suggest, at).fixit(at, best) << name << best;
   else diags.report(diag::err_undefined_name, at) << name;
 }
 
@@ -139,6 +140,12 @@ void Checker::checkReturn(ReturnStmt* s) {
   if (!fn_) return;  // outside a function: the parser reports it
   if (fn_->isKernel() && s->value && t->kind != TypeKind::None && !t->isError())
     diags.report(diag::err_kernel_returns_value, s->value->range);
+  const Type* result = fn_->type ? fn_->type->result : nullptr;
+  if (s->value && result && result->kind == TypeKind::Scalar && !t->isLenient() && t->kind == TypeKind::Scalar &&
+      isInteger(t->dtype))
+    checkConstantFits(s->value, result->dtype, s->value->range);
+  if (!s->value && !fn_->isKernel() && result && result->kind != TypeKind::None && !result->isLenient())
+    diags.report(diag::err_return_without_value, s->range) << fn_->def->name << result->str();
 }
 
 void Checker::checkAssign(AssignStmt* s) {
@@ -165,7 +172,7 @@ void Checker::checkAugAssign(AugAssignStmt* s) {
       return;
     }
     if (sym && (sym->kind == SymbolKind::Variable || sym->kind == SymbolKind::Constant)) {
-      if (inKernel() && !r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, false);
+      if (inKernel() && !r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, false, s->value);
       sym->assignments++;
     }
     return;
@@ -175,7 +182,7 @@ void Checker::checkAugAssign(AugAssignStmt* s) {
   if (isa<SubscriptExpr>(s->target) || isa<AttributeExpr>(s->target)) {
     if (isa<SubscriptExpr>(s->target)) checkWriteAccess(s->target, s->target->range, true, s->op);
     const Type* r = binaryResult(s->op, cur, v, s->opRange, s->range);
-    if (!r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, true);
+    if (!r->isLenient() && !cur->isLenient()) checkConversion(r, cur, s->value->range, true, s->value);
     return;
   }
 }
@@ -184,7 +191,7 @@ void Checker::checkAnnAssign(AnnAssignStmt* s) {
   const Type* t = typeFromAnnotation(s->annotation, false, "");
   if (s->value) {
     const Type* v = check(s->value);
-    if (!v->isLenient() && !t->isLenient()) checkConversion(v, t, s->value->range, false);
+    if (!v->isLenient() && !t->isLenient()) checkConversion(v, t, s->value->range, false, s->value);
   }
   if (auto* n = dyn_cast<NameExpr>(s->target)) {
     Symbol* sym = scope->lookupLocal(n->name);
@@ -213,10 +220,14 @@ void Checker::checkFor(ForStmt* s) {
   checkBlock(s->elseBlock);
 }
 
-// A type a new local takes from its first value: literals get their default dtype.
-static const Type* strengthen(TypeContext& T, const Type* t) {
-  if (t->kind == TypeKind::Scalar && t->weak) return T.scalar(t->dtype, t->policy);
-  return t;
+// A type a new local takes from its first value: literals get their default dtype, as in C and
+// Triton: an integer constant is i32 when it fits, i64 otherwise (`b = 1 << 40`).
+static const Type* strengthen(TypeContext& T, const Type* t, const Expr* value = nullptr) {
+  if (t->kind != TypeKind::Scalar || !t->weak) return t;
+  if (t->dtype == DType::INT32 && value)
+    if (auto c = evalConst(value, nullptr); c && c->kind == ConstValue::Int && (c->i < INT32_MIN || c->i > INT32_MAX))
+      return T.scalar(DType::INT64, t->policy);
+  return T.scalar(t->dtype, t->policy);
 }
 
 void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented, BinaryOp augOp) {
@@ -231,16 +242,16 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
           if (!sameFamily)
             diags.report(diag::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
           else if (t->kind == TypeKind::Scalar)
-            checkConversion(t, sym->type, value ? value->range : n->range, false);
+            checkConversion(t, sym->type, value ? value->range : n->range, false, value);
         } else if (!inKernel()) {
-          sym->type = strengthen(T, t);
+          sym->type = strengthen(T, t, value);
         }
         sym->assignments++;
         if (sym->assignments > 1 && sym->kind == SymbolKind::Constant) sym->kind = SymbolKind::Variable;
       } else if (sym && sym->kind == SymbolKind::Parameter) {
         sym->type = strengthen(T, t);  // rebinding a parameter name
       } else {
-        sym = declareLocal(n->name, n->range, strengthen(T, t));
+        sym = declareLocal(n->name, n->range, strengthen(T, t, value));
         sym->assignments = 1;
         if (value && scope == mod.scope)
           if (auto c = evalConst(value, &diags)) {
@@ -286,7 +297,16 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
     case NodeKind::SubscriptExpr: {
       const Type* slot = check(target);
       checkWriteAccess(target, target->range, augmented, augOp);
-      if (!slot->isLenient() && !t->isLenient()) checkConversion(t, slot, value ? value->range : target->range, true);
+      if (slot->isLenient() || t->isLenient()) return;
+      // A tile stored into a slice: code generation stores element for element, rank for rank.
+      // (A shared array allocated without extents has no known rank yet: dims is empty.)
+      if (inKernel() && slot->isTileLike() && t->isTileLike() && slot->rankKnown && t->rankKnown &&
+          !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size()) {
+        diags.report(diag::err_store_rank_mismatch, value ? value->range : target->range)
+            << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str() << static_cast<unsigned>(slot->dims.size());
+        return;
+      }
+      checkConversion(t, slot, value ? value->range : target->range, true, value);
       return;
     }
     case NodeKind::AttributeExpr: {
@@ -325,8 +345,9 @@ void Checker::declareFunction(FunctionDefStmt* f) {
   for (auto& [name, cands] : info.autotuneSpace) {
     Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
     s->candidates = cands;
-    // The candidate that is compiled (the first) everywhere: group shape, shapes, body.
-    if (!cands.empty()) s->value = ConstValue::ofInt(cands.front());
+    // The candidate that is compiled (the first, or the driver's choice) everywhere: group
+    // shape, shapes, body.
+    if (!cands.empty()) s->value = ConstValue::ofInt(sc.autotuneValue(f->name, name, cands));
   }
   // Declare every parameter first, so extents may name later scalar parameters.
   std::vector<Symbol*> paramSyms;
@@ -398,6 +419,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
     if (auto* es = dyn_cast<ExprStmt>(f->body.stmts[0]); es && isa<EllipsisExpr>(es->expr))
       diags.report(diag::warn_ellipsis_body, f->nameRange) << f->name;
 
+  if (!diags.stopped()) checkReturnPaths(f, info, diags);
   if (info.isKernel() && !diags.stopped()) {
     checkKernelUniformity(f, info, diags);
     checkSharedMemory(f, info, diags);

@@ -33,6 +33,7 @@ public:
 
   // ---- expressions (CheckExpr.cpp)
   const Type* check(Expr* e);
+  const Type* valueBuiltinType(const BuiltinInfo& b);
   const Type* checkName(NameExpr* e);
   const Type* checkAttribute(AttributeExpr* e);
   const Type* checkSubscript(SubscriptExpr* e);
@@ -41,10 +42,26 @@ public:
   const Type* checkConditional(ConditionalExpr* e);
   const Type* checkComprehension(ComprehensionExpr* e);
   const Type* binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole);
+  // The inner extents of a matrix product (`tile.dot`, `tile.mma`, `@`): static ones must agree;
+  // reports and returns false when they do not.
+  bool checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at);
   const Type* iterationElement(const Type* t, SourceRange at);
   // Checks an implicit conversion for a store or assignment; reports narrowing.
-  void checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore);
+  // `value`, when given, is the converted expression: a compile-time integer constant must fit
+  // an integer target (err_const_out_of_range).
+  void checkConversion(const Type* from, const Type* to, SourceRange at, bool isStore, Expr* value = nullptr);
+  // ---- integer constants (IntegerConstants.cpp)
+  // A compile-time integer constant `value` must fit `target`; reports at `at` and returns false
+  // when it does not (non-constants and non-integer targets pass).
+  bool checkConstantFits(Expr* value, DType target, SourceRange at);
+  // The integer rules of a binary expression whose type is `result`: literal operands fit the
+  // typed operand, typed constant arithmetic does not overflow, constant shift counts are below
+  // the width. Returns `result`, or the error type after a report.
+  const Type* checkIntegerBinary(BinaryExpr* e, const Type* l, const Type* r, const Type* result);
   Extent sliceExtent(SliceExpr* s, const Extent& full);
+  // A constant index (or slice bound) into dimension `dim` of `base`: never negative, and for an
+  // element index below a static extent. Reports and returns false otherwise.
+  bool checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, Expr* base, bool element = false);
 
   // ---- calls (CheckCall.cpp)
   const Type* checkCall(CallExpr* e);
@@ -64,7 +81,11 @@ public:
     }
   };
   bool checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vector<BindError>& errors);
+  const Type* bitcastResult(const BoundBuiltinCall& bc);
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
+  const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
+  const Type* tileWhereResult(const BoundBuiltinCall& bc);
+  const Type* tileArangeResult(const BoundBuiltinCall& bc);
   const Type* genericBuiltinResult(const BoundBuiltinCall& bc, SourceRange at);
   const Type* checkUserCall(const Type* fn, CallExpr* call);
   void checkUserArgument(const Type* fnType, const Param& target, size_t idx, const Argument& a, const Type* argType,
@@ -81,6 +102,9 @@ public:
   bool dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown);
   void applyPolicy(Expr* policyExpr, DType storage, NumericPolicy& policy);
   Extent extentFromExpr(Expr* e, const std::string& paramName, unsigned dim);
+  // The extents of an annotation whose element type is wrong: their shape symbols are declared
+  // all the same (the type is an error; its symbols are not).
+  void declareExtentsOfBadType(const std::vector<Expr*>& extents, size_t count, const std::string& paramName);
   void checkDecorators(FunctionDefStmt* fn, FunctionInfo& info);
   // @kernel(flops="..."): an expression over the shape symbols the parameters bind.
   void checkFlopsExpression(FunctionInfo& info);
@@ -114,6 +138,10 @@ public:
 // Kernel-wide rules over a checked kernel body (KernelRules.cpp): uniformity of barriers and
 // collectives, same-element store races.
 void checkKernelUniformity(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
+// A function declared to return a value whose body can end without a `return` (ReturnPaths.cpp).
+void checkReturnPaths(FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
+// Call cycles reachable from a kernel (Recursion.cpp); runs once the whole module is checked.
+void checkKernelRecursion(SemaContext& sc, DiagnosticEngine& diags);
 // Shared-memory budget and the device limit (SharedMemory.cpp).
 void checkSharedMemory(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
 

@@ -1,5 +1,6 @@
 // Imports: `import tessera [as ts]`, `from tessera[.ns] import ...` (builtins), and user
 // modules found as NAME.tessera (a.b -> a/b.tessera) next to the importing file or on -I.
+#include <cstdlib>
 #include <filesystem>
 
 #include "frontend/Parser.h"
@@ -7,6 +8,17 @@
 #include "sema/SemaDiagnostics.h"
 
 namespace tessera {
+
+// $TESSERA_STDLIB_PATH when set, else share/tessera beside the running program's bin/ (the
+// installed layout, which the build tree mirrors: build/bin and build/share/tessera/stdlib).
+std::string defaultStdlibDir() {
+  if (const char* env = std::getenv("TESSERA_STDLIB_PATH")) return env;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::string();
+  std::filesystem::path dir = exe.parent_path().parent_path() / "share" / "tessera";
+  return std::filesystem::is_directory(dir / "stdlib", ec) ? dir.string() : std::string();
+}
 
 namespace {
 // "tessera", "tessera.dist" -> "", "dist"; other names -> nullopt.
@@ -26,6 +38,7 @@ ModuleInfo* Checker::loadModule(const std::string& dotted, SourceRange at) {
   std::filesystem::path self(mod.path);
   if (!mod.path.empty()) dirs.push_back(self.parent_path().string());
   for (const std::string& d : sc.includePaths) dirs.push_back(d);
+  if (!sc.stdlibDir.empty()) dirs.push_back(sc.stdlibDir);
   std::string found;
   for (const std::string& d : dirs) {
     std::error_code ec;
@@ -117,7 +130,8 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
         std::vector<std::string> cands = builtinMembers(*prefix);
         std::string best = closestMatch(n.name, cands);
         if (!best.empty())
-          diags.report(diag::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+          diags.report(diag::err_import_name_not_found_suggest, n.nameRange).fixit(n.nameRange, best)
+              << s->module << n.name << best;
         else
           diags.report(diag::err_import_name_not_found, n.nameRange) << s->module << n.name;
         declareLocal(bind, at, T.error(), SymbolKind::Variable);
@@ -142,7 +156,8 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
       for (auto& [name, x] : m->scope->symbols()) cands.push_back(name);
       std::string best = closestMatch(n.name, cands);
       if (!best.empty())
-        diags.report(diag::err_import_name_not_found_suggest, n.nameRange) << s->module << n.name << best;
+        diags.report(diag::err_import_name_not_found_suggest, n.nameRange).fixit(n.nameRange, best)
+            << s->module << n.name << best;
       else
         diags.report(diag::err_import_name_not_found, n.nameRange) << s->module << n.name;
       declareLocal(n.alias.empty() ? n.name : n.alias, n.nameRange, T.error());

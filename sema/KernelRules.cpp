@@ -63,9 +63,12 @@ private:
       return it == var_.end() ? 0 : it->second;
     }
     int l = 0;
-    if (auto* c = dyn_cast<CallExpr>(e))
-      if (const BuiltinInfo* b = calledBuiltin(c); b && b->has(eff::Divergent))
-        l = b->id == BuiltinId::TileWarpId ? 1 : 2;
+    if (auto* c = dyn_cast<CallExpr>(e)) {
+      const BuiltinInfo* b = calledBuiltin(c);
+      if (b && b->has(eff::Divergent)) l = b->id == BuiltinId::TileWarpId ? 1 : 2;
+      // Group reductions: every tile gets the same value, whatever it passed.
+      if (b && b->has(eff::Uniform)) return 0;
+    }
     forEachChild(e, [&](Expr* x) { l = std::max(l, level(x)); });
     return l;
   }

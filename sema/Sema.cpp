@@ -10,6 +10,13 @@ Scope* SemaContext::prelude() {
   return prelude_;
 }
 
+long long SemaContext::autotuneValue(const std::string& kernel, const std::string& param,
+                                     const std::vector<long long>& candidates) const {
+  if (auto k = autotuneChoice.find(kernel); k != autotuneChoice.end())
+    if (auto p = k->second.find(param); p != k->second.end()) return p->second;
+  return candidates.empty() ? 0 : candidates.front();
+}
+
 bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags) {
   unsigned before = diags.errorCount();
   auto info = std::make_unique<ModuleInfo>();
@@ -22,6 +29,7 @@ bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags) {
   sc.modules[""] = std::move(info);
   Checker checker(sc, diags, *m);
   checker.checkModule();
+  if (!diags.stopped()) checkKernelRecursion(sc, diags);
   m->analyzing = false;
   return diags.errorCount() == before;
 }

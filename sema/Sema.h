@@ -17,6 +17,9 @@
 namespace tessera {
 
 constexpr long long kHopperSharedLimit = 227 * 1024;  // bytes of shared memory per group (sm_90)
+// The most dimensions a kernel's tensor parameter may have: TESSERA_MAX_RANK of the runtime's
+// tensor views (tools/tesserac checks that the two agree).
+constexpr unsigned kMaxTensorParamRank = 8;
 
 struct SharedAllocation {
   const CallExpr* call = nullptr;
@@ -47,6 +50,8 @@ struct FunctionInfo {
   std::vector<ShapeBinding> shapeBindings;
   std::vector<SharedAllocation> sharedAllocations;
   bool reportedGroupFeature = false;
+  // A plain function that uses kernel builtins: a device function, inlined into kernels.
+  bool device = false;
   bool isKernel() const { return kind == FunctionKind::Kernel; }
 };
 
@@ -66,6 +71,14 @@ public:
   TypeContext types;
   SymbolTable symbols;
   std::vector<std::string> includePaths;  // -I, searched after the importing file's directory
+  // The directory holding stdlib/ (`import stdlib.nn` is <stdlibDir>/stdlib/nn.tessera),
+  // searched last; empty: none. Drivers set it from defaultStdlibDir() or their option.
+  std::string stdlibDir;
+  // Autotuned kernels: the candidate analysed, per kernel and parameter (default: the first of
+  // each list). The driver analyses the module once per candidate (irgen/Autotune.cpp).
+  std::map<std::string, std::map<std::string, long long>> autotuneChoice;
+  long long autotuneValue(const std::string& kernel, const std::string& param,
+                          const std::vector<long long>& candidates) const;
 
   // The binding of every call that type-checked (builtins and user functions), read by irgen.
   std::map<const CallExpr*, CallBinding> bindings;
@@ -86,6 +99,10 @@ private:
 // Analyses `module` (and, through its imports, the modules it names). Returns false when an
 // error was reported.
 bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags);
+
+// Where the standard library is found by default: $TESSERA_STDLIB_PATH, else share/tessera beside
+// the running program's bin/ directory (docs/language.md, "Imports"); empty when neither exists.
+std::string defaultStdlibDir();
 
 // Folds a compile-time expression (literals, module constants, autotune parameters, arithmetic).
 // Reports division by zero and overflow when `diags` is given.

@@ -1,10 +1,11 @@
 // Tile-value kernels on the GPU, in TFLOP/s (median of 30 event-timed runs after 5 warm-ups):
 // gemm_tc (bf16 in, f32 out) and gemm_tc_bf16 (bf16 out) at the GEMM shapes of issue 13,
-// flash_attention (blocks of 128 rows, 4 * 128 * 128 * D flops per block) and fused_mlp. Their
+// flash_attention (online softmax, B=2 H=8 S=2048 D=128, causal and not) and fused_mlp. Their
 // peers run in the same device call: peer_gemm.cu (cuBLAS bf16 GEMM with f32 and bf16 output,
-// cuBLASLt fp8) and peer_attention.py (PyTorch on the same block-diagonal attention).
-//   bench_tiles [gemm | M N K]   (no argument: every kernel; `gemm`: the GEMM shapes only;
-//                                 M N K: gemm_tc at that shape only)
+// cuBLASLt fp8) and peer_attention.py (PyTorch SDPA on the same attention).
+//   bench_tiles [gemm | attention | M N K]   (no argument: every kernel; `gemm`: the GEMM shapes
+//                                 only; `attention`: flash_attention only; M N K: gemm_tc at that
+//                                 shape only)
 // TESSERA_GPU_VARIANTS=off times gemm_tc's portable (mma.sync) form instead of its sm_90a form.
 #include <tessera/runtime.h>
 
@@ -82,24 +83,34 @@ int main(int argc, char** argv) {
     gemm(std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]), true);
     return 0;
   }
+  bool attentionOnly = argc > 1 && std::strcmp(argv[1], "attention") == 0;
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {4096, 14336, 4096}};
-  for (auto& s : shapes)
-    for (bool f32 : {true, false}) gemm(s[0], s[1], s[2], f32);
+  if (!attentionOnly)
+    for (auto& s : shapes)
+      for (bool f32 : {true, false}) gemm(s[0], s[1], s[2], f32);
   if (argc > 1 && std::strcmp(argv[1], "gemm") == 0) return 0;
-  {
-    int64_t S = 32768, D = 128;
-    void* q = bf16Buffer(S * D);
-    void* k = bf16Buffer(S * D);
-    void* v = bf16Buffer(S * D);
-    void* o = bf16Buffer(S * D);
+  // Attention at the problem of peer_attention.py (small enough for the workspace-resident tile
+  // values of today: see docs/performance.md).
+  for (bool causal : {false, true}) {
+    int64_t B = 2, H = 8, S = 2048, D = 128, n = B * H * S * D;
+    void* q = bf16Buffer(n);
+    void* k = bf16Buffer(n);
+    void* v = bf16Buffer(n);
+    void* o = bf16Buffer(n);
+    float scale = 0.08838834764831845f;  // 1 / sqrt(128)
     double ms = medianMs([&] {
-      check(flash_attention::flash_attention(view(q, TESSERA_BF16, {S, D}), view(k, TESSERA_BF16, {S, D}),
-                                             view(v, TESSERA_BF16, {S, D}), view(o, TESSERA_BF16, {S, D})),
+      tessera_tensor Q = view(q, TESSERA_BF16, {B, H, S, D}), K = view(k, TESSERA_BF16, {B, H, S, D}),
+                     V = view(v, TESSERA_BF16, {B, H, S, D}), O = view(o, TESSERA_BF16, {B, H, S, D});
+      check(causal ? flash_attention::flash_attention_causal(Q, K, V, O, scale)
+                   : flash_attention::flash_attention(Q, K, V, O, scale),
             "flash_attention");
     });
-    report("flash_attention S=32768 D=128 (128-row blocks)", ms, 4.0 * S * 128 * D);
+    // Causal attention does half the work (the FlashAttention papers' convention).
+    report(causal ? "flash_attention B2 H8 S2048 D128 causal" : "flash_attention B2 H8 S2048 D128", ms,
+           (causal ? 2.0 : 4.0) * B * H * S * S * D);
     tessera_free(q), tessera_free(k), tessera_free(v), tessera_free(o);
   }
+  if (attentionOnly) return 0;
   {
     int64_t M = 8192, D = 1024, H = 1024, E = 1024;
     void* x = bf16Buffer(M * D);

@@ -1,15 +1,34 @@
-# Peer for bench/tiles: the block-diagonal attention of examples/flash_attention.tessera
-# (softmax(Q_b K_b^T) V_b for each block b of 128 rows, no scaling) with PyTorch's
-# scaled_dot_product_attention on a batch of blocks (scale=1). Median of 30 timed runs after 5 warm-ups.
+# Peer for bench/tiles: the attention of examples/flash_attention.tessera (B=2, H=8, S=2048, D=128,
+# bf16, scale 1/sqrt(D), causal and not) with PyTorch's scaled_dot_product_attention, with its
+# default backend choice and with the cuDNN backend. Median of 30 timed runs after 5 warm-ups.
 import torch, torch.nn.functional as F
-S, D = 32768, 128
-q, k, v = (torch.randn(S // 128, 1, 128, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-run = lambda: F.scaled_dot_product_attention(q, k, v, scale=1.0)
-for _ in range(5): run()
-torch.cuda.synchronize()
-ts = []
-for _ in range(30):
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record(); run(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
-t = sorted(ts)[len(ts) // 2]
-print(f"{'PyTorch SDPA, same blocks':44s} {t:10.3f} {4.0 * S * 128 * D / t / 1e9:10.1f}")
+from torch.nn.attention import sdpa_kernel, SDPBackend
+B, H, S, D = 2, 8, 2048, 128
+q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+
+
+def median_ms(run):
+    for _ in range(5): run()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(30):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); run(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
+    return sorted(ts)[len(ts) // 2]
+
+
+for causal in (False, True):
+    flops = (2.0 if causal else 4.0) * B * H * S * S * D
+    for name, backends in (("default", None), ("cuDNN", [SDPBackend.CUDNN_ATTENTION])):
+        run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        try:
+            if backends:
+                with sdpa_kernel(backends):
+                    t = median_ms(run)
+            else:
+                t = median_ms(run)
+        except RuntimeError as e:
+            print(f"PyTorch SDPA {name}{' causal' if causal else ''}: unavailable ({str(e).splitlines()[0]})")
+            continue
+        label = f"PyTorch SDPA ({name}) B2 H8 S2048 D128{' causal' if causal else ''}"
+        print(f"{label:44s} {t:10.3f} {flops / t / 1e9:10.1f}")

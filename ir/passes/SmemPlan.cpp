@@ -12,6 +12,8 @@
 //      buffers with disjoint lifetimes share bytes. Each smem.alloc gets `offset`; the function
 //      gets `shared_used`; going over its `shared` budget (or the 227 KiB of an H100/H200
 //      group) is an error.
+//   5. Group reductions (tile.group_reduce) get their scratch after the buffers and the
+//      declared budget: the function's `group_scratch` offset.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -191,13 +193,33 @@ private:
       total = std::max(total, off + b->bytes);
     }
     for (Buffer& b : bufs) b.alloc->setAttr("offset", Attribute::integer(b.offset));
-    if (bufs.empty()) return;
-    f->setAttr("shared_used", Attribute::integer(total));
-    int64_t budget = f->intAttr("shared", kDeviceLimit);
-    budget = std::min(budget, kDeviceLimit);
-    if (total > budget) {
+    if (!bufs.empty()) {
+      f->setAttr("shared_used", Attribute::integer(total));
+      int64_t budget = f->intAttr("shared", kDeviceLimit);
+      budget = std::min(budget, kDeviceLimit);
+      if (total > budget) {
+        ok_ = false;
+        diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << total << budget;
+      }
+    }
+    placeGroupScratch(f, total);
+  }
+
+  // 5. Group reductions' scratch: after the buffers and the declared budget (it is the
+  // compiler's, not counted against the program's `shared(...)`), within the device limit.
+  void placeGroupScratch(Operation* f, int64_t total) {
+    bool reduces = false;
+    f->walk([&](Operation* op) { reduces |= op->id == OpId::TileGroupReduce; });
+    const Attribute* group = f->attr("group");
+    if (!reduces || !group) return;
+    int64_t tiles = 1;
+    for (const Attribute& d : group->array) tiles *= d.i;
+    int64_t at = (std::max(total, f->intAttr("shared", 0)) + 15) / 16 * 16;
+    int64_t end = at + groupReduceScratchBytes(tiles);
+    f->setAttr("group_scratch", Attribute::integer(at));
+    if (end > kDeviceLimit) {
       ok_ = false;
-      diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << total << budget;
+      diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << end << kDeviceLimit;
     }
   }
 };

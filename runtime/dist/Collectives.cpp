@@ -3,6 +3,7 @@
 #include "runtime/Status.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessera::dist {
 
@@ -55,23 +56,35 @@ tessera_status reduceBlocks(tessera_comm_t &c, const char *own, const char *slot
   return c.ops->reduce(P, r.dtype, r.op, stream);
 }
 
+// The cases every reduction handles before its own exchange: nothing to do, one rank (still
+// through the reduction, so values come out as p ranks would give them: bool as 0/1, NaNs as the
+// reduction writes them), and the transport's own collective when determinism is not asked for.
+// Returns nullopt when the caller must run the deterministic exchange.
+template <typename Native>
+std::optional<tessera_status> reduceShortcut(tessera_comm_t &c, const void *send, void *recv, size_t n,
+                                             const ReduceSpec &r, void *stream, Native native) {
+  if (n == 0)
+    return TESSERA_SUCCESS;
+  if (c.size() == 1)
+    return reduceBlocks(c, static_cast<const char *>(send), nullptr, 0, n, recv, r, stream);
+  if (!r.deterministic) {
+    tessera_status st = native();
+    if (st != TESSERA_ERROR_NOT_SUPPORTED)
+      return st;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 tessera_status allReduce(tessera_comm_t &c, const void *send, void *recv, size_t n, const ReduceSpec &r,
                          void *stream, const Deadline &d) {
   int p = c.size(), me = c.rank();
   size_t es = tessera_dtype_bits(r.dtype) / 8;
-  if (n == 0)
-    return TESSERA_SUCCESS;
-  // One rank still goes through the reduction, so values come out as p ranks would give them
-  // (bool as 0/1, NaNs as the reduction writes them).
-  if (p == 1)
-    return reduceBlocks(c, static_cast<const char *>(send), nullptr, 0, n, recv, r, stream);
-  if (!r.deterministic) {
-    tessera_status st = c.transport->nativeAllReduce(send, recv, n, r.dtype, r.op, stream, d);
-    if (st != TESSERA_ERROR_NOT_SUPPORTED)
-      return st;
-  }
+  if (auto done = reduceShortcut(c, send, recv, n, r, stream, [&] {
+        return c.transport->nativeAllReduce(send, recv, n, r.dtype, r.op, stream, d);
+      }))
+    return *done;
   // Block k: elements [k*B, min(n, (k+1)*B)); B a multiple of 16 bytes. The last blocks may be
   // short or empty.
   size_t B = roundUp((n + p - 1) / p, alignElems(es));
@@ -103,15 +116,10 @@ tessera_status reduceScatter(tessera_comm_t &c, const void *send, void *recv, si
                              void *stream, const Deadline &d) {
   int p = c.size(), me = c.rank();
   size_t es = tessera_dtype_bits(r.dtype) / 8;
-  if (n == 0)
-    return TESSERA_SUCCESS;
-  if (p == 1)
-    return reduceBlocks(c, static_cast<const char *>(send), nullptr, 0, n, recv, r, stream);
-  if (!r.deterministic) {
-    tessera_status st = c.transport->nativeReduceScatter(send, recv, n, r.dtype, r.op, stream, d);
-    if (st != TESSERA_ERROR_NOT_SUPPORTED)
-      return st;
-  }
+  if (auto done = reduceShortcut(c, send, recv, n, r, stream, [&] {
+        return c.transport->nativeReduceScatter(send, recv, n, r.dtype, r.op, stream, d);
+      }))
+    return *done;
   const char *in = static_cast<const char *>(send);
   size_t stride = roundUp(n, alignElems(es));
   Scratch slots(*c.ops, stream);

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace exec {
@@ -170,14 +172,30 @@ inline std::vector<uint16_t> randomBF16(size_t n, float lo = -1.0f, float hi = 1
 
 // ---- checks
 
-// FNV-1a over the bytes of a result. Checks print it ("digest <what> <hex>") so that a
-// differential run (scripts/differential-exec.sh: one seed, GPU then CPU) can compare the bits
-// the two devices produced.
+// "Same bits" for results: every bit equal, except that any NaN equals any NaN. IEEE 754 leaves
+// a NaN result's payload and sign to the implementation: x86 propagates the operand's NaN, the
+// GPU returns its canonical 0x7fffffff, so a NaN sum is NaN on both but not the same bits.
+template <class T>
+bool sameResultBits(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// FNV-1a over the bytes of a result (NaNs hashed as one canonical NaN, as sameResultBits
+// compares them). Checks print it ("digest <what> <hex>") so that a differential run
+// (scripts/differential-exec.sh: one seed, GPU then CPU) can compare the bits the two devices
+// produced.
 template <class T>
 uint64_t digest(const std::vector<T>& v) {
   uint64_t h = 1469598103934665603ull;
-  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-  for (size_t i = 0; i < v.size() * sizeof(T); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  for (const T& x : v) {
+    T canon = x;
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) canon = std::numeric_limits<T>::quiet_NaN();
+    const auto* p = reinterpret_cast<const unsigned char*>(&canon);
+    for (size_t i = 0; i < sizeof(T); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  }
   return h;
 }
 
@@ -217,8 +235,12 @@ template <class T>
 bool allEqual(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
   size_t bad = 0;
   for (size_t i = 0; i < want.size(); ++i)
-    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0 && bad++ < 5)
-      std::printf("  %s[%zu] differs\n", what, i);
+    if (!sameResultBits(got[i], want[i]) && bad++ < 5) {
+      if constexpr (std::is_floating_point_v<T>)
+        std::printf("  %s[%zu] = %.9g, expected %.9g\n", what, i, static_cast<double>(got[i]), static_cast<double>(want[i]));
+      else
+        std::printf("  %s[%zu] differs\n", what, i);
+    }
   std::printf("%s: %zu elements, %zu differ\n", what, want.size(), bad);
   std::printf("digest %s %016llx (exact)\n", what, static_cast<unsigned long long>(digest(got)));
   return bad == 0 && got.size() == want.size();

@@ -1,53 +1,110 @@
-// examples/flash_attention: for each block of 128 rows (the last one clipped), O = softmax(Q K^T)
-// V over that block's rows, one group per block. bf16 storage, f32 arithmetic in the kernel's
-// order. exp comes from libdevice on the GPU and libm on the CPU, so the check allows the bf16
-// output one rounding step (2^-8 relative) plus a small absolute slack; every element is checked.
+// examples/flash_attention: O = softmax(scale * Q K^T) V per batch and head (causal: key j <= query
+// i only), online softmax over key blocks of 64. Fresh random bf16 inputs, an odd sequence length
+// (blocks of 128 queries and 64 keys are clipped at the end), head dims 64 and 128, causal and not.
+// Every element is checked twice, in float64:
+//  - against the kernel's algorithm (running maximum per key block of 64, p rounded to bf16 for
+//    the P V product, the row sum over the unrounded p): the bound is the bf16 rounding of the
+//    output (2^-9 relative, doubled) plus, for p values whose bf16 rounding may flip between f32
+//    and f64 arithmetic, 2^-7 of the largest term p_j |v_j| / l of the row;
+//  - against exact attention: the bound adds 2^-8 of sum_j p_j |v_j| / l (p's rounding to bf16,
+//    2^-9 relative, in the numerator and the row sum).
+// A second launch must give the same bits.
 #include <cmath>
 
 #include "ExecTest.h"
 #include "flash_attention.h"
 
-int main() {
-  exec::requireDevice();
-  std::uniform_int_distribution<int64_t> rows(1, 700), dims(1, 128);
-  int64_t S = rows(exec::rng()), D = dims(exec::rng());
-  std::printf("S=%lld D=%lld\n", (long long)S, (long long)D);
-  std::vector<uint16_t> q = exec::randomBF16(S * D), k = exec::randomBF16(S * D), v = exec::randomBF16(S * D);
+namespace {
+
+struct Problem {
+  int64_t B, H, S, D;
+  bool causal;
+  std::vector<uint16_t> q, k, v;
+};
+
+// One row of attention in float64; `emulate` follows the kernel's blocks and roundings.
+void referenceRow(const Problem& p, int64_t bh, int64_t i, double scale, bool emulate, double* out, double* bound) {
   auto f = exec::fromBF16;
-  std::vector<float> want(S * D);
-  for (int64_t b0 = 0; b0 < S; b0 += 128) {
-    int64_t n = std::min<int64_t>(128, S - b0);
-    std::vector<float> p(n);
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        float acc = 0.0f;
-        for (int64_t d = 0; d < D; ++d) {
-          volatile float prod = f(q[(b0 + i) * D + d]) * f(k[(b0 + j) * D + d]);
-          acc = acc + prod;
-        }
-        p[j] = acc;
-      }
-      float m = -INFINITY, s = 0.0f;
-      for (int64_t j = 0; j < n; ++j) m = std::max(m, p[j]);
-      for (int64_t j = 0; j < n; ++j) s += std::exp(p[j] - m);
-      for (int64_t j = 0; j < n; ++j) p[j] = std::exp(p[j] - m) / s;
+  const int64_t S = p.S, D = p.D, base = bh * S * D;
+  int64_t keys = p.causal ? i + 1 : S;
+  std::vector<double> s(keys);
+  for (int64_t j = 0; j < keys; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < D; ++d) dot += double(f(p.q[base + i * D + d])) * f(p.k[base + j * D + d]);
+    s[j] = scale * dot;
+  }
+  std::vector<double> acc(D, 0.0), absAcc(D, 0.0), maxTerm(D, 0.0);
+  double m = -INFINITY, l = 0;
+  int64_t step = emulate ? 64 : keys;
+  for (int64_t j0 = 0; j0 < keys; j0 += step) {
+    int64_t j1 = std::min(keys, j0 + step);
+    double mNew = m;
+    for (int64_t j = j0; j < j1; ++j) mNew = std::max(mNew, s[j]);
+    double alpha = std::exp(m - mNew);
+    l *= alpha;
+    for (int64_t d = 0; d < D; ++d) acc[d] *= alpha, absAcc[d] *= alpha, maxTerm[d] *= alpha;
+    for (int64_t j = j0; j < j1; ++j) {
+      double e = std::exp(s[j] - mNew);
+      l += e;
+      double pv = emulate ? exec::fromBF16(exec::toBF16(float(e))) : e;
       for (int64_t d = 0; d < D; ++d) {
-        float acc = 0.0f;
-        for (int64_t j = 0; j < n; ++j) {
-          volatile float prod = p[j] * f(v[(b0 + j) * D + d]);
-          acc = acc + prod;
-        }
-        want[(b0 + i) * D + d] = acc;
+        double vd = f(p.v[base + j * D + d]);
+        acc[d] += pv * vd;
+        absAcc[d] += e * std::fabs(vd);
+        maxTerm[d] = std::max(maxTerm[d], e * std::fabs(vd));
       }
     }
+    m = mNew;
   }
-  exec::DeviceArray<uint16_t> dq(q), dk(k), dv(v), dout(std::vector<uint16_t>(S * D, 0xFFFF));
-  exec::check(flash_attention::flash_attention(dq.view(TESSERA_BF16, {S, D}), dk.view(TESSERA_BF16, {S, D}),
-                                               dv.view(TESSERA_BF16, {S, D}), dout.view(TESSERA_BF16, {S, D})),
-              "flash_attention");
-  exec::check(tessera_synchronize(), "synchronize");
-  std::vector<uint16_t> got = dout.read();
+  for (int64_t d = 0; d < D; ++d) {
+    out[d] = acc[d] / l;
+    double rounding = std::ldexp(std::fabs(out[d]), -8) + 1e-6;
+    bound[d] = rounding + (emulate ? std::ldexp(maxTerm[d] / l, -7) : std::ldexp(absAcc[d] / l, -8));
+  }
+}
+
+bool run(int64_t B, int64_t H, int64_t S, int64_t D, bool causal) {
+  Problem p{B, H, S, D, causal, exec::randomBF16(B * H * S * D, -2, 2), exec::randomBF16(B * H * S * D, -2, 2),
+            exec::randomBF16(B * H * S * D)};
+  float scale = 1.0f / std::sqrt(float(D));
+  std::printf("B=%lld H=%lld S=%lld D=%lld %s\n", (long long)B, (long long)H, (long long)S, (long long)D,
+              causal ? "causal" : "non-causal");
+  exec::DeviceArray<uint16_t> dq(p.q), dk(p.k), dv(p.v), dout(std::vector<uint16_t>(p.q.size(), 0xFFFF));
+  auto launch = [&] {
+    tessera_tensor Q = dq.view(TESSERA_BF16, {B, H, S, D}), K = dk.view(TESSERA_BF16, {B, H, S, D}),
+                   V = dv.view(TESSERA_BF16, {B, H, S, D}), O = dout.view(TESSERA_BF16, {B, H, S, D});
+    exec::check(causal ? flash_attention::flash_attention_causal(Q, K, V, O, scale)
+                       : flash_attention::flash_attention(Q, K, V, O, scale),
+                "flash_attention");
+    exec::check(tessera_synchronize(), "synchronize");
+    return dout.read();
+  };
+  std::vector<uint16_t> got = launch();
   std::vector<float> gotf(got.size());
-  for (size_t i = 0; i < got.size(); ++i) gotf[i] = f(got[i]);
-  return exec::finish(exec::allClose(gotf, want, 1.0 / 256, 1e-6, "O"));
+  for (size_t i = 0; i < got.size(); ++i) gotf[i] = exec::fromBF16(got[i]);
+  std::vector<float> emulated(got.size()), exact(got.size());
+  std::vector<double> emulatedBound(got.size()), exactBound(got.size()), out(D), bound(D);
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = 0; i < S; ++i) {
+      size_t at = (bh * S + i) * D;
+      referenceRow(p, bh, i, scale, true, out.data(), bound.data());
+      for (int64_t d = 0; d < D; ++d) emulated[at + d] = float(out[d]), emulatedBound[at + d] = bound[d];
+      referenceRow(p, bh, i, scale, false, out.data(), bound.data());
+      for (int64_t d = 0; d < D; ++d) exact[at + d] = float(out[d]), exactBound[at + d] = bound[d];
+    }
+  bool ok = exec::allWithin(gotf, emulated, emulatedBound, "O (kernel's algorithm)");
+  ok &= exec::allWithin(gotf, exact, exactBound, "O (exact attention)");
+  ok &= exec::allEqual(launch(), got, "O (second launch)");
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  exec::requireDevice();
+  std::uniform_int_distribution<int64_t> heads(1, 3), half(0, 170);
+  bool ok = true;
+  for (int64_t D : {64, 128})
+    for (bool causal : {false, true}) ok &= run(heads(exec::rng()), heads(exec::rng()), 2 * half(exec::rng()) + 1, D, causal);
+  return exec::finish(ok);
 }

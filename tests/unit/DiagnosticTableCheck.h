@@ -20,6 +20,7 @@ inline void checkDiagnosticTable(const DiagInfo* rows, size_t count) {
     std::string name = info.name;
     if (name.rfind("warn_", 0) == 0) CHECK(info.severity == Severity::Warning);
     if (name.rfind("note_", 0) == 0) CHECK(info.severity == Severity::Note);
+    if (name.rfind("remark_", 0) == 0) CHECK(info.severity == Severity::Remark);
     if (name.rfind("err_", 0) == 0) CHECK(info.severity >= Severity::Error);
   }
 }

@@ -6,11 +6,17 @@
 
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
+#include "runtime/include/tessera/runtime.h"
 #include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
+#include "sema/Sema.h"
+#include "ir/Verifier.h"
 
 namespace tessera {
+
+// Sema refuses kernel tensor parameters of a rank the launch ABI cannot describe.
+static_assert(kMaxTensorParamRank == TESSERA_MAX_RANK, "sema's rank limit must be the runtime's");
 
 namespace {
 
@@ -42,6 +48,21 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// --remarks: per kernel whose tile values live in the workspace (the target lowered first: the
+// GPU when there is one), a remark at the kernel and a note at each value.
+void remarkWorkspace(ir::Module& m, const std::vector<codegen::KernelInterface>& kernels, const char* where,
+                     DiagnosticEngine& diags) {
+  for (const codegen::KernelInterface& k : kernels) {
+    if (k.workspaceValues.empty()) continue;
+    ir::Operation* func = m.lookupFunc(k.name);
+    SourceLoc at = func ? func->loc : SourceLoc{};
+    DiagBuilder r = diags.report(diag::remark_drv_tile_workspace, at);
+    r << k.name << k.workspaceValues.size() << where;
+    for (const codegen::WorkspaceValue& v : k.workspaceValues)
+      r.note(diag::note_drv_workspace_value, SourceRange(v.loc, SourceLoc{v.loc.offset + 1}), {v.op, v.type});
+  }
+}
+
 }  // namespace
 
 int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags) {
@@ -52,7 +73,9 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
   std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
-  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags)) {
+  // The pipeline's result is verified once more: inlined device functions meet their kernel's
+  // rules (a group shape for group features) here, with the builtin's source position.
+  if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
     diags.finish();
     return 1;
   }
@@ -64,7 +87,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
 
   codegen::CompileOptions co;
   std::string input = opts.inputs[0];
-  co.moduleName = codegen::cIdentifier(stem(input));
+  co.moduleName = codegen::cIdentifier(opts.moduleName.empty() ? stem(input) : opts.moduleName);
   co.sourceName = input.substr(input.find_last_of('/') == std::string::npos ? 0 : input.find_last_of('/') + 1);
   co.optLevel = opts.optLevel;
   co.lineInfo = opts.debugInfo;
@@ -88,6 +111,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                 "assembles them (an object or --emit=cubin)");
   codegen::CompileOutput out;
   if (!codegen::compileModule(m, co, stop, out, error)) return fail(error);
+  if (opts.remarks) remarkWorkspace(m, out.kernels, co.archs.empty() ? "on the CPU executor" : "on the GPU", diags);
   if (opts.resourceUsage != DriverOptions::ResourceUsage::Off) {
     // Like nvcc --resource-usage: on stdout, unless the compile's output goes there.
     std::ostream& os = opts.output == "-" ? std::cerr : std::cout;
@@ -96,30 +120,33 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                : codegen::formatResourcesText(co.sourceName, out.kernels));
   }
 
-  // Every output, written all or nothing: an unwritable header (-H into a missing directory)
-  // leaves no object behind for a build system to take as up to date.
-  std::vector<std::pair<std::string, const std::string*>> outputs;
   std::string path = opts.output;
   switch (emit) {
     case EmitKind::LLVM:
       // The device module when there is one, else the CPU executor's.
-      outputs.push_back({path, co.archs.empty() ? &out.cpuLLVM : &out.gpuLLVM});
+      if (!writeFile(path, co.archs.empty() ? out.cpuLLVM : out.gpuLLVM)) return fail("cannot write '" + path + "'");
       break;
-    case EmitKind::PTX: outputs.push_back({path, &out.ptx[0]}); break;
-    case EmitKind::Cubin: outputs.push_back({path.empty() ? stem(input) + ".cubin" : path, &out.cubins[0]}); break;
-    case EmitKind::Header: outputs.push_back({path, &out.header}); break;
+    case EmitKind::PTX:
+      if (!writeFile(path, out.ptx[0])) return fail("cannot write '" + path + "'");
+      break;
+    case EmitKind::Cubin:
+      if (path.empty()) path = stem(input) + ".cubin";
+      if (!writeFile(path, out.cubins[0])) return fail("cannot write '" + path + "'");
+      break;
+    case EmitKind::Header:
+      if (!writeFile(path, out.header)) return fail("cannot write '" + path + "'");
+      break;
     default:
       if (path.empty()) path = stem(input) + ".o";
       if (path == "-") return fail("an object file is not written to stdout; use -o FILE");
-      outputs.push_back({path, &out.object});
+      if (!writeFile(path, out.object)) return fail("cannot write '" + path + "'");
       break;
   }
-  if (!opts.headerOutput.empty()) outputs.push_back({opts.headerOutput, &out.header});
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (writeFile(outputs[i].first, *outputs[i].second)) continue;
-    for (size_t j = 0; j < i; ++j)
-      if (!outputs[j].first.empty() && outputs[j].first != "-") std::remove(outputs[j].first.c_str());
-    return fail("cannot write '" + outputs[i].first + "'");
+  if (!opts.headerOutput.empty() && !writeFile(opts.headerOutput, out.header)) {
+    // The object without its header is half a result: take it back (the driver checked both
+    // paths before compiling, so this is a write error such as a full disk).
+    if (!path.empty() && path != "-") std::remove(path.c_str());
+    return fail("cannot write '" + opts.headerOutput + "'");
   }
   diags.finish();
   return 0;

@@ -18,6 +18,32 @@ const EmitName kEmitNames[] = {
 };
 
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// --emit=NAME.
+bool parseEmit(std::string_view name, DriverOptions& opts, std::string& error) {
+  for (const EmitName& e : kEmitNames)
+    if (name == e.name) {
+      opts.emit = e.kind;
+      opts.emitGiven = true;
+      return true;
+    }
+  error = "unknown --emit kind '" + std::string(name) +
+          "' (expected tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj or header)";
+  return false;
+}
+
+// --error-limit=N.
+bool parseErrorLimit(std::string_view text, DriverOptions& opts, std::string& error) {
+  char* end = nullptr;
+  std::string n(text);
+  unsigned long lim = std::strtoul(n.c_str(), &end, 10);
+  if (n.empty() || *end) {
+    error = "--error-limit needs a number";
+    return false;
+  }
+  opts.errorLimit = static_cast<unsigned>(lim);
+  return true;
+}
 }  // namespace
 
 bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string& error) {
@@ -51,6 +77,8 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     } else if (a == "-MT" || (startsWith(a, "-MT") && a.size() > 3)) {
       if (!value("-MT", v)) return false;
       opts.depTargets.push_back(v);
+    } else if (a == "--remarks") {
+      opts.remarks = true;
     } else if (a == "--resource-usage" || a == "--resource-usage=text") {
       opts.resourceUsage = DriverOptions::ResourceUsage::Text;
     } else if (a == "--resource-usage=json") {
@@ -65,20 +93,19 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     } else if (a == "-I" || (startsWith(a, "-I") && a.size() > 2)) {
       if (!value("-I", v)) return false;
       opts.includePaths.push_back(v);
-    } else if (startsWith(a, "--emit=")) {
-      std::string_view name = a.substr(7);
-      bool found = false;
-      for (const EmitName& e : kEmitNames)
-        if (name == e.name) {
-          opts.emit = e.kind;
-          found = true;
-        }
-      if (!found) {
-        error = "unknown --emit kind '" + std::string(name) +
-                "' (expected tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj or header)";
+    // --- standard library (issue 14)
+    } else if (startsWith(a, "--stdlib-dir=")) {
+      opts.stdlibDir = std::string(a.substr(13));
+      opts.stdlibDirGiven = true;
+    } else if (startsWith(a, "--module-name=")) {
+      opts.moduleName = std::string(a.substr(14));
+      if (opts.moduleName.empty()) {
+        error = "--module-name needs a name";
         return false;
       }
-      opts.emitGiven = true;
+    // --- end standard library
+    } else if (startsWith(a, "--emit=")) {
+      if (!parseEmit(a.substr(7), opts, error)) return false;
     } else if (a == "--check") {
       opts.checkOnly = true;
     } else if (a == "--parse-only") {
@@ -101,14 +128,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
         return false;
       }
     } else if (startsWith(a, "--error-limit=")) {
-      char* end = nullptr;
-      std::string n(a.substr(14));
-      unsigned long lim = std::strtoul(n.c_str(), &end, 10);
-      if (n.empty() || *end) {
-        error = "--error-limit needs a number";
-        return false;
-      }
-      opts.errorLimit = static_cast<unsigned>(lim);
+      if (!parseErrorLimit(a.substr(14), opts, error)) return false;
     } else if (a == "--print-builtins-markdown") {
       opts.printBuiltinsMarkdown = true;
     } else if (a == "-Werror") {
@@ -174,6 +194,9 @@ void printDriverHelp() {
       "  --emit=KIND               tokens, ast, sema, tile-ir, llvm, ptx, cubin, obj, header\n"
       "  -o FILE                   write the output to FILE ('-' for stdout)\n"
       "  -I DIR                    add DIR to the module search path\n"
+      "  --stdlib-dir=DIR          where `import stdlib.x` finds DIR/stdlib/x.tessera (default: the\n"
+      "                            installed share/tessera, or $TESSERA_STDLIB_PATH; empty: none)\n"
+      "  --module-name=NAME        the module's C prefix and registered name (default: the stem)\n"
       "  --parse-only              run the front end only\n"
       "  --check                   run the front end and semantic analysis only\n"
       "  --diagnostics-format=F    text (default) or json (one object per line)\n"
@@ -192,6 +215,8 @@ void printDriverHelp() {
       "  --print-after-all         print the Tile IR after every pass\n"
       "  --time-passes             time every Tile IR pass\n"
       "  --verify-each             verify the Tile IR after every pass\n"
+      "  --remarks                 remarks on code generation's choices: the tile values kept in\n"
+      "                            the group's workspace in global memory instead of registers\n"
       "  --resource-usage[=json]   per kernel and architecture: registers, spills, shared and\n"
       "                            local memory, occupancy, tensor-core/TMA/cp.async counts\n"
       "  -MD                       also write a make-style dependency file (the input and every\n"

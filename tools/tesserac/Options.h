@@ -12,6 +12,11 @@ struct DriverOptions {
   std::vector<std::string> inputs;
   std::string output;          // -o
   std::vector<std::string> includePaths;  // -I
+  // --- standard library (issue 14)
+  std::string stdlibDir;       // --stdlib-dir=DIR: where `import stdlib.x` looks (else the default)
+  bool stdlibDirGiven = false;
+  std::string moduleName;      // --module-name=NAME: the C prefix and registered name (else the stem)
+  // --- end standard library
   EmitKind emit = EmitKind::Obj;
   bool emitGiven = false;
   bool checkOnly = false;      // --check: front end and sema only
@@ -45,6 +50,7 @@ struct DriverOptions {
   std::vector<std::string> depTargets;  // -MT: the rule's targets (default: the output)
   bool depPhony = false;       // -MP: a phony rule per dependency
   enum class ResourceUsage { Off, Text, Json } resourceUsage = ResourceUsage::Off;  // --resource-usage[=json]
+  bool remarks = false;        // --remarks: where tile values live (issue 15)
   // --- end build tools
 };
 

@@ -1,9 +1,13 @@
 // tesserac: the Tessera compiler driver. A thin layer over the stage libraries: it reads the
 // command line, loads the inputs, runs the stages in order and writes what --emit asks for.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <utility>
+
+#include <unistd.h>
 
 #include "basic/Diagnostics.h"
 #include "frontend/ASTDump.h"
@@ -26,23 +30,40 @@ using namespace tessera;
 
 namespace {
 
-// Where --emit output goes: the -o file, or stdout.
+// Where --emit output goes: the -o file, or stdout. The file is created when the first output
+// is written, so that a compilation that fails leaves no empty or stale file behind.
 class OutputFile {
 public:
-  bool open(const std::string& path, std::string& error) {
-    if (path.empty() || path == "-") return true;
-    file_ = std::make_unique<std::ofstream>(path, std::ios::binary);
-    if (!*file_) {
-      error = "cannot open output file '" + path + "'";
-      return false;
+  explicit OutputFile(std::string path) : path_(std::move(path)) {}
+  std::ostream& os() {
+    if (path_.empty() || path_ == "-") return std::cout;
+    if (!file_) {
+      file_ = std::make_unique<std::ofstream>(path_, std::ios::binary);
+      if (!*file_) std::cerr << "tesserac: error: cannot open output file '" << path_ << "'\n";
     }
-    return true;
+    return *file_;
   }
-  std::ostream& os() { return file_ ? *file_ : std::cout; }
 
 private:
+  std::string path_;
   std::unique_ptr<std::ofstream> file_;
 };
+
+// An output path must lie in an existing, writable directory and not be a directory itself.
+// Checked before anything is compiled or written, so that a bad -H does not leave the object
+// of -o behind. Returns the problem, or "" when the path is fine.
+std::string outputPathProblem(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty() || path == "-") return "";
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "'" + path + "' is a directory";
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::exists(dir, ec)) return "directory '" + dir.string() + "' does not exist";
+  if (!fs::is_directory(dir, ec)) return "'" + dir.string() + "' is not a directory";
+  if (access(dir.c_str(), W_OK) != 0) return "directory '" + dir.string() + "' is not writable";
+  return "";
+}
 
 // -MD: the dependency file of a successful compile (`status` 0) that read `deps`.
 int withDepFile(int status, const DriverOptions& opts, const std::vector<std::string>& deps) {
@@ -73,6 +94,13 @@ int run(const DriverOptions& opts) {
     std::cerr << "tesserac: error: exactly one input file is expected (got " << opts.inputs.size() << ")\n";
     return 1;
   }
+  for (const auto& [flag, path] : {std::pair{"-o", &opts.output}, std::pair{"-H", &opts.headerOutput}}) {
+    std::string problem = outputPathProblem(*path);
+    if (!problem.empty()) {
+      std::cerr << "tesserac: error: cannot write " << flag << " '" << *path << "': " << problem << "\n";
+      return 1;
+    }
+  }
   FileID file;
   std::string error;
   if (!sm.addFile(opts.inputs[0], file, error)) {
@@ -98,13 +126,9 @@ int run(const DriverOptions& opts) {
       }
       return 0;
     }
-    OutputFile fout;
-    if (!fout.open(opts.output, error)) {
-      std::cerr << "tesserac: error: " << error << "\n";
-      return 1;
-    }
+    OutputFile fout(opts.output);
     fout.os() << formatted.text;
-    return 0;
+    return fout.os().flush() ? 0 : 1;
   }
   // --- end formatter
 
@@ -119,11 +143,7 @@ int run(const DriverOptions& opts) {
   }
   // --- end Tile IR input
 
-  OutputFile out;
-  if (!out.open(opts.output, error)) {
-    std::cerr << "tesserac: error: " << error << "\n";
-    return 1;
-  }
+  OutputFile out(opts.output);
 
   std::vector<Token> tokens = lexBuffer(sm, file, diags);
   if (opts.emitGiven && opts.emit == EmitKind::Tokens) {
@@ -144,6 +164,7 @@ int run(const DriverOptions& opts) {
   // the AST with every expression's type.
   SemaContext sema(sm, ctx);
   sema.includePaths = opts.includePaths;
+  sema.stdlibDir = opts.stdlibDirGiven ? opts.stdlibDir : defaultStdlibDir();
   analyzeModule(*module, sema, diags);
   std::vector<std::string> deps = {opts.inputs[0]};  // -MD: the input and every imported module
   for (const auto& [path, info] : sema.modules)
@@ -159,6 +180,8 @@ int run(const DriverOptions& opts) {
   // emit hands it to the back end.
   if (!diags.hasErrors()) {
     std::unique_ptr<ir::Module> lowered = lowerToTileIR(*module, sema, diags);
+    // Autotuned kernels: one function per candidate configuration (irgen/Autotune.cpp).
+    if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(*module, sema, *lowered, diags);
     if (!lowered || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
       diags.finish();
       if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output

@@ -20,10 +20,10 @@ extern "C" {
 #endif
 
 /* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc, 4 the
- * GPU variants; the runtime still registers modules of every version from TESSERA_ABI_MIN_VERSION
- * on (their kernel descriptors are shorter: struct_size says which fields exist, see
- * tessera_module_kernel). */
-#define TESSERA_ABI_VERSION 4
+ * GPU variants, 5 the variants' resources and the autotune candidates; the runtime still
+ * registers modules of every version from TESSERA_ABI_MIN_VERSION on (their kernel descriptors
+ * are shorter: struct_size says which fields exist, see tessera_module_kernel). */
+#define TESSERA_ABI_VERSION 5
 #define TESSERA_ABI_MIN_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
@@ -264,6 +264,26 @@ typedef struct tessera_gpu_variant {
   uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
 } tessera_gpu_variant;
 
+struct tessera_kernel_desc;
+
+/* ABI 5: the compiled candidates of an autotuned kernel (@kernel.autotune(space=...)). Candidate
+ * 0 is the first value of every parameter and runs what the kernel's own entries run; every
+ * candidate takes the kernel's parameters. Candidates the compiler could not show to give the
+ * same bits, and candidates with the same code as an earlier one, are not compiled
+ * (docs/abi.md "Autotuning"). */
+#define TESSERA_AUTOTUNE_MAX_CANDIDATES 64
+#define TESSERA_AUTOTUNE_SAME_BITS 0x1u /* every candidate computes the same bits (deterministic kernel) */
+typedef struct tessera_autotune_desc {
+  uint32_t num_params;                          /* tuned parameters */
+  uint32_t num_candidates;                      /* 1 .. TESSERA_AUTOTUNE_MAX_CANDIDATES */
+  const char *const *param_names;               /* num_params names */
+  const int64_t *values;                        /* num_candidates rows of num_params values */
+  const struct tessera_kernel_desc *candidates; /* num_candidates descriptors, struct_size apart */
+  uint64_t code_hash;                           /* of every candidate's code: keys the tuning cache */
+  uint32_t flags;                               /* TESSERA_AUTOTUNE_* */
+  uint32_t reserved;
+} tessera_autotune_desc;
+
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
   uint32_t flags;       /* TESSERA_KERNEL_* */
@@ -296,6 +316,10 @@ typedef struct tessera_kernel_desc {
   const tessera_gpu_variant *gpu_variants;  /* tried in order before gpu_entry */
   uint32_t num_gpu_variants;
   uint32_t reserved4;
+  /* ABI 5: present when struct_size covers them (tessera_kernel_has_v5). */
+  const tessera_kernel_resources *variant_resources; /* num_gpu_variants entries: what each
+                                                      * variant's code uses on its architecture */
+  const tessera_autotune_desc *autotune;            /* NULL unless several candidates were compiled */
 } tessera_kernel_desc;
 
 /* Size of an ABI 2 kernel descriptor: the fields up to `reserved`. */
@@ -306,9 +330,23 @@ typedef struct tessera_kernel_desc {
 static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
   return k->struct_size >= TESSERA_KERNEL_DESC_V3_SIZE;
 }
+/* Size of an ABI 4 kernel descriptor: the fields up to `reserved4`. */
+#define TESSERA_KERNEL_DESC_V4_SIZE offsetof(tessera_kernel_desc, variant_resources)
 /* Whether `k` carries the ABI 4 fields (gpu_variants). */
 static inline int tessera_kernel_has_v4(const tessera_kernel_desc *k) {
+  return k->struct_size >= TESSERA_KERNEL_DESC_V4_SIZE;
+}
+/* Whether `k` carries the ABI 5 fields (variant_resources, autotune). */
+static inline int tessera_kernel_has_v5(const tessera_kernel_desc *k) {
   return k->struct_size >= sizeof(tessera_kernel_desc);
+}
+/* Candidate i of an autotune table (descriptors are struct_size bytes apart). */
+static inline const tessera_kernel_desc *tessera_autotune_candidate(const tessera_autotune_desc *t, uint32_t i) {
+  return (const tessera_kernel_desc *)((const char *)t->candidates + (size_t)i * t->candidates[0].struct_size);
+}
+/* The autotune candidates of `k`, or NULL. */
+static inline const tessera_autotune_desc *tessera_kernel_autotune(const tessera_kernel_desc *k) {
+  return tessera_kernel_has_v5(k) ? k->autotune : NULL;
 }
 
 
@@ -536,6 +574,54 @@ typedef struct tessera_symbol_binding {
 tessera_status tessera_launch_bound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                                     const tessera_arg *args, uint32_t num_args,
                                     const tessera_symbol_binding *bindings, uint32_t num_bindings);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Autotuning (@kernel.autotune; docs/abi.md "Autotuning")                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Which candidate a launch of an autotuned kernel runs. The mode starts as TESSERA_AUTOTUNE
+ * says (off, cached or on; unset: on):
+ *   ON: the winner recorded for the launch's key (the kernel, its code, the device and the
+ *     bound shape symbols), from memory or the on-disk cache ($XDG_CACHE_HOME/tessera/autotune,
+ *     else ~/.cache/tessera/autotune); without one, the launch first searches (as
+ *     tessera_autotune_search) and records the winner in both;
+ *   CACHED: the recorded winner, else candidate 0; never times anything;
+ *   OFF: candidate 0, the first value of every parameter.
+ * A launch with an explicit grid, or on a stream that is capturing, never searches and runs
+ * candidate 0 unless a winner is recorded (an explicit grid: always candidate 0). */
+typedef enum tessera_autotune_mode {
+  TESSERA_AUTOTUNE_OFF = 0,
+  TESSERA_AUTOTUNE_CACHED = 1,
+  TESSERA_AUTOTUNE_ON = 2
+} tessera_autotune_mode;
+tessera_status tessera_autotune_set_mode(tessera_autotune_mode mode);
+tessera_autotune_mode tessera_autotune_get_mode(void);
+
+typedef struct tessera_autotune_result {
+  uint32_t best;           /* the candidate recorded for these arguments' key */
+  uint32_t num_candidates;
+  /* Median time of each candidate (TESSERA_AUTOTUNE_REPEATS runs, default 5, after a warm-up);
+   * negative when it was excluded: -1 its result bits differed from candidate 0's (kernels
+   * with TESSERA_AUTOTUNE_SAME_BITS), -2 it could not be launched with these arguments. */
+  float ms[TESSERA_AUTOTUNE_MAX_CANDIDATES];
+} tessera_autotune_result;
+
+/* The spec's autotune.search: runs every candidate of `kernel` on these arguments, restoring
+ * the mut tensors before each run and at the end (so the call changes no argument), times
+ * them, and records the fastest for the arguments' key in memory and on disk (not when the mode
+ * is OFF). Synchronises the stream. Kernels without candidates have one. */
+tessera_status tessera_autotune_search(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
+                                       const tessera_arg *args, uint32_t num_args,
+                                       tessera_autotune_result *out);
+/* Launches candidate `index` (0 .. count - 1) of `kernel`, whatever the mode. */
+tessera_status tessera_launch_candidate(const tessera_kernel_desc *kernel, uint32_t index,
+                                        const tessera_launch_options *opts, const tessera_arg *args,
+                                        uint32_t num_args);
+/* Candidates of `kernel` (1 for kernels that are not tuned), and the value of parameter
+ * `param` in candidate `index`. */
+uint32_t tessera_autotune_num_candidates(const tessera_kernel_desc *kernel);
+tessera_status tessera_autotune_value(const tessera_kernel_desc *kernel, uint32_t index, const char *param,
+                                      int64_t *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Profiling                                                                                   */

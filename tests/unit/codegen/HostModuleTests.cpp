@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "codegen/HostModule.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
@@ -86,6 +88,15 @@ TEST_CASE("registration structs have the layout of runtime.h") {
   CHECK(kd->getElementOffset(22) == offsetof(tessera_kernel_desc, gpu_variants));
   CHECK(kd->getElementOffset(22) == TESSERA_KERNEL_DESC_V3_SIZE);
   CHECK(kd->getElementOffset(23) == offsetof(tessera_kernel_desc, num_gpu_variants));
+  CHECK(kd->getElementOffset(25) == offsetof(tessera_kernel_desc, variant_resources));
+  CHECK(kd->getElementOffset(25) == TESSERA_KERNEL_DESC_V4_SIZE);
+  CHECK(kd->getElementOffset(26) == offsetof(tessera_kernel_desc, autotune));
+  auto* at = layout("tessera_autotune_desc");
+  CHECK(at->getSizeInBytes() == sizeof(tessera_autotune_desc));
+  CHECK(at->getElementOffset(2) == offsetof(tessera_autotune_desc, param_names));
+  CHECK(at->getElementOffset(4) == offsetof(tessera_autotune_desc, candidates));
+  CHECK(at->getElementOffset(5) == offsetof(tessera_autotune_desc, code_hash));
+  CHECK(at->getElementOffset(6) == offsetof(tessera_autotune_desc, flags));
   auto* gv = layout("tessera_gpu_variant");
   CHECK(gv->getSizeInBytes() == sizeof(tessera_gpu_variant));
   CHECK(gv->getElementOffset(3) == offsetof(tessera_gpu_variant, shared_bytes));
@@ -172,6 +183,62 @@ TEST_CASE("header: C declarations with the Tessera signature and a C++ wrapper")
   CHECK(h.find("inline tessera_status saxpy(const tessera_tensor &x, const tessera_tensor &y, float alpha, "
                "const tessera_launch_options *opts = nullptr) {\n  return saxpy_saxpy(opts, &x, &y, alpha);") !=
         std::string::npos);
+}
+
+namespace {
+// saxpy tuned over T = 1, 2, 4 (candidates 1 and 2 as irgen names them).
+HostModuleInput tunedModule() {
+  HostModuleInput in = saxpyModule();
+  in.kernels.resize(1);
+  KernelInterface& k = in.kernels[0];
+  k.autotuneIndex = 0;
+  k.autotuneConfig = {{"T", 1}};
+  for (int i : {2, 1}) {  // out of order: the table sorts them
+    KernelInterface c = k;
+    c.name = "saxpy__at" + std::to_string(i);
+    c.gpuEntry = c.name;
+    c.autotuneOf = "saxpy";
+    c.autotuneIndex = i;
+    c.autotuneConfig = {{"T", int64_t(1) << i}};
+    in.kernels.push_back(c);
+  }
+  return in;
+}
+}  // namespace
+
+TEST_CASE("autotune: candidates go into their kernel's table, without launch functions") {
+  llvm::LLVMContext ctx;
+  llvm::Module m("tuned", ctx);
+  std::string error;
+  REQUIRE_MESSAGE(buildHostModule(m, tunedModule(), error), error);
+  CHECK(m.getFunction("saxpy_saxpy"));
+  CHECK_FALSE(m.getFunction("saxpy_saxpy__at1"));
+  llvm::GlobalVariable* kernels = m.getNamedGlobal("__tessera_kernels");
+  REQUIRE(kernels);
+  CHECK(llvm::cast<llvm::ArrayType>(kernels->getValueType())->getNumElements() == 1);
+  llvm::GlobalVariable* table = m.getNamedGlobal("__tessera_autotune");
+  REQUIRE(table);
+  auto* init = llvm::cast<llvm::ConstantStruct>(table->getInitializer());
+  CHECK(llvm::cast<llvm::ConstantInt>(init->getOperand(0))->getZExtValue() == 1);  // num_params
+  CHECK(llvm::cast<llvm::ConstantInt>(init->getOperand(1))->getZExtValue() == 3);  // num_candidates
+  CHECK(llvm::cast<llvm::ConstantInt>(init->getOperand(6))->getZExtValue() == TESSERA_AUTOTUNE_SAME_BITS);
+  auto* values = llvm::cast<llvm::GlobalVariable>(init->getOperand(3));
+  llvm::Constant* rows = values->getInitializer();
+  REQUIRE(llvm::cast<llvm::ArrayType>(rows->getType())->getNumElements() == 3);
+  for (unsigned i = 0; i < 3; ++i)
+    CHECK(llvm::cast<llvm::ConstantInt>(rows->getAggregateElement(i))->getZExtValue() == (1u << i));
+  // The candidates' descriptors, candidate 0 first: the kernel's own.
+  auto* cands = llvm::cast<llvm::GlobalVariable>(init->getOperand(4));
+  llvm::Constant* descs = cands->getInitializer();
+  REQUIRE(llvm::cast<llvm::ArrayType>(descs->getType())->getNumElements() == 3);
+  std::string h = writeHeader(tunedModule());
+  CHECK(h.find("saxpy__at") == std::string::npos);
+
+  HostModuleInput bad = tunedModule();
+  bad.kernels[2].autotuneConfig.push_back({"U", 3});
+  llvm::Module m2("bad", ctx);
+  CHECK_FALSE(buildHostModule(m2, bad, error));
+  CHECK(error.find("sets other parameters than the kernel") != std::string::npos);
 }
 
 TEST_CASE("C identifiers from module names") {

@@ -458,7 +458,15 @@ TEST_CASE("unexpected characters") {
   CHECK(ctl.diag().message == "unexpected character '\\x01'");
   Lex bang("if !a:\n  b\n");
   CHECK(bang.only() == "err_lex_lone_bang 1:4-1:5");
-  CHECK(bang.kinds() == "kw_if Error Identifier colon Newline Indent Identifier Newline Dedent Eof");
+  // With an operand after it, '!' is read as 'not' (after the error) so that nothing cascades.
+  CHECK(bang.kinds() == "kw_if kw_not Identifier colon Newline Indent Identifier Newline Dedent Eof");
+  Lex lone("x = a !\n");
+  CHECK(lone.only() == "err_lex_lone_bang 1:7-1:8");
+  CHECK(lone.kinds() == "Identifier equal Identifier Error Newline Eof");
+  // C's && and || are reported and read as 'and' and 'or'.
+  Lex cops("a && b || c\n");
+  CHECK(cops.diagCount() == 2);
+  CHECK(cops.kinds() == "Identifier kw_and Identifier kw_or Identifier Newline Eof");
 }
 
 TEST_CASE("non-ASCII characters outside strings and comments") {

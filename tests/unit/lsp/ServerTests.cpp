@@ -26,9 +26,14 @@ TEST_CASE("malformed input gets JSON-RPC errors, not crashes") {
   CHECK(h.request("textDocument/hover", json::object())["error"]["code"] == ErrorCode::InvalidParams);
   CHECK(h.request("textDocument/hover", Harness::at("file:///nope", 0, 0))["error"]["code"] == ErrorCode::InvalidParams);
   size_t before = h.out.size();
-  h.notify("textDocument/didChange", json::array());  // malformed notification: dropped silently
-  h.notify("$/setTrace", {{"value", "off"}});
-  CHECK(h.out.size() == before);
+  // A malformed notification has no reply: the editor is told with window/showMessage.
+  h.notify("textDocument/didChange", json::array());
+  REQUIRE(h.out.size() == before + 1);
+  CHECK(h.out.back()["method"] == "window/showMessage");
+  CHECK(h.out.back()["params"]["type"] == 1);
+  CHECK(h.out.back()["params"]["message"].get<std::string>().rfind("textDocument/didChange failed", 0) == 0);
+  h.notify("$/setTrace", {{"value", "off"}});  // a well-formed notification: no output
+  CHECK(h.out.size() == before + 1);
 }
 
 TEST_CASE("a kernel: diagnostics, hover, definition, completion") {

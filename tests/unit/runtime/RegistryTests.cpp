@@ -56,7 +56,7 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
   m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 5, this runtime implements ABI 2 to 4") == 0);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 6, this runtime implements ABI 2 to 5") == 0);
   m.desc()->abi_version = TESSERA_ABI_VERSION;
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
@@ -166,7 +166,7 @@ TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still 
   CHECK(msg().find("descriptor size") != std::string::npos);
   v2.abi_version = 1;
   CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("implements ABI 2 to 4") != std::string::npos);
+  CHECK(msg().find("implements ABI 2 to 5") != std::string::npos);
 }
 
 TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") {
@@ -189,6 +189,30 @@ TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") 
   CHECK(tessera_kernel_has_v3(k));
   CHECK_FALSE(tessera_kernel_has_v4(k));
   CHECK(tessera_unregister_module(&v3) == TESSERA_SUCCESS);
+}
+
+TEST_CASE("registry: modules built for ABI 4 (no autotune tables) still register") {
+  TestModule built("reg_v5_source", {simple("k1"), simple("k2")}, nullptr, 0, false);
+  size_t stride = TESSERA_KERNEL_DESC_V4_SIZE;
+  std::vector<unsigned char> packed(2 * stride);
+  for (uint32_t i = 0; i < 2; ++i) {
+    tessera_kernel_desc d = *built.kernel(i);
+    d.struct_size = static_cast<uint32_t>(stride);
+    std::memcpy(packed.data() + i * stride, &d, stride);
+  }
+  tessera_module_desc v4 = *built.desc();
+  v4.name = "reg_v4";
+  v4.abi_version = 4;
+  v4.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  REQUIRE(tessera_register_module(&v4) == TESSERA_SUCCESS);
+  const tessera_kernel_desc *k = nullptr;
+  REQUIRE(tessera_find_kernel("reg_v4", "k2", &k) == TESSERA_SUCCESS);
+  CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
+  CHECK(tessera_kernel_has_v4(k));
+  CHECK_FALSE(tessera_kernel_has_v5(k));
+  CHECK(tessera_kernel_autotune(k) == nullptr);
+  CHECK(tessera_autotune_num_candidates(k) == 1);
+  CHECK(tessera_unregister_module(&v4) == TESSERA_SUCCESS);
 }
 
 TEST_CASE("registry: GPU variants must name an entry and tensor parameters") {

@@ -180,8 +180,8 @@ def k(y: mut f16[n]):
   CHECK(f->groupShape == std::vector<long long>{128});
   CHECK(f->sharedBudget == 8192);
   CHECK(f->autotuneSpace.at("BM") == std::vector<long long>{64, 128});
+  // Sema analyses the first candidate (BM=64); the driver analyses each other one afresh.
   REQUIRE(f->sharedAllocations.size() == 1);
-  // Sized at the first candidate (BM = 64), the one the kernel is compiled for.
   CHECK(f->sharedAllocations[0].bytes == 64 * 16 * 2);
 }
 
@@ -286,13 +286,14 @@ def k(x: f32[n], t: mut f32[1]):
 def k(x: f32[n], t: mut f32[1]):
     atomic_add(t[0], x[tile.linear_id()])
 )");
-  CHECK(relaxed.ids().empty());
+  // Atomics have no code generation yet (err_builtin_not_lowered), but no determinism error.
+  CHECK(relaxed.ids() == std::vector<std::string>{"err_builtin_not_lowered"});
   Analysis ints(R"(
 @kernel
 def k(x: i32[n], t: mut i32[1]):
     atomic_add(t[0], x[tile.linear_id()])
 )");
-  CHECK(ints.ids().empty());
+  CHECK(ints.ids() == std::vector<std::string>{"err_builtin_not_lowered"});
 }
 
 TEST_CASE("fragments give precise diagnostics and no cascades") {

@@ -1,0 +1,224 @@
+// Fixed-order reductions: `mem.reduce` (reduce_sum/max/min of a shared array or view, computed by
+// the calling tile). Every reduction of n values uses one tree, the pairwise tree
+//   for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i + s]
+// whose result is a[0], so the bits are the same on every device and run (docs/codegen.md,
+// "Reductions").
+#include "codegen/Lowering.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+namespace tessera::codegen::detail {
+
+namespace {
+// Arrays up to this many elements are reduced in registers, straight-line code with one load
+// per element; larger or dynamically sized ones through a private copy.
+constexpr int64_t kMaxRegisterReduce = 4096;
+}  // namespace
+
+llvm::Value* Lowering::combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem) {
+  bool isF = a->getType()->isFloatingPointTy();
+  if (kind == "sum") return isF ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
+  if (kind == "max")
+    return isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, b)
+               : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b), a, b);
+  return isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, b)
+             : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b), a, b);
+}
+
+// The pairwise tree without a copy: the value a[lo] holds once the levels below `len` are done
+// (len a power of two) is a[lo] for len 1, else the left half's value combined with the right
+// half's when the right half starts inside the array. Straight-line code: n loads, n - 1 ops.
+llvm::Value* Lowering::reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind) {
+  std::vector<llvm::Value*> shape = v.shape;
+  std::function<llvm::Value*(int64_t, int64_t)> tree = [&](int64_t lo, int64_t len) -> llvm::Value* {
+    if (len == 1) {
+      std::vector<llvm::Value*> idx(shape.size());
+      int64_t rest = lo;
+      for (size_t d = shape.size(); d-- > 0;) {
+        int64_t extent = llvm::cast<llvm::ConstantInt>(shape[d])->getSExtValue();
+        idx[d] = b_.getInt64(d == 0 ? rest : rest % extent);
+        rest /= extent;
+      }
+      return loadElem(v, idx, elem);
+    }
+    int64_t half = len / 2;
+    llvm::Value* left = tree(lo, half);
+    if (lo + half >= n) return left;
+    return combine(kind, left, tree(lo + half, half), elem);
+  };
+  int64_t len = 1;
+  while (len < n) len *= 2;
+  return tree(0, len);
+}
+
+llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kind) {
+  llvm::Value* n = b_.getInt64(1);
+  bool staticShape = true;
+  for (llvm::Value* s : v.shape) {
+    n = b_.CreateMul(n, s);
+    staticShape &= llvm::isa<llvm::ConstantInt>(s);
+  }
+  llvm::Type* et = scalarType(elem);
+  bool isF = et->isFloatingPointTy();
+  llvm::Value* zero = isF ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0);
+  if (auto* cn = llvm::dyn_cast<llvm::ConstantInt>(n); cn && staticShape && cn->getSExtValue() <= kMaxRegisterReduce) {
+    int64_t count = cn->getSExtValue();
+    return count == 0 ? zero : reduceTreeInRegisters(v, count, elem, kind);
+  }
+  // Private scratch (local memory on the GPU): static views get it once in the entry block.
+  llvm::Value* scratch;
+  if (llvm::isa<llvm::ConstantInt>(n)) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    scratch = entry.CreateAlloca(et, n, "reduce.scratch");
+  } else {
+    scratch = b_.CreateAlloca(et, n, "reduce.scratch");
+  }
+  View flat{scratch, et, {n}, {b_.getInt64(1)}};
+  loop(b_.getInt64(0), n, b_.getInt64(1),
+       [&](llvm::Value* e) { storeElem(flat, {e}, loadElem(v, unflatten(e, v.shape), elem), elem); });
+  // for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i+s]
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* outer = llvm::BasicBlock::Create(c_, "reduce.level", fn_);
+  auto* innerH = llvm::BasicBlock::Create(c_, "reduce.pair", fn_);
+  auto* innerB = llvm::BasicBlock::Create(c_, "reduce.pair.body", fn_);
+  auto* next = llvm::BasicBlock::Create(c_, "reduce.level.next", fn_);
+  auto* done = llvm::BasicBlock::Create(c_, "reduce.done", fn_);
+  b_.CreateBr(outer);
+  b_.SetInsertPoint(outer);
+  llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2);
+  s->addIncoming(b_.getInt64(1), pre);
+  llvm::BasicBlock* outerEntry = b_.GetInsertBlock();
+  b_.CreateCondBr(b_.CreateICmpULT(s, n), innerH, done);
+  b_.SetInsertPoint(innerH);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
+  i->addIncoming(b_.getInt64(0), outerEntry);
+  b_.CreateCondBr(b_.CreateICmpULT(b_.CreateAdd(i, s), n), innerB, next);
+  b_.SetInsertPoint(innerB);
+  llvm::Value* a0 = loadElem(flat, {i}, elem);
+  llvm::Value* a1 = loadElem(flat, {b_.CreateAdd(i, s)}, elem);
+  storeElem(flat, {i}, combine(kind, a0, a1, elem), elem);
+  i->addIncoming(b_.CreateAdd(i, b_.CreateShl(s, 1)), b_.GetInsertBlock());
+  b_.CreateBr(innerH);
+  b_.SetInsertPoint(next);
+  s->addIncoming(b_.CreateShl(s, 1), next);
+  b_.CreateBr(outer);
+  b_.SetInsertPoint(done);
+  // n == 0 sums to zero.
+  llvm::Value* result = loadElem(flat, {b_.getInt64(0)}, elem);
+  return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
+}
+
+}  // namespace tessera::codegen::detail
+
+namespace tessera::codegen::detail {
+
+// One step of argmax/argmin: (b, ib) wins over (a, ia) when b is NaN and a is not, when b is
+// strictly larger (smaller), or on a tie (equal, or both NaN) when its index is smaller. That
+// is a total order, so the winner does not depend on the tree, and NaN counts as the extreme
+// value as in PyTorch and NumPy.
+std::pair<llvm::Value*, llvm::Value*> Lowering::combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
+                                                           llvm::Value* ib, ir::Type valueType, ir::Type indexType) {
+  llvm::Value* better;
+  llvm::Value* tie;
+  if (a->getType()->isFloatingPointTy()) {
+    llvm::Value* aNan = b_.CreateFCmpUNO(a, a);
+    llvm::Value* bNan = b_.CreateFCmpUNO(b, b);
+    better = b_.CreateOr(b_.CreateAnd(bNan, b_.CreateNot(aNan)), isMax ? b_.CreateFCmpOGT(b, a) : b_.CreateFCmpOLT(b, a));
+    tie = b_.CreateOr(b_.CreateFCmpOEQ(a, b), b_.CreateAnd(aNan, bNan));
+  } else {
+    bool u = isUnsigned(valueType);
+    better = isMax ? (u ? b_.CreateICmpUGT(b, a) : b_.CreateICmpSGT(b, a))
+                   : (u ? b_.CreateICmpULT(b, a) : b_.CreateICmpSLT(b, a));
+    tie = b_.CreateICmpEQ(a, b);
+  }
+  llvm::Value* lower = isUnsigned(indexType) ? b_.CreateICmpULT(ib, ia) : b_.CreateICmpSLT(ib, ia);
+  llvm::Value* takeB = b_.CreateOr(better, b_.CreateAnd(tie, lower));
+  return {b_.CreateSelect(takeB, b, a), b_.CreateSelect(takeB, ib, ia)};
+}
+
+// tile.group_reduce: the pairwise tree over the group's tiles in tile order, the same tree as
+// reduce_sum of an array holding tile t's value at t (so `group_sum(v)` and `smem[i] = v;
+// tbarrier(); reduce_sum(smem)` give the same bits). Level s < 32 runs inside each warp
+// (shuffle down by s: lane i combines with lane i + s, which at that point holds the value of
+// its span); lane 0 of each warp then holds its 32 tiles' value. Those go to shared memory and
+// warp 0 runs the levels above 32 over them the same way; its lane 0 writes the result, which
+// every tile reads after a barrier. Shuffles and barriers go through DeviceHooks, so the CPU
+// executor runs the same code (fibers) and gets the same bits.
+bool Lowering::lowerGroupReduce(ir::Operation& op) {
+  std::string kind = op.strAttr("kind");
+  bool arg = kind == "argmax" || kind == "argmin";
+  int64_t tiles = groupTiles_;
+  if (tiles <= 0 || (tiles > 32 && groupScratch_ < 0))
+    return fail(op, "group reductions need a group shape and their shared scratch (run smem-plan)");
+  int64_t warps = (tiles + 31) / 32;
+  ir::Type vt = op.operand(0)->type;
+  ir::Type it = arg ? op.operand(1)->type : nullptr;
+  llvm::Value* v = get(op.operand(0));
+  llvm::Value* ix = arg ? get(op.operand(1)) : nullptr;
+  auto step = [&](llvm::Value* other, llvm::Value* otherIx, llvm::Value* valid) {
+    llvm::Value* nv;
+    llvm::Value* ni = nullptr;
+    if (arg) std::tie(nv, ni) = combineArg(kind == "argmax", v, ix, other, otherIx, vt, it);
+    else nv = combine(kind, v, other, vt);
+    v = valid ? b_.CreateSelect(valid, nv, v) : nv;
+    if (arg) ix = valid ? b_.CreateSelect(valid, ni, ix) : ni;
+  };
+  auto shuffleDown = [&](llvm::Value* x, int64_t s) { return hooks_->shuffle(b_, x, 2, b_.getInt32(s)); };
+  llvm::Value* tid = hooks_->tileLinear(b_);
+  for (int64_t s = 1; s < 32 && s < tiles; s *= 2) {
+    llvm::Value* o = shuffleDown(v, s);
+    llvm::Value* oi = arg ? shuffleDown(ix, s) : nullptr;
+    // Only the last, partial warp has lanes whose partner does not exist.
+    llvm::Value* valid = tiles % 32 ? b_.CreateICmpULT(b_.CreateAdd(tid, b_.getInt64(s)), b_.getInt64(tiles)) : nullptr;
+    step(o, oi, valid);
+  }
+  if (warps == 1) {
+    // One warp: lane 0 holds the result; broadcast it.
+    llvm::Value* r = arg ? ix : v;
+    set(op.result(), hooks_->shuffle(b_, r, 0, b_.getInt32(0)));
+    return true;
+  }
+  llvm::Value* scratch = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), groupScratch_);
+  auto valueSlot = [&](llvm::Value* k) { return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(k, b_.getInt64(8))); };
+  auto indexSlot = [&](llvm::Value* k) {
+    return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(b_.CreateAdd(k, b_.getInt64(warps + 1)), b_.getInt64(8)));
+  };
+  llvm::Type* vty = v->getType();
+  llvm::Type* ity = arg ? ix->getType() : nullptr;
+  llvm::Value* lane = hooks_->laneId(b_);
+  llvm::Value* warp = b_.CreateLShr(tid, 5);
+  auto* writeBB = llvm::BasicBlock::Create(c_, "group_reduce.warp_value", fn_);
+  auto* gatherBB = llvm::BasicBlock::Create(c_, "group_reduce.gather", fn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), writeBB, gatherBB);
+  b_.SetInsertPoint(writeBB);
+  b_.CreateStore(v, valueSlot(warp));
+  if (arg) b_.CreateStore(ix, indexSlot(warp));
+  b_.CreateBr(gatherBB);
+  b_.SetInsertPoint(gatherBB);
+  hooks_->barrier(b_);
+  auto* topBB = llvm::BasicBlock::Create(c_, "group_reduce.top", fn_);
+  auto* resultBB = llvm::BasicBlock::Create(c_, "group_reduce.result", fn_);
+  auto* readBB = llvm::BasicBlock::Create(c_, "group_reduce.read", fn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(warp, b_.getInt64(0)), topBB, readBB);
+  b_.SetInsertPoint(topBB);
+  // Lanes past the last warp read slot 0: their values are never combined into lane 0's.
+  llvm::Value* own = b_.CreateSelect(b_.CreateICmpULT(lane, b_.getInt64(warps)), lane, b_.getInt64(0));
+  v = b_.CreateLoad(vty, valueSlot(own));
+  if (arg) ix = b_.CreateLoad(ity, indexSlot(own));
+  for (int64_t s = 1; s < warps; s *= 2) {
+    llvm::Value* o = shuffleDown(v, s);
+    llvm::Value* oi = arg ? shuffleDown(ix, s) : nullptr;
+    step(o, oi, b_.CreateICmpULT(b_.CreateAdd(lane, b_.getInt64(s)), b_.getInt64(warps)));
+  }
+  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), resultBB, readBB);
+  b_.SetInsertPoint(resultBB);
+  b_.CreateStore(v, valueSlot(b_.getInt64(warps)));
+  if (arg) b_.CreateStore(ix, indexSlot(b_.getInt64(warps)));
+  b_.CreateBr(readBB);
+  b_.SetInsertPoint(readBB);
+  hooks_->barrier(b_);
+  set(op.result(), arg ? b_.CreateLoad(ity, indexSlot(b_.getInt64(warps))) : b_.CreateLoad(vty, valueSlot(b_.getInt64(warps))));
+  return true;
+}
+
+}  // namespace tessera::codegen::detail

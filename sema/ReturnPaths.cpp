@@ -1,0 +1,124 @@
+// Return paths of a function declared to return a value (`def f(x) -> f32:`): if control can
+// reach the end of the body without a `return`, that is an error, as in clang and rustc (the
+// compiled code would otherwise return whatever the register held). The note says through which
+// statement control falls off: an `if` without `else` whose condition is false, a loop that ends,
+// or the last statement.
+//
+// A statement "completes" when control can go on after it: `return` does not; an `if` completes
+// when a branch does (a missing `else` does); a loop completes when it can end (its condition
+// becomes false or it runs out of elements, or a `break` leaves it); `while True:` completes only
+// through a `break`. A statement the parser could not read counts as not completing, so that a
+// syntax error is not reported twice.
+#include <optional>
+
+#include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
+
+namespace tessera {
+
+namespace {
+
+struct FallOff {
+  SourceRange at;
+  DiagID note;
+};
+
+class ReturnPaths {
+public:
+  // True when control can leave `b` at its end; `why` says where.
+  bool completes(const Block& b, std::optional<FallOff>& why) {
+    if (b.stmts.empty()) return true;
+    for (Stmt* s : b.stmts)
+      if (!completes(s, why)) return false;
+    return true;
+  }
+
+private:
+  bool completes(Stmt* s, std::optional<FallOff>& why) {
+    if (!s) return true;
+    switch (s->kind) {
+      case NodeKind::ReturnStmt:
+      case NodeKind::ErrorStmt: return false;
+      case NodeKind::IfStmt: {
+        auto* i = cast<IfStmt>(s);
+        std::optional<FallOff> thenWhy, elseWhy;
+        bool t = completes(i->thenBlock, thenWhy);
+        if (i->elseBlock.stmts.empty()) {
+          why = t ? thenWhy : FallOff{i->cond ? i->cond->range : s->range, diag::note_falls_off_if};
+          return true;
+        }
+        bool e = completes(i->elseBlock, elseWhy);
+        why = t ? thenWhy : elseWhy;
+        return t || e;
+      }
+      case NodeKind::WhileStmt: {
+        auto* w = cast<WhileStmt>(s);
+        auto c = evalConst(w->cond, nullptr);
+        bool forever = c && c->isNumber() && c->asDouble() != 0;
+        return loopCompletes(w->body, w->elseBlock, forever, w->cond ? w->cond->range : s->range, why);
+      }
+      case NodeKind::ForStmt: {
+        auto* f = cast<ForStmt>(s);
+        return loopCompletes(f->body, f->elseBlock, false, f->iter ? f->iter->range : s->range, why);
+      }
+      case NodeKind::WithStmt: return completes(cast<WithStmt>(s)->body, why);
+      default:
+        why = FallOff{s->range, diag::note_falls_off_end};
+        return true;
+    }
+  }
+
+  bool loopCompletes(const Block& body, const Block& elseBlock, bool forever, SourceRange header,
+                     std::optional<FallOff>& why) {
+    if (hasBreak(body)) {
+      why = FallOff{header, diag::note_falls_off_loop};
+      return true;
+    }
+    if (forever) return false;
+    // The `else` block runs when the loop ends without `break`.
+    if (elseBlock.stmts.empty()) {
+      why = FallOff{header, diag::note_falls_off_loop};
+      return true;
+    }
+    return completes(elseBlock, why);
+  }
+
+  // A `break` of this loop: not one inside a nested loop.
+  static bool hasBreak(const Block& b) {
+    for (Stmt* s : b.stmts) {
+      if (!s) continue;
+      if (isa<BreakStmt>(s)) return true;
+      if (auto* i = dyn_cast<IfStmt>(s); i && (hasBreak(i->thenBlock) || hasBreak(i->elseBlock))) return true;
+      if (auto* w = dyn_cast<WithStmt>(s); w && hasBreak(w->body)) return true;
+      // A nested loop's `else` belongs to the outer loop's body.
+      if (auto* w = dyn_cast<WhileStmt>(s); w && hasBreak(w->elseBlock)) return true;
+      if (auto* f = dyn_cast<ForStmt>(s); f && hasBreak(f->elseBlock)) return true;
+    }
+    return false;
+  }
+};
+
+// `...` or a docstring alone: a declaration, not a definition.
+bool isDeclarationOnly(const FunctionDefStmt* f) {
+  for (Stmt* s : f->body.stmts) {
+    auto* es = dyn_cast<ExprStmt>(s);
+    if (!es || !(isa<EllipsisExpr>(es->expr) || isa<StringLiteralExpr>(es->expr))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void checkReturnPaths(FunctionDefStmt* f, const FunctionInfo& info, DiagnosticEngine& diags) {
+  const Type* fnType = info.type;
+  const Type* result = fnType ? fnType->result : nullptr;
+  if (!f->returns || !result || result->kind == TypeKind::None || result->isLenient()) return;
+  if (isDeclarationOnly(f)) return;
+  std::optional<FallOff> why;
+  if (!ReturnPaths().completes(f->body, why)) return;
+  auto d = diags.report(diag::err_missing_return, f->returns->range);
+  d << f->name << result->str();
+  if (why) d.note(why->note, why->at, {f->name});
+}
+
+}  // namespace tessera

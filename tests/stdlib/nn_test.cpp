@@ -1,0 +1,231 @@
+// stdlib.nn against float64 references on fresh random inputs, every element, bounds per dtype
+// (docs/stdlib.md): softmax, log_softmax, rmsnorm_safe, layernorm_safe, cross_entropy (f32,
+// bf16, f16), gelu/silu and the bias epilogues. Row lengths are random and odd, and one case is
+// longer than the 8192 elements staged in shared memory. "Safe": rows of 1e30 (f32) and 6e4
+// (f16), constant rows and all-zero rows stay finite and correct. Every entry gives the same
+// bits on a second launch.
+#include "StdTest.h"
+
+using namespace stdtest;
+
+namespace {
+
+// The f32 part of an entry's bound: a few units in the last place plus the fixed-order sums'
+// growth (tiles fold up to ~40 elements, then 8 tree levels), relative.
+constexpr double kF32 = 8e-6;
+
+double outBound(DT out, double ref, double f32part) { return f32part + halfUlp(out) * std::fabs(ref) + (out == DT::F16 ? 3e-8 : 0); }
+
+using RowKernel = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*);
+
+struct Rows {
+  int64_t R, N;
+};
+
+bool checkSoftmax(DT dt, Rows s, bool log) {
+  Host x(dt, exec::randomFloats(s.R * s.N, -8.0f, 8.0f));
+  Dev dx(x), dy(dt, s.R * s.N);
+  tessera_tensor tx = dx.view({s.R, s.N}), ty = dy.view({s.R, s.N});
+  RowKernel k = log ? (dt == DT::F32 ? tessera_std_nn_log_softmax_f32 : dt == DT::BF16 ? tessera_std_nn_log_softmax_bf16 : tessera_std_nn_log_softmax_f16)
+                    : (dt == DT::F32 ? tessera_std_nn_softmax_f32 : dt == DT::BF16 ? tessera_std_nn_softmax_bf16 : tessera_std_nn_softmax_f16);
+  exec::check(k(nullptr, &tx, &ty), "softmax");
+  exec::check(tessera_synchronize(), "synchronize");
+  std::vector<float> got = dy.read();
+  std::vector<double> want(got.size()), bound(got.size());
+  for (int64_t r = 0; r < s.R; ++r) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < s.N; ++j) m = std::max(m, static_cast<double>(x.v[r * s.N + j]));
+    for (int64_t j = 0; j < s.N; ++j) sum += std::exp(x.v[r * s.N + j] - m);
+    for (int64_t j = 0; j < s.N; ++j) {
+      size_t i = r * s.N + j;
+      double d = x.v[i] - m;
+      want[i] = log ? d - std::log(sum) : std::exp(d) / sum;
+      bound[i] = outBound(dt, want[i], log ? kF32 * (std::fabs(want[i]) + 1) : kF32 * want[i]);
+    }
+  }
+  std::string what = std::string(log ? "log_softmax_" : "softmax_") + name(dt) + " N=" + std::to_string(s.N);
+  bool ok = within(got, want, bound, what);
+  exec::check(k(nullptr, &tx, &ty), "softmax again");
+  exec::check(tessera_synchronize(), "synchronize");
+  return ok & same(dy.read(), got, what + " on a second launch");
+}
+
+using NormKernel = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*,
+                                      const tessera_tensor*, float);
+using LayerKernel = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*,
+                                       const tessera_tensor*, const tessera_tensor*, float);
+
+// rmsnorm (layer = false) or layernorm of rows `v` (already chosen: random, huge, constant).
+bool checkNorm(DT dt, Rows s, std::vector<float> v, bool layer, float eps, const std::string& label) {
+  Host x(dt, std::move(v)), w(dt, exec::randomFloats(s.N, 0.5f, 1.5f)), b(dt, exec::randomFloats(s.N, -1.0f, 1.0f));
+  Dev dx(x), dw(w), db(b), dy(dt, s.R * s.N);
+  tessera_tensor tx = dx.view({s.R, s.N}), tw = dw.view({s.N}), tb = db.view({s.N}), ty = dy.view({s.R, s.N});
+  auto launch = [&] {
+    if (layer) {
+      LayerKernel k = dt == DT::F32 ? tessera_std_nn_layernorm_safe_f32
+                      : dt == DT::BF16 ? tessera_std_nn_layernorm_safe_bf16 : tessera_std_nn_layernorm_safe_f16;
+      exec::check(k(nullptr, &tx, &tw, &tb, &ty, eps), "layernorm_safe");
+    } else {
+      NormKernel k = dt == DT::F32 ? tessera_std_nn_rmsnorm_safe_f32
+                     : dt == DT::BF16 ? tessera_std_nn_rmsnorm_safe_bf16 : tessera_std_nn_rmsnorm_safe_f16;
+      exec::check(k(nullptr, &tx, &tw, &ty, eps), "rmsnorm_safe");
+    }
+    exec::check(tessera_synchronize(), "synchronize");
+    return dy.read();
+  };
+  std::vector<float> got = launch();
+  std::vector<double> want(got.size()), bound(got.size());
+  for (int64_t r = 0; r < s.R; ++r) {
+    double mean = 0, ss = 0;
+    if (layer) {
+      for (int64_t j = 0; j < s.N; ++j) mean += x.v[r * s.N + j];
+      mean /= s.N;
+    }
+    for (int64_t j = 0; j < s.N; ++j) ss += (x.v[r * s.N + j] - mean) * (x.v[r * s.N + j] - mean);
+    double t = ss / s.N + eps;
+    double inv = t == 0 ? 0 : 1 / std::sqrt(t);
+    for (int64_t j = 0; j < s.N; ++j) {
+      size_t i = r * s.N + j;
+      want[i] = (x.v[i] - mean) * inv * w.v[j] + (layer ? b.v[j] : 0);
+      // x - mean cancels: the bound follows |x| + |mean|, not the result.
+      double scale = (std::fabs(x.v[i]) + std::fabs(mean)) * inv * std::fabs(w.v[j]) + (layer ? std::fabs(b.v[j]) : 0);
+      bound[i] = outBound(dt, want[i], kF32 * scale);
+    }
+  }
+  std::string what = std::string(layer ? "layernorm_safe_" : "rmsnorm_safe_") + name(dt) + " " + label;
+  bool ok = within(got, want, bound, what);
+  size_t bad = 0;
+  for (float g : got) bad += !std::isfinite(g);
+  if (bad) std::printf("  %s: %zu results are not finite\n", what.c_str(), bad);
+  return ok && !bad && same(launch(), got, what + " on a second launch");
+}
+
+bool checkNorms(DT dt, Rows s) {
+  bool ok = true;
+  for (bool layer : {false, true}) {
+    ok &= checkNorm(dt, s, exec::randomFloats(s.R * s.N, -3.0f, 3.0f), layer, 1e-5f, "N=" + std::to_string(s.N));
+    // Safe: the largest magnitudes of the dtype's range, constant rows and an all-zero row.
+    float big = dt == DT::F32 ? 1e30f : dt == DT::F16 ? 6e4f : 1e30f;
+    std::vector<float> v = exec::randomFloats(s.R * s.N, -big, big);
+    for (int64_t j = 0; j < s.N; ++j) v[j] = big;  // constant huge row
+    if (s.R > 1)
+      for (int64_t j = 0; j < s.N; ++j) v[s.N + j] = 3.5f;
+    if (s.R > 2)
+      for (int64_t j = 0; j < s.N; ++j) v[2 * s.N + j] = 0.0f;
+    ok &= checkNorm(dt, s, v, layer, 1e-5f, "rows of " + std::to_string(big) + ", constant and zero rows");
+  }
+  // eps = 0: a zero row gives zeros, not NaN.
+  ok &= checkNorm(dt, {2, s.N}, std::vector<float>(2 * s.N, 0.0f), false, 0.0f, "zero rows, eps 0");
+  ok &= checkNorm(dt, {2, s.N}, std::vector<float>(2 * s.N, 0.0f), true, 0.0f, "zero rows, eps 0");
+  return ok;
+}
+
+bool checkCrossEntropy(DT dt, Rows s) {
+  Host x(dt, exec::randomFloats(s.R * s.N, -10.0f, 10.0f));
+  std::vector<int64_t> target(s.R);
+  for (int64_t r = 0; r < s.R; ++r) target[r] = randomIn(0, s.N - 1);
+  if (s.R > 1) target[1] = -100;  // ignored
+  Dev dx(x), dl(DT::F32, s.R);
+  exec::DeviceArray<int64_t> dt64(target);
+  tessera_tensor tx = dx.view({s.R, s.N}), tt = dt64.view(TESSERA_I64, {s.R}), tl = dl.view({s.R});
+  auto k = dt == DT::F32 ? tessera_std_nn_cross_entropy_f32 : dt == DT::BF16 ? tessera_std_nn_cross_entropy_bf16 : tessera_std_nn_cross_entropy_f16;
+  exec::check(k(nullptr, &tx, &tt, &tl), "cross_entropy");
+  exec::check(tessera_synchronize(), "synchronize");
+  std::vector<float> got = dl.read();
+  std::vector<double> want(s.R), bound(s.R);
+  for (int64_t r = 0; r < s.R; ++r) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < s.N; ++j) m = std::max(m, static_cast<double>(x.v[r * s.N + j]));
+    for (int64_t j = 0; j < s.N; ++j) sum += std::exp(x.v[r * s.N + j] - m);
+    bool ok = target[r] >= 0 && target[r] < s.N;
+    want[r] = ok ? std::log(sum) + m - x.v[r * s.N + target[r]] : 0.0;
+    bound[r] = kF32 * (1 + std::fabs(want[r]) + std::fabs(m) + std::log(sum));
+  }
+  std::string what = std::string("cross_entropy_") + name(dt) + " N=" + std::to_string(s.N);
+  bool ok = within(got, want, bound, what);
+  exec::check(k(nullptr, &tx, &tt, &tl), "cross_entropy again");
+  exec::check(tessera_synchronize(), "synchronize");
+  return ok & same(dl.read(), got, what + " on a second launch");
+}
+
+// The f32 part of an activation's bound (act: 1 relu, 2 gelu, 4 silu): a few ulps of the result,
+// and for gelu = 0.5 v (1 + erf(v / sqrt 2)) the error of erf itself, which 1 + erf does not
+// shrink where erf is near -1: erff is within 2 ulps on the GPU (CUDA Math API; glibc's within
+// 1), 2 ulps of a value in [0.5, 1) are 2^-23, so 0.5 |v| 2^-23 = |v| 2^-24.
+double activationBound(int act, double v, double y) {
+  return 4e-7 * std::fabs(y) + 1e-7 + (act == 2 ? std::fabs(v) * 0x1p-24 : 0.0);
+}
+
+double gelu(double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }
+double silu(double v) { return v / (1 + std::exp(-v)); }
+
+bool checkActivations(DT dt) {
+  int64_t n = randomIn(1, 100000);
+  Host x(dt, exec::randomFloats(n, -6.0f, 6.0f));
+  Dev dx(x), dy(dt, n);
+  tessera_tensor tx = dx.view({n}), ty = dy.view({n});
+  bool ok = true;
+  for (int act = 0; act < 2; ++act) {
+    bool f32 = dt == DT::F32;
+    RowKernel k = act == 0 ? (f32 ? tessera_std_nn_gelu_f32 : tessera_std_nn_gelu_bf16)
+                           : (f32 ? tessera_std_nn_silu_f32 : tessera_std_nn_silu_bf16);
+    exec::check(k(nullptr, &tx, &ty), "activation");
+    exec::check(tessera_synchronize(), "synchronize");
+    std::vector<double> want(n), bound(n);
+    for (int64_t i = 0; i < n; ++i) {
+      want[i] = act == 0 ? gelu(x.v[i]) : silu(x.v[i]);
+      bound[i] = outBound(dt, want[i], activationBound(act == 0 ? 2 : 4, x.v[i], want[i]));
+    }
+    ok &= within(dy.read(), want, bound, std::string(act == 0 ? "gelu_" : "silu_") + name(dt));
+  }
+  // Bias epilogues over rows.
+  int64_t R = randomIn(1, 20), N = randomIn(1, 3000);
+  Host xr(dt, exec::randomFloats(R * N, -4.0f, 4.0f)), b(dt, exec::randomFloats(N, -1.0f, 1.0f));
+  Dev dxr(xr), db(b), dyr(dt, R * N);
+  tessera_tensor txr = dxr.view({R, N}), tb = db.view({N}), tyr = dyr.view({R, N});
+  using BiasKernel = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*,
+                                        const tessera_tensor*);
+  struct B {
+    const char* name;
+    BiasKernel k;
+    int act;
+  };
+  std::vector<B> bias = dt == DT::F32
+                            ? std::vector<B>{{"bias_relu_f32", tessera_std_nn_bias_relu_f32, 1},
+                                             {"bias_gelu_f32", tessera_std_nn_bias_gelu_f32, 2},
+                                             {"bias_silu_f32", tessera_std_nn_bias_silu_f32, 4}}
+                            : std::vector<B>{{"bias_gelu_bf16", tessera_std_nn_bias_gelu_bf16, 2},
+                                             {"bias_silu_bf16", tessera_std_nn_bias_silu_bf16, 4}};
+  for (const B& e : bias) {
+    exec::check(e.k(nullptr, &txr, &tb, &tyr), e.name);
+    exec::check(tessera_synchronize(), "synchronize");
+    std::vector<double> want(R * N), bound(R * N);
+    for (int64_t i = 0; i < R * N; ++i) {
+      double v = static_cast<double>(static_cast<float>(xr.v[i] + b.v[i % N]));
+      want[i] = e.act == 1 ? std::max(v, 0.0) : e.act == 2 ? gelu(v) : silu(v);
+      bound[i] = outBound(dt, want[i], activationBound(e.act, v, want[i]));
+    }
+    ok &= within(dyr.read(), want, bound, e.name);
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  exec::requireDevice();
+  bool ok = true;
+  for (DT dt : {DT::F32, DT::BF16, DT::F16}) {
+    Rows shapes[] = {{randomIn(1, 12), randomIn(1, 3000)}, {randomIn(1, 6), randomIn(8193, 11000)},
+                     {randomIn(2, 9), 1024 * randomIn(1, 8)}};
+    for (Rows s : shapes) {
+      std::printf("-- %s: R = %lld, N = %lld\n", name(dt), static_cast<long long>(s.R), static_cast<long long>(s.N));
+      ok &= checkSoftmax(dt, s, false);
+      ok &= checkSoftmax(dt, s, true);
+      ok &= checkNorms(dt, s);
+      ok &= checkCrossEntropy(dt, s);
+    }
+    if (dt != DT::F16) ok &= checkActivations(dt);
+  }
+  return exec::finish(ok);
+}

@@ -1,0 +1,332 @@
+// stdlib.random. Bits: a host replica of the library's generators (Philox4x32-10, checked
+// against the Random123 known-answer vectors, and the same f32/f64 operations in the same order)
+// must give every element of rand, randn and poisson exactly, at random sizes and offsets
+// (offsets not a multiple of 4 too), on a second launch and on an explicit grid of 5 groups;
+// drawing at offset o then o + n continues the stream. Statistics with fixed seeds (so the test
+// is deterministic): mean, variance, skewness and kurtosis within 5 standard errors, and the
+// Kolmogorov-Smirnov distance below its 1% critical value (1.63 / sqrt(n)); for Poisson, mean and
+// variance per rate and the largest CDF difference at the integers (conservative for a discrete
+// law).
+#include <cmath>
+#include <cstring>
+
+#include "StdTest.h"
+
+using namespace stdtest;
+
+namespace {
+
+// ------------------------------------------------------------------ host replica (stdlib/random.tessera)
+
+struct Words {
+  uint32_t w[4];
+};
+
+Words philox(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = uint64_t(c0) * 0xD2511F53u, p1 = uint64_t(c2) * 0xCD9E8D57u;
+    uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
+    c1 = uint32_t(p1), c3 = uint32_t(p0), c0 = n0, c2 = n2;
+    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+  }
+  return {{c0, c1, c2, c3}};
+}
+
+Words block(uint64_t seed, uint64_t b) { return philox(uint32_t(b), uint32_t(b >> 32), 0, 0, uint32_t(seed), uint32_t(seed >> 32)); }
+
+float uniform(uint32_t w) { return float(w >> 8) * 5.9604644775390625e-08f; }
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+float ln32(float u) {
+  uint32_t bits = bitsOf(u);
+  int32_t e = int32_t(bits >> 23) - 127;
+  float m = floatOf((bits & 0x007FFFFFu) | 0x3F800000u);
+  bool big = m > 1.4142135f;
+  if (big) m = m * 0.5f, e += 1;
+  float t = m - 1.0f;
+  float g = std::fma(0.0853331313f, t, -0.142692581f);
+  for (float c : {0.149774015f, -0.165779933f, 0.199559331f, -0.25001353f, 0.333341926f, -0.49999997f, 1.0f})
+    g = std::fma(g, t, c);
+  return std::fma(float(e), 0.693147182f, t * g);
+}
+
+void cosSinTurn(uint32_t w, float& cOut, float& sOut) {
+  uint32_t q = w >> 30;
+  float f = std::fma(float(w & 0x3FFFFFFFu), 9.313225746154785e-10f, 4.656612873077393e-10f);
+  bool flip = f > 0.5f;
+  float x = (flip ? 1.0f - f : f) * 1.57079637f;
+  float s = x * x;
+  float sn = std::fma(std::fma(std::fma(-0.000195039043f, s, 0.0083320355f), s, -0.166666508f), s, 1.0f) * x;
+  float cs = std::fma(std::fma(std::fma(std::fma(2.43798313e-05f, s, -0.0013886618f), s, 0.0416666158f), s, -0.5f), s, 1.0f);
+  float c = flip ? sn : cs, t = flip ? cs : sn;
+  bool odd = (q & 1) == 1;
+  float cq = odd ? t : c, tq = odd ? c : t;
+  cOut = (q == 1 || q == 2) ? -cq : cq;
+  sOut = q >= 2 ? -tq : tq;
+}
+
+void normalPair(uint32_t a, uint32_t b, float& z0, float& z1) {
+  float u = std::fma(float(a), 2.3283064365386963e-10f, 1.1641532182693481e-10f);
+  float r = std::sqrt(-2.0f * ln32(u));
+  float c, s;
+  cosSinTurn(b, c, s);
+  z0 = r * c, z1 = r * s;
+}
+
+float randAt(uint64_t seed, uint64_t a) { return uniform(block(seed, a >> 2).w[a & 3]); }
+
+float randnAt(uint64_t seed, uint64_t a) {
+  Words w = block(seed, a >> 2);
+  int k = int(a & 3);
+  float z0, z1;
+  normalPair(w.w[k < 2 ? 0 : 2], w.w[k < 2 ? 1 : 3], z0, z1);
+  return (k & 1) ? z1 : z0;
+}
+
+constexpr double kLn2 = 0.6931471805599453;
+
+uint64_t bits64(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+double double64(uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+}
+
+double ln64(double x) {
+  uint64_t bits = bits64(x);
+  int64_t e = int64_t(bits >> 52) - 1023;
+  double m = double64((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull);
+  bool big = m > 1.4142135623730951;
+  if (big) m = m * 0.5, e += 1;
+  double s = (m - 1.0) / (m + 1.0), s2 = s * s, p = 1.0 / 19.0;
+  for (double k : {17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0, 1.0}) p = std::fma(p, s2, 1.0 / k);
+  return std::fma(double(e), kLn2, 2.0 * s * p);
+}
+
+double exp64(double x) {
+  double k = std::floor(x / kLn2 + 0.5);
+  double r = std::fma(-k, 0.6931471803691238, x);
+  r = std::fma(-k, 1.9082149292705877e-10, r);
+  double p = 1.0 / 6227020800.0;
+  for (double d : {479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0})
+    p = std::fma(p, r, 1.0 / d);
+  return p * double64(uint64_t(int64_t(k) + 1023) << 52);
+}
+
+double lngamma(double x) {
+  if (x == 1.0 || x == 2.0) return 0.0;
+  double x0 = x;
+  int32_t n = 0;
+  if (x <= 7.0) n = int32_t(7.0 - x), x0 = x + double(n);
+  double x2 = 1.0 / (x0 * x0), g = -1.39243221690590;
+  for (double c : {1.796443723688307e-01, -2.955065359477124e-02, 6.410256410256410e-03, -1.917526917526918e-03,
+                   8.417508417508418e-04, -5.952380952380952e-04, 7.936507936507937e-04, -2.777777777777778e-03,
+                   8.333333333333333e-02})
+    g = g * x2 + c;
+  double gl = g / x0 + 0.9189385332046727 + (x0 - 0.5) * ln64(x0) - x0;
+  for (int32_t k = 0; k < n; ++k) x0 = x0 - 1.0, gl = gl - ln64(x0);
+  return gl;
+}
+
+double poissonUniform(uint64_t seed, uint64_t a, int64_t i) {
+  Words w = philox(uint32_t(a), uint32_t(a >> 32), uint32_t(i >> 2), 0x504F4953u, uint32_t(seed), uint32_t(seed >> 32));
+  return (double(w.w[i & 3]) + 0.5) * 2.3283064365386963e-10;
+}
+
+double poissonAt(uint64_t seed, uint64_t a, double lam) {
+  if (lam != lam) return lam;
+  if (lam <= 0.0) return 0.0;
+  int64_t i = 0;
+  if (lam < 10.0) {
+    double limit = exp64(-lam), k = 0.0, p = poissonUniform(seed, a, i++);
+    while (p > limit) k += 1.0, p = p * poissonUniform(seed, a, i++);
+    return k;
+  }
+  double slam = std::sqrt(lam), loglam = ln64(lam), b = 0.931 + 2.53 * slam, aa = -0.059 + 0.02483 * b;
+  double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2.0);
+  for (;;) {
+    double u = poissonUniform(seed, a, i) - 0.5, v = poissonUniform(seed, a, i + 1);
+    i += 2;
+    double us = 0.5 - std::fabs(u);
+    double k = std::floor((2.0 * aa / us + b) * u + lam + 0.43);
+    if (us >= 0.07 && v <= vr) return k;
+    if (k >= 0.0 && !(us < 0.013 && v > us))
+      if (ln64(v) + ln64(invalpha) - ln64(aa / (us * us) + b) <= -lam + k * loglam - lngamma(k + 1.0)) return k;
+  }
+}
+
+// ------------------------------------------------------------------------------------ checks
+
+using Gen = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, uint64_t, uint64_t);
+
+std::vector<float> draw(Gen g, DT dt, int64_t n, uint64_t seed, uint64_t offset, const tessera_launch_options* opts = nullptr) {
+  Dev out(dt, n);
+  tessera_tensor t = out.view({n});
+  exec::check(g(opts, &t, seed, offset), "generator");
+  exec::check(tessera_synchronize(), "synchronize");
+  return out.read();
+}
+
+bool knownAnswers() {
+  // Random123's kat_vectors for philox4x32_10.
+  Words a = philox(0, 0, 0, 0, 0, 0), b = philox(~0u, ~0u, ~0u, ~0u, ~0u, ~0u);
+  Words c = philox(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0);
+  Words want[3] = {{{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+                   {{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+                   {{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}};
+  Words got[3] = {a, b, c};
+  bool ok = std::memcmp(got, want, sizeof got) == 0;
+  std::printf("Philox4x32-10 known answers (host replica): %s\n", ok ? "match" : "DIFFER");
+  return ok;
+}
+
+bool bits(const char* what, Gen g, DT dt, float (*ref)(uint64_t, uint64_t)) {
+  int64_t n = randomIn(1, 300000);
+  uint64_t seed = exec::rng()(), offset = exec::rng()() % (uint64_t(1) << 40) + uint64_t(randomIn(0, 3));
+  std::printf("-- %s: n = %lld, seed %llu, offset %llu\n", what, static_cast<long long>(n),
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(offset));
+  std::vector<float> got = draw(g, dt, n, seed, offset), want(n);
+  for (int64_t e = 0; e < n; ++e) want[e] = round(dt, ref(seed, offset + uint64_t(e)));
+  bool ok = same(got, want, std::string(what) + " against the replica");
+  ok &= same(draw(g, dt, n, seed, offset), got, std::string(what) + " on a second launch");
+  tessera_launch_options five = {};
+  five.grid[0] = 5, five.grid[1] = 1, five.grid[2] = 1;
+  ok &= same(draw(g, dt, n, seed, offset, &five), got, std::string(what) + " on 5 groups");
+  int64_t cut = randomIn(0, n);
+  std::vector<float> first = draw(g, dt, cut, seed, offset), rest = draw(g, dt, n - cut, seed, offset + uint64_t(cut));
+  first.insert(first.end(), rest.begin(), rest.end());
+  ok &= same(first, got, std::string(what) + " drawn in two parts");
+  return ok;
+}
+
+double normalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+bool near(const char* what, double got, double want, double se) {
+  bool ok = std::fabs(got - want) <= 5 * se;
+  std::printf("  %s = %.6g (expected %.6g, 5 standard errors %.3g)%s\n", what, got, want, 5 * se, ok ? "" : "  FAIL");
+  return ok;
+}
+
+bool ks(const char* what, std::vector<double> v, double (*cdf)(double)) {
+  std::sort(v.begin(), v.end());
+  double n = double(v.size()), d = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    double f = cdf(v[i]);
+    d = std::max(d, std::max(f - double(i) / n, double(i + 1) / n - f));
+  }
+  double crit = 1.63 / std::sqrt(n);
+  std::printf("  %s: Kolmogorov-Smirnov distance %.3g (1%% critical value %.3g)%s\n", what, d, crit, d < crit ? "" : "  FAIL");
+  return d < crit;
+}
+
+bool statistics() {
+  const int64_t n = 1 << 20;
+  bool ok = true;
+  std::vector<float> u = draw(tessera_std_random_rand_f32, DT::F32, n, 1234, 0);
+  std::vector<double> ud(u.begin(), u.end());
+  double mean = 0, var = 0;
+  for (double x : ud) mean += x;
+  mean /= n;
+  for (double x : ud) var += (x - mean) * (x - mean);
+  var /= n - 1;
+  std::printf("rand_f32, seed 1234, %lld values:\n", static_cast<long long>(n));
+  ok &= near("mean", mean, 0.5, std::sqrt(1.0 / 12 / n));
+  ok &= near("variance", var, 1.0 / 12, std::sqrt(1.0 / 180 / n));
+  ok &= ks("uniform", ud, [](double x) { return std::min(1.0, std::max(0.0, x)); });
+
+  std::vector<float> z = draw(tessera_std_random_randn_f32, DT::F32, n, 42, 0);
+  std::vector<double> zd(z.begin(), z.end());
+  double m1 = 0, m2 = 0, m3 = 0, m4 = 0;
+  for (double x : zd) m1 += x;
+  m1 /= n;
+  for (double x : zd) {
+    double d = x - m1;
+    m2 += d * d, m3 += d * d * d, m4 += d * d * d * d;
+  }
+  m2 /= n, m3 /= n, m4 /= n;
+  std::printf("randn_f32, seed 42, %lld values:\n", static_cast<long long>(n));
+  ok &= near("mean", m1, 0, std::sqrt(1.0 / n));
+  ok &= near("variance", m2, 1, std::sqrt(2.0 / n));
+  ok &= near("skewness", m3 / std::pow(m2, 1.5), 0, std::sqrt(6.0 / n));
+  ok &= near("excess kurtosis", m4 / (m2 * m2) - 3, 0, std::sqrt(24.0 / n));
+  ok &= ks("normal", zd, normalCdf);
+  return ok;
+}
+
+bool poisson() {
+  bool ok = true;
+  const int64_t n = 1 << 16;
+  for (double lam : {0.3, 3.7, 9.99, 10.0, 25.5, 1000.0, 1e5}) {
+    std::vector<float> rate(n, float(lam));
+    exec::DeviceArray<float> dr(rate), dout(std::vector<float>(n, -1.0f));
+    tessera_tensor tr = dr.view(TESSERA_F32, {n}), to = dout.view(TESSERA_F32, {n});
+    uint64_t seed = 77, offset = uint64_t(lam * 1000);
+    exec::check(tessera_std_random_poisson_f32(nullptr, &tr, &to, seed, offset), "poisson");
+    exec::check(tessera_synchronize(), "synchronize");
+    std::vector<float> got = dout.read();
+    std::printf("poisson_f32, rate %g, seed 77, %lld values:\n", lam, static_cast<long long>(n));
+    std::vector<float> want(n);
+    for (int64_t e = 0; e < n; ++e) want[e] = float(poissonAt(seed, offset + uint64_t(e), double(float(lam))));
+    ok &= same(got, want, "  poisson against the replica");
+    double mean = 0, var = 0;
+    for (float k : got) mean += k;
+    mean /= n;
+    for (float k : got) var += (k - mean) * (k - mean);
+    var /= n - 1;
+    double l = double(float(lam));
+    ok &= near("mean", mean, l, std::sqrt(l / n));
+    ok &= near("variance", var, l, l * std::sqrt(2.0 / n) + std::sqrt(l / n));
+    // Largest CDF difference over the integers near the mean.
+    std::vector<float> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    double d = 0;
+    int64_t lo = int64_t(std::max(0.0, l - 8 * std::sqrt(l) - 2)), hi = int64_t(l + 8 * std::sqrt(l) + 2);
+    for (int64_t k = lo; k <= hi; ++k) {
+      double cdf = 0;  // P(X <= k) by summing the pmf in log space from lo
+      for (int64_t j = std::max<int64_t>(0, int64_t(l - 40 * std::sqrt(l) - 40)); j <= k; ++j)
+        cdf += std::exp(j * std::log(l) - l - std::lgamma(j + 1.0));
+      double emp = double(std::upper_bound(sorted.begin(), sorted.end(), float(k)) - sorted.begin()) / n;
+      d = std::max(d, std::fabs(emp - cdf));
+    }
+    double crit = 1.63 / std::sqrt(double(n));
+    std::printf("  largest CDF difference over the integers %.3g (1%% critical value %.3g)%s\n", d, crit, d < crit ? "" : "  FAIL");
+    ok &= d < crit;
+  }
+  // Rates <= 0 give 0, NaN gives NaN.
+  std::vector<float> edge = {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()};
+  exec::DeviceArray<float> dr(edge), dout(std::vector<float>(3, -1.0f));
+  tessera_tensor tr = dr.view(TESSERA_F32, {3}), to = dout.view(TESSERA_F32, {3});
+  exec::check(tessera_std_random_poisson_f32(nullptr, &tr, &to, 1, 0), "poisson edge rates");
+  exec::check(tessera_synchronize(), "synchronize");
+  std::vector<float> e = dout.read();
+  bool edgeOk = e[0] == 0.0f && e[1] == 0.0f && std::isnan(e[2]);
+  std::printf("poisson of rates 0, -1, NaN: %g %g %g%s\n", e[0], e[1], e[2], edgeOk ? "" : "  FAIL");
+  return ok && edgeOk;
+}
+
+}  // namespace
+
+int main() {
+  exec::requireDevice();
+  bool ok = knownAnswers();
+  ok &= bits("rand_f32", tessera_std_random_rand_f32, DT::F32, randAt);
+  ok &= bits("randn_f32", tessera_std_random_randn_f32, DT::F32, randnAt);
+  ok &= bits("randn_bf16", tessera_std_random_randn_bf16, DT::BF16, randnAt);
+  ok &= statistics();
+  ok &= poisson();
+  return exec::finish(ok);
+}
