@@ -206,6 +206,7 @@ private:
   // Fixed-order reductions (LowerReduce.cpp).
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
   llvm::Value* reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind);
+  llvm::Value* reduceTreeStreaming(View& v, llvm::Value* n, ir::Type elem, const std::string& kind);
   llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem);
   std::pair<llvm::Value*, llvm::Value*> combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
                                                    llvm::Value* ib, ir::Type valueType, ir::Type indexType);

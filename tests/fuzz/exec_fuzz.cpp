@@ -30,6 +30,7 @@
 #include "frontend/Parser.h"
 #include "ir/IR.h"
 #include "ir/Pass.h"
+#include "ir/Verifier.h"
 #include "irgen/IRGen.h"
 #include "sema/Sema.h"
 #include "tessera/runtime.h"
@@ -42,7 +43,7 @@ namespace {
 
 // tools/tesserac/Backend.cpp's default pipelines at -O0 and above.
 const char* kPipelineO0 = "inline,uniformity,smem-plan";
-const char* kPipelineO2 = "inline,canonicalize,cse,licm,dce,uniformity,pipeline,smem-plan";
+const char* kPipelineO2 = "inline,canonicalize,cse,licm,dce,uniformity,mma-form,pipeline,smem-plan";
 
 std::string currentSource;  // for the report of a failure
 
@@ -78,7 +79,7 @@ std::string compile(const std::string& source, unsigned opt, const std::string& 
   if (module && !diags.hasErrors()) m = lowerToTileIR(*module, sema, diags);
   if (!m || diags.hasErrors()) fail("a generated kernel was refused at -O" + std::to_string(opt) + ":\n" + describe(sm, store.diagnostics));
   ir::PassManager pm;
-  if (!pm.parsePipeline(opt == 0 ? kPipelineO0 : kPipelineO2, diags) || !pm.run(*m, diags))
+  if (!pm.parsePipeline(opt == 0 ? kPipelineO0 : kPipelineO2, diags) || !pm.run(*m, diags) || !ir::verifyModule(*m, diags))
     fail("the Tile IR pipeline failed at -O" + std::to_string(opt) + ":\n" + describe(sm, store.diagnostics));
   codegen::CompileOptions opts;
   opts.moduleName = moduleName;
