@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -105,8 +106,12 @@ void* load(const std::string& object, const std::string& dir, const std::string&
   argv.push_back(nullptr);
   pid_t pid;
   int status = 0;
-  if (posix_spawnp(&pid, cc, nullptr, nullptr, argv.data(), environ) != 0 || waitpid(pid, &status, 0) < 0 ||
-      !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  bool spawned = posix_spawnp(&pid, cc, nullptr, nullptr, argv.data(), environ) == 0;
+  // libFuzzer's -timeout alarm fires every second: a wait it interrupts is resumed.
+  pid_t waited = -1;
+  while (spawned && (waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (!spawned || waited < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "exec_fuzz: cannot link %s with %s\n", obj.c_str(), cc);
     std::abort();  // the environment, not the compiler
   }
