@@ -32,6 +32,7 @@
 #include "irgen/IRGenDiagnostics.h"
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
+#include "sema/SemaDiagnostics.h"  // sema's ids, for the backstops of what sema refuses
 
 namespace tessera::irgen {
 

@@ -524,6 +524,13 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
                 }
               }
               if (!valid) diags.report(diag::err_autotune_space_invalid, a.value ? a.value->range : a.range);
+              // Each configuration is a kernel of its own (irgen/Autotune.cpp): their number is bounded.
+              size_t configs = 1;
+              for (auto& [name, cands] : info.autotuneSpace)
+                configs = std::min(configs * cands.size(), kMaxAutotuneConfigurations + 1);
+              if (valid && configs > kMaxAutotuneConfigurations)
+                diags.report(diag::err_autotune_space_too_large, info.kernelDecoratorRange)
+                    << f->name << static_cast<unsigned long long>(kMaxAutotuneConfigurations);
             }
           }
           break;
