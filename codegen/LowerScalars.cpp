@@ -13,7 +13,7 @@ namespace tessera::codegen::detail {
 using ir::OpId;
 
 bool Lowering::lowerMath(ir::Operation& op) {
-  ir::Type t = op.result()->type;
+  ir::Type t = typeOf(op.result());
   if (ir::isValueShaped(t)) return fail(op, "math on tile values is not supported by code generation yet");
   llvm::Value* a = get(op.operand(0));
   llvm::Type* lt = a->getType();
@@ -109,7 +109,7 @@ llvm::Value* Lowering::floatToInt4(llvm::Value* f) {
 }
 
 bool Lowering::lowerConvert(ir::Operation& op) {
-  ir::Type from = op.operand(0)->type, to = op.result()->type;
+  ir::Type from = typeOf(op.operand(0)), to = typeOf(op.result());
   if (!ir::isScalar(from) || !ir::isScalar(to))
     return fail(op, "conversions of tile values are not supported by code generation yet");
   if (!scalarType(from) || !scalarType(to))

@@ -330,9 +330,7 @@ bool Lowering::lowerTileOp(ir::Operation& op) {
     case OpId::TileReduce: return lowerTileReduce(op);
     default: break;
   }
-  if ((op.id >= OpId::MathExp && op.id <= OpId::MathFma) || (op.id >= OpId::ArithAddI && op.id <= OpId::ArithSelect) ||
-      op.id == OpId::ArithConvert)
-    return lowerTileElementwise(op);
+  if (op.has(ir::T_Elementwise)) return lowerTileElementwise(op);
   return fail(op, "not supported on tile values by code generation yet");
 }
 
@@ -352,20 +350,10 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
   }
   View dst = slotView(op.result(), shape);
   ir::Type relem = op.result()->type->elem;
-  ir::Type saved = op.result()->type;
-  std::vector<std::pair<ir::Value*, ir::Type>> retyped;
   bool ok = true;
   forEachElement(shape, [&](const std::vector<llvm::Value*>& idx) {
     for (ir::Value* v : op.operands)
       if (isTileValue(v->type)) set(v, loadElem(*view(v), idx, v->type->elem));
-    // The scalar lowering reads the types of the op's values: present them as the elements.
-    for (ir::Value* v : op.operands)
-      if (isTileValue(v->type)) {
-        retyped.push_back({v, v->type});
-        v->type = v->type->elem;
-      }
-    op.result()->type = relem;
-    bool isMath = op.id >= OpId::MathExp && op.id <= OpId::MathFma;
     // A stochastic rounding of a tile element draws from (group, element, how many such
     // roundings this tile has done): the same on every target, different at every execution.
     if (op.id == OpId::ArithConvert && op.strAttr("round") == "stochastic") {
@@ -374,11 +362,11 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
       stochasticKey_ = b_.CreateXor(b_.CreateXor(flat, b_.CreateShl(hooks_->groupLinear(b_), 40)),
                                     b_.CreateShl(b_.CreateLoad(b_.getInt64Ty(), roundCounter()), 24));
     }
-    ok = op.id == OpId::ArithConvert ? lowerConvert(op) : isMath ? lowerMath(op) : lowerArith(op);
+    // The scalar hook reads the types of the op's values through typeOf: the elements'.
+    perElement_ = true;
+    ok = lowerThroughTable(op);
+    perElement_ = false;
     stochasticKey_ = nullptr;
-    for (auto& [v, t] : retyped) v->type = t;
-    retyped.clear();
-    op.result()->type = saved;
     if (ok) storeElem(dst, idx, get(op.result()), relem);
   });
   for (ir::Value* v : op.operands)

@@ -4,6 +4,7 @@
 #include "codegen/LowerToLLVM.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "codegen/Lowering.h"
 #include "codegen/MiniFloat.h"
@@ -265,23 +266,38 @@ bool Lowering::lowerOp(ir::Operation& op) {
     views_[op.result()] = r;
     return true;
   }
+  return lowerThroughTable(op);
+}
+
+bool Lowering::lowerThroughTable(ir::Operation& op) {
+  using Hook = bool (Lowering::*)(ir::Operation&);
+  static constexpr Hook kHooks[] = {
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY, LOWER) &Lowering::lower##LOWER,
+#include "ir/Ops.def"
+  };
+  static_assert(std::size(kHooks) == static_cast<size_t>(OpId::NumOps));
+  return (this->*kHooks[static_cast<size_t>(op.id)])(op);
+}
+
+bool Lowering::lowerConstant(ir::Operation& op) {
+  ir::Type t = op.result()->type;
+  llvm::Type* lt = scalarType(t);
+  if (!lt) return fail(op, "constants of type " + ir::printType(t) + " are not supported by code generation yet");
+  const ir::Attribute* a = op.attr("value");
+  set(op.result(), lt->isFloatingPointTy() ? llvm::ConstantFP::get(lt, a->f)
+                                           : llvm::ConstantInt::get(lt, static_cast<uint64_t>(a->i), true));
+  return true;
+}
+
+bool Lowering::lowerBitcast(ir::Operation& op) {
+  llvm::Type* to = scalarType(op.result()->type);
+  if (!to) return fail(op, "bitcasts to " + ir::printType(op.result()->type) + " are not supported yet");
+  set(op.result(), b_.CreateBitCast(get(op.operand(0)), to));
+  return true;
+}
+
+bool Lowering::lowerGroup(ir::Operation& op) {
   switch (op.id) {
-    case OpId::ArithConstant: {
-      ir::Type t = op.result()->type;
-      llvm::Type* lt = scalarType(t);
-      if (!lt) return fail(op, "constants of type " + ir::printType(t) + " are not supported by code generation yet");
-      const ir::Attribute* a = op.attr("value");
-      set(op.result(), lt->isFloatingPointTy() ? llvm::ConstantFP::get(lt, a->f)
-                                               : llvm::ConstantInt::get(lt, static_cast<uint64_t>(a->i), true));
-      return true;
-    }
-    case OpId::ArithConvert: return lowerConvert(op);
-    case OpId::ArithBitcast: {
-      llvm::Type* to = scalarType(op.result()->type);
-      if (!to) return fail(op, "bitcasts to " + ir::printType(op.result()->type) + " are not supported yet");
-      set(op.result(), b_.CreateBitCast(get(op.operand(0)), to));
-      return true;
-    }
     case OpId::TileLinearId: set(op.result(), hooks_->tileLinear(b_)); return true;
     case OpId::TileThreadId: set(op.result(), hooks_->globalLinear(b_)); return true;
     case OpId::TileLaneId: set(op.result(), hooks_->laneId(b_)); return true;
@@ -306,7 +322,6 @@ bool Lowering::lowerOp(ir::Operation& op) {
       set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1))));
       return true;
     }
-    case OpId::TileGroupReduce: return lowerGroupReduce(op);
     case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr("size", 1))); return true;
     case OpId::TileCoopSync:
       hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count));
@@ -314,16 +329,17 @@ bool Lowering::lowerOp(ir::Operation& op) {
     case OpId::TileCoopRank:
       set(op.result(), b_.CreateURem(hooks_->tileLinear(b_), b_.getInt64(op.operand(0)->type->count)));
       return true;
-    case OpId::ScfFor:
-    case OpId::TileRange: return lowerFor(op);
-    case OpId::ScfIf: return lowerIf(op);
-    case OpId::ScfWhile: return lowerWhile(op);
-    case OpId::FuncCall: return fail(op, "calls must be inlined before code generation (run the `inline` pass)");
     default: break;
   }
-  if (op.id >= OpId::MathExp && op.id <= OpId::MathFma) return lowerMath(op);
-  if (op.id >= OpId::ArithAddI && op.id <= OpId::ArithSelect) return lowerArith(op);
-  return lowerMemory(op);
+  return fail(op, "unexpected op");
+}
+
+bool Lowering::lowerCall(ir::Operation& op) {
+  return fail(op, "calls must be inlined before code generation (run the `inline` pass)");
+}
+
+bool Lowering::lowerByParent(ir::Operation& op) {
+  return fail(op, "internal error: lowered by the op that holds it, not on its own");
 }
 
 // The high half of a * b: mul.hi on the GPU (its instruction), the double-width product's top
@@ -341,11 +357,11 @@ llvm::Value* Lowering::mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedVa
 }
 
 bool Lowering::lowerArith(ir::Operation& op) {
-  ir::Type t = op.operand(0)->type;
+  ir::Type t = typeOf(op.operand(0));
   for (ir::Value* v : op.operands)
-    if (ir::isValueShaped(v->type) || ir::isView(v->type))
+    if (ir::isValueShaped(typeOf(v)) || ir::isView(typeOf(v)))
       return fail(op, "arithmetic on tile values is not supported by code generation yet");
-  if (ir::isValueShaped(op.result()->type))
+  if (ir::isValueShaped(typeOf(op.result())))
     return fail(op, "arithmetic on tile values is not supported by code generation yet");
   if (!scalarType(t)) return fail(op, "arithmetic on " + ir::printType(t) + " is not supported by code generation yet");
   llvm::Value* a = get(op.operand(0));
@@ -409,7 +425,7 @@ bool Lowering::lowerArith(ir::Operation& op) {
     default: return fail(op, "unexpected op");
   }
   // int4 lives sign-extended in 8 bits: integer results wrap at 4 bits.
-  if (ir::isScalar(op.result()->type) && ir::baseScalar(op.result()->type) == ir::ScalarKind::I4 &&
+  if (ir::isScalar(typeOf(op.result())) && ir::baseScalar(typeOf(op.result())) == ir::ScalarKind::I4 &&
       r->getType()->isIntegerTy(8))
     r = b_.CreateAShr(b_.CreateShl(r, 4), 4);
   set(op.result(), r);

@@ -152,7 +152,17 @@ private:
   // ---- bodies
   // Lowers the ops of `block`; returns its terminator (not lowered) or null.
   bool lowerBlock(ir::Block& block, ir::Operation** terminator);
+  // Lowers one op: tile-valued ones through lowerTileOp, the others through the hook their
+  // row of ir/Ops.def names (the Lower column).
   bool lowerOp(ir::Operation& op);
+  // Calls the hook that op's row of ir/Ops.def names.
+  bool lowerThroughTable(ir::Operation& op);
+  // The type a hook reads for v: while lowerTileElementwise lowers one element of a tile op,
+  // a tile value's element type (codegen presents the elements without changing the IR).
+  ir::Type typeOf(const ir::Value* v) const { return perElement_ && isTileValue(v->type) ? v->type->elem : v->type; }
+  // The hooks of ir/Ops.def's Lower column, one per row or family of rows. For a T_Elementwise
+  // op the hook lowers one element: lowerTileElementwise presents each element as a scalar.
+  bool lowerConstant(ir::Operation& op);
   bool lowerArith(ir::Operation& op);
   llvm::Value* mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue);
   bool lowerMath(ir::Operation& op);
@@ -176,6 +186,18 @@ private:
   llvm::Value* linearOffset(const View& v, const std::vector<llvm::Value*>& idx);
   llvm::Value* loadPacked(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
   void storePacked(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value);
+  bool lowerBitcast(ir::Operation& op);
+  bool lowerGroup(ir::Operation& op);  // ids, barriers, shuffles, cooperative groups
+  bool lowerCall(ir::Operation& op);
+  bool lowerByParent(ir::Operation& op);  // terminators and functions: lowered by what holds them
+  // Activations (LowerActivations.cpp), one hook per op.
+  bool lowerSigmoid(ir::Operation& op);
+  bool lowerGelu(ir::Operation& op);
+  bool lowerSilu(ir::Operation& op);
+  // Sets op's result to f(operand 0), computed in f32 for 16-bit floats.
+  bool lowerUnaryFloat(ir::Operation& op, const std::function<llvm::Value*(llvm::Value*)>& f);
+  // The device's math library function `name` (exp, tanh, ...) of one float.
+  llvm::Value* callMath(const char* name, llvm::Value* x);
   // Integer semantics shared by both targets (docs/language.md, "Integer semantics").
   llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
@@ -269,6 +291,7 @@ private:
   llvm::IRBuilder<> b_;
   std::string& error_;
   bool boundsCheck_ = false;
+  bool perElement_ = false;  // see typeOf
   std::unique_ptr<DeviceHooks> hooks_;
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const ir::Value*, llvm::Value*> vals_;

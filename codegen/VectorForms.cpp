@@ -34,9 +34,10 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) 
   func.walk([&](ir::Operation* op) {
     ++ops;
     if (op == &func) return;
-    bool allowed = (op->id >= OpId::ArithConstant && op->id <= OpId::ArithConvert) ||
-                   (op->id >= OpId::MathExp && op->id <= OpId::MathFma);
+    bool allowed = op->has(ir::T_Elementwise);
     switch (op->id) {
+      case OpId::ArithConstant:
+      case OpId::ArithBitcast:
       case OpId::TileLinearId:  // the global index in a kernel without a group shape
       case OpId::TileThreadId:
       case OpId::MemDim:

@@ -580,16 +580,22 @@ Stmt* Parser::parseWhile() {
   consume();
   auto* s = ctx_.make<WhileStmt>(SourceRange());
   s->cond = parseCondition("a 'while' condition");
+  parseLoopSuites(s->body, s->elseBlock, "'while' condition", "'while' statement", begin);
+  s->range = rangeFrom(begin);
+  return s;
+}
+
+// A loop's body (where break and continue are allowed) and its optional `else:` clause.
+void Parser::parseLoopSuites(Block& body, Block& elseBlock, const char* colonWhat, const char* blockWhat,
+                             SourceLoc begin) {
   ++loopDepth_;
-  parseSuite(s->body, "'while' condition", "'while' statement", begin);
+  parseSuite(body, colonWhat, blockWhat, begin);
   --loopDepth_;
   if (at(TokenKind::kw_else) && !diags_.stopped()) {
     SourceLoc eb = startLoc();
     consume();
-    parseSuite(s->elseBlock, "'else'", "'else' clause", eb);
+    parseSuite(elseBlock, "'else'", "'else' clause", eb);
   }
-  s->range = rangeFrom(begin);
-  return s;
 }
 
 Stmt* Parser::parseFor() {
@@ -605,14 +611,7 @@ Stmt* Parser::parseFor() {
       fail(diag::err_parse_expected_in, hereRange()).fixitInsert(prevEnd_, " in");
     }
   }
-  ++loopDepth_;
-  parseSuite(s->body, "'for' clause", "'for' statement", begin);
-  --loopDepth_;
-  if (at(TokenKind::kw_else) && !diags_.stopped()) {
-    SourceLoc eb = startLoc();
-    consume();
-    parseSuite(s->elseBlock, "'else'", "'else' clause", eb);
-  }
+  parseLoopSuites(s->body, s->elseBlock, "'for' clause", "'for' statement", begin);
   s->range = rangeFrom(begin);
   return s;
 }

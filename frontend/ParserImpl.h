@@ -97,6 +97,7 @@ private:
   void parseStrayClause(std::vector<Stmt*>& out);
   // After a compound header: ':' then a suite. `what` names the header for messages.
   void parseSuite(Block& block, const char* colonWhat, const char* blockWhat, SourceLoc headerStart);
+  void parseLoopSuites(Block& body, Block& elseBlock, const char* colonWhat, const char* blockWhat, SourceLoc begin);
   static void setBlockRange(Block& block);
   void parseIndentedBlock(Block& block);
   // Skips the rest of a bad logical line; swallows an indented block that follows it.

@@ -1,10 +1,13 @@
 // Token kind names and spellings, keyword lookup, and literal decoding.
 #include "frontend/Token.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace tessera {
 
@@ -62,92 +65,31 @@ bool isKeyword(TokenKind k) {
   return i < static_cast<size_t>(TokenKind::NumTokenKinds) && kIsKeyword[i];
 }
 
-// A switch on the first character, then a length check and one memcmp per candidate: at most
-// five comparisons, no hashing, no allocation.
-TokenKind keywordKind(std::string_view s) {
-  size_t n = s.size();
-  if (n < 2 || n > 8) return TokenKind::Identifier;
-  auto is = [&](const char* kw) { return std::strlen(kw) == n && std::memcmp(s.data(), kw, n) == 0; };
-  using K = TokenKind;
-  switch (s[0]) {
-    case 'a':
-      if (is("and")) return K::kw_and;
-      if (is("as")) return K::kw_as;
-      if (is("assert")) return K::kw_assert;
-      if (is("async")) return K::kw_async;
-      if (is("await")) return K::kw_await;
-      break;
-    case 'b':
-      if (is("break")) return K::kw_break;
-      break;
-    case 'c':
-      if (is("continue")) return K::kw_continue;
-      if (is("class")) return K::kw_class;
-      break;
-    case 'd':
-      if (is("def")) return K::kw_def;
-      if (is("del")) return K::kw_del;
-      break;
-    case 'e':
-      if (is("else")) return K::kw_else;
-      if (is("elif")) return K::kw_elif;
-      if (is("except")) return K::kw_except;
-      break;
-    case 'F':
-      if (is("False")) return K::kw_False;
-      break;
-    case 'f':
-      if (is("for")) return K::kw_for;
-      if (is("from")) return K::kw_from;
-      if (is("finally")) return K::kw_finally;
-      break;
-    case 'g':
-      if (is("global")) return K::kw_global;
-      break;
-    case 'i':
-      if (is("if")) return K::kw_if;
-      if (is("in")) return K::kw_in;
-      if (is("is")) return K::kw_is;
-      if (is("import")) return K::kw_import;
-      break;
-    case 'l':
-      if (is("lambda")) return K::kw_lambda;
-      break;
-    case 'm':
-      if (is("mut")) return K::kw_mut;
-      break;
-    case 'N':
-      if (is("None")) return K::kw_None;
-      break;
-    case 'n':
-      if (is("not")) return K::kw_not;
-      if (is("nonlocal")) return K::kw_nonlocal;
-      break;
-    case 'o':
-      if (is("or")) return K::kw_or;
-      break;
-    case 'p':
-      if (is("pass")) return K::kw_pass;
-      break;
-    case 'r':
-      if (is("return")) return K::kw_return;
-      if (is("raise")) return K::kw_raise;
-      break;
-    case 'T':
-      if (is("True")) return K::kw_True;
-      break;
-    case 't':
-      if (is("try")) return K::kw_try;
-      break;
-    case 'w':
-      if (is("while")) return K::kw_while;
-      if (is("with")) return K::kw_with;
-      break;
-    case 'y':
-      if (is("yield")) return K::kw_yield;
-      break;
-    default: break;
+namespace {
+// The keywords of TokenKinds.def by their first character: a lookup is a length check and one
+// memcmp per keyword with that first character (at most five), no hashing, no allocation.
+struct KeywordBuckets {
+  std::vector<std::pair<std::string_view, TokenKind>> byFirst[128];
+  size_t longest = 0;
+  KeywordBuckets() {
+    const std::pair<std::string_view, TokenKind> all[] = {
+#define KEYWORD(NAME, SPELLING) {SPELLING, TokenKind::NAME},
+#include "frontend/TokenKinds.def"
+    };
+    for (const auto& kw : all) {
+      byFirst[static_cast<unsigned char>(kw.first[0]) & 127].push_back(kw);
+      longest = std::max(longest, kw.first.size());
+    }
   }
+};
+}  // namespace
+
+TokenKind keywordKind(std::string_view s) {
+  static const KeywordBuckets buckets;
+  if (s.size() < 2 || s.size() > buckets.longest || static_cast<unsigned char>(s[0]) >= 128)
+    return TokenKind::Identifier;
+  for (const auto& [spelling, kind] : buckets.byFirst[static_cast<unsigned char>(s[0])])
+    if (spelling == s) return kind;
   return TokenKind::Identifier;
 }
 

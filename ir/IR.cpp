@@ -26,7 +26,7 @@ const ScalarInfo kScalars[] = {
 };
 
 const OpInfo kOps[] = {
-#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) \
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY, LOWER) \
   {NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, static_cast<uint32_t>(TRAITS)},
 #include "ir/Ops.def"
 };
@@ -43,48 +43,32 @@ bool lookupScalar(std::string_view name, ScalarKind& out) {
     }
   return false;
 }
+// The name of enumerator e in `names`, which lists them in declaration order (ir/IR.h).
+template <class E, size_t N>
+const char* enumName(const char* const (&names)[N], E e, const char* fallback) {
+  auto i = static_cast<size_t>(e);
+  return i < N ? names[i] : fallback;
+}
+
 const char* memSpaceName(MemSpace s) {
-  switch (s) {
-    case MemSpace::Global: return "global";
-    case MemSpace::Shared: return "shared";
-    case MemSpace::Local: return "local";
-  }
-  return "global";
+  static const char* const kNames[] = {"global", "shared", "local"};
+  return enumName(kNames, s, "global");
 }
 const char* accessName(Access a) {
-  switch (a) {
-    case Access::Read: return "read";
-    case Access::Write: return "write";
-    case Access::ReadWrite: return "readwrite";
-  }
-  return "readwrite";
+  static const char* const kNames[] = {"read", "write", "readwrite"};
+  return enumName(kNames, a, "readwrite");
 }
 const char* swizzleName(Swizzle s) {
-  switch (s) {
-    case Swizzle::None: return "none";
-    case Swizzle::Auto: return "xor";
-    case Swizzle::Xor32: return "xor32";
-    case Swizzle::Xor64: return "xor64";
-    case Swizzle::Xor128: return "xor128";
-  }
-  return "none";
+  static const char* const kNames[] = {"none", "xor", "xor32", "xor64", "xor128"};
+  return enumName(kNames, s, "none");
 }
 const char* roleName(FragRole r) {
-  switch (r) {
-    case FragRole::A: return "a";
-    case FragRole::B: return "b";
-    case FragRole::Acc: return "acc";
-  }
-  return "acc";
+  static const char* const kNames[] = {"a", "b", "acc"};
+  return enumName(kNames, r, "acc");
 }
 const char* roundingName(Rounding r) {
-  switch (r) {
-    case Rounding::Default: return "default";
-    case Rounding::NearestEven: return "nearest_even";
-    case Rounding::TowardZero: return "toward_zero";
-    case Rounding::Stochastic: return "stochastic";
-  }
-  return "default";
+  static const char* const kNames[] = {"default", "nearest_even", "toward_zero", "stochastic"};
+  return enumName(kNames, r, "default");
 }
 
 const OpInfo& opInfo(OpId id) { return kOps[static_cast<size_t>(id)]; }
@@ -150,25 +134,13 @@ int64_t staticElementCount(Type t) {
 // ---- printing of types and attributes ----
 
 const char* dimOpName(DimOp op) {
-  switch (op) {
-    case DimOp::Add: return "add";
-    case DimOp::Sub: return "sub";
-    case DimOp::Mul: return "mul";
-    case DimOp::Div: return "div";
-    case DimOp::Mod: return "mod";
-  }
-  return "?";
+  static const char* const kNames[] = {"add", "sub", "mul", "div", "mod"};
+  return enumName(kNames, op, "?");
 }
 
 const char* dimOpSpelling(DimOp op) {
-  switch (op) {
-    case DimOp::Add: return "+";
-    case DimOp::Sub: return "-";
-    case DimOp::Mul: return "*";
-    case DimOp::Div: return "/";
-    case DimOp::Mod: return "%";
-  }
-  return "?";
+  static const char* const kNames[] = {"+", "-", "*", "/", "%"};
+  return enumName(kNames, op, "?");
 }
 
 namespace {

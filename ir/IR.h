@@ -180,7 +180,7 @@ struct NamedAttr {
 // ---------------------------------------------------------------------------------------------
 
 enum class OpId : uint16_t {
-#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) ID,
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY, LOWER) ID,
 #include "ir/Ops.def"
   NumOps
 };

@@ -322,7 +322,7 @@ private:
       report(op, diag::err_ir_needs_group) << op->name() << func_->funcName();
     bool hookOk = true;
     switch (op->id) {
-#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY) \
+#define OP(ID, NAME, MINOPS, MAXOPS, MINRES, MAXRES, REGIONS, TRAITS, VERIFY, LOWER) \
   case OpId::ID: hookOk = verify##VERIFY(op); break;
 #include "ir/Ops.def"
       default: break;

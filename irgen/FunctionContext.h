@@ -331,8 +331,6 @@ class FunctionContext {
   Lowered lowerIndexedAccess(const BuiltinCall& c, bool isStore);
   Lowered lowerTileFill(const BuiltinCall& c, bool full);
   Lowered lowerCopyIntoShared(const BuiltinCall& c, Lowered dst, Expr* dstE, Expr* srcE);
-  Lowered lowerActivation(const BuiltinCall& c, const std::function<I::Value*(I::Value*, I::Type)>& f);
-  I::Value* sigmoid(I::Value* x, I::Type t);
   Lowered lowerShuffle(const BuiltinCall& c, const char* mode);
   Lowered lowerGroupMethod(const BuiltinCall& c);
   Lowered lowerGroupReduce(const BuiltinCall& c, const char* kind);
@@ -342,15 +340,15 @@ class FunctionContext {
 
   // One member per builtin that kernels may call (context Kernel or Both in sema/Builtins.def),
   // named handle<Id>. BuiltinTable.cpp dispatches on the builtin's id; a row of Builtins.def
-  // without its handler is a link error.
+  // without its handler is a link error. ELEMENTWISE rows share handleElementwise, which emits
+  // the Tile IR op their row names.
 #define IRGEN_HANDLER_Kernel(ID) Lowered handle##ID(const BuiltinCall& c);
 #define IRGEN_HANDLER_Both(ID) IRGEN_HANDLER_Kernel(ID)
 #define IRGEN_HANDLER_Host(ID)
 #define BUILTIN(ID, NAME, SIG, CTX, EFF, DOC) IRGEN_HANDLER_##CTX(ID)
+#define ELEMENTWISE(ID, NAME, OP, DOC)
 #include "sema/Builtins.def"
-#undef BUILTIN
-#undef METHOD
-#undef BUILTIN_ALIAS
+  Lowered handleElementwise(const BuiltinCall& c, I::OpId op);
 #undef IRGEN_HANDLER_Kernel
 #undef IRGEN_HANDLER_Both
 #undef IRGEN_HANDLER_Host

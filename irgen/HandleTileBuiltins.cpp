@@ -122,40 +122,14 @@ Lowered FunctionContext::handleTileSoftmax(const BuiltinCall& c) {
   return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{"axis", I::Attribute::integer(axis)}}));
 }
 
-// An elementwise activation of `x`: `f` computes it from x in its (float) compute type.
-Lowered FunctionContext::lowerActivation(const BuiltinCall& c, const std::function<I::Value*(I::Value*, I::Type)>& f) {
+// An ELEMENTWISE row of sema/Builtins.def: its Tile IR op on x, in x's float compute type.
+Lowered FunctionContext::handleElementwise(const BuiltinCall& c, I::OpId id) {
   Expr* xE = arg(c, "x");
   I::Value* x = value(lower(xE), xE->range);
   loc(c.expr);
   if (I::isView(x->type)) x = asTile(x, c.range());
   I::Type t = floatComputeType(x->type);
-  return Lowered::val(f(coerce(x, t, c.range()), t));
-}
-
-// 1 / (1 + exp(-x))
-I::Value* FunctionContext::sigmoid(I::Value* x, I::Type t) {
-  I::Value* ex = op1(I::OpId::MathExp, {op1(I::OpId::ArithNegF, {x}, t)}, t);
-  I::Value* one = constant(1.0, t);
-  return op1(I::OpId::ArithDivF, {one, op1(I::OpId::ArithAddF, {one, ex}, t)}, t);
-}
-
-Lowered FunctionContext::handleTileRelu(const BuiltinCall& c) {
-  return lowerActivation(c, [&](I::Value* x, I::Type t) { return op1(I::OpId::MathRelu, {x}, t); });
-}
-
-Lowered FunctionContext::handleTileSigmoid(const BuiltinCall& c) {
-  return lowerActivation(c, [&](I::Value* x, I::Type t) { return sigmoid(x, t); });
-}
-
-// gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-Lowered FunctionContext::handleTileGelu(const BuiltinCall& c) {
-  return lowerActivation(c, [&](I::Value* x, I::Type t) {
-    I::Value* x3 = op1(I::OpId::ArithMulF, {op1(I::OpId::ArithMulF, {x, x}, t), x}, t);
-    I::Value* inner = op1(I::OpId::ArithAddF, {x, op1(I::OpId::ArithMulF, {constant(0.044715, t), x3}, t)}, t);
-    I::Value* th = op1(I::OpId::MathTanh, {op1(I::OpId::ArithMulF, {constant(0.7978845608028654, t), inner}, t)}, t);
-    I::Value* onep = op1(I::OpId::ArithAddF, {constant(1.0, t), th}, t);
-    return op1(I::OpId::ArithMulF, {op1(I::OpId::ArithMulF, {constant(0.5, t), x}, t), onep}, t);
-  });
+  return Lowered::val(op1(id, {coerce(x, t, c.range())}, t));
 }
 
 // tile.where(cond, a, b): arith.select over the shape the three broadcast to, in the promoted

@@ -35,6 +35,7 @@ bool FunctionContext::wholeTensorProgram() {
         auto* c = dyn_cast<CallExpr>(e);
         const BuiltinInfo* b = c ? builtinOf(c->callee) : nullptr;
         if (!b) return;
+        if (b->elementwise) tileOps = true;
         switch (b->id) {
           case BuiltinId::TileLinearId:
           case BuiltinId::TileLaneId:
@@ -47,9 +48,6 @@ bool FunctionContext::wholeTensorProgram() {
           case BuiltinId::TileDot:
           case BuiltinId::TileMma:
           case BuiltinId::TileSoftmax:
-          case BuiltinId::TileRelu:
-          case BuiltinId::TileGelu:
-          case BuiltinId::TileSigmoid:
           case BuiltinId::TileSum:
           case BuiltinId::TileMax:
           case BuiltinId::TileZeros:

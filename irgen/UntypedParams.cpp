@@ -108,12 +108,10 @@ int FunctionContext::usesRank(const std::string& name, bool& written) {
       Expr* first = c->args.empty() ? nullptr : c->args[0].value;
       if (c->callee->type && c->callee->type->kind == TypeKind::DTypeValue) return rankOf(first);
       if (!b) return 0;
+      if (b->elementwise) return rankOf(first);
       switch (b->id) {
         case BuiltinId::TileDot:
         case BuiltinId::TileMma: return 2;
-        case BuiltinId::TileRelu:
-        case BuiltinId::TileGelu:
-        case BuiltinId::TileSigmoid:
         case BuiltinId::TileSoftmax: return rankOf(first);
         default: return 0;
       }

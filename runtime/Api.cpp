@@ -65,6 +65,27 @@ tessera_status checkEvent(const char *fn, tessera_event e) {
   return TESSERA_SUCCESS;
 }
 
+// tessera_stream_create and tessera_event_create: the backend makes the handle (`make`), the set
+// of live handles records it.
+template <typename Handle, typename Make>
+tessera_status createHandle(const char *fn, Handle *out, HandleSet &live, Make make) {
+  if (!out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, fn, ": null output");
+  GET_BACKEND(b);
+  TESSERA_TRY(make(*b, out));
+  live.add(*out);
+  return TESSERA_SUCCESS;
+}
+
+// tessera_stream_destroy and tessera_event_destroy: only a live handle (`what`) is destroyed.
+template <typename Handle, typename Destroy>
+tessera_status destroyHandle(const char *fn, const char *what, Handle h, HandleSet &live, Destroy destroy) {
+  if (!h || !live.remove(h))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, fn, ": null, unknown or destroyed ", what);
+  GET_BACKEND(b);
+  return destroy(*b, h);
+}
+
 } // namespace
 
 extern "C" {
@@ -148,19 +169,13 @@ tessera_status tessera_memset(void *dst, int value, size_t bytes) {
 }
 
 tessera_status tessera_stream_create(tessera_stream *out) {
-  if (!out)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_stream_create: null output");
-  GET_BACKEND(b);
-  TESSERA_TRY(b->streamCreate(out));
-  streams().add(*out);
-  return TESSERA_SUCCESS;
+  return createHandle("tessera_stream_create", out, streams(),
+                      [](Backend &b, tessera_stream *s) { return b.streamCreate(s); });
 }
 
 tessera_status tessera_stream_destroy(tessera_stream stream) {
-  if (!stream || !streams().remove(stream))
-    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_stream_destroy: null, unknown or destroyed stream");
-  GET_BACKEND(b);
-  return b->streamDestroy(stream);
+  return destroyHandle("tessera_stream_destroy", "stream", stream, streams(),
+                       [](Backend &b, tessera_stream s) { return b.streamDestroy(s); });
 }
 
 tessera_status tessera_stream_synchronize(tessera_stream stream) {
@@ -175,19 +190,13 @@ tessera_status tessera_synchronize(void) {
 }
 
 tessera_status tessera_event_create(tessera_event *out) {
-  if (!out)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_event_create: null output");
-  GET_BACKEND(b);
-  TESSERA_TRY(b->eventCreate(out));
-  events().add(*out);
-  return TESSERA_SUCCESS;
+  return createHandle("tessera_event_create", out, events(),
+                      [](Backend &b, tessera_event *e) { return b.eventCreate(e); });
 }
 
 tessera_status tessera_event_destroy(tessera_event event) {
-  if (!event || !events().remove(event))
-    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_event_destroy: null, unknown or destroyed event");
-  GET_BACKEND(b);
-  return b->eventDestroy(event);
+  return destroyHandle("tessera_event_destroy", "event", event, events(),
+                       [](Backend &b, tessera_event e) { return b.eventDestroy(e); });
 }
 
 tessera_status tessera_event_record(tessera_event event, tessera_stream stream) {

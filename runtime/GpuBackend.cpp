@@ -386,19 +386,22 @@ public:
     return readFaultRecords();
   }
 
-  tessera_status streamCreate(tessera_stream *out) override {
+  // A new handle whose driver object `make` creates (a stream, an event).
+  template <typename Handle, typename Out, typename Make> tessera_status newHandle(Out *out, Make make) {
     TESSERA_TRY(enter());
-    auto s = std::make_unique<GpuStream>();
-    TESSERA_TRY(check(d_.cuStreamCreate(&s->s, CU_STREAM_DEFAULT), "cuStreamCreate"));
-    *out = s.release();
+    auto h = std::make_unique<Handle>();
+    TESSERA_TRY(make(*h));
+    *out = h.release();
     return TESSERA_SUCCESS;
+  }
+  tessera_status streamCreate(tessera_stream *out) override {
+    return newHandle<GpuStream>(
+        out, [&](GpuStream &s) { return check(d_.cuStreamCreate(&s.s, CU_STREAM_DEFAULT), "cuStreamCreate"); });
   }
   tessera_status streamDestroy(tessera_stream stream) override {
     d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
-    auto *s = static_cast<GpuStream *>(stream);
-    CUresult r = d_.cuStreamDestroy(s->s);
-    delete s;
-    return check(r, "cuStreamDestroy");
+    std::unique_ptr<GpuStream> s(static_cast<GpuStream *>(stream));
+    return check(d_.cuStreamDestroy(s->s), "cuStreamDestroy");
   }
   tessera_status streamSynchronize(tessera_stream stream) override {
     TESSERA_TRY(enter());
@@ -406,18 +409,13 @@ public:
     return readFaultRecords();
   }
   tessera_status eventCreate(tessera_event *out) override {
-    TESSERA_TRY(enter());
-    auto e = std::make_unique<GpuEvent>();
-    TESSERA_TRY(check(d_.cuEventCreate(&e->e, CU_EVENT_DEFAULT), "cuEventCreate"));
-    *out = e.release();
-    return TESSERA_SUCCESS;
+    return newHandle<GpuEvent>(
+        out, [&](GpuEvent &e) { return check(d_.cuEventCreate(&e.e, CU_EVENT_DEFAULT), "cuEventCreate"); });
   }
   tessera_status eventDestroy(tessera_event event) override {
     d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
-    auto *e = static_cast<GpuEvent *>(event);
-    CUresult r = d_.cuEventDestroy(e->e);
-    delete e;
-    return check(r, "cuEventDestroy");
+    std::unique_ptr<GpuEvent> e(static_cast<GpuEvent *>(event));
+    return check(d_.cuEventDestroy(e->e), "cuEventDestroy");
   }
   tessera_status eventRecord(tessera_event event, tessera_stream stream) override {
     TESSERA_TRY(enter());

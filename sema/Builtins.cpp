@@ -183,6 +183,11 @@ struct Table {
 #define BUILTIN_ALIAS(NAME, ID) {NAME, BuiltinId::ID},
 #include "sema/Builtins.def"
     };
+    static const BuiltinId elementwise[] = {
+#define ELEMENTWISE(ID, NAME, OP, DOC) BuiltinId::ID,
+#include "sema/Builtins.def"
+    };
+    for (BuiltinId id : elementwise) entries[static_cast<size_t>(id)].elementwise = true;
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i].isMethod) methods.emplace(entries[i].name, i);
       else byName.emplace(entries[i].name, i);

@@ -72,6 +72,8 @@ struct BuiltinInfo {
   bool isMethod;
   BuiltinSignature sig;
   std::vector<std::string> aliases;
+  // An ELEMENTWISE row of Builtins.def: `(x: tile) -> same`, one Tile IR op on each element.
+  bool elementwise = false;
   bool has(uint32_t e) const { return (effects & e) != 0; }
 };
 

@@ -113,51 +113,31 @@ inline Status barrier(Comm c, const Options &o = {}) {
 }
 
 // A mesh (owned). Mesh::create is collective over the world.
-class Mesh {
+class Mesh : public Handle<tessera_mesh, tessera_mesh_destroy> {
 public:
-  Mesh() = default;
-  Mesh(const Mesh &) = delete;
-  Mesh &operator=(const Mesh &) = delete;
-  Mesh(Mesh &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
-  Mesh &operator=(Mesh &&o) noexcept {
-    reset();
-    h_ = std::exchange(o.h_, nullptr);
-    return *this;
-  }
-  ~Mesh() { reset(); }
-
   static Status create(std::initializer_list<const char *> axes, std::initializer_list<int64_t> shape, Mesh &out) {
     out.reset();
     if (axes.size() != shape.size())
       return Status::failure(TESSERA_ERROR_INVALID_ARGUMENT, "Mesh::create: " + std::to_string(axes.size()) +
                                                                  " axis names but " + std::to_string(shape.size()) +
                                                                  " sizes");
-    return Status::from(tessera_mesh_create(axes.begin(), shape.begin(), static_cast<int32_t>(axes.size()), &out.h_));
+    return Status::from(tessera_mesh_create(axes.begin(), shape.begin(), static_cast<int32_t>(axes.size()), out.out()));
   }
-  tessera_mesh get() const { return h_; }
   int64_t size(const char *axis) const {
     int64_t v = 0;
-    tessera_mesh_axis_size(h_, axis, &v);
+    tessera_mesh_axis_size(get(), axis, &v);
     return v;
   }
   int64_t coord(const char *axis) const {
     int64_t v = -1;
-    tessera_mesh_coord(h_, axis, &v);
+    tessera_mesh_coord(get(), axis, &v);
     return v;
   }
   Comm comm(const char *axis) const {
     tessera_comm c = nullptr;
-    tessera_mesh_comm(h_, axis, &c);
+    tessera_mesh_comm(get(), axis, &c);
     return Comm(c);
   }
-  void reset() {
-    if (h_)
-      tessera_mesh_destroy(h_);
-    h_ = nullptr;
-  }
-
-private:
-  tessera_mesh h_ = nullptr;
 };
 
 // dist.ShardSpec(partition=("col",), mesh_axes=("tp",)): which dimensions are partitioned and
@@ -200,19 +180,8 @@ struct Parts {
 };
 
 // A distributed tensor (owned). DTensor::create is collective over the world.
-class DTensor {
+class DTensor : public Handle<tessera_dtensor, tessera_dtensor_destroy> {
 public:
-  DTensor() = default;
-  DTensor(const DTensor &) = delete;
-  DTensor &operator=(const DTensor &) = delete;
-  DTensor(DTensor &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
-  DTensor &operator=(DTensor &&o) noexcept {
-    reset();
-    h_ = std::exchange(o.h_, nullptr);
-    return *this;
-  }
-  ~DTensor() { reset(); }
-
   static Status create(const Mesh &mesh, const char *name, tessera_dtype dtype, std::initializer_list<int64_t> shape,
                        const ShardSpec &layout, DTensor &out) {
     out.reset();
@@ -221,29 +190,20 @@ public:
     if (!layout.resolve(static_cast<int32_t>(shape.size()), spec, error))
       return Status::failure(TESSERA_ERROR_INVALID_ARGUMENT, std::string("DTensor::create of '") + name + "': " + error);
     return Status::from(tessera_dtensor_create(mesh.get(), name, dtype, static_cast<int32_t>(shape.size()),
-                                               shape.begin(), &spec, &out.h_));
+                                               shape.begin(), &spec, out.out()));
   }
-  tessera_dtensor get() const { return h_; }
   tessera_tensor local() const {
     tessera_tensor t{};
-    tessera_dtensor_local(h_, &t);
+    tessera_dtensor_local(get(), &t);
     return t;
   }
-  Parts parts(const char *axis) const { return Parts{h_, axis}; }
+  Parts parts(const char *axis) const { return Parts{get(), axis}; }
   std::vector<int64_t> offset() const {
     tessera_tensor t = local();
     std::vector<int64_t> o(static_cast<size_t>(t.rank));
-    tessera_dtensor_offset(h_, o.data());
+    tessera_dtensor_offset(get(), o.data());
     return o;
   }
-  void reset() {
-    if (h_)
-      tessera_dtensor_destroy(h_);
-    h_ = nullptr;
-  }
-
-private:
-  tessera_dtensor h_ = nullptr;
 };
 
 inline Status all_gather(const DTensor &src, const DTensor &dst, const Options &o = {}) {

@@ -129,7 +129,7 @@ private:
   size_t size_ = 0;
 };
 
-// Owning wrappers for streams, events and graphs.
+// Owning wrappers for streams, events and graphs (and dist.hpp's meshes and distributed tensors).
 template <typename H, tessera_status (*Destroy)(H)> class Handle {
 public:
   Handle() = default;
@@ -138,17 +138,19 @@ public:
   Handle &operator=(const Handle &) = delete;
   Handle(Handle &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
   Handle &operator=(Handle &&o) noexcept {
-    if (h_)
-      Destroy(h_);
+    reset();
     h_ = std::exchange(o.h_, nullptr);
     return *this;
   }
-  ~Handle() {
+  ~Handle() { reset(); }
+  H get() const { return h_; }
+  // Where a create function writes the handle (release the old one first: reset()).
+  H *out() { return &h_; }
+  void reset() {
     if (h_)
       Destroy(h_);
+    h_ = nullptr;
   }
-  H get() const { return h_; }
-  H *out() { return &h_; }
 
 private:
   H h_ = nullptr;
