@@ -424,6 +424,22 @@ void Checker::requireConstInt(Expr* x, SourceRange missing, const std::string& w
     diags.report(diag::err_argument_not_constant, x ? x->range : missing) << what;
 }
 
+// A reduction of tile `t` along `axis`: along a constant axis of a tile of known rank that axis
+// goes away (negative axes count from the end, as in NumPy); one it does not have is an error.
+const Type* Checker::reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bool dtypeKnown) {
+  auto c = evalConst(axisExpr, nullptr);
+  if (!t->rankKnown || t->kind != TypeKind::Tile || !c || c->kind != ConstValue::Int) return T.tile(d, dtypeKnown, {}, false);
+  long long rank = static_cast<long long>(t->dims.size());
+  long long axis = c->i < 0 ? c->i + rank : c->i;
+  if (axis < 0 || axis >= rank) {
+    diags.report(diag::err_axis_out_of_range, axisExpr->range) << c->i << rank;
+    return T.error();
+  }
+  std::vector<Extent> dims = t->dims;
+  dims.erase(dims.begin() + axis);
+  return T.tile(d, dtypeKnown, dims, true);
+}
+
 // tile.range: a loop over an extent, or over the blocks of a tensor's axis (or axes). Its step,
 // prefetch depth and axes are constants: code generation sizes blocks and pipelines by them.
 const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext) {
@@ -541,30 +557,7 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       return T.range(T.scalar(d));
     }
     case BuiltinId::Bitcast: return bitcastResult(bc);
-    case BuiltinId::TileDot: {
-      const Type *a = boundType[0], *c = boundType[1];
-      DType accum = DType::FP32;
-      if (const Type* at2 = argType("accum"); at2 && at2->kind == TypeKind::DTypeValue) accum = at2->dtype;
-      auto rows = [](const Type* t) -> Extent {
-        return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.front() : "?";
-      };
-      auto cols = [](const Type* t) -> Extent {
-        return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
-      };
-      // Code generation multiplies matrices: a known rank other than 2 is refused here.
-      for (size_t i = 0; i < 2; ++i) {
-        const Type* t = i == 0 ? a : c;
-        if (t && (t->kind == TypeKind::Tile || t->kind == TypeKind::Tensor) && t->rankKnown && t->dims.size() != 2) {
-          diags.report(diag::err_dot_operand_rank, bc.binding.args[i]->range)
-              << (i == 0 ? "first" : "second") << static_cast<unsigned>(t->dims.size());
-          return T.error();
-        }
-      }
-      if (!checkInnerExtents("tile.dot", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
-      bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
-      if (!known) return T.tile(accum, true, {}, false);
-      return T.tile(accum, true, {rows(a), cols(c)}, true);
-    }
+    case BuiltinId::TileDot: return tileDotResult(bc);
     case BuiltinId::TileMma: {
       DType accum = DType::FP32;
       if (Expr* ax = arg("accum")) {
@@ -626,6 +619,48 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         }
       return first->kind == TypeKind::Scalar && first->weak ? T.scalar(first->dtype) : first;
     }
+    default: break;
+  }
+  return constraintResult(bc);
+}
+
+// tile.dot(a, b): a product of rank-2 tiles whose inner extents agree.
+const Type* Checker::tileDotResult(const BoundBuiltinCall& bc) {
+  CallExpr* call = bc.call;
+  auto argType = [&](const char* name) { return bc.argType(name); };
+  const std::vector<const Type*>& boundType = bc.types;
+  const Type *a = boundType[0], *c = boundType[1];
+  DType accum = DType::FP32;
+  if (const Type* at2 = argType("accum"); at2 && at2->kind == TypeKind::DTypeValue) accum = at2->dtype;
+  auto rows = [](const Type* t) -> Extent {
+    return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.front() : "?";
+  };
+  auto cols = [](const Type* t) -> Extent {
+    return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
+  };
+  // Code generation multiplies matrices: a known rank other than 2 is refused here.
+  for (size_t i = 0; i < 2; ++i) {
+    const Type* t = i == 0 ? a : c;
+    if (t && (t->kind == TypeKind::Tile || t->kind == TypeKind::Tensor) && t->rankKnown && t->dims.size() != 2) {
+      diags.report(diag::err_dot_operand_rank, bc.binding.args[i]->range)
+          << (i == 0 ? "first" : "second") << static_cast<unsigned>(t->dims.size());
+      return T.error();
+    }
+  }
+  if (!checkInnerExtents("tile.dot", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
+  bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
+  if (!known) return T.tile(accum, true, {}, false);
+  return T.tile(accum, true, {rows(a), cols(c)}, true);
+}
+
+// Builtins whose arguments code generation needs in a form sema can check (constants, index
+// counts, axes); the results of the others come from the signature. Null: the generic result.
+const Type* Checker::constraintResult(const BoundBuiltinCall& bc) {
+  const BuiltinInfo& b = bc.b;
+  CallExpr* call = bc.call;
+  auto arg = [&](const char* name) { return bc.arg(name); };
+  const Type* first = !bc.types.empty() && bc.types[0] ? bc.types[0] : T.dynamic();
+  switch (b.id) {
     case BuiltinId::CooperativeGroup: {
       if (Expr* s = arg("size"))
         if (auto c = evalConst(s, nullptr); c && c->kind == ConstValue::Int &&
@@ -636,6 +671,14 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       requireConstInt(arg("size"), call->range, "the size of a cooperative group", LLONG_MIN, LLONG_MAX);
       return T.opaque("Group");
     }
+    case BuiltinId::TileSum:
+    case BuiltinId::TileMax:
+      // In the compute type, as code generation reduces: 16-bit floats in f32.
+      if (Expr* axis = arg("axis"); axis && first->kind == TypeKind::Tile) {
+        bool narrowFloat = isFloat(first->dtype) && dtypeInfo(first->dtype).bits < 32;
+        return reducedAlongAxis(first, axis, narrowFloat ? DType::FP32 : first->dtype, first->dtypeKnown);
+      }
+      return nullptr;
     case BuiltinId::TileLoad:
     case BuiltinId::TileStore: {
       // One index per dimension: code generation addresses one element.
@@ -657,9 +700,8 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
     case BuiltinId::CpAsyncWait:
       if (Expr* p = arg("pending")) requireConstInt(p, call->range, "the 'pending' count", LLONG_MIN, LLONG_MAX);
       return nullptr;
-    default: break;
+    default: return nullptr;
   }
-  return nullptr;
 }
 
 // The result from the signature's notation (Builtins.def: none, i32, same, elem, arith, ...).
@@ -689,21 +731,7 @@ const Type* Checker::genericBuiltinResult(const BoundBuiltinCall& bc, SourceRang
     return first;
   }
   if (r == "elem") {
-    if (first->kind == TypeKind::Tile && arg("axis")) {
-      // Along a constant axis of a tile of known rank: that axis goes away (negative axes count
-      // from the end, as in NumPy).
-      auto c = evalConst(arg("axis"), nullptr);
-      if (!first->rankKnown || !c || c->kind != ConstValue::Int) return T.tile(first->dtype, first->dtypeKnown, {}, false);
-      long long rank = static_cast<long long>(first->dims.size());
-      long long axis = c->i < 0 ? c->i + rank : c->i;
-      if (axis < 0 || axis >= rank) {
-        diags.report(diag::err_axis_out_of_range, arg("axis")->range) << c->i << rank;
-        return T.error();
-      }
-      std::vector<Extent> dims = first->dims;
-      dims.erase(dims.begin() + axis);
-      return T.tile(first->dtype, first->dtypeKnown, dims, true);
-    }
+    if (first->kind == TypeKind::Tile && arg("axis")) return reducedAlongAxis(first, arg("axis"), first->dtype, first->dtypeKnown);
     return T.elementOf(first);
   }
   if (r == "float") {

@@ -85,6 +85,9 @@ public:
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
   const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
   void checkWhileCarries(WhileStmt* w);
+  const Type* tileDotResult(const BoundBuiltinCall& bc);
+  const Type* constraintResult(const BoundBuiltinCall& bc);
+  const Type* reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bool dtypeKnown);
   void requireConstInt(Expr* x, SourceRange missing, const std::string& what, long long lo, long long hi);
   const Type* tileWhereResult(const BoundBuiltinCall& bc);
   const Type* tileArangeResult(const BoundBuiltinCall& bc);
