@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks the shape of the source tree against the house rules (README, "Layout"):
-  - no C++ source file (.cpp, .h, .def, .re) over 1,000 lines;
-  - no function over 150 lines (from the line its signature starts to its closing brace; a
-    lambda counts toward the function that contains it);
+  - no source file (C++ and CUDA .cpp, .h, .def, .re, .cu; Python, Tessera, shell, CMake,
+    JavaScript, Lua) over 1,000 lines;
+  - no function over 150 lines: in C++ and CUDA from the line its signature starts to its closing brace
+    (a lambda counts toward the function that contains it); in Python and Tessera from its
+    `def` to its last indented line;
   - no include of a higher stage from a lower one (the stage order is STAGES below);
   - no HAVE_TESSERA_* guard (every library is always built).
 Prints one line per violation and a summary; exits non-zero when there is any.
@@ -25,9 +27,11 @@ STAGES = {
     "lsp": {"basic", "frontend", "sema"},
 }
 SOURCE_DIRS = ["basic", "frontend", "sema", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests",
-               "bench", "examples"]
-EXTENSIONS = (".cpp", ".h", ".def", ".re")
-SKIP_DIRS = {"build", "build-fuzz", ".git", "out"}
+               "bench", "examples", "stdlib", "scripts", "editors", "cmake"]
+CPP_EXTENSIONS = (".cpp", ".h", ".def", ".re", ".cu")
+INDENTED_EXTENSIONS = (".py", ".tessera")  # functions end where the indentation does
+EXTENSIONS = CPP_EXTENSIONS + INDENTED_EXTENSIONS + (".sh", ".cmake", ".in", ".js", ".lua")
+SKIP_DIRS = {"build", "build-fuzz", ".git", "out", "node_modules"}
 
 
 def stage_of(rel):
@@ -142,6 +146,27 @@ def functions(text):
     return result
 
 
+def indented_functions(text):
+    """(name, first line, last line) of every `def` in Python or Tessera source: from the def to
+    the last non-blank line indented deeper than it."""
+    lines = text.split("\n")
+    result = []
+    for i, line in enumerate(lines):
+        m = re.match(r"(\s*)(?:async\s+)?def\s+(\w+)", line)
+        if not m:
+            continue
+        indent, last = len(m.group(1)), i
+        for j in range(i + 1, len(lines)):
+            body = lines[j]
+            if not body.strip():
+                continue
+            if len(body) - len(body.lstrip()) <= indent:
+                break
+            last = j
+        result.append((m.group(2), i + 1, last + 1))
+    return result
+
+
 def main():
     args = sys.argv[1:]
     max_file, max_function = 1000, 150
@@ -162,11 +187,16 @@ def main():
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         if lines > max_file:
             problems.append(f"{rel}: {lines} lines (more than {max_file})")
-        if rel.endswith((".cpp", ".h", ".re")):
-            for name, first, last in functions(text):
-                funcs += 1
-                if last - first + 1 > max_function:
-                    problems.append(f"{rel}:{first}: function {name} is {last - first + 1} lines (more than {max_function})")
+        if rel.endswith((".cpp", ".h", ".re", ".cu")):
+            found = functions(text)
+        elif rel.endswith(INDENTED_EXTENSIONS):
+            found = indented_functions(text)
+        else:
+            found = []
+        for name, first, last in found:
+            funcs += 1
+            if last - first + 1 > max_function:
+                problems.append(f"{rel}:{first}: function {name} is {last - first + 1} lines (more than {max_function})")
         for m in re.finditer(r"^\s*#\s*(?:if|ifdef|ifndef|elif)\b.*\bHAVE_TESSERA_\w+", text, re.M):
             line = text.count("\n", 0, m.start()) + 1
             problems.append(f"{rel}:{line}: a HAVE_TESSERA_* guard (every library is always built)")

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Rewrites the expected output of lit tests after an intended change (like Carbon's autoupdate).
 
-For every RUN line that ends in `| FileCheck ...`, the command before FileCheck is run and
-FileCheck checks its output; while a directive fails ("expected string not found"), the
+The RUN lines run in order, as lit runs them (the ones without FileCheck too: they make the
+files that later lines read). Where a RUN line checks with FileCheck (`cmd | FileCheck ...`,
+`FileCheck ... < FILE` or `FileCheck ... --input-file=FILE`), FileCheck checks the command's
+output or the file; while a directive fails ("expected string not found"), the
 directive's text is replaced after the output line that is most like it, and FileCheck runs
 again: the regular expressions ({{...}}, [[@LINE-1]], ...) that still match at the start and at
 the end of that line are kept, the literal text between them is taken from the line. What it
-cannot rewrite (CHECK-NOT, -DAG, -EMPTY, a line with nothing alike) is listed for a person to
-edit. Review the diff before committing it.
+cannot rewrite (CHECK-NOT, -DAG, -EMPTY, a line with nothing alike) and a RUN line without
+FileCheck that fails are listed for a person to edit; a test that REQUIRES a feature this
+machine lacks is skipped. Review the diff before committing it.
 
   update-lit-tests.py [--build DIR | --tools DIR] [--dry-run] TEST...
 
@@ -57,6 +60,7 @@ def substitute(cmd, test, tools, tmp):
         ("%tessera-opt", os.path.join(tools, "tessera-opt")),
         ("%tessera-lsp", os.path.join(tools, "tessera-lsp")),
         ("%tesserac", os.path.join(tools, "tesserac")),
+        ("%{tools}", tools),
         ("%src_root", ROOT),
         ("%s", test),
         ("%S", os.path.dirname(test)),
@@ -70,11 +74,51 @@ def substitute(cmd, test, tools, tmp):
 
 
 def split_filecheck(cmd):
-    """(producer command, FileCheck arguments) when the command ends in `| FileCheck ...`."""
-    m = re.search(r"\|\s*FileCheck\s+([^|]*)$", cmd)
+    """(producer command, FileCheck arguments) when the command checks with FileCheck: the
+    command before `| FileCheck ...`, or `cat FILE` for `FileCheck ... < FILE` and
+    `FileCheck ... --input-file=FILE`. (None, None) for any other command."""
+    m = re.search(r"(?:^|\|)\s*FileCheck\s+([^|]*)$", cmd)
     if not m:
         return None, None
-    return cmd[: m.start()].strip(), shlex.split(m.group(1))
+    producer, args = cmd[: m.start()].strip(), m.group(1)
+    redirect = re.search(r"\s<\s*(\S+)\s*$", args)
+    if redirect:
+        producer, args = "cat " + shlex.quote(redirect.group(1)), args[: redirect.start()]
+    fc_args, words, i = [], shlex.split(args), 0
+    while i < len(words):
+        if words[i] == "--input-file" and i + 1 < len(words):
+            producer = "cat " + shlex.quote(words[i + 1])
+            i += 2
+            continue
+        if words[i].startswith("--input-file="):
+            producer = "cat " + shlex.quote(words[i].split("=", 1)[1])
+        else:
+            fc_args.append(words[i])
+        i += 1
+    return (producer or None), fc_args
+
+
+def features(tools):
+    """The lit features tests/lit.cfg.py sets that this machine has: cuda (the build found the
+    CUDA toolkit) and spec (the spec chapters beside the repository)."""
+    found = set()
+    try:
+        site = open(os.path.join(os.path.dirname(tools), "tests", "lit.site.cfg.py"), encoding="utf-8").read()
+        if 'have_cuda = "ON"' in site:
+            found.add("cuda")
+    except OSError:
+        pass
+    if os.path.isdir(os.path.join(ROOT, "..", "shared", "spec")):
+        found.add("spec")
+    return found
+
+
+def missing_features(text, tools):
+    """The features that a test's REQUIRES: lines name and this machine lacks."""
+    need = set()
+    for m in re.finditer(r"^\s*(?:#|//|;)\s*REQUIRES:(.*)$", text, re.M):
+        need |= {f.strip() for f in m.group(1).split(",") if f.strip()}
+    return sorted(need - features(tools))
 
 
 def segments(text):
@@ -157,6 +201,12 @@ def rewrite(old, line, lineno):
             last = m
         if last and (segs[n - k][0] == "re" or k < n - best_k):
             tail_k, ss = k, pe + last.start()
+            if segs[n - k][1] in catch_all and k > 1:
+                # {{.*}} would start the tail right at the head and take the middle's text:
+                # the tail starts where the text after its {{.*}} does instead.
+                after = [m for m in re.finditer(to_regex(segs[n - k + 1:], lineno), line[pe:])]
+                if after:
+                    ss = pe + after[-1].start()
             break
     middle = line[pe:ss]
     old_middle = "".join(t for _, t in segs[best_k:n - tail_k])
@@ -208,34 +258,47 @@ def fix_directive(lines, index, output, prefixes):
     return (old, new)
 
 
+# Commands' output as text; bytes that are not UTF-8 (tests of invalid input) pass through.
+TEXT = {"encoding": "utf-8", "errors": "surrogateescape"}
+
+
 def update(test, tools, dry_run):
-    text = open(test, encoding="utf-8").read()
+    text = open(test, **TEXT).read()
     lines = text.split("\n")
     ok = True
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([tools, "/usr/lib/llvm-19/bin", env.get("PATH", "")])
     env["TERM"] = "dumb"
     changes = []
+    missing = missing_features(text, tools)
+    if missing:
+        print(f"{test}: skipped (REQUIRES: {', '.join(missing)})")
+        return True
     with tempfile.TemporaryDirectory() as tmp:
         for lineno, raw in run_lines(text):
             cmd = substitute(raw, test, tools, tmp)
             producer, fc_args = split_filecheck(cmd)
-            if producer is None:
+            if producer is None or any(a not in (test,) and not a.startswith("-") for a in fc_args):
+                # A command that makes files for later lines, or checks another file: run it.
+                r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, env=env, capture_output=True,
+                                   **TEXT)
+                if r.returncode != 0:
+                    print(f"{test}:{lineno}: this RUN line fails (not an expectation to update):\n"
+                          f"{(r.stdout + r.stderr).strip()[:2000]}")
+                    ok = False
                 continue
-            if any(a not in (test,) and not a.startswith("-") for a in fc_args):
-                continue  # checks another file
             prefixes = ["CHECK"]
             for a in fc_args:
                 m = re.match(r"--?check-prefix(?:es)?=(.*)", a)
                 if m:
                     prefixes = m.group(1).split(",")
             produced = subprocess.run(["bash", "-o", "pipefail", "-c", producer], cwd=tmp, env=env,
-                                      capture_output=True, text=True).stdout
+                                      capture_output=True, **TEXT).stdout
             for _ in range(200):
-                with open(os.path.join(tmp, "check.txt"), "w", encoding="utf-8") as f:
+                with open(os.path.join(tmp, "check.txt"), "w", **TEXT) as f:
                     f.write("\n".join(lines))
                 args = [filecheck_path(), os.path.join(tmp, "check.txt")] + [a for a in fc_args if a != test]
-                r = subprocess.run(args, input=produced, capture_output=True, text=True, env=env)
+                r = subprocess.run(args, input=produced, capture_output=True, **TEXT, env=env)
                 if r.returncode == 0:
                     break
                 m = re.search(r"check\.txt:(\d+):\d+: error: (\S+): expected string not found", r.stderr)
@@ -249,7 +312,7 @@ def update(test, tools, dry_run):
     for ln, old, new in changes:
         print(f"{test}:{ln}:\n  - {old}\n  + {new}")
     if changes and not dry_run:
-        with open(test, "w", encoding="utf-8") as f:
+        with open(test, "w", **TEXT) as f:
             f.write("\n".join(lines))
     return ok
 

@@ -133,6 +133,23 @@ std::string sizeMismatch(const Call &c, const char *rule, const View &send, cons
                 typeString(recv.t->dtype, recv.t->rank, recv.t->shape), ", ", c.comm->size(), " ranks)");
 }
 
+// The checks every collective with a send and a recv view starts with: the call's options, both
+// views, one dtype.
+tessera_status beginSendRecv(Call &c, const tessera_collective_options *opts, const tessera_tensor *send,
+                             const tessera_tensor *recv, View &s, View &r) {
+  TESSERA_TRY(begin(c, opts));
+  TESSERA_TRY(checkView(c, "send", send, s));
+  TESSERA_TRY(checkView(c, "recv", recv, r));
+  return sameDtype(c, s, r);
+}
+
+// send and recv of as many elements, either the same memory (in place) or not overlapping.
+tessera_status sameSizeInPlaceOrApart(const Call &c, const View &s, const View &r) {
+  if (s.numel != r.numel)
+    return fail(TESSERA_ERROR_SHAPE_MISMATCH, sizeMismatch(c, "send and recv must have as many elements", s, r));
+  return s.data() == r.data() ? TESSERA_SUCCESS : noOverlap(c, s, r);
+}
+
 } // namespace
 
 extern "C" {
@@ -140,15 +157,9 @@ extern "C" {
 tessera_status tessera_all_reduce(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
                                   int32_t op, const tessera_collective_options *opts) {
   Call c{"tessera_all_reduce", OpKind::AllReduce, comm};
-  TESSERA_TRY(begin(c, opts));
   View s, r;
-  TESSERA_TRY(checkView(c, "send", send, s));
-  TESSERA_TRY(checkView(c, "recv", recv, r));
-  TESSERA_TRY(sameDtype(c, s, r));
-  if (s.numel != r.numel)
-    return fail(TESSERA_ERROR_SHAPE_MISMATCH, sizeMismatch(c, "send and recv must have as many elements", s, r));
-  if (s.data() != r.data())
-    TESSERA_TRY(noOverlap(c, s, r));
+  TESSERA_TRY(beginSendRecv(c, opts, send, recv, s, r));
+  TESSERA_TRY(sameSizeInPlaceOrApart(c, s, r));
   TESSERA_TRY(checkReducible(c, s.t->dtype, op));
   TESSERA_TRY(agree(*comm, signatureOf(c, s, op), c.what()));
   ReduceSpec spec{s.t->dtype, op, c.order, c.deterministic};
@@ -162,11 +173,8 @@ tessera_status tessera_all_reduce(tessera_comm comm, const tessera_tensor *send,
 tessera_status tessera_all_gather(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
                                   const tessera_collective_options *opts) {
   Call c{"tessera_all_gather", OpKind::AllGather, comm};
-  TESSERA_TRY(begin(c, opts));
   View s, r;
-  TESSERA_TRY(checkView(c, "send", send, s));
-  TESSERA_TRY(checkView(c, "recv", recv, r));
-  TESSERA_TRY(sameDtype(c, s, r));
+  TESSERA_TRY(beginSendRecv(c, opts, send, recv, s, r));
   if (r.numel != s.numel * comm->size())
     return fail(TESSERA_ERROR_SHAPE_MISMATCH,
                 sizeMismatch(c, "recv must hold the send elements of every rank", s, r));
@@ -184,11 +192,8 @@ tessera_status tessera_all_gather(tessera_comm comm, const tessera_tensor *send,
 tessera_status tessera_reduce_scatter(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
                                       int32_t op, const tessera_collective_options *opts) {
   Call c{"tessera_reduce_scatter", OpKind::ReduceScatter, comm};
-  TESSERA_TRY(begin(c, opts));
   View s, r;
-  TESSERA_TRY(checkView(c, "send", send, s));
-  TESSERA_TRY(checkView(c, "recv", recv, r));
-  TESSERA_TRY(sameDtype(c, s, r));
+  TESSERA_TRY(beginSendRecv(c, opts, send, recv, s, r));
   if (s.numel != r.numel * comm->size())
     return fail(TESSERA_ERROR_SHAPE_MISMATCH,
                 sizeMismatch(c, "send must hold one recv-sized block per rank", s, r));
@@ -216,10 +221,7 @@ tessera_status tessera_broadcast(tessera_comm comm, const tessera_tensor *send, 
   if (isRoot) {
     TESSERA_TRY(checkView(c, "send", send, s));
     TESSERA_TRY(sameDtype(c, s, r));
-    if (s.numel != r.numel)
-      return fail(TESSERA_ERROR_SHAPE_MISMATCH, sizeMismatch(c, "send and recv must have as many elements", s, r));
-    if (s.data() != r.data())
-      TESSERA_TRY(noOverlap(c, s, r));
+    TESSERA_TRY(sameSizeInPlaceOrApart(c, s, r));
   }
   TESSERA_TRY(agree(*comm, signatureOf(c, r, 0, root), c.what()));
   char *in = isRoot ? s.data() : nullptr, *out = r.data();
@@ -232,11 +234,8 @@ tessera_status tessera_broadcast(tessera_comm comm, const tessera_tensor *send, 
 tessera_status tessera_all_to_all(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
                                   const tessera_collective_options *opts) {
   Call c{"tessera_all_to_all", OpKind::AllToAll, comm};
-  TESSERA_TRY(begin(c, opts));
   View s, r;
-  TESSERA_TRY(checkView(c, "send", send, s));
-  TESSERA_TRY(checkView(c, "recv", recv, r));
-  TESSERA_TRY(sameDtype(c, s, r));
+  TESSERA_TRY(beginSendRecv(c, opts, send, recv, s, r));
   int p = comm->size();
   if (s.numel != r.numel || s.numel % p || (uint64_t(s.numel / p) * tessera_dtype_bits(s.t->dtype)) % 8)
     return fail(TESSERA_ERROR_SHAPE_MISMATCH,

@@ -71,6 +71,19 @@ void destroyMesh(tessera_mesh m) {
   delete m;
 }
 
+// The mesh accessors by axis name: checks the mesh, the axis and the output, then writes
+// `value(axis index)` to *out.
+template <typename T, typename Value>
+tessera_status axisQuery(const char *fn, tessera_mesh mesh, const char *axis, T *out, Value value) {
+  TESSERA_TRY(checkMesh(fn, mesh));
+  int a = 0;
+  TESSERA_TRY(findAxis(fn, mesh, axis, a));
+  if (!out)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, fn, ": null output");
+  *out = value(a);
+  return TESSERA_SUCCESS;
+}
+
 } // namespace
 
 } // namespace tessera::dist
@@ -149,33 +162,15 @@ tessera_status tessera_mesh_ndims(tessera_mesh mesh, int32_t *out) {
 }
 
 tessera_status tessera_mesh_axis_size(tessera_mesh mesh, const char *axis, int64_t *out) {
-  TESSERA_TRY(checkMesh("tessera_mesh_axis_size", mesh));
-  int a = 0;
-  TESSERA_TRY(findAxis("tessera_mesh_axis_size", mesh, axis, a));
-  if (!out)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_mesh_axis_size: null output");
-  *out = mesh->shape[a];
-  return TESSERA_SUCCESS;
+  return axisQuery("tessera_mesh_axis_size", mesh, axis, out, [&](int a) { return mesh->shape[a]; });
 }
 
 tessera_status tessera_mesh_coord(tessera_mesh mesh, const char *axis, int64_t *out) {
-  TESSERA_TRY(checkMesh("tessera_mesh_coord", mesh));
-  int a = 0;
-  TESSERA_TRY(findAxis("tessera_mesh_coord", mesh, axis, a));
-  if (!out)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_mesh_coord: null output");
-  *out = mesh->coord[a];
-  return TESSERA_SUCCESS;
+  return axisQuery("tessera_mesh_coord", mesh, axis, out, [&](int a) { return mesh->coord[a]; });
 }
 
 tessera_status tessera_mesh_comm(tessera_mesh mesh, const char *axis, tessera_comm *out) {
-  TESSERA_TRY(checkMesh("tessera_mesh_comm", mesh));
-  int a = 0;
-  TESSERA_TRY(findAxis("tessera_mesh_comm", mesh, axis, a));
-  if (!out)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_mesh_comm: null output");
-  *out = mesh->axisComms[a];
-  return TESSERA_SUCCESS;
+  return axisQuery("tessera_mesh_comm", mesh, axis, out, [&](int a) { return mesh->axisComms[a]; });
 }
 
 tessera_status tessera_mesh_group_comm(tessera_mesh mesh, const char *const *axes, int32_t naxes, tessera_comm *out) {
