@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "basic/Remarks.h"
+
 namespace tessera {
 
 const DiagInfo kDriverDiagnostics[] = {
@@ -81,8 +83,14 @@ DiagBuilder& DiagBuilder::fixit(SourceRange range, std::string replacement) {
 
 // ---- DiagnosticEngine ----
 
+bool DiagnosticEngine::remarkEnabled(DiagID id) const {
+  const DiagInfo& info = id.info();
+  return info.remarkKind == RemarkKind::None || (remarks_ && remarks_->wants(info));
+}
+
 void DiagnosticEngine::emit(Diagnostic d) {
   if (stopped_) return;
+  if (d.severity == Severity::Remark && !remarkEnabled(d.id)) return;
   if (d.severity == Severity::Warning && warningsAsErrors_) d.severity = Severity::Error;
   if (d.severity == Severity::Error || d.severity == Severity::Fatal) {
     if (errorLimit_ != 0 && errors_ >= errorLimit_) {
@@ -204,6 +212,7 @@ void TextDiagnosticPrinter::printOne(Severity sev, DiagID id, SourceRange range,
   if (color_) os_ << kReset << kBold;
   os_ << message;
   if (sev == Severity::Warning) os_ << " [" << diagInfo(id).name << ']';
+  if (sev == Severity::Remark && diagInfo(id).remarkPass) os_ << " [" << remarkFlag(diagInfo(id)) << ']';
   if (color_) os_ << kReset;
   os_ << '\n';
   if (!range.valid()) return;

@@ -14,13 +14,20 @@
 
 namespace tessera {
 
-// Remarks (opt-in, e.g. --remarks) report what the compiler chose, like clang's -R flags.
+// Remarks (opt-in: -Rpass=, -Rpass-missed=, -Rpass-analysis=) report what the compiler chose,
+// like clang's -R flags (basic/Remarks.h).
 enum class Severity : uint8_t { Remark, Note, Warning, Error, Fatal };
+
+// A remark says that an optimisation was done (Passed), was not done (Missed), or what decides
+// it (Analysis); the three -R flags select them by their pass's name.
+enum class RemarkKind : uint8_t { None, Passed, Missed, Analysis };
 
 struct DiagInfo {
   const char* name;  // the id as written in the registry, e.g. "err_lex_bad_dedent"
   Severity severity;
-  const char* format;  // message with {0}, {1}, ... placeholders
+  const char* format;                // message with {0}, {1}, ... placeholders
+  const char* remarkPass = nullptr;  // remarks: the pass -R flags match, e.g. "vectorize"
+  RemarkKind remarkKind = RemarkKind::None;
 };
 
 // The registry: every stage keeps its diagnostics in a table of its own (<Stage>Diagnostics.def,
@@ -128,6 +135,8 @@ class DiagBuilder {
   std::vector<FixIt> fixits_;
 };
 
+class RemarkFilter;
+
 class DiagnosticEngine {
  public:
   explicit DiagnosticEngine(const SourceManager& sm) : sm_(sm) {}
@@ -140,6 +149,10 @@ class DiagnosticEngine {
   // later one is dropped.
   void setErrorLimit(unsigned n) { errorLimit_ = n; }
   void setWarningsAsErrors(bool on) { warningsAsErrors_ = on; }
+  // Remarks of a pass (rows of basic/RemarkDiagnostics.def) are dropped unless the filter asks
+  // for their kind and pass; without a filter, none is shown.
+  void setRemarkFilter(std::shared_ptr<const RemarkFilter> f) { remarks_ = std::move(f); }
+  bool remarkEnabled(DiagID id) const;
 
   unsigned errorCount() const { return errors_; }
   unsigned warningCount() const { return warnings_; }
@@ -154,6 +167,7 @@ class DiagnosticEngine {
  private:
   const SourceManager& sm_;
   std::vector<DiagnosticConsumer*> consumers_;
+  std::shared_ptr<const RemarkFilter> remarks_;
   unsigned errors_ = 0, warnings_ = 0, errorLimit_ = 20;
   bool stopped_ = false, warningsAsErrors_ = false;
 };

@@ -23,6 +23,7 @@
 #include "codegen/HopperPtx.h"
 #include "codegen/Lowering.h"
 #include "ir/IR.h"
+#include "ir/Pass.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -518,7 +519,13 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
     KernelInterface& k = kernels[i++];
     k.gpuVariants.clear();
     auto form = formOf(f);
-    if (!form) continue;
+    if (!form) {
+      // -Rpass-missed=tensor-cores: a tile.mma kernel that keeps its mma.sync form on sm_90a.
+      bool hasMma = false;
+      f->walk([&](ir::Operation* op) { hasMma |= op->id == ir::OpId::TileMma; });
+      if (hasMma) k.remarks.push_back({diag::remark_no_wgmma, f->loc, {k.name, ir::mmaFormMismatch(*f)}});
+      continue;
+    }
     // Autotune candidates differ in the mma.sync form's tile sizes only; the Hopper form picks
     // its own, so they share their kernel's Hopper entries (one copy of the code, same bits).
     if (!k.autotuneOf.empty()) {
@@ -529,6 +536,10 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
         continue;
       }
     }
+    k.remarks.push_back({diag::remark_tensor_cores_wgmma, f->loc,
+                         {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(kBK)}});
+    k.remarks.push_back({diag::remark_pipelined_tma, f->loc,
+                         {k.name, std::to_string(kStages), std::to_string((kThreads - 128) / 128)}});
     for (unsigned cluster : kClusters) {
       GpuVariant v;
       v.entry = variantEntry(f->funcName(), cluster);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "basic/Remarks.h"
 #include "basic/SourceManager.h"
 
 namespace tessera::codegen {
@@ -47,6 +48,14 @@ struct WorkspaceValue {
   std::string op;    // "tile.dot"
   std::string type;  // "!tile<f32, [128, 64]>"
   SourceLoc loc;
+};
+
+// Compile-time only: a remark code generation made at one of its decisions (a row of
+// basic/RemarkDiagnostics.def), emitted by the driver through the diagnostics engine.
+struct KernelRemark {
+  DiagID id;
+  SourceLoc loc;
+  std::vector<std::string> args;
 };
 
 // A tensor map the runtime encodes at launch for a GPU variant (tessera_tensor_map_desc).
@@ -101,6 +110,7 @@ struct KernelInterface {
   bool cpuPerGroup = false;  // CPU entry runs once per group
   std::vector<WorkspaceSlot> workspace;
   std::vector<WorkspaceValue> workspaceValues;  // one per slot, of the target lowered first
+  std::vector<KernelRemark> remarks;            // of the target lowered first
   // Default grid: the product of ceil(params[param].shape[axis] / step) over these.
   struct GridBlock {
     int32_t param = 0, axis = 0;

@@ -45,30 +45,45 @@ bool isRegisterFragType(ir::Type t, unsigned wm, unsigned wn) {
 
 }  // namespace
 
-bool Lowering::planRegisterFragments(ir::Operation& func, const KernelInterface& k) {
+bool Lowering::planRegisterFragments(ir::Operation& func, KernelInterface& k) {
   regFrags_ = false;
-  if (!hooks_->isGpu() || !k.grouped || !warpGrid(k.groupShape[0] * k.groupShape[1] * k.groupShape[2], warpsM_, warpsN_))
-    return true;
+  if (!hooks_->isGpu()) return true;
+  unsigned threads = k.groupShape[0] * k.groupShape[1] * k.groupShape[2];
+  bool grid = k.grouped && warpGrid(threads, warpsM_, warpsN_);
   unsigned wm = warpsM_, wn = warpsN_;
-  bool any = false, ok = true;
+  bool any = false, ok = grid;
+  std::string why = grid ? "" : "the group has " + std::to_string(k.grouped ? threads : 0) +
+                                    " threads (register fragments need groups of 128 or 256)";
+  auto refuse = [&](const std::string& reason) {
+    if (ok) why = reason;
+    ok = false;
+  };
+  std::vector<ir::Operation*> mmas;
   auto isFrag = [](const ir::Value* v) { return v->type->kind == ir::TypeKind::Frag; };
   func.walk([&](ir::Operation* op) {
+    if (op->id == OpId::TileMma) mmas.push_back(op);
     bool touches = false;
     for (auto& r : op->results) touches |= isFrag(r.get());
     for (ir::Value* v : op->operands) touches |= isFrag(v);
-    if (!touches) return;
+    if (!touches || !grid) return;
     any = true;
     for (auto& r : op->results)
-      if (isFrag(r.get()) && !isRegisterFragType(r->type, wm, wn)) ok = false;
+      if (isFrag(r.get()) && !isRegisterFragType(r->type, wm, wn))
+        refuse("the accumulator " + ir::printType(r->type) + " is not f32 in 16 x 8 pieces per warp of a " +
+               std::to_string(wm) + " x " + std::to_string(wn) + " grid, at most 256 registers a thread");
     switch (op->id) {
-      case OpId::TileBroadcast: ok &= ir::isScalar(op->operand(0)->type); break;
+      case OpId::TileBroadcast:
+        if (!ir::isScalar(op->operand(0)->type)) refuse("the accumulator starts from a tile, not a scalar");
+        break;
       case OpId::TileMma: {
         ir::Type acc = op->operand(2)->type;
         ir::Type a = op->operand(0)->type, b = op->operand(1)->type;
         bool shapes = isRegisterFragType(acc, wm, wn) && isSmemOperand(a, acc->shape[0].size, -1) &&
                       isSmemOperand(b, -1, acc->shape[1].size) && a->shape[1].size == b->shape[0].size &&
                       a->shape[1].size % 16 == 0 && ir::baseScalar(a->elem) == ir::baseScalar(b->elem);
-        ok &= shapes;
+        if (!shapes)
+          refuse("its operands " + ir::printType(a) + " and " + ir::printType(b) +
+                 " are not bf16 or f16 row-major shared buffers of one type with k a multiple of 16");
         break;
       }
       case OpId::ArithConvert:
@@ -77,10 +92,23 @@ bool Lowering::planRegisterFragments(ir::Operation& func, const KernelInterface&
       case OpId::TileRange:
       case OpId::ScfIf:
       case OpId::ScfYield: break;
-      default: ok = false; break;
+      default: refuse("'" + std::string(op->name()) + "' uses the accumulator (only tile.mma, conversions, " +
+                      "stores, loops and branches keep it in registers)"); break;
     }
   });
   regFrags_ = any && ok;
+  if (mmas.empty()) return true;
+  for (ir::Operation* mma : mmas) {
+    if (regFrags_)
+      k.remarks.push_back({diag::remark_tensor_cores_mma, mma->loc,
+                           {ir::printType(mma->operand(0)->type->elem)}});
+    else
+      k.remarks.push_back({diag::remark_no_tensor_cores, mma->loc, {why}});
+  }
+  if (regFrags_)
+    k.remarks.push_back({diag::remark_tile_registers, func.loc,
+                         {k.name, std::to_string(mmas.size()), std::to_string(wm * wn), std::to_string(wm),
+                          std::to_string(wn)}});
   return true;
 }
 

@@ -50,7 +50,9 @@ inline llvm::StructType* kernelTensorType(llvm::LLVMContext& c) {
 // What ids mean for the kernel (LowerToLLVM.cpp).
 KernelShape shapeOf(const KernelInterface& k);
 // Tiles each GPU thread of a kernel without a group shape runs (VectorForms.cpp).
-unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k);
+// `why` (when given) says what keeps the kernel at one tile per thread, `at` the op it is.
+unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k, std::string* why = nullptr,
+                                 const ir::Operation** at = nullptr);
 
 class Lowering {
 public:
@@ -143,6 +145,7 @@ private:
   // Vector-friendly forms of GPU bodies (VectorForms.cpp).
   bool gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles);
   bool lowerBodyVersioned(ir::Operation& func, KernelInterface& k);
+  void remarkAlignedForm(ir::Operation& func, KernelInterface& k, bool eligible, size_t ops, bool noTensors);
   // No tile values or async copies: per-tile scalar code (memory-bound kernels).
   bool isScalarBody(ir::Operation& func);
   bool cpuEntry(ir::Operation& func, KernelInterface& k);
@@ -278,7 +281,7 @@ private:
 
   // ---- accumulator fragments in registers on tensor cores (LowerFragments.cpp, GPU only)
   // Decides whether the function's !frag values can all live in registers (regFrags_).
-  bool planRegisterFragments(ir::Operation& func, const KernelInterface& k);
+  bool planRegisterFragments(ir::Operation& func, KernelInterface& k);  // with its remarks
   bool inRegisters(const ir::Value* v) const { return regFrags_ && v->type->kind == ir::TypeKind::Frag; }
   bool lowerFragmentOp(ir::Operation& op);
   // (row, col) in the tile of the thread's register j of a fragment of type t.

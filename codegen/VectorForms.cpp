@@ -27,8 +27,12 @@ unsigned elemBytes(const View& v) { return v.elem ? v.elem->getPrimitiveSizeInBi
 // 16 bytes per access. Only kernels whose tiles cannot tell how they are mapped to hardware
 // threads qualify: no group or warp ids, no shuffles, votes, barriers, shared memory or async
 // copies (an allow-list of ops), and small bodies, since the body is emitted V + V + 1 times.
-unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) {
-  if (k.grouped) return 1;
+unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k, std::string* why,
+                                 const ir::Operation** at) {
+  if (k.grouped) {
+    if (why) *why = "the kernel has a group shape, so its tiles cannot run several per thread";
+    return 1;
+  }
   bool ok = true;
   size_t ops = 0;
   func.walk([&](ir::Operation* op) {
@@ -52,8 +56,15 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) 
       case OpId::FuncReturn: allowed = true; break;
       default: break;
     }
+    if (!allowed && ok && why) {
+      *why = "'" + std::string(op->name()) + "' depends on how tiles map to hardware threads";
+      if (at) *at = op;
+    }
     ok &= allowed;
   });
+  if (ok && ops > kMaxCoarsenedOps && why)
+    *why = "its body has " + std::to_string(ops) + " operations (several tiles per thread: up to " +
+           std::to_string(kMaxCoarsenedOps) + ")";
   if (!ok || ops > kMaxCoarsenedOps) return 1;
   unsigned narrowest = 64;  // bits
   for (auto& arg : func.body().args)
@@ -78,6 +89,10 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k) 
 //  - scalar: thread t runs tiles s + g*T*V + j*T + t (coalesced scalar accesses), each under its
 //    own `tile < launch_tiles` guard.
 bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles) {
+  k.remarks.push_back({diag::remark_vectorized_tiles, func.loc, {k.name, std::to_string(tiles)}});
+  k.remarks.push_back({diag::remark_vector_test, func.loc,
+                       {k.name, "a group's tiles are all in the launch, every tensor is unit-stride and all "
+                                "are equally far from 16-byte alignment"}});
   auto* i64 = b_.getInt64Ty();
   llvm::Value* threads = hooks_->groupTiles(b_);
   llvm::Value* tid = hooks_->threadInGroup(b_);
@@ -231,6 +246,41 @@ bool Lowering::isScalarBody(ir::Operation& func) {
   return scalar;
 }
 
+// Remarks on the choice above (-Rpass=vectorize and its -missed and -analysis forms).
+void Lowering::remarkAlignedForm(ir::Operation& func, KernelInterface& k, bool eligible, size_t ops,
+                                 bool noTensors) {
+  std::string coarse;
+  const ir::Operation* at = nullptr;
+  chooseGpuTilesPerThread(func, k, &coarse, &at);
+  if (regFrags_ || !eligible) {
+    // Tile values and async copies move through cooperative copies (copyCooperative).
+    k.remarks.push_back({diag::remark_vector_test, func.loc,
+                         {k.name, "a tile copy's block is whole, its rows contiguous and 16-byte aligned at both "
+                                  "ends (16-byte chunks, cp.async for async copies)"}});
+    return;
+  }
+  std::string why = noTensors ? "no tensor parameter has elements of 1, 2, 4, 8 or 16 bytes"
+                    : ops > kMaxAlignedFormOps ? "its body has " + std::to_string(ops) +
+                                                     " operations (the aligned form: up to " +
+                                                     std::to_string(kMaxAlignedFormOps) + ")"
+                                               : "";
+  if (!why.empty()) {
+    k.remarks.push_back({diag::remark_not_vectorized, func.loc, {k.name, why}});
+    return;
+  }
+  // One tile per thread: the aligned form merges accesses only within a tile's own code, and
+  // here each tile is one thread's element.
+  if (!k.grouped) {
+    k.remarks.push_back({diag::remark_not_vectorized, at ? at->loc : func.loc,
+                         {k.name, "one tile per thread, since " + coarse}});
+    return;
+  }
+  k.remarks.push_back({diag::remark_vectorized_aligned, func.loc, {k.name}});
+  k.remarks.push_back({diag::remark_vector_test, func.loc,
+                       {k.name, "every tensor is 16-byte aligned, unit-stride in its innermost dimension and its "
+                                "rows are whole 16-byte chunks"}});
+}
+
 bool Lowering::lowerBodyVersioned(ir::Operation& func, KernelInterface& k) {
   ir::Operation* term = nullptr;
   bool eligible = hooks_->isGpu() && !regFrags_ && isScalarBody(func);
@@ -244,6 +294,7 @@ bool Lowering::lowerBodyVersioned(ir::Operation& func, KernelInterface& k) {
       if (v.strides.empty() || !bytes || bytes > 16 || (bytes & (bytes - 1))) continue;
       tensors.push_back(&v);
     }
+  if (hooks_->isGpu()) remarkAlignedForm(func, k, eligible, ops, tensors.empty());
   if (!eligible || ops > kMaxAlignedFormOps || tensors.empty()) {
     if (!lowerBlock(func.body(), &term)) return false;
     b_.CreateRetVoid();

@@ -22,6 +22,17 @@ struct PassInfo {
   const char* description;
 };
 const std::vector<PassInfo>& passRegistry();
+
+// The default Tile IR pipeline: device functions inlined, then cleaned up, `tile.range(...,
+// prefetch=k)` loops turned into k-stage async-copy pipelines, then shared memory placed (code
+// generation needs its offsets). -O0 keeps only what code generation needs.
+inline constexpr const char* kDefaultPipeline =
+    "inline,canonicalize,cse,licm,dce,uniformity,mma-form,pipeline,smem-plan";
+inline constexpr const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
+
+// Why kernel `f` is not one canonical tile.mma loop that mma-form records (empty when it is);
+// code generation's -Rpass-missed=tensor-cores remark on sm_90a (ir/passes/MmaForm.cpp).
+std::string mmaFormMismatch(Operation& f);
 const PassInfo* lookupPass(std::string_view name);
 
 struct PassManagerOptions {

@@ -41,7 +41,8 @@ uint32_t Analysis::offsetFor(Position p) const {
   return *o;
 }
 
-std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::string& text, int64_t version) {
+std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::string& text, int64_t version,
+                                        const RemarkProvider& remarks) {
   auto a = std::make_shared<Analysis>();
   a->uri = uri;
   a->version = version;
@@ -69,6 +70,7 @@ std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::strin
   }
   diags.finish();
   a->diagnostics = std::move(store.diagnostics);
+  if (remarks) remarks(*a);
   return a;
 }
 

@@ -3,6 +3,7 @@
 // it through a shared_ptr so a newer version can replace it at any time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +44,12 @@ struct Analysis {
   uint32_t offsetFor(Position p) const;
 };
 
-// Lexes, parses and (when built with sema) analyses `text`.
-std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::string& text, int64_t version);
+// Adds diagnostics of later stages to an analysis: code generation's remarks, which the driver
+// provides (tools/tessera-lsp/Remarks.cpp), since this library stays above sema only.
+using RemarkProvider = std::function<void(Analysis&)>;
+
+// Lexes, parses and (when built with sema) analyses `text`, then runs `remarks` if given.
+std::shared_ptr<const Analysis> analyze(const std::string& uri, const std::string& text, int64_t version,
+                                        const RemarkProvider& remarks = {});
 
 }  // namespace tessera::lsp

@@ -12,8 +12,8 @@ int lspSeverity(Severity s) {
     case Severity::Error:
     case Severity::Fatal: return 1;
     case Severity::Warning: return 2;
-    case Severity::Remark:
     case Severity::Note: return 3;
+    case Severity::Remark: return 4;  // Hint: what the compiler chose (-Rpass)
   }
   return 1;
 }

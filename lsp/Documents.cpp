@@ -36,7 +36,7 @@ void DocumentStore::applyChange(Document& doc, const json& change) {
 }
 
 std::shared_ptr<const Analysis> DocumentStore::analysisOf(Document& doc) {
-  if (!doc.analysis) doc.last = doc.analysis = analyze(doc.uri, doc.text, doc.version);
+  if (!doc.analysis) doc.last = doc.analysis = analyze(doc.uri, doc.text, doc.version, remarks);
   return doc.analysis;
 }
 

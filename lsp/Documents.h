@@ -30,6 +30,8 @@ public:
   // The analysis of the document's current text (rebuilt if stale).
   std::shared_ptr<const Analysis> analysisOf(Document& doc);
   const std::map<std::string, Document>& all() const { return docs_; }
+  // Adds code generation's remarks to each analysis when set (tessera-lsp --remarks).
+  RemarkProvider remarks;
 
 private:
   std::map<std::string, Document> docs_;

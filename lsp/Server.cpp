@@ -166,9 +166,16 @@ void Server::handle(const json& msg) {
 
 // ---------------------------------------------------------------- lifecycle
 
-json Server::onInitialize(const json&) {
+json Server::onInitialize(const json& params) {
   if (initialized_) throw LSPError(ErrorCode::InvalidRequest, "the server is already initialized");
   initialized_ = true;
+  // Remarks (-Rpass) as hints: the client asks with initializationOptions {"remarks": true}.
+  bool remarks = opts_.remarks;
+  if (params.is_object() && params.contains("initializationOptions")) {
+    const json& o = params["initializationOptions"];
+    if (o.is_object() && o.contains("remarks") && o["remarks"].is_boolean()) remarks = o["remarks"].get<bool>();
+  }
+  if (remarks) docs_.remarks = opts_.remarkProvider;
   json caps = {
       {"positionEncoding", "utf-16"},
       {"textDocumentSync", {{"openClose", true}, {"change", 2}}},

@@ -17,6 +17,10 @@ namespace tessera::lsp {
 
 struct ServerOptions {
   int debounceMs = 50;  // diagnostics after a change wait this long for the next change; 0: at once
+  // Code generation's remarks as hints: what computes them (the driver's), and whether they are
+  // on before the client says (initializationOptions {"remarks": true | false}).
+  RemarkProvider remarkProvider;
+  bool remarks = false;
 };
 
 class Server {

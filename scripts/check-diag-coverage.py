@@ -17,6 +17,10 @@ def entries(defs):
         m = re.match(r'DIAG\((\w+),\s*(\w+),\s*"(.*)"\)\s*$', line)
         if m:
             yield m.group(1), m.group(3).replace('\\"', '"')
+        # Remarks: REMARK(Id, "pass", Kind, "message") (basic/RemarkDiagnostics.def).
+        m = re.match(r'REMARK\((\w+),\s*"[\w-]+",\s*(\w+),\s*"(.*)"\)\s*$', line)
+        if m:
+            yield m.group(1), m.group(3).replace('\\"', '"')
 
 
 def per_id(label, defs, testdir):

@@ -102,7 +102,9 @@ bool matchTileIndex(Value* m0, Value* n0, Value* C, const Form& f) {
   return cn && C->type->shape[1].isStatic() && cn->i == C->type->shape[1].size;
 }
 
-bool matchFunction(Operation* func, Form& f) {
+// `why` says what is not in the form, where a user can change it.
+bool matchFunction(Operation* func, Form& f, std::string& why) {
+  why = "the kernel is not one canonical tile.mma loop stored to C (docs/codegen.md)";
   Block& body = func->body();
   Operation* loop = nullptr;
   Operation* store = nullptr;
@@ -115,9 +117,11 @@ bool matchFunction(Operation* func, Form& f) {
       store = op.get();
     } else if (op->id == OpId::SmemAlloc || op->id == OpId::FuncReturn) {
     } else if (!op->has(T_Pure) || !op->regions.empty()) {
+      why = "'" + std::string(op->name()) + "' has an effect besides the tile.mma loop and its store";
       return false;  // anything with an effect besides the loop and the store
     }
   }
+  if (loop && store && !loop->hasAttr("prefetch")) why = "its tile.mma loop has no prefetch=";
   if (!loop || !store || loop->regions.empty() || !loop->hasAttr("prefetch") || loop->numOperands() != 4 ||
       loop->numResults() != 1 || store->numOperands() != 2)
     return false;
@@ -165,9 +169,15 @@ bool matchFunction(Operation* func, Form& f) {
   for (Value* t : {A, B, C})
     if (t->type->kind != TypeKind::Tensor || t->type->shape.size() != 2 || t->type->space != MemSpace::Global)
       return false;
-  if (!is16BitFloat(A->type->elem) || baseScalar(A->type->elem) != baseScalar(B->type->elem)) return false;
+  if (!is16BitFloat(A->type->elem) || baseScalar(A->type->elem) != baseScalar(B->type->elem)) {
+    why = "A and B are not both bf16 or both f16";
+    return false;
+  }
   ScalarKind out = baseScalar(C->type->elem);
-  if (out != ScalarKind::F32 && !is16BitFloat(C->type->elem)) return false;
+  if (out != ScalarKind::F32 && !is16BitFloat(C->type->elem)) {
+    why = "C is not f32, bf16 or f16";
+    return false;
+  }
   return matchTileIndex(m0, n0, C, f);
 }
 
@@ -178,10 +188,18 @@ bool runMmaForm(Module& m, DiagnosticEngine&) {
     if (!f->hasAttr("kernel") || f->regions.empty()) continue;
     f->removeAttr("mma_form");
     Form form;
-    if (matchFunction(f, form))
+    std::string why;
+    if (matchFunction(f, form, why))
       f->setAttr("mma_form", Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk}));
   }
   return true;
+}
+
+std::string mmaFormMismatch(Operation& f) {
+  Form form;
+  std::string why;
+  if (f.regions.empty()) return "the kernel has no body";
+  return matchFunction(&f, form, why) ? std::string() : why;
 }
 
 }  // namespace tessera::ir

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "basic/Remarks.h"
 #include "ir/IRDiagnostics.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
@@ -53,9 +54,15 @@ public:
     std::vector<Operation*> loops;
     for (Operation* f : m_.funcs())
       f->walk([&](Operation* op) {
-        if (op->id == OpId::TileRange && op->hasAttr("prefetch")) loops.push_back(op);
+        if (op->id == OpId::TileRange) loops.push_back(op);
       });
-    for (Operation* loop : loops) pipeline(loop);
+    for (Operation* loop : loops) {
+      Operation* f = loop;
+      while (f->parentOp()) f = f->parentOp();
+      remarks_ = !f->hasAttr("autotune_of");  // candidates share their kernel's remarks
+      if (loop->hasAttr("prefetch")) pipeline(loop);
+      else remarkUnasked(loop);
+    }
     return true;
   }
 
@@ -63,10 +70,31 @@ private:
   Module& m_;
   DiagnosticEngine& diags_;
   Builder b_;
+  bool remarks_ = true;
+
+  void remark(diag::Remark id, Operation* loop, std::vector<std::string> args) {
+    if (!remarks_) return;
+    DiagBuilder r = diags_.report(id, locationOf(loop));
+    for (const std::string& a : args) r << a;
+  }
 
   bool skip(Operation* loop, std::string_view why) {
     diags_.report(diag::warn_ir_not_pipelined, locationOf(loop)) << why;
+    remark(diag::remark_not_pipelined, loop, {std::string(why)});
     return false;
+  }
+
+  // -Rpass-missed=pipeline: a loop whose body starts with copies into shared memory that waits
+  // for them every iteration, since nobody asked for stages.
+  void remarkUnasked(Operation* loop) {
+    if (!remarks_ || loop->regions.size() != 1 || !diags_.remarkEnabled(diag::remark_not_pipelined)) return;
+    for (auto& op : loop->body().ops)
+      if (op->id == OpId::AsyncCopy) {
+        diags_.report(diag::remark_not_pipelined, locationOf(loop))
+            << "its tile.range has no prefetch=, so each iteration waits for its own copies (prefetch=2 or "
+               "more overlaps them with the previous iteration's work)";
+        return;
+      }
   }
 
   bool definedOutside(const Value* v, const Operation* loop) {
@@ -108,6 +136,7 @@ private:
     b_.setLoc(loop->loc);
     if (k <= 1) {
       loop->removeAttr("prefetch");
+      remark(diag::remark_not_pipelined, loop, {"prefetch=1 asks for one stage: no overlap"});
       return true;
     }
     if (loop->numOperands() < 3 || loop->regions.size() != 1) return false;
@@ -233,6 +262,7 @@ private:
     b_.create(OpId::AsyncWaitPending, {}, {}, {{"pending", Attribute::integer(0)}});
     loop->removeAttr("prefetch");
     loop->setAttr("stages", Attribute::integer(k));
+    remark(diag::remark_pipelined, loop, {std::to_string(k), std::to_string(grown.list.size())});
     return true;
   }
 };

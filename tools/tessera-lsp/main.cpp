@@ -5,6 +5,7 @@
 //                             clangd's lit tests feed them
 //   --pretty                  indent the JSON written (tests)
 //   --debounce-ms=N           delay of diagnostics after a change (default 50; 0: at once)
+//   --remarks                 code generation's remarks (-Rpass) as hints
 #include <pthread.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "lsp/Server.h"
 #include "lsp/Transport.h"
+#include "tools/tessera-lsp/Remarks.h"
 
 using namespace tessera::lsp;
 
@@ -54,15 +56,17 @@ int serve(int argc, char** argv) {
   InputStyle style = InputStyle::Standard;
   bool pretty = false;
   ServerOptions opts;
+  opts.remarkProvider = addCodegenRemarks;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--input-style=delimited") style = InputStyle::Delimited;
     else if (a == "--input-style=standard") style = InputStyle::Standard;
     else if (a == "--pretty") pretty = true;
     else if (a.substr(0, 14) == "--debounce-ms=") opts.debounceMs = std::atoi(std::string(a.substr(14)).c_str());
+    else if (a == "--remarks") opts.remarks = true;
     else if (a == "--stdio") continue;  // what editors pass; stdio is the only transport
     else if (a == "-h" || a == "--help") {
-      std::puts("usage: tessera-lsp [--stdio] [--input-style=standard|delimited] [--pretty] [--debounce-ms=N]");
+      std::puts("usage: tessera-lsp [--stdio] [--input-style=standard|delimited] [--pretty] [--debounce-ms=N] [--remarks]");
       return 0;
     } else {
       std::fprintf(stderr, "tessera-lsp: unknown option '%s'\n", argv[i]);

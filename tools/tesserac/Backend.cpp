@@ -6,6 +6,7 @@
 
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
+#include "codegen/KernelRemarks.h"
 #include "runtime/include/tessera/runtime.h"
 #include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
@@ -19,12 +20,6 @@ namespace tessera {
 static_assert(kMaxTensorParamRank == TESSERA_MAX_RANK, "sema's rank limit must be the runtime's");
 
 namespace {
-
-// The default Tile IR pipeline: device functions inlined, then cleaned up, `tile.range(...,
-// prefetch=k)` loops turned into k-stage async-copy pipelines, then shared memory placed (code
-// generation needs its offsets).
-const char* kDefaultPipeline = "inline,canonicalize,cse,licm,dce,uniformity,mma-form,pipeline,smem-plan";
-const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
 
 std::string stem(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -48,21 +43,6 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// --remarks: per kernel whose tile values live in the workspace (the target lowered first: the
-// GPU when there is one), a remark at the kernel and a note at each value.
-void remarkWorkspace(ir::Module& m, const std::vector<codegen::KernelInterface>& kernels, const char* where,
-                     DiagnosticEngine& diags) {
-  for (const codegen::KernelInterface& k : kernels) {
-    if (k.workspaceValues.empty()) continue;
-    ir::Operation* func = m.lookupFunc(k.name);
-    SourceLoc at = func ? func->loc : SourceLoc{};
-    DiagBuilder r = diags.report(diag::remark_drv_tile_workspace, at);
-    r << k.name << k.workspaceValues.size() << where;
-    for (const codegen::WorkspaceValue& v : k.workspaceValues)
-      r.note(diag::note_drv_workspace_value, SourceRange(v.loc, SourceLoc{v.loc.offset + 1}), {v.op, v.type});
-  }
-}
-
 }  // namespace
 
 int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags) {
@@ -72,7 +52,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.timePasses = opts.timePasses;
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
-  std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? kDefaultPipelineO0 : kDefaultPipeline;
+  std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? ir::kDefaultPipelineO0 : ir::kDefaultPipeline;
   // The pipeline's result is verified once more: inlined device functions meet their kernel's
   // rules (a group shape for group features) here, with the builtin's source position.
   if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
@@ -111,7 +91,7 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                 "assembles them (an object or --emit=cubin)");
   codegen::CompileOutput out;
   if (!codegen::compileModule(m, co, stop, out, error)) return fail(error);
-  if (opts.remarks) remarkWorkspace(m, out.kernels, co.archs.empty() ? "on the CPU executor" : "on the GPU", diags);
+  codegen::emitKernelRemarks(m, out.kernels, co.archs.empty() ? "on the CPU executor" : "on the GPU", diags);
   if (opts.resourceUsage != DriverOptions::ResourceUsage::Off) {
     // Like nvcc --resource-usage: on stdout, unless the compile's output goes there.
     std::ostream& os = opts.output == "-" ? std::cerr : std::cout;

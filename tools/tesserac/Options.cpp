@@ -78,7 +78,13 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       if (!value("-MT", v)) return false;
       opts.depTargets.push_back(v);
     } else if (a == "--remarks") {
-      opts.remarks = true;
+      opts.remarksPassed = opts.remarksMissed = opts.remarksAnalysis = ".*";
+    } else if (startsWith(a, "-Rpass=")) {
+      opts.remarksPassed = std::string(a.substr(7));
+    } else if (startsWith(a, "-Rpass-missed=")) {
+      opts.remarksMissed = std::string(a.substr(14));
+    } else if (startsWith(a, "-Rpass-analysis=")) {
+      opts.remarksAnalysis = std::string(a.substr(16));
     } else if (a == "--resource-usage" || a == "--resource-usage=text") {
       opts.resourceUsage = DriverOptions::ResourceUsage::Text;
     } else if (a == "--resource-usage=json") {
@@ -215,8 +221,11 @@ void printDriverHelp() {
       "  --print-after-all         print the Tile IR after every pass\n"
       "  --time-passes             time every Tile IR pass\n"
       "  --verify-each             verify the Tile IR after every pass\n"
-      "  --remarks                 remarks on code generation's choices: the tile values kept in\n"
-      "                            the group's workspace in global memory instead of registers\n"
+      "  -Rpass=RE                 remarks on what passes whose name matches RE did: pipeline,\n"
+      "                            tile-registers, vectorize, tensor-cores (e.g. -Rpass=.*)\n"
+      "  -Rpass-missed=RE          remarks on what they did not do, and why\n"
+      "  -Rpass-analysis=RE        remarks on what decides their choice at launch\n"
+      "  --remarks                 all remarks (-Rpass=.* -Rpass-missed=.* -Rpass-analysis=.*)\n"
       "  --resource-usage[=json]   per kernel and architecture: registers, spills, shared and\n"
       "                            local memory, occupancy, tensor-core/TMA/cp.async counts\n"
       "  -MD                       also write a make-style dependency file (the input and every\n"

@@ -50,7 +50,8 @@ struct DriverOptions {
   std::vector<std::string> depTargets;  // -MT: the rule's targets (default: the output)
   bool depPhony = false;       // -MP: a phony rule per dependency
   enum class ResourceUsage { Off, Text, Json } resourceUsage = ResourceUsage::Off;  // --resource-usage[=json]
-  bool remarks = false;        // --remarks: where tile values live (issue 15)
+  // -Rpass=RE, -Rpass-missed=RE, -Rpass-analysis=RE (basic/Remarks.h); --remarks: all three ".*".
+  std::string remarksPassed, remarksMissed, remarksAnalysis;
   // --- end build tools
 };
 

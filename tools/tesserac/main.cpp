@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <tuple>
 #include <memory>
 #include <utility>
 
 #include <unistd.h>
 
 #include "basic/Diagnostics.h"
+#include "basic/Remarks.h"
 #include "frontend/ASTDump.h"
 #include "frontend/Format.h"
 #include "frontend/Lexer.h"
@@ -89,6 +91,17 @@ int run(const DriverOptions& opts) {
   diags.addConsumer(opts.jsonDiagnostics ? static_cast<DiagnosticConsumer*>(&json) : &text);
   diags.setErrorLimit(opts.errorLimit);
   diags.setWarningsAsErrors(opts.warningsAsErrors);
+  auto remarks = std::make_shared<RemarkFilter>();
+  for (auto [kind, pattern, flag] : {std::tuple{RemarkKind::Passed, &opts.remarksPassed, "-Rpass="},
+                                     std::tuple{RemarkKind::Missed, &opts.remarksMissed, "-Rpass-missed="},
+                                     std::tuple{RemarkKind::Analysis, &opts.remarksAnalysis, "-Rpass-analysis="}}) {
+    std::string error;
+    if (!pattern->empty() && !remarks->set(kind, *pattern, error)) {
+      std::cerr << "tesserac: error: " << flag << ": " << error << "\n";
+      return 1;
+    }
+  }
+  diags.setRemarkFilter(remarks);
 
   if (opts.inputs.size() != 1) {
     std::cerr << "tesserac: error: exactly one input file is expected (got " << opts.inputs.size() << ")\n";

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "basic/Diagnostics.h"
+#include "basic/Remarks.h"
 #include "frontend/FrontendDiagnostics.h"
 #include "tests/unit/DiagnosticTableCheck.h"
 
@@ -29,6 +30,46 @@ TEST_CASE("every registry entry of the driver, scanner and parser has a name, a 
   checkDiagnosticTable(kDriverDiagnostics, diag::NumDriverDiagnostics);
   checkDiagnosticTable(kLexDiagnostics, diag::NumLexDiagnostics);
   checkDiagnosticTable(kParseDiagnostics, diag::NumParseDiagnostics);
+}
+
+TEST_CASE("every remark has a pass and a kind, and the filter selects remarks by kind and pass") {
+  checkDiagnosticTable(kRemarkDiagnostics, diag::NumRemarks);
+  for (size_t i = 0; i < diag::NumRemarks; ++i) {
+    CAPTURE(kRemarkDiagnostics[i].name);
+    CHECK(kRemarkDiagnostics[i].remarkPass != nullptr);
+    CHECK(kRemarkDiagnostics[i].remarkKind != RemarkKind::None);
+  }
+  CHECK(remarkPassNames() == "pipeline, tile-registers, vectorize, tensor-cores");
+  CHECK(remarkFlag(diagInfo(diag::remark_not_vectorized)) == "-Rpass-missed=vectorize");
+
+  Fixture f;
+  DiagnosticEngine engine(f.sm);
+  StoringDiagnosticConsumer store;
+  engine.addConsumer(&store);
+  engine.report(diag::remark_pipelined, f.at(0)) << "3" << "2";
+  CHECK(store.diagnostics.empty());  // no filter: no remark
+  auto filter = std::make_shared<RemarkFilter>();
+  std::string error;
+  CHECK(filter->set(RemarkKind::Passed, "pipe|vec", error));
+  CHECK_FALSE(filter->set(RemarkKind::Missed, "(", error));
+  CHECK(error.find("invalid regular expression '('") == 0);
+  engine.setRemarkFilter(filter);
+  engine.report(diag::remark_pipelined, f.at(0)) << "3" << "2";
+  engine.report(diag::remark_vectorized_tiles, f.at(0)) << "k" << "4";
+  engine.report(diag::remark_not_pipelined, f.at(0)) << "why";      // missed: not asked for
+  engine.report(diag::remark_tensor_cores_mma, f.at(0)) << "bf16";  // another pass
+  REQUIRE(store.diagnostics.size() == 2);
+  CHECK(store.diagnostics[0].id == diag::remark_pipelined);
+  CHECK(store.diagnostics[0].message.find("3 stages") != std::string::npos);
+  CHECK(store.diagnostics[1].id == diag::remark_vectorized_tiles);
+  CHECK(engine.remarkEnabled(diag::err_drv_cannot_open));  // not a remark: always
+  CHECK_FALSE(engine.remarkEnabled(diag::remark_no_wgmma));
+
+  std::ostringstream os;
+  TextDiagnosticPrinter text(os, f.sm, false);
+  text.handle(store.diagnostics[1]);
+  CHECK(os.str().find("remark: kernel 'k': accesses vectorised to 16 bytes: 4 tiles per GPU thread, run back to "
+                      "back [-Rpass=vectorize]") != std::string::npos);
 }
 
 TEST_CASE("a diagnostic id is the row of its table") {
