@@ -1,5 +1,9 @@
 // The C header of a compiled module: one launch function per kernel, documented with the
-// kernel's Tessera signature, and a C++ wrapper in a namespace named after the module.
+// kernel's Tessera signature, and a C++ wrapper in a namespace named after the module. Names
+// that C or C++ would read otherwise (keywords, C library functions that a namespace would
+// collide with, the launch function's own `opts`) get a trailing underscore in the header
+// (docs/abi.md "Generated headers"); the launch functions' symbols never change.
+#include <set>
 #include <sstream>
 
 #include "codegen/HostEntries.h"
@@ -42,6 +46,57 @@ std::string extentText(const KernelInterface& k, const Extent& e) {
   return s;
 }
 
+bool isCOrCxxKeyword(const std::string& n) {
+  static const std::set<std::string> words = {
+      // C23
+      "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr", "continue", "default",
+      "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline", "int", "long",
+      "nullptr", "register", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert",
+      "struct", "switch", "thread_local", "true", "typedef", "typeof", "typeof_unqual", "union", "unsigned",
+      "void", "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex",
+      "_Decimal128", "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+      "_Thread_local",
+      // C++20 (and the alternative tokens)
+      "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class", "compl",
+      "concept", "consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype",
+      "delete", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "not",
+      "not_eq", "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires",
+      "static_cast", "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t",
+      "xor", "xor_eq",
+      // Macros of the headers this one includes.
+      "NULL", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX", "INT64_MIN",
+      "INT64_MAX", "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "SIZE_MAX"};
+  return words.count(n) > 0;
+}
+
+// Functions of the C standard library: a C++ namespace of that name cannot coexist with the
+// function in the global namespace (`namespace abs` next to <stdlib.h>'s abs).
+bool isCLibraryFunction(const std::string& n) {
+  static const std::set<std::string> names = {
+      "abort", "abs", "acos", "acosh", "asin", "asinh", "assert", "atan", "atan2", "atanh", "atexit", "atof",
+      "atoi", "atol", "atoll", "bsearch", "calloc", "cbrt", "ceil", "clock", "copysign", "cos", "cosh", "ctime",
+      "difftime", "div", "erf", "erfc", "exit", "exp", "exp2", "expm1", "fabs", "fclose", "fdim", "feof",
+      "ferror", "fflush", "fgetc", "fgets", "floor", "fma", "fmax", "fmin", "fmod", "fopen", "fprintf", "fputc",
+      "fputs", "fread", "free", "freopen", "frexp", "fscanf", "fseek", "ftell", "fwrite", "getc", "getchar",
+      "getenv", "gmtime", "hypot", "isalnum", "isalpha", "isdigit", "islower", "isspace", "isupper", "labs",
+      "ldexp", "ldiv", "lgamma", "llabs", "localtime", "log", "log10", "log1p", "log2", "logb", "lrint",
+      "lround", "malloc", "memchr", "memcmp", "memcpy", "memmove", "memset", "mktime", "modf", "nan",
+      "nearbyint", "perror", "pow", "printf", "putc", "putchar", "puts", "qsort", "raise", "rand", "realloc",
+      "remainder", "remove", "rename", "rewind", "rint", "round", "scalbn", "scanf", "setbuf", "setvbuf",
+      "signal", "sin", "sinh", "snprintf", "sprintf", "sqrt", "srand", "sscanf", "strcat", "strchr", "strcmp",
+      "strcpy", "strcspn", "strerror", "strftime", "strlen", "strncat", "strncmp", "strncpy", "strpbrk",
+      "strrchr", "strspn", "strstr", "strtod", "strtof", "strtok", "strtol", "strtoll", "strtoul", "strtoull",
+      "system", "tan", "tanh", "tgamma", "time", "tmpfile", "tolower", "toupper", "trunc", "ungetc", "vprintf",
+      "vsnprintf", "vsprintf"};
+  return names.count(n) > 0;
+}
+
+std::string paramName(const std::string& n) { return isCOrCxxKeyword(n) || n == "opts" ? n + "_" : n; }
+std::string wrapperName(const std::string& n) { return isCOrCxxKeyword(n) ? n + "_" : n; }
+std::string namespaceName(const std::string& n) {
+  return isCOrCxxKeyword(n) || isCLibraryFunction(n) || n == "std" || n == "tessera" ? n + "_" : n;
+}
+
 std::string tesseraSignature(const KernelInterface& k) {
   std::ostringstream os;
   os << k.name << "(";
@@ -61,6 +116,8 @@ std::string tesseraSignature(const KernelInterface& k) {
 
 }  // namespace
 
+std::string headerParamName(const std::string& name) { return paramName(name); }
+
 std::string writeHeader(const HostModuleInput& in) {
   std::string mod = cIdentifier(in.moduleName);
   std::string guard = "TESSERA_GENERATED_" + mod + "_H";
@@ -75,9 +132,9 @@ std::string writeHeader(const HostModuleInput& in) {
     for (const KernelParam& p : k.params) {
       ps << ", ";
       if (p.isTensor)
-        ps << (cpp ? "const tessera_tensor &" : "const tessera_tensor *") << p.name;
+        ps << (cpp ? "const tessera_tensor &" : "const tessera_tensor *") << paramName(p.name);
       else
-        ps << scalarCType(p.dtype) << " " << p.name;
+        ps << scalarCType(p.dtype) << " " << paramName(p.name);
     }
     return ps.str();
   };
@@ -92,17 +149,18 @@ std::string writeHeader(const HostModuleInput& in) {
        << ");\n\n";
   }
   for (const HostEntry& e : in.entries) os << hostEntryDeclaration(mod, e) << "\n";
-  os << "#ifdef __cplusplus\n} /* extern \"C\" */\n\nnamespace " << mod << " {\n";
+  std::string ns = namespaceName(mod);
+  os << "#ifdef __cplusplus\n} /* extern \"C\" */\n\nnamespace " << ns << " {\n";
   for (const KernelInterface& k : in.kernels) {
     if (!k.autotuneOf.empty()) continue;
     std::string params = cParams(k, true);
-    os << "inline tessera_status " << k.name << "(" << (params.empty() ? "" : params.substr(2))
+    os << "inline tessera_status " << wrapperName(k.name) << "(" << (params.empty() ? "" : params.substr(2))
        << (params.empty() ? "" : ", ") << "const tessera_launch_options *opts = nullptr) {\n  return "
        << launchStubName(in, k) << "(opts";
-    for (const KernelParam& p : k.params) os << ", " << (p.isTensor ? "&" : "") << p.name;
+    for (const KernelParam& p : k.params) os << ", " << (p.isTensor ? "&" : "") << paramName(p.name);
     os << ");\n}\n";
   }
-  os << "}  // namespace " << mod << "\n#endif\n\n#endif /* " << guard << " */\n";
+  os << "}  // namespace " << ns << "\n#endif\n\n#endif /* " << guard << " */\n";
   return os.str();
 }
 

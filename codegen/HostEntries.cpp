@@ -12,6 +12,7 @@
 // its tensors agree with each other and with the results allocated from the bound symbols), so
 // the entry point has no checks of its own beyond null pointers.
 #include "codegen/HostEntries.h"
+#include "codegen/HostModule.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
@@ -241,7 +242,8 @@ std::string hostEntryDeclaration(const std::string& module, const HostEntry& e) 
                   " * returned and nothing leaks. */\n";
   s += "tessera_status " + hostEntryName(module, e) + "(const tessera_launch_options *opts";
   for (const HostEntryParam& p : e.params)
-    s += p.isTensor ? ", const tessera_tensor *" + p.name : std::string(", ") + scalarCType(p.dtype) + " " + p.name;
+    s += p.isTensor ? ", const tessera_tensor *" + headerParamName(p.name)
+                   : std::string(", ") + scalarCType(p.dtype) + " " + headerParamName(p.name);
   for (size_t i = 0; i < e.outputs.size(); ++i) s += ", tessera_tensor *out" + std::to_string(i);
   return s + ");\n";
 }

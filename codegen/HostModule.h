@@ -44,4 +44,7 @@ bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std
 // The C header with a C++ wrapper for the module's launch stubs.
 std::string writeHeader(const HostModuleInput& in);
 
+// A parameter's name as the header spells it: C/C++ keywords and `opts` get a trailing underscore.
+std::string headerParamName(const std::string& name);
+
 }  // namespace tessera::codegen

@@ -79,6 +79,7 @@ void Lowering::checkSliceStart(const View& src, const std::vector<llvm::Value*>&
 
 llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem) {
   if (v.splat) return v.splat;
+  if (v.packedBits) return loadPacked(v, idx, elem);
   llvm::LoadInst* x = b_.CreateLoad(v.elem, address(v, idx));
   noalias(v, x);
   llvm::Type* want = scalarType(elem);
@@ -86,6 +87,7 @@ llvm::Value* Lowering::loadElem(View& v, const std::vector<llvm::Value*>& idx, i
 }
 
 void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem) {
+  if (v.packedBits) return storePacked(v, idx, value);
   if (value->getType()->isIntegerTy(1)) value = b_.CreateZExt(value, b_.getInt8Ty());
   noalias(v, b_.CreateStore(value, address(v, idx)));
 }
@@ -97,7 +99,9 @@ void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Va
 // CPU) goes element by element with zero fill. The test is uniform across the group.
 void Lowering::copyCooperative(View& dst, View& src, ir::Type elem, bool async) {
   size_t rank = dst.shape.size();
-  unsigned esz = dst.elem && dst.elem == src.elem ? dst.elem->getPrimitiveSizeInBits() / 8 : 0;
+  unsigned esz = dst.elem && dst.elem == src.elem && !dst.packedBits && !src.packedBits
+                     ? dst.elem->getPrimitiveSizeInBits() / 8
+                     : 0;
   if (!hooks_->isGpu() || src.splat || !esz || !(rank == 1 || rank == 2) || src.shape.size() != rank) {
     copyElements(dst, src, elem);
     return;
@@ -201,6 +205,19 @@ void Lowering::squeezeView(View& r, const ir::Attribute& squeeze) {
   for (llvm::Value*& e : r.shape) e = b_.CreateSelect(empty, b_.getInt64(0), e);
 }
 
+// The value a mem.store stores: a deferred stochastic conversion is rounded here, keyed by the
+// element stored to (parameter, element offset).
+llvm::Value* Lowering::storedValue(ir::Value* stored, View& v, const std::vector<llvm::Value*>& idx) {
+  auto d = deferred_.find(stored);
+  if (d == deferred_.end()) return get(stored);
+  const ir::Operation* cvt = d->second;
+  stochasticKey_ = b_.CreateXor(linearOffset(v, idx), b_.getInt64(static_cast<uint64_t>(v.root + 1) << 56));
+  llvm::Value* value = convertScalar(get(cvt->operand(0)), cvt->operand(0)->type, cvt->result()->type, "stochastic", cvt);
+  stochasticKey_ = nullptr;
+  deferred_.erase(d);
+  return value;
+}
+
 bool Lowering::lowerMemory(ir::Operation& op) {
   auto indices = [&](unsigned from) {
     std::vector<llvm::Value*> idx;
@@ -227,8 +244,9 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View* v = view(op.operand(1));
       if (!v->elem) return fail(op, "stores of " + ir::printType(op.operand(0)->type) + " are not supported yet");
       std::vector<llvm::Value*> idx = indices(2);
+      llvm::Value* value = storedValue(op.operand(0), *v, idx);
       checkedAccess(*v, idx, nullptr, [&]() -> llvm::Value* {
-        storeElem(*v, idx, get(op.operand(0)), op.operand(0)->type);
+        storeElem(*v, idx, value, op.operand(0)->type);
         return nullptr;
       });
       return true;
@@ -240,7 +258,8 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       std::vector<llvm::Value*> at = indices(1);
       checkSliceStart(src, at);
       if (r.name.rfind("a view of ", 0) != 0) r.name = "a view of " + r.name;
-      r.ptr = src.splat ? nullptr : address(src, at);
+      // Packed: the slice starts at an element, not a byte.
+      (src.packedBits ? r.elemOffset : r.ptr) = src.packedBits ? linearOffset(src, at) : src.splat ? nullptr : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
       const ir::Attribute* sizes = op.attr("sizes");
@@ -279,6 +298,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View v;
       v.elem = storageType(t->elem);
       v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
+      v.packedBits = packedBitsOf(t->elem);
       if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
       if (t->swizzle != ir::Swizzle::None) {
         v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
@@ -306,8 +326,14 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View r;
       r.elem = src.elem;
       r.name = src.name;
-      r.ptr = b_.CreateGEP(src.elem, src.ptr,
-                           b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]));
+      llvm::Value* first = b_.CreateMul(asI64(get(op.operand(1)), isUnsigned(op.operand(1)->type)), src.strides[0]);
+      if (src.packedBits) {
+        r.ptr = src.ptr;
+        r.packedBits = src.packedBits;
+        r.elemOffset = src.elemOffset ? b_.CreateAdd(src.elemOffset, first) : first;
+      } else {
+        r.ptr = b_.CreateGEP(src.elem, src.ptr, first);
+      }
       r.shape.assign(src.shape.begin() + 1, src.shape.end());
       r.strides.assign(src.strides.begin() + 1, src.strides.end());
       // A stage of a swizzled buffer swizzles from its own start.

@@ -65,47 +65,59 @@ llvm::Value* Lowering::reduceTree(View& v, ir::Type elem, const std::string& kin
     int64_t count = cn->getSExtValue();
     return count == 0 ? zero : reduceTreeInRegisters(v, count, elem, kind);
   }
-  // Private scratch (local memory on the GPU): static views get it once in the entry block.
-  llvm::Value* scratch;
-  if (llvm::isa<llvm::ConstantInt>(n)) {
-    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-    scratch = entry.CreateAlloca(et, n, "reduce.scratch");
-  } else {
-    scratch = b_.CreateAlloca(et, n, "reduce.scratch");
-  }
-  View flat{scratch, et, {n}, {b_.getInt64(1)}};
-  loop(b_.getInt64(0), n, b_.getInt64(1),
-       [&](llvm::Value* e) { storeElem(flat, {e}, loadElem(v, unflatten(e, v.shape), elem), elem); });
-  // for (s = 1; s < n; s *= 2) for (i = 0; i + s < n; i += 2s) a[i] = a[i] op a[i+s]
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* outer = llvm::BasicBlock::Create(c_, "reduce.level", fn_);
-  auto* innerH = llvm::BasicBlock::Create(c_, "reduce.pair", fn_);
-  auto* innerB = llvm::BasicBlock::Create(c_, "reduce.pair.body", fn_);
-  auto* next = llvm::BasicBlock::Create(c_, "reduce.level.next", fn_);
-  auto* done = llvm::BasicBlock::Create(c_, "reduce.done", fn_);
-  b_.CreateBr(outer);
-  b_.SetInsertPoint(outer);
-  llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2);
-  s->addIncoming(b_.getInt64(1), pre);
-  llvm::BasicBlock* outerEntry = b_.GetInsertBlock();
-  b_.CreateCondBr(b_.CreateICmpULT(s, n), innerH, done);
-  b_.SetInsertPoint(innerH);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
-  i->addIncoming(b_.getInt64(0), outerEntry);
-  b_.CreateCondBr(b_.CreateICmpULT(b_.CreateAdd(i, s), n), innerB, next);
-  b_.SetInsertPoint(innerB);
-  llvm::Value* a0 = loadElem(flat, {i}, elem);
-  llvm::Value* a1 = loadElem(flat, {b_.CreateAdd(i, s)}, elem);
-  storeElem(flat, {i}, combine(kind, a0, a1, elem), elem);
-  i->addIncoming(b_.CreateAdd(i, b_.CreateShl(s, 1)), b_.GetInsertBlock());
-  b_.CreateBr(innerH);
-  b_.SetInsertPoint(next);
-  s->addIncoming(b_.CreateShl(s, 1), next);
-  b_.CreateBr(outer);
-  b_.SetInsertPoint(done);
+  return reduceTreeStreaming(v, n, elem, kind);
+}
+
+// The same pairwise tree over any number of elements in constant space (no copy of the array,
+// no dynamically sized alloca: NVPTX emits those with alignment 0, which ptxas refuses). After
+// e elements, blocks[k] holds the tree's value of the complete block of 2^k elements that bit k
+// of e stands for; element e merges with the blocks of e's trailing one bits, as a binary
+// counter carries. At the end the partial blocks fold from the smallest up: the right half of
+// every level of the tree is the fold of the bits below it, so the bits are the tree's.
+llvm::Value* Lowering::reduceTreeStreaming(View& v, llvm::Value* n, ir::Type elem, const std::string& kind) {
+  llvm::Type* et = scalarType(elem);
+  bool isF = et->isFloatingPointTy();
+  llvm::Value* zero = isF ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0);
+  auto* blocksTy = llvm::ArrayType::get(et, 65);  // 64 bits of the count, and one for n == 0
+  llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  llvm::AllocaInst* blocks = entry.CreateAlloca(blocksTy, nullptr, "reduce.blocks");
+  llvm::AllocaInst* cur = entry.CreateAlloca(et, nullptr, "reduce.value");
+  auto block = [&](llvm::Value* k) { return b_.CreateInBoundsGEP(blocksTy, blocks, {b_.getInt64(0), k}); };
+  auto bit = [&](llvm::Value* x, llvm::Value* k) {
+    return b_.CreateICmpNE(b_.CreateAnd(b_.CreateLShr(x, k), b_.getInt64(1)), b_.getInt64(0));
+  };
+  loop(b_.getInt64(0), n, b_.getInt64(1), [&](llvm::Value* e) {
+    b_.CreateStore(loadElem(v, unflatten(e, v.shape), elem), cur);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* carry = llvm::BasicBlock::Create(c_, "reduce.carry", fn_);
+    auto* merge = llvm::BasicBlock::Create(c_, "reduce.carry.body", fn_);
+    auto* place = llvm::BasicBlock::Create(c_, "reduce.carry.done", fn_);
+    b_.CreateBr(carry);
+    b_.SetInsertPoint(carry);
+    llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
+    k->addIncoming(b_.getInt64(0), pre);
+    b_.CreateCondBr(bit(e, k), merge, place);
+    b_.SetInsertPoint(merge);
+    b_.CreateStore(combine(kind, b_.CreateLoad(et, block(k)), b_.CreateLoad(et, cur), elem), cur);
+    k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), merge);
+    b_.CreateBr(carry);
+    b_.SetInsertPoint(place);
+    b_.CreateStore(b_.CreateLoad(et, cur), block(k));
+  });
+  // Fold the partial blocks: the lowest set bit of n starts, each higher one combines from the left.
+  llvm::Value* low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, n, b_.getFalse());
+  b_.CreateStore(b_.CreateLoad(et, block(low)), cur);
+  loop(b_.CreateAdd(low, b_.getInt64(1)), b_.getInt64(64), b_.getInt64(1), [&](llvm::Value* k) {
+    auto* take = llvm::BasicBlock::Create(c_, "reduce.fold", fn_);
+    auto* skip = llvm::BasicBlock::Create(c_, "reduce.fold.next", fn_);
+    b_.CreateCondBr(bit(n, k), take, skip);
+    b_.SetInsertPoint(take);
+    b_.CreateStore(combine(kind, b_.CreateLoad(et, block(k)), b_.CreateLoad(et, cur), elem), cur);
+    b_.CreateBr(skip);
+    b_.SetInsertPoint(skip);
+  });
   // n == 0 sums to zero.
-  llvm::Value* result = loadElem(flat, {b_.getInt64(0)}, elem);
-  return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, result);
+  return b_.CreateSelect(b_.CreateICmpEQ(n, b_.getInt64(0)), zero, b_.CreateLoad(et, cur));
 }
 
 }  // namespace tessera::codegen::detail

@@ -265,6 +265,10 @@ bool Lowering::lowerTileOp(ir::Operation& op) {
         View a = *view(op.operand(0));
         r.ptr = a.ptr;
         r.splat = a.splat;
+        r.elem = a.elem;
+        r.packedBits = a.packedBits;
+        r.elemOffset = a.elemOffset;
+        r.name = a.name;
         size_t off = cap.size() - a.shape.size();
         const auto& ashape = op.operand(0)->type->shape;
         for (size_t i = 0; i < a.shape.size(); ++i) {
@@ -350,18 +354,42 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
   forEachElement(shape, [&](const std::vector<llvm::Value*>& idx) {
     for (ir::Value* v : op.operands)
       if (isTileValue(v->type)) set(v, loadElem(*view(v), idx, v->type->elem));
+    // A stochastic rounding of a tile element draws from (group, element, how many such
+    // roundings this tile has done): the same on every target, different at every execution.
+    if (op.id == OpId::ArithConvert && op.strAttr("round") == "stochastic") {
+      llvm::Value* flat = b_.getInt64(0);
+      for (size_t d = 0; d < idx.size(); ++d) flat = b_.CreateAdd(b_.CreateMul(flat, shape[d]), idx[d]);
+      stochasticKey_ = b_.CreateXor(b_.CreateXor(flat, b_.CreateShl(hooks_->groupLinear(b_), 40)),
+                                    b_.CreateShl(b_.CreateLoad(b_.getInt64Ty(), roundCounter()), 24));
+    }
     // The scalar hook reads the types of the op's values through typeOf: the elements'.
     perElement_ = true;
     ok = lowerThroughTable(op);
     perElement_ = false;
+    stochasticKey_ = nullptr;
     if (ok) storeElem(dst, idx, get(op.result()), relem);
   });
   for (ir::Value* v : op.operands)
     if (isTileValue(v->type)) vals_.erase(v);
   vals_.erase(op.result());
   if (!ok) return false;
+  if (op.id == OpId::ArithConvert && op.strAttr("round") == "stochastic") {
+    llvm::Value* counter = roundCounter();
+    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.getInt64(1)), counter);
+  }
   views_[op.result()] = dst;
   return true;
+}
+
+// The tile's count of stochastic tile conversions: one i64 in the entry block, per tile (per
+// GPU thread; per fiber on the CPU, where tile values make every kernel run tile by tile).
+llvm::Value* Lowering::roundCounter() {
+  if (!tileRoundCounter_) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    tileRoundCounter_ = entry.CreateAlloca(b_.getInt64Ty(), nullptr, "round.counter");
+    entry.CreateStore(b_.getInt64(0), tileRoundCounter_);
+  }
+  return tileRoundCounter_;
 }
 
 // C[r, c] = (acc[r, c] or 0) + sum over k in order of A[r, k] * B[k, c], in the result's element
@@ -384,10 +412,11 @@ bool Lowering::lowerTileDot(ir::Operation& op) {
   llvm::Value* kext = b_.CreateSelect(b_.CreateICmpULT(a.shape[1], bm.shape[0]), a.shape[1], bm.shape[0]);
   View dst = slotView(op.result(), {rows, cols});
   bool isF = ct->isFloatingPointTy();
+  // Operands into the result's type: fp8/fp6/fp4 codes are decoded and scales applied, like
+  // every other conversion (convertScalar).
   auto widen = [&](llvm::Value* v, ir::Type from) -> llvm::Value* {
-    if (v->getType() == ct) return v;
-    if (isF) return v->getType()->isFloatingPointTy() ? b_.CreateFPExt(v, ct) : b_.CreateSIToFP(v, ct);
-    return b_.CreateIntCast(v, ct, !isUnsigned(from));
+    if (v->getType() == ct && from == relem) return v;
+    return convertScalar(v, from, relem, "", &op);
   };
   auto ceilDiv = [&](llvm::Value* x) { return b_.CreateUDiv(b_.CreateAdd(x, b_.getInt64(R - 1)), b_.getInt64(R)); };
   llvm::Value* colBlocks = ceilDiv(cols);

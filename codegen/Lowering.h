@@ -34,6 +34,10 @@ struct View {
   int swizzle = 0;
   int64_t rowBytes = 0;
   std::string name;  // what it views, for bounds-check messages: "tensor 'x'", "shared array 's'"
+  // Sub-byte elements (int4, fp4: 4 bits, fp6: 6 bits) packed in memory: element e is at bit
+  // (elemOffset + e) * packedBits from ptr, little-endian (docs/abi.md 1). 0: byte-addressed.
+  unsigned packedBits = 0;
+  llvm::Value* elemOffset = nullptr;  // packed views: elements before ptr's first (null: 0)
 };
 
 // The LLVM struct of tessera_kernel_tensor: {ptr data, [8 x i64] shape, [8 x i64] strides}.
@@ -166,6 +170,25 @@ private:
   llvm::Value* mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue);
   bool lowerMath(ir::Operation& op);
   bool lowerConvert(ir::Operation& op);
+  // Conversion of one scalar of IR type `from` to `to` (lowerConvert, tile products): software
+  // formats (MiniFloat.h), scales, rounding modes (`round`: the op's attribute), int4.
+  llvm::Value* convertScalar(llvm::Value* v, ir::Type from, ir::Type to, const std::string& round,
+                             const ir::Operation* site);
+  llvm::Value* toF32(llvm::Value* v, ir::Type from);
+  // The 64 random bits of a stochastic rounding at `site`: a counter-based hash of the site and
+  // stochasticKey_ (the element: set by stores and tile ops), or of the tile and the value.
+  llvm::Value* stochasticBits(const ir::Operation* site, llvm::Value* f32);
+  llvm::Value* stochasticKey_ = nullptr;
+  std::unordered_map<const ir::Operation*, uint64_t> siteSeeds_;
+  // Stochastic conversions whose only use is a store: lowered by the store, keyed by the element.
+  std::unordered_map<const ir::Value*, const ir::Operation*> deferred_;
+  llvm::Value* tileRoundCounter_ = nullptr;  // per tile: stochastic tile conversions so far (i64 alloca)
+  llvm::Value* roundCounter();
+  // Sub-byte packed views.
+  static unsigned packedBitsOf(ir::Type elem);
+  llvm::Value* linearOffset(const View& v, const std::vector<llvm::Value*>& idx);
+  llvm::Value* loadPacked(View& v, const std::vector<llvm::Value*>& idx, ir::Type elem);
+  void storePacked(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value);
   bool lowerBitcast(ir::Operation& op);
   bool lowerGroup(ir::Operation& op);  // ids, barriers, shuffles, cooperative groups
   bool lowerCall(ir::Operation& op);
@@ -182,6 +205,8 @@ private:
   llvm::Value* totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b);
   llvm::Value* floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult);
+  llvm::Value* floatToInt4(llvm::Value* f);
+  llvm::Value* storedValue(ir::Value* stored, View& v, const std::vector<llvm::Value*>& idx);
   bool lowerMemory(ir::Operation& op);
   void squeezeView(View& r, const ir::Attribute& squeeze);
   bool lowerFor(ir::Operation& op);
@@ -206,6 +231,7 @@ private:
   // Fixed-order reductions (LowerReduce.cpp).
   llvm::Value* reduceTree(View& v, ir::Type elem, const std::string& kind);
   llvm::Value* reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind);
+  llvm::Value* reduceTreeStreaming(View& v, llvm::Value* n, ir::Type elem, const std::string& kind);
   llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem);
   std::pair<llvm::Value*, llvm::Value*> combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
                                                    llvm::Value* ib, ir::Type valueType, ir::Type indexType);

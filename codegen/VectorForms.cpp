@@ -70,6 +70,7 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k, 
   for (auto& arg : func.body().args)
     if (arg->type->kind == ir::TypeKind::Tensor)
       narrowest = std::min(narrowest, ir::scalarBits(ir::baseScalar(arg->type->elem)));
+  if (narrowest < 8) return 1;  // packed elements (int4, fp4, fp6) are not vector-accessed
   if (narrowest <= 8) return 16;
   return narrowest <= 16 ? 8 : 4;
 }

@@ -187,6 +187,7 @@ std::string computeKey(const TypeStorage& t) {
       if (t.accum) s += ", accum = " + t.accum->key;
       if (t.round != Rounding::Default) s += std::string(", round = ") + roundingName(t.round);
       if (t.saturate) s += ", saturate";
+      if (t.scale != 0) s += ", scale = " + printFloat(t.scale);
       return s + ">";
     }
     case TypeKind::Tensor:
@@ -315,13 +316,14 @@ Type IRContext::scalar(ScalarKind k) {
   s.scalar = k;
   return intern(std::move(s));
 }
-Type IRContext::num(Type storage, Type accum, Rounding r, bool saturate) {
+Type IRContext::num(Type storage, Type accum, Rounding r, bool saturate, double scale) {
   TypeStorage s;
   s.kind = TypeKind::Num;
   s.elem = storage;
   s.accum = accum;
   s.round = r;
   s.saturate = saturate;
+  s.scale = scale;
   return intern(std::move(s));
 }
 Type IRContext::tensor(Type elem, std::vector<Dim> shape, MemSpace space, Access access) {

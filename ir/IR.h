@@ -72,6 +72,7 @@ struct TypeStorage {
   const TypeStorage* accum = nullptr;          // Num: accumulation type (may be null)
   Rounding round = Rounding::Default;          // Num
   bool saturate = false;                       // Num
+  double scale = 0;                            // Num: stored values are value / scale (0: none)
   std::vector<Dim> shape;                      // Tensor/Smem/Tile/Frag
   MemSpace space = MemSpace::Global;           // Tensor
   Access access = Access::ReadWrite;           // Tensor
@@ -112,7 +113,7 @@ public:
   Type scalar(ScalarKind k);
   Type index() { return scalar(ScalarKind::Index); }
   Type i1() { return scalar(ScalarKind::I1); }
-  Type num(Type storage, Type accum, Rounding r, bool saturate);
+  Type num(Type storage, Type accum, Rounding r, bool saturate, double scale = 0);
   Type tensor(Type elem, std::vector<Dim> shape, MemSpace space, Access access);
   Type smem(Type elem, std::vector<Dim> shape, Layout layout, Swizzle swizzle);
   Type tile(Type elem, std::vector<Dim> shape);

@@ -365,6 +365,7 @@ private:
       Type accum = nullptr;
       Rounding round = Rounding::Default;
       bool saturate = false;
+      double scale = 0;
       while (consume(Tok::Comma)) {
         if (isBare("accum")) {
           lex();
@@ -380,12 +381,20 @@ private:
         } else if (isBare("saturate")) {
           lex();
           saturate = true;
+        } else if (isBare("scale")) {
+          lex();
+          if (!expect(Tok::Equal, "'='")) return nullptr;
+          if (tok_.kind != Tok::Float) {
+            expected("a float scale");
+            return nullptr;
+          }
+          if (!parseFloatTok(scale)) return nullptr;
         } else {
-          expected("'accum', 'round' or 'saturate'");
+          expected("'accum', 'round', 'saturate' or 'scale'");
           return nullptr;
         }
       }
-      result = ctx_->num(storage, accum, round, saturate);
+      result = ctx_->num(storage, accum, round, saturate, scale);
     } else {
       Type elem = parseElementType();
       if (!elem || !expect(Tok::Comma, "','")) return nullptr;

@@ -25,7 +25,8 @@ namespace {
 
 namespace I = tessera::ir;
 
-constexpr size_t kMaxConfigurations = 64;
+// Sema refuses larger spaces (err_autotune_space_too_large); the check below is a backstop.
+constexpr size_t kMaxConfigurations = kMaxAutotuneConfigurations;
 
 using Config = std::vector<std::pair<std::string, long long>>;
 
@@ -190,7 +191,7 @@ class CandidateLowering {
     if (!base) return true;  // not lowered (reported already)
     std::vector<Config> configs = configurations(info.autotuneSpace);
     if (configs.size() > kMaxConfigurations) {
-      diags_.report(diag::err_lower_autotune_space_too_large, info.kernelDecoratorRange)
+      diags_.report(diag::err_autotune_space_too_large, info.kernelDecoratorRange)
           << def.name << static_cast<unsigned long long>(kMaxConfigurations);
       return false;
     }

@@ -32,6 +32,7 @@
 #include "irgen/IRGenDiagnostics.h"
 #include "sema/Builtins.h"
 #include "sema/Sema.h"
+#include "sema/SemaDiagnostics.h"  // sema's ids, for the backstops of what sema refuses
 
 namespace tessera::irgen {
 
@@ -414,6 +415,7 @@ class ModuleContext {
   };
   std::map<DeviceKey, DeviceFn> devices;
   std::set<const FunctionDefStmt*> inProgress;
+  unsigned deviceDepth = 0;  // device functions being lowered, each from a call in the previous
   std::set<std::string> names;
   I::Operation* insertBefore = nullptr;  // device functions go before the kernel that needs them
 

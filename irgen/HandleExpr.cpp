@@ -205,7 +205,7 @@ I::Value* FunctionContext::sliceView(I::Value* base, const std::vector<Argument>
   }
   loc(e);
   if (idx.size() > rank)
-    error(diag::err_lower_rank_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
+    error(diag::err_index_count_mismatch, e->range, text(e->base->range), static_cast<unsigned>(rank),
           static_cast<unsigned>(idx.size()));
   if (!anySlice && idx.size() == rank) {
     isElement = true;

@@ -53,7 +53,7 @@ Lowered FunctionContext::handleTileClock(const BuiltinCall& c) { return unsuppor
 Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
   Expr* s = arg(c, "size");
   auto n = constInt(s);
-  if (!n) error(diag::err_lower_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
+  if (!n) error(diag::err_argument_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
   loc(c.expr);
   return Lowered::val(op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{"size", I::Attribute::integer(*n)}}));
 }
@@ -68,6 +68,10 @@ Lowered FunctionContext::lowerGroupReduce(const BuiltinCall& c, const char* kind
   if (!I::isScalar(v->type) || I::baseScalar(v->type) == I::ScalarKind::I1)
     unsupported(vE->range, "a group reduction of a value of type " + I::printType(v->type), "reduce a number");
   I::Type t = I::baseScalar(v->type) == I::ScalarKind::Index ? ctx().scalar(I::ScalarKind::I64) : computeType(v->type);
+  // The group combine works on 32- and 64-bit lanes: narrower integers widen (a sum wraps to the
+  // same bits when it is narrowed back).
+  if (I::scalarClass(I::baseScalar(t)) != I::ScalarClass::Float && I::scalarBits(I::baseScalar(t)) < 32)
+    t = ctx().scalar(isUnsignedKind(I::baseScalar(t)) ? I::ScalarKind::U32 : I::ScalarKind::I32);
   v = coerce(v, t, vE->range);
   std::vector<I::Value*> operands = {v};
   I::Type result = t;

@@ -156,13 +156,14 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
   if (stepE) {
     auto c = constInt(stepE);
     if (!c || *c <= 0)
-      error(diag::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
+      error(diag::err_argument_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
     step = *c;
   }
   std::vector<I::NamedAttr> attrs;
   if (preE) {
     auto c = constInt(preE);
-    if (!c || *c < 1 || *c > 16) error(diag::err_lower_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
+    if (!c || *c < 1 || *c > 16)
+      error(diag::err_argument_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
     attrs.push_back({"prefetch", I::Attribute::integer(*c)});
   }
   Lowered ext = lower(extE, ctx().index());
@@ -175,7 +176,7 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
   if (blocks) {
     if (axisE) {
       auto c = constInt(axisE);
-      if (!c) error(diag::err_lower_not_constant, axisE->range, "the axis of 'tile.range'");
+      if (!c) error(diag::err_argument_not_constant, axisE->range, "the axis of 'tile.range'");
       axis = *c;
     }
     if (axis < 0 || axis >= static_cast<int64_t>(e0->type->shape.size()))
@@ -255,7 +256,7 @@ void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* 
   if (Expr* stepE = argument(call, *bi, "step")) {
     auto c = constInt(stepE);
     if (!c || *c <= 0)
-      error(diag::err_lower_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
+      error(diag::err_argument_not_constant, stepE->range, "the step of 'tile.range' (a positive integer)");
     step = *c;
   }
   I::Value* t = value(lower(extE), extE->range);
@@ -263,7 +264,7 @@ void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* 
   std::vector<int64_t> ax;
   for (Expr* a : axes->elements) {
     auto c = constInt(a);
-    if (!c) error(diag::err_lower_not_constant, a->range, "the axes of 'tile.range'");
+    if (!c) error(diag::err_argument_not_constant, a->range, "the axes of 'tile.range'");
     if (*c < 0 || *c >= static_cast<int64_t>(t->type->shape.size()) || (!ax.empty() && *c <= ax.back()))
       unsupported(a->range, "'tile.range' over axis " + std::to_string(*c), "name increasing axes of the tensor");
     ax.push_back(*c);
@@ -334,7 +335,7 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
     Expr* x = argument(call, b, name);
     auto c = x ? constInt(x) : std::nullopt;
     if (!c || *c <= 0)
-      error(diag::err_lower_not_constant, x ? x->range : call->range,
+      error(diag::err_argument_not_constant, x ? x->range : call->range,
             std::string("'") + name + "' (a positive integer)");
     return *c;
   };

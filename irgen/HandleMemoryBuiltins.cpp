@@ -53,7 +53,7 @@ Lowered FunctionContext::handleCpAsyncWait(const BuiltinCall& c) {
   int64_t n = 0;
   if (Expr* p = arg(c, "pending")) {
     auto k = constInt(p);
-    if (!k) error(diag::err_lower_not_constant, p->range, "the 'pending' count");
+    if (!k) error(diag::err_argument_not_constant, p->range, "the 'pending' count");
     n = *k;
   }
   loc(c.expr);
@@ -135,7 +135,7 @@ Lowered FunctionContext::lowerIndexedAccess(const BuiltinCall& c, bool isStore) 
   loc(c.expr);
   size_t nIdx = ops.size() - (isStore ? 2 : 1);
   if (nIdx != t->type->shape.size())
-    error(diag::err_lower_rank_mismatch, iE->range, text(tE->range), static_cast<unsigned>(t->type->shape.size()),
+    error(diag::err_index_count_mismatch, iE->range, text(tE->range), static_cast<unsigned>(t->type->shape.size()),
           static_cast<unsigned>(nIdx));
   waitFor(t, true);
   if (!isStore) return Lowered::val(op1(I::OpId::MemLoad, ops, t->type->elem));

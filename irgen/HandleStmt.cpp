@@ -38,7 +38,8 @@ void FunctionContext::lowerStmt(Stmt* s) {
     case NodeKind::ContinueStmt: {
       bool isBreak = s->kind == NodeKind::BreakStmt;
       const Symbol* f = loops_.empty() ? nullptr : isBreak ? loops_.back().brk : loops_.back().cont;
-      if (!f) error(diag::err_lower_break_continue, s->range, isBreak ? "break" : "continue");
+      // Sema refuses it in kernels; a backstop for helpers inlined into them.
+      if (!f) error(diag::err_break_continue_unsupported, s->range, isBreak ? "break" : "continue");
       env_[f] = Lowered::val(b_->constInt(1, ctx().i1()));
       return;
     }

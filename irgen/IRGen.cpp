@@ -2,11 +2,42 @@
 // device functions they call are lowered from their calls, once per argument types.
 #include "irgen/IRGen.h"
 
+#include <functional>
+#include <pthread.h>
+
 #include "irgen/FunctionContext.h"
 
 namespace tessera {
 
 namespace irgen {
+
+namespace {
+
+// Runs `fn` on a new thread with a stack of `bytes` and waits for it (the caller's thread does
+// nothing meanwhile, so no state is shared concurrently). Falls back to the caller's stack.
+void runOnFreshStack(size_t bytes, const std::function<void()>& fn) {
+  pthread_attr_t attr;
+  pthread_t thread;
+  auto trampoline = [](void* p) -> void* {
+    (*static_cast<const std::function<void()>*>(p))();
+    return nullptr;
+  };
+  if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, bytes) == 0 &&
+      pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(&fn)) == 0) {
+    pthread_attr_destroy(&attr);
+    pthread_join(thread, nullptr);
+    return;
+  }
+  fn();
+}
+
+// A helper's body lowers its callees on the native stack, recursively; every this many nested
+// helpers the next continues on a fresh stack, so a chain of thousands of helpers calling each
+// other does not overflow it.
+constexpr unsigned kHelpersPerStack = 64;
+constexpr size_t kHelperStackBytes = size_t(64) << 20;
+
+}  // namespace
 
 std::string ModuleContext::uniqueName(const std::string& base) {
   std::string n = base;
@@ -45,11 +76,18 @@ bool ModuleContext::device(const FunctionDefStmt* def, const std::vector<I::Type
   std::vector<I::Type> results;
   bool ok = true;
   std::string name = uniqueName(def->name);
-  try {
-    fl.lowerDevice(name, args, results);
-  } catch (LowerAbort&) {
-    ok = false;
-  }
+  std::function<void()> lower = [&] {
+    try {
+      fl.lowerDevice(name, args, results);
+    } catch (LowerAbort&) {
+      ok = false;
+    }
+  };
+  if (++deviceDepth % kHelpersPerStack == 0)
+    runOnFreshStack(kHelperStackBytes, lower);
+  else
+    lower();
+  --deviceDepth;
   inProgress.erase(def);
   if (!ok) {
     eraseFunction(name, false);  // the partial function

@@ -40,7 +40,7 @@ I::Dim dimOf(const Extent& e) {
 
 I::Type FunctionContext::scalarType(DType d, const NumericPolicy& p) {
   I::Type base = ctx().scalar(scalarKindOf(d));
-  bool hasPolicy = p.accum || (p.round && *p.round != RoundMode::NearestEven) || p.saturate;
+  bool hasPolicy = p.accum || (p.round && *p.round != RoundMode::NearestEven) || p.saturate || p.scaleValue != 0;
   if (!hasPolicy) return base;
   I::Type accum = p.accum ? ctx().scalar(scalarKindOf(*p.accum)) : nullptr;
   I::Rounding r = I::Rounding::Default;
@@ -51,7 +51,7 @@ I::Type FunctionContext::scalarType(DType d, const NumericPolicy& p) {
       case RoundMode::Stochastic: r = I::Rounding::Stochastic; break;
     }
   }
-  return ctx().num(base, accum, r, p.saturate);
+  return ctx().num(base, accum, r, p.saturate, p.scaleValue);
 }
 
 I::Type FunctionContext::paramType(const Param& p, const Type* t) {
@@ -93,8 +93,8 @@ I::Type FunctionContext::computeType(I::Type t) {
       return t->kind == I::TypeKind::Num && t->accum ? t->accum : ctx().scalar(I::ScalarKind::F32);
     return ctx().scalar(k);
   }
-  if (k == I::ScalarKind::Index || k == I::ScalarKind::I1) return ctx().scalar(k);
-  if (I::scalarBits(k) < 32) return ctx().scalar(I::ScalarKind::I32);
+  // Integers compute at their own width and wrap there, as sema types them (i8 + i8 is i8) and
+  // as NumPy and Triton do (docs/language.md "Integer semantics").
   return ctx().scalar(k);
 }
 

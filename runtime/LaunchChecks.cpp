@@ -165,6 +165,10 @@ tessera_status checkArgs(Checker &c, const tessera_arg *args, Backend &backend) 
       if (t->shape[d] < 0)
         return c.paramErr(TESSERA_ERROR_SHAPE_MISMATCH, p, "dimension ", d, " has negative size ",
                           t->shape[d]);
+    if (!byteSpanFits(*t))
+      return c.paramErr(TESSERA_ERROR_INVALID_ARGUMENT, p, "view of shape ", shapeString(*t),
+                        " spans more bytes than an address holds (extents times strides overflow "
+                        "64 bits, or reach below address 0)");
     if (t->device != TESSERA_HOST && t->device != 0)
       return c.paramErr(TESSERA_ERROR_INVALID_ARGUMENT, p, "view names device ", t->device,
                         "; only TESSERA_HOST (-1) and the active device (0) exist");

@@ -22,6 +22,24 @@ ByteSpan byteSpan(const tessera_tensor &t) {
   return {base + static_cast<uintptr_t>(loByte), base + static_cast<uintptr_t>(hiByte)};
 }
 
+bool byteSpanFits(const tessera_tensor &t) {
+  int64_t lo = 0, hi = 0, reach = 0;
+  for (int32_t d = 0; d < t.rank; ++d) {
+    if (t.shape[d] <= 0)
+      return true; // no elements: nothing is addressed
+    if (__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &reach) ||
+        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
+      return false;
+  }
+  int64_t bits = tessera_dtype_bits(t.dtype), loBit = 0, hiBit = 0;
+  if (__builtin_mul_overflow(lo, bits, &loBit) || __builtin_add_overflow(hi, 1, &hi) ||
+      __builtin_mul_overflow(hi, bits, &hiBit) || __builtin_add_overflow(hiBit, 7, &hiBit))
+    return false;
+  uintptr_t base = reinterpret_cast<uintptr_t>(t.data), end = 0;
+  uint64_t below = loBit < 0 ? (0 - static_cast<uint64_t>(loBit) + 7) / 8 : 0; // bytes before data
+  return !__builtin_add_overflow(base, static_cast<uintptr_t>(hiBit / 8), &end) && base >= below;
+}
+
 std::string shapeString(const tessera_tensor &t) {
   std::string s = "[";
   for (int32_t d = 0; d < t.rank && d < TESSERA_MAX_RANK; ++d)

@@ -28,6 +28,11 @@ struct ByteSpan {
 // negative; sub-byte dtypes round outward to whole bytes.
 ByteSpan byteSpan(const tessera_tensor &t);
 
+// False when the bytes the view spans (its extents times its strides times the element size,
+// from its data pointer) do not fit in 64 bits: such a view cannot be addressed, and its span
+// would wrap (byteSpan is meaningless for it).
+bool byteSpanFits(const tessera_tensor &t);
+
 // "[3, 4]" for messages.
 std::string shapeString(const tessera_tensor &t);
 

@@ -3,6 +3,8 @@
 // (decorators and their clauses).
 #include <algorithm>
 
+#include <cmath>
+
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
 
@@ -163,13 +165,32 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
       }
       policy.saturate = true;
       return;
-    case Policy::Scale:
+    case Policy::Scale: {
       if (!policy.scale.empty()) {
         diags.report(diag::err_policy_duplicate, nameRange) << name;
         return;
       }
+      if (!isFloat(storage)) {
+        diags.report(diag::err_policy_on_non_float, nameRange) << name << dtypeInfo(storage).shortName;
+        return;
+      }
+      // One scale per tensor, known when the kernel is compiled: stores divide by it and loads
+      // multiply by it. Per-block scales (a second argument) and run-time scales are not
+      // generated yet, so they are refused here rather than ignored.
+      auto v = args.size() == 1 ? evalConst(args[0], nullptr) : std::nullopt;
+      if (!v || !v->isNumber()) {
+        diags.report(diag::err_scale_not_constant, args.size() == 1 ? args[0]->range : args[1]->range);
+        return;
+      }
+      double value = v->asDouble();
+      if (!(value > 0) || !std::isfinite(value)) {
+        diags.report(diag::err_scale_not_positive, args[0]->range) << text(args[0]->range);
+        return;
+      }
       for (size_t i = 0; i < args.size(); ++i) policy.scale += (i ? "," : "") + text(args[i]->range);
+      policy.scaleValue = value;
       return;
+    }
     default: return;
   }
 }
@@ -513,6 +534,13 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
                 }
               }
               if (!valid) diags.report(diag::err_autotune_space_invalid, a.value ? a.value->range : a.range);
+              // Each configuration is a kernel of its own (irgen/Autotune.cpp): their number is bounded.
+              size_t configs = 1;
+              for (auto& [name, cands] : info.autotuneSpace)
+                configs = std::min(configs * cands.size(), kMaxAutotuneConfigurations + 1);
+              if (valid && configs > kMaxAutotuneConfigurations)
+                diags.report(diag::err_autotune_space_too_large, info.kernelDecoratorRange)
+                    << f->name << static_cast<unsigned long long>(kMaxAutotuneConfigurations);
             }
           }
           break;

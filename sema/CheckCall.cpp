@@ -416,14 +416,53 @@ const Type* Checker::bitcastResult(const BoundBuiltinCall& bc) {
 
 // tile.range: blocks (slices) of a tensor's axis; with axis=(0, 1, 2) an i64 index of each
 // leading axis, then a block of the last one; i32 steps of an extent.
+// Reports `what` unless `x` is a compile-time integer in [lo, hi] (at `missing` when absent).
+void Checker::requireConstInt(Expr* x, SourceRange missing, const std::string& what, long long lo, long long hi) {
+  auto c = x ? evalConst(x, nullptr) : std::nullopt;
+  if (x && x->type && x->type->isError()) return;
+  if (!c || c->kind != ConstValue::Int || c->i < lo || c->i > hi)
+    diags.report(diag::err_argument_not_constant, x ? x->range : missing) << what;
+}
+
+// A reduction of tile `t` along `axis`: along a constant axis of a tile of known rank that axis
+// goes away (negative axes count from the end, as in NumPy); one it does not have is an error.
+const Type* Checker::reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bool dtypeKnown) {
+  auto c = evalConst(axisExpr, nullptr);
+  if (!t->rankKnown || t->kind != TypeKind::Tile || !c || c->kind != ConstValue::Int) return T.tile(d, dtypeKnown, {}, false);
+  long long rank = static_cast<long long>(t->dims.size());
+  long long axis = c->i < 0 ? c->i + rank : c->i;
+  if (axis < 0 || axis >= rank) {
+    diags.report(diag::err_axis_out_of_range, axisExpr->range) << c->i << rank;
+    return T.error();
+  }
+  std::vector<Extent> dims = t->dims;
+  dims.erase(dims.begin() + axis);
+  return T.tile(d, dtypeKnown, dims, true);
+}
+
+// tile.range: a loop over an extent, or over the blocks of a tensor's axis (or axes). Its step,
+// prefetch depth and axes are constants: code generation sizes blocks and pipelines by them.
 const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext) {
+  SourceRange at = bc.call->range;
+  if (Expr* step = bc.arg("step")) requireConstInt(step, at, "the step of 'tile.range' (a positive integer)", 1, LLONG_MAX);
+  auto* axisTuple = dyn_cast<TupleExpr>(bc.arg("axis"));
+  if (Expr* pre = bc.arg("prefetch"); pre && !(axisTuple && axisTuple->elements.size() > 1))
+    requireConstInt(pre, at, "'prefetch' (an integer in [1, 16])", 1, 16);
+  if (axisTuple) {
+    for (Expr* a : axisTuple->elements) requireConstInt(a, at, "the axes of 'tile.range'", LLONG_MIN, LLONG_MAX);
+  } else if (Expr* axis = bc.arg("axis"); axis && (ext->kind == TypeKind::Tensor || ext->isDynamic())) {
+    requireConstInt(axis, at, "the axis of 'tile.range'", LLONG_MIN, LLONG_MAX);
+  }
   if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
+    // Blocks of a constant step have that extent.
+    auto step = bc.arg("step") ? evalConst(bc.arg("step"), nullptr) : std::optional<ConstValue>(ConstValue::ofInt(1));
+    const Type* block = step && step->kind == ConstValue::Int && step->i > 0 ? T.slice(std::to_string(step->i)) : T.slice();
     if (auto* axes = dyn_cast<TupleExpr>(bc.arg("axis")); axes && axes->elements.size() > 1) {
       std::vector<const Type*> elems(axes->elements.size() - 1, T.scalar(DType::INT64));
-      elems.push_back(T.slice());
+      elems.push_back(block);
       return T.range(T.tuple(elems));
     }
-    if (ext->kind == TypeKind::Tensor || bc.arg("axis")) return T.range(T.slice());
+    if (ext->kind == TypeKind::Tensor || bc.arg("axis")) return T.range(block);
   }
   return T.range(T.scalar(DType::INT32));
 }
@@ -518,21 +557,7 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       return T.range(T.scalar(d));
     }
     case BuiltinId::Bitcast: return bitcastResult(bc);
-    case BuiltinId::TileDot: {
-      const Type *a = boundType[0], *c = boundType[1];
-      DType accum = DType::FP32;
-      if (const Type* at2 = argType("accum"); at2 && at2->kind == TypeKind::DTypeValue) accum = at2->dtype;
-      auto rows = [](const Type* t) -> Extent {
-        return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.front() : "?";
-      };
-      auto cols = [](const Type* t) -> Extent {
-        return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
-      };
-      if (!checkInnerExtents("tile.dot", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
-      bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
-      if (!known) return T.tile(accum, true, {}, false);
-      return T.tile(accum, true, {rows(a), cols(c)}, true);
-    }
+    case BuiltinId::TileDot: return tileDotResult(bc);
     case BuiltinId::TileMma: {
       DType accum = DType::FP32;
       if (Expr* ax = arg("accum")) {
@@ -546,6 +571,10 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         }
       }
       if (arg("BM") || arg("BN") || arg("BK")) {
+        // The iteration form: its tile sizes are constants (an autotune parameter counts at its
+        // compiled candidate).
+        for (const char* name : {"BM", "BN", "BK"})
+          requireConstInt(arg(name), call->range, std::string("'") + name + "' (a positive integer)", 1, LLONG_MAX);
         // The iteration form accumulates into C (tile.mma_sync): C is written.
         if (Expr* c = arg("c")) checkWriteAccess(c, c->range, false, BinaryOp::Add);
         const Type* i = T.scalar(DType::INT32);
@@ -590,6 +619,48 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         }
       return first->kind == TypeKind::Scalar && first->weak ? T.scalar(first->dtype) : first;
     }
+    default: break;
+  }
+  return constraintResult(bc);
+}
+
+// tile.dot(a, b): a product of rank-2 tiles whose inner extents agree.
+const Type* Checker::tileDotResult(const BoundBuiltinCall& bc) {
+  CallExpr* call = bc.call;
+  auto argType = [&](const char* name) { return bc.argType(name); };
+  const std::vector<const Type*>& boundType = bc.types;
+  const Type *a = boundType[0], *c = boundType[1];
+  DType accum = DType::FP32;
+  if (const Type* at2 = argType("accum"); at2 && at2->kind == TypeKind::DTypeValue) accum = at2->dtype;
+  auto rows = [](const Type* t) -> Extent {
+    return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.front() : "?";
+  };
+  auto cols = [](const Type* t) -> Extent {
+    return t->isTileLike() && t->rankKnown && !t->dims.empty() ? t->dims.back() : "?";
+  };
+  // Code generation multiplies matrices: a known rank other than 2 is refused here.
+  for (size_t i = 0; i < 2; ++i) {
+    const Type* t = i == 0 ? a : c;
+    if (t && (t->kind == TypeKind::Tile || t->kind == TypeKind::Tensor) && t->rankKnown && t->dims.size() != 2) {
+      diags.report(diag::err_dot_operand_rank, bc.binding.args[i]->range)
+          << (i == 0 ? "first" : "second") << static_cast<unsigned>(t->dims.size());
+      return T.error();
+    }
+  }
+  if (!checkInnerExtents("tile.dot", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
+  bool known = a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown;
+  if (!known) return T.tile(accum, true, {}, false);
+  return T.tile(accum, true, {rows(a), cols(c)}, true);
+}
+
+// Builtins whose arguments code generation needs in a form sema can check (constants, index
+// counts, axes); the results of the others come from the signature. Null: the generic result.
+const Type* Checker::constraintResult(const BoundBuiltinCall& bc) {
+  const BuiltinInfo& b = bc.b;
+  CallExpr* call = bc.call;
+  auto arg = [&](const char* name) { return bc.arg(name); };
+  const Type* first = !bc.types.empty() && bc.types[0] ? bc.types[0] : T.dynamic();
+  switch (b.id) {
     case BuiltinId::CooperativeGroup: {
       if (Expr* s = arg("size"))
         if (auto c = evalConst(s, nullptr); c && c->kind == ConstValue::Int &&
@@ -597,11 +668,40 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
           diags.report(diag::err_cooperative_group_size, s->range) << c->i;
           return T.error();
         }
+      requireConstInt(arg("size"), call->range, "the size of a cooperative group", LLONG_MIN, LLONG_MAX);
       return T.opaque("Group");
     }
-    default: break;
+    case BuiltinId::TileSum:
+    case BuiltinId::TileMax:
+      // In the compute type, as code generation reduces: 16-bit floats in f32.
+      if (Expr* axis = arg("axis"); axis && first->kind == TypeKind::Tile) {
+        bool narrowFloat = isFloat(first->dtype) && dtypeInfo(first->dtype).bits < 32;
+        return reducedAlongAxis(first, axis, narrowFloat ? DType::FP32 : first->dtype, first->dtypeKnown);
+      }
+      return nullptr;
+    case BuiltinId::TileLoad:
+    case BuiltinId::TileStore: {
+      // One index per dimension: code generation addresses one element.
+      Expr* t = arg(b.id == BuiltinId::TileLoad ? "src" : "dst");
+      Expr* index = arg("index");
+      const Type* tt = t ? t->type : nullptr;
+      if (tt && tt->kind == TypeKind::Tensor && tt->rankKnown && index) {
+        auto* tuple = dyn_cast<TupleExpr>(index);
+        size_t count = tuple ? tuple->elements.size() : 1;
+        bool known = tuple || (index->type && index->type->kind == TypeKind::Scalar);
+        if (known && count != tt->dims.size()) {
+          diags.report(diag::err_index_count_mismatch, index->range)
+              << text(t->range) << static_cast<unsigned>(tt->dims.size()) << static_cast<unsigned>(count);
+          return T.error();
+        }
+      }
+      return nullptr;
+    }
+    case BuiltinId::CpAsyncWait:
+      if (Expr* p = arg("pending")) requireConstInt(p, call->range, "the 'pending' count", LLONG_MIN, LLONG_MAX);
+      return nullptr;
+    default: return nullptr;
   }
-  return nullptr;
 }
 
 // The result from the signature's notation (Builtins.def: none, i32, same, elem, arith, ...).
@@ -631,7 +731,7 @@ const Type* Checker::genericBuiltinResult(const BoundBuiltinCall& bc, SourceRang
     return first;
   }
   if (r == "elem") {
-    if (first->kind == TypeKind::Tile && arg("axis")) return T.tile(first->dtype, first->dtypeKnown, {}, false);
+    if (first->kind == TypeKind::Tile && arg("axis")) return reducedAlongAxis(first, arg("axis"), first->dtype, first->dtypeKnown);
     return T.elementOf(first);
   }
   if (r == "float") {

@@ -46,7 +46,15 @@ const Type* Checker::check(Expr* e) {
       break;
     case NodeKind::BoolLiteralExpr: t = T.boolType(); break;
     case NodeKind::NoneLiteralExpr: t = T.none(); break;
-    case NodeKind::EllipsisExpr: t = T.dynamic(); break;
+    case NodeKind::EllipsisExpr:
+      // As a statement (a body that is only `...`) it is nothing; kernels have no value for it.
+      if (inKernel()) {
+        diags.report(diag::err_ellipsis_value_in_kernel, e->range);
+        t = T.error();
+        break;
+      }
+      t = T.dynamic();
+      break;
     case NodeKind::UnaryExpr: t = checkUnary(cast<UnaryExpr>(e)); break;
     case NodeKind::BinaryExpr: t = checkBinary(cast<BinaryExpr>(e)); break;
     case NodeKind::ConditionalExpr: t = checkConditional(cast<ConditionalExpr>(e)); break;
@@ -341,7 +349,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
         } else {
           const Type* it = check(ix);
           if (it->kind == TypeKind::Slice) {
-            dims.push_back("?");
+            dims.push_back(it->dims.empty() ? Extent("?") : it->dims[0]);
             anySlice = true;
           } else if (!it->isLenient() && !it->isIntegral()) {
             diags.report(diag::err_index_not_integer, ix->range) << it->str();
@@ -504,6 +512,20 @@ const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, Sou
           return T.error();
         }
         dims.push_back(a == "1" || a == "?" ? b : a);
+      }
+    } else if (l->rankKnown && r->rankKnown && !(l->kind == TypeKind::Shared && l->dims.empty()) &&
+               !(r->kind == TypeKind::Shared && r->dims.empty())) {
+      // Ranks differ: the shorter shape lines up with the end of the longer one (NumPy).
+      dims = l->dims.size() >= r->dims.size() ? l->dims : r->dims;
+      const std::vector<Extent>& shorter = l->dims.size() >= r->dims.size() ? r->dims : l->dims;
+      for (size_t i = 0; i < shorter.size(); ++i) {
+        Extent& a = dims[dims.size() - shorter.size() + i];
+        const Extent& b = shorter[i];
+        if (extentIsConst(a) && extentIsConst(b) && a != b && a != "1" && b != "1") {
+          diags.report(diag::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
+          return T.error();
+        }
+        if (a == "1" || a == "?") a = b;
       }
     } else if (l->rankKnown && r->rankKnown) {
       dims = l->dims.size() >= r->dims.size() ? l->dims : r->dims;

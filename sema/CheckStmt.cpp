@@ -85,7 +85,7 @@ void Checker::checkStmt(Stmt* s) {
   switch (s->kind) {
     case NodeKind::ExprStmt: {
       auto* es = cast<ExprStmt>(s);
-      check(es->expr);
+      if (!isa<EllipsisExpr>(es->expr)) check(es->expr);
       return;
     }
     case NodeKind::AssignStmt: return checkAssign(cast<AssignStmt>(s));
@@ -94,7 +94,11 @@ void Checker::checkStmt(Stmt* s) {
     case NodeKind::PassStmt: return;
     case NodeKind::BreakStmt:
     case NodeKind::ContinueStmt:
-      return;  // outside a loop: the parser reports it
+      // Outside a loop the parser reports it.
+      if (inKernel() && !unrolledLoops.empty() && unrolledLoops.back())
+        diags.report(diag::err_break_continue_unsupported, s->range)
+            << (s->kind == NodeKind::BreakStmt ? "break" : "continue");
+      return;
     case NodeKind::ReturnStmt: return checkReturn(cast<ReturnStmt>(s));
     case NodeKind::IfStmt: {
       auto* i = cast<IfStmt>(s);
@@ -107,7 +111,10 @@ void Checker::checkStmt(Stmt* s) {
       auto* w = cast<WhileStmt>(s);
       check(w->cond);
       ++loopDepth;
+      unrolledLoops.push_back(false);
       checkBlock(w->body);
+      unrolledLoops.pop_back();
+      if (inKernel()) checkWhileCarries(w);
       --loopDepth;
       checkBlock(w->elseBlock);
       return;
@@ -210,12 +217,44 @@ void Checker::checkAnnAssign(AnnAssignStmt* s) {
   if (s->target) check(s->target);
 }
 
+// A while loop of a kernel carries its locals in registers of fixed type: tile values, which
+// live in memory, cannot be carried yet (code generation refuses them, without a location).
+void Checker::checkWhileCarries(WhileStmt* w) {
+  std::set<const Symbol*> reported;
+  std::function<void(const Block&)> walk = [&](const Block& b) {
+    for (Stmt* s : b.stmts) {
+      if (!s || stmtTooDeep(s)) continue;
+      std::vector<Expr*> targets;
+      if (auto* a = dyn_cast<AssignStmt>(s)) targets = a->targets;
+      if (auto* a = dyn_cast<AugAssignStmt>(s)) targets = {a->target};
+      if (auto* a = dyn_cast<AnnAssignStmt>(s)) targets = {a->target};
+      for (Expr* t : targets) {
+        auto* n = dyn_cast<NameExpr>(t);
+        const Symbol* sym = n ? n->symbol : nullptr;
+        if (!sym || !sym->type || (sym->type->kind != TypeKind::Tile && sym->type->kind != TypeKind::Fragment)) continue;
+        if (sym->declRange.begin.offset >= w->range.begin.offset || !reported.insert(sym).second) continue;
+        diags.report(diag::err_while_carries_tile, t->range) << sym->name;
+      }
+      if (auto* i = dyn_cast<IfStmt>(s)) walk(i->thenBlock), walk(i->elseBlock);
+      if (auto* f = dyn_cast<ForStmt>(s)) walk(f->body), walk(f->elseBlock);
+      if (auto* x = dyn_cast<WhileStmt>(s)) walk(x->body), walk(x->elseBlock);
+      if (auto* x = dyn_cast<WithStmt>(s)) walk(x->body);
+    }
+  };
+  walk(w->body);
+}
+
 void Checker::checkFor(ForStmt* s) {
   const Type* it = check(s->iter);
   const Type* elem = iterationElement(it, s->iter ? s->iter->range : s->range);
   assignTo(s->target, elem, nullptr);
+  auto* call = dyn_cast<CallExpr>(s->iter);
+  const Type* callee = call && call->callee ? call->callee->type : nullptr;
+  bool mma = callee && callee->kind == TypeKind::Builtin && callee->builtin && callee->builtin->id == BuiltinId::TileMma;
   ++loopDepth;
+  unrolledLoops.push_back(isa<ListExpr>(s->iter) || isa<TupleExpr>(s->iter) || mma);
   checkBlock(s->body);
+  unrolledLoops.pop_back();
   --loopDepth;
   checkBlock(s->elseBlock);
 }
@@ -407,10 +446,13 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   scope = info.scope;
   fn_ = &info;
   loopDepth = 0;
+  std::vector<bool> savedUnrolled = std::move(unrolledLoops);
+  unrolledLoops.clear();
   ++functionDepth;
   checkBlock(f->body);
   --functionDepth;
   loopDepth = savedLoop;
+  unrolledLoops = std::move(savedUnrolled);
   scope = outer;
   fn_ = savedFn;
 
@@ -422,6 +464,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   if (!diags.stopped()) checkReturnPaths(f, info, diags);
   if (info.isKernel() && !diags.stopped()) {
     checkKernelUniformity(f, info, diags);
+    checkGroupRaces(f, info, diags);
     checkSharedMemory(f, info, diags);
   }
 }

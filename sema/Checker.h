@@ -84,6 +84,11 @@ public:
   const Type* bitcastResult(const BoundBuiltinCall& bc);
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
   const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
+  void checkWhileCarries(WhileStmt* w);
+  const Type* tileDotResult(const BoundBuiltinCall& bc);
+  const Type* constraintResult(const BoundBuiltinCall& bc);
+  const Type* reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bool dtypeKnown);
+  void requireConstInt(Expr* x, SourceRange missing, const std::string& what, long long lo, long long hi);
   const Type* tileWhereResult(const BoundBuiltinCall& bc);
   const Type* tileArangeResult(const BoundBuiltinCall& bc);
   const Type* genericBuiltinResult(const BoundBuiltinCall& bc, SourceRange at);
@@ -130,6 +135,9 @@ public:
   Scope* scope = nullptr;
   FunctionInfo* fn_ = nullptr;
   unsigned loopDepth = 0;
+  // Per enclosing loop of the function: true for loops that kernels unroll (over a list of
+  // constants) or that hand out tiles (tile.mma), where break and continue cannot be lowered.
+  std::vector<bool> unrolledLoops;
   unsigned functionDepth = 0;
   // Names assigned at module level: function bodies may use them before the assignment runs.
   std::set<std::string> moduleGlobals;
@@ -138,6 +146,8 @@ public:
 // Kernel-wide rules over a checked kernel body (KernelRules.cpp): uniformity of barriers and
 // collectives, same-element store races.
 void checkKernelUniformity(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
+// Stores that every group makes to one element, in deterministic kernels (GroupRaces.cpp).
+void checkGroupRaces(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
 // A function declared to return a value whose body can end without a `return` (ReturnPaths.cpp).
 void checkReturnPaths(FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
 // Call cycles reachable from a kernel (Recursion.cpp); runs once the whole module is checked.

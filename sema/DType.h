@@ -86,6 +86,7 @@ struct NumericPolicy {
   std::optional<RoundMode> round;
   bool saturate = false;
   std::string scale;  // the scale expression as written, empty when none
+  double scaleValue = 0;  // its value (a positive compile-time constant), 0 when none
   const char* roundSource = nullptr;  // the policy that set `round` (for conflict messages)
   bool empty() const { return !accum && !round && !saturate && scale.empty(); }
   std::string str() const;  // " @accum(fp32) @saturate" (leading space) or ""

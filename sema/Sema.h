@@ -20,6 +20,8 @@ constexpr long long kHopperSharedLimit = 227 * 1024;  // bytes of shared memory 
 // The most dimensions a kernel's tensor parameter may have: TESSERA_MAX_RANK of the runtime's
 // tensor views (tools/tesserac checks that the two agree).
 constexpr unsigned kMaxTensorParamRank = 8;
+// The most configurations an autotune space may have: each is compiled as a kernel of its own.
+constexpr size_t kMaxAutotuneConfigurations = 64;
 
 struct SharedAllocation {
   const CallExpr* call = nullptr;

@@ -71,7 +71,7 @@ std::string Type::str() const {
     case TypeKind::List: return "list<" + (elems.empty() ? std::string("?") : elems[0]->str()) + ">";
     case TypeKind::Dict: return "dict";
     case TypeKind::Range: return "range<" + (elems.empty() ? std::string("?") : elems[0]->str()) + ">";
-    case TypeKind::Slice: return "slice";
+    case TypeKind::Slice: return dims.empty() ? "slice" : "slice<" + joinDims(dims, "x") + ">";
     case TypeKind::Function: {
       std::string s = functionKind == FunctionKind::Kernel ? "kernel " : functionKind == FunctionKind::Jit ? "jit " : "def ";
       s += name + "(";
@@ -115,6 +115,12 @@ const Type* TypeContext::unique(std::unique_ptr<Type> t) {
   storage_.push_back(std::move(t));
   byKey_.emplace(std::move(k), storage_.back().get());
   return storage_.back().get();
+}
+
+const Type* TypeContext::slice(const Extent& length) {
+  auto t = std::make_unique<Type>(TypeKind::Slice);
+  t->dims = {length};
+  return unique(std::move(t));
 }
 
 const Type* TypeContext::scalar(DType d, NumericPolicy p, bool weak) {

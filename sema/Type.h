@@ -101,6 +101,9 @@ public:
   const Type* str() const { return str_; }
   const Type* dict() const { return dict_; }
   const Type* slice() const { return slice_; }
+  // A block of `length` elements (tile.range with a constant step): a subscript by it has that
+  // extent, as code generation gives it (the last block is clipped by masking, not resized).
+  const Type* slice(const Extent& length);
   const Type* scalar(DType d, NumericPolicy p = {}, bool weak = false);
   const Type* intLiteral() { return scalar(DType::INT32, {}, true); }
   const Type* floatLiteral() { return scalar(DType::FP32, {}, true); }

@@ -552,3 +552,25 @@ TEST_CASE("launch: an explicit grid must match what the code addresses by group"
   CHECK(rec.run(m.kernel(0), nullptr, {tessera::arg(c)}) == TESSERA_SUCCESS);
   CHECK(rec.last.groups == 9);
 }
+
+// A view whose byte size overflows 64 bits is refused as what it is (it used to wrap around and
+// be reported as overlapping another parameter).
+TEST_CASE("launch: a view whose byte span overflows") {
+  Fixture f;
+  tessera_tensor huge = tessera::tensor(f.ys.data(), {int64_t(1) << 62});
+  tessera_tensor b = tessera::tensor(f.ys.data() + 16, {8});
+  tessera_tensor c = tessera::tensor(f.xs.data(), {16});
+  expectRejected(f.twoMut, nullptr, {tessera::arg(huge), tessera::arg(b), tessera::arg(c)},
+                 TESSERA_ERROR_INVALID_ARGUMENT,
+                 {"kernel 'two_out': parameter 'a': view of shape [4611686018427387904] spans more bytes than "
+                  "an address holds"});
+  // Strides that overflow on their own, and a negative stride reaching below address 0.
+  tessera_tensor strided = tessera::tensor(f.ys.data(), {3});
+  strided.strides[0] = INT64_MAX / 2;
+  expectRejected(f.twoMut, nullptr, {tessera::arg(strided), tessera::arg(b), tessera::arg(c)},
+                 TESSERA_ERROR_INVALID_ARGUMENT, {"parameter 'a': view of shape [3] spans more bytes"});
+  tessera_tensor below = tessera::tensor(f.ys.data(), {2});
+  below.strides[0] = -(int64_t(1) << 60);
+  expectRejected(f.twoMut, nullptr, {tessera::arg(below), tessera::arg(b), tessera::arg(c)},
+                 TESSERA_ERROR_INVALID_ARGUMENT, {"parameter 'a': view of shape [2] spans more bytes"});
+}
