@@ -95,58 +95,10 @@ std::optional<graph::Dim> FunctionBuilder::asDim(const HValue& h) const {
   return std::nullopt;
 }
 
-namespace {
-
-std::optional<ConstValue> foldConst(BinaryOp op, const ConstValue& a, const ConstValue& b) {
-  if (a.kind == ConstValue::Str || b.kind == ConstValue::Str) {
-    if (op == BinaryOp::Add && a.kind == ConstValue::Str && b.kind == ConstValue::Str) return ConstValue::ofStr(a.s + b.s);
-    if (op == BinaryOp::Eq) return ConstValue::ofBool(a.kind == b.kind && a.s == b.s);
-    if (op == BinaryOp::Ne) return ConstValue::ofBool(!(a.kind == b.kind && a.s == b.s));
-    return std::nullopt;
-  }
-  bool ints = a.kind != ConstValue::Float && b.kind != ConstValue::Float;
-  double x = a.asDouble(), y = b.asDouble();
-  long long i = ints ? static_cast<long long>(x) : 0, j = ints ? static_cast<long long>(y) : 0;
-  switch (op) {
-    case BinaryOp::Add: return ints ? ConstValue::ofInt(i + j) : ConstValue::ofFloat(x + y);
-    case BinaryOp::Sub: return ints ? ConstValue::ofInt(i - j) : ConstValue::ofFloat(x - y);
-    case BinaryOp::Mul: return ints ? ConstValue::ofInt(i * j) : ConstValue::ofFloat(x * y);
-    case BinaryOp::Div: return y == 0 ? std::nullopt : std::optional(ConstValue::ofFloat(x / y));
-    case BinaryOp::FloorDiv:
-      if (ints) {
-        if (j == 0) return std::nullopt;
-        long long q = i / j;
-        if ((i % j != 0) && ((i < 0) != (j < 0))) --q;
-        return ConstValue::ofInt(q);
-      }
-      return y == 0 ? std::nullopt : std::optional(ConstValue::ofFloat(std::floor(x / y)));
-    case BinaryOp::Mod:
-      if (ints) {
-        if (j == 0) return std::nullopt;
-        long long r = i % j;
-        if (r != 0 && ((r < 0) != (j < 0))) r += j;
-        return ConstValue::ofInt(r);
-      }
-      return std::nullopt;
-    case BinaryOp::Pow: return ints && j >= 0 ? ConstValue::ofInt(static_cast<long long>(std::pow(x, y))) : ConstValue::ofFloat(std::pow(x, y));
-    case BinaryOp::Eq: return ConstValue::ofBool(x == y);
-    case BinaryOp::Ne: return ConstValue::ofBool(x != y);
-    case BinaryOp::Lt: return ConstValue::ofBool(x < y);
-    case BinaryOp::Le: return ConstValue::ofBool(x <= y);
-    case BinaryOp::Gt: return ConstValue::ofBool(x > y);
-    case BinaryOp::Ge: return ConstValue::ofBool(x >= y);
-    case BinaryOp::And: return ConstValue::ofBool(x != 0 && y != 0);
-    case BinaryOp::Or: return ConstValue::ofBool(x != 0 || y != 0);
-    default: return std::nullopt;
-  }
-}
-
-}  // namespace
-
 HValue FunctionBuilder::binary(BinaryOp op, const HValue& l, const HValue& r, SourceRange at) {
   auto cl = asConst(l), cr = asConst(r);
   if (cl && cr) {
-    if (auto v = foldConst(op, *cl, *cr)) return HValue::constant(*v);
+    if (auto v = foldBinaryConst(op, *cl, *cr, nullptr, nullptr)) return HValue::constant(*v);
     diags_.report(diag::err_graph_unsupported, at)
         << ("'" + std::string(binaryOpSpelling(op)) + "' on " + l.describe() + " and " + r.describe()) << "";
     fail();

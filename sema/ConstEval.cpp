@@ -10,10 +10,89 @@ namespace tessera {
 
 namespace {
 std::optional<ConstValue> fail(const Expr* e, DiagnosticEngine* diags, DiagID id) {
-  if (diags) diags->report(id, e->range);
+  if (diags && e) diags->report(id, e->range);
   return std::nullopt;
 }
 }  // namespace
+
+// One binary operator on two constants, with the language's integer semantics (exact integer
+// division when it divides, floor division and modulo toward -inf, overflow an error at `at`).
+// Shared by sema's evalConst and the graph builder's constant folding.
+std::optional<ConstValue> foldBinaryConst(BinaryOp op, const ConstValue& l, const ConstValue& r, const Expr* at,
+                                          DiagnosticEngine* diags) {
+  if (l.kind == ConstValue::Str || r.kind == ConstValue::Str) {
+    if (op == BinaryOp::Add && l.kind == r.kind) return ConstValue::ofStr(l.s + r.s);
+    if (op == BinaryOp::Eq && l.kind == r.kind) return ConstValue::ofBool(l.s == r.s);
+    if (op == BinaryOp::Ne && l.kind == r.kind) return ConstValue::ofBool(l.s != r.s);
+    return std::nullopt;
+  }
+  bool isInt = l.kind != ConstValue::Float && r.kind != ConstValue::Float;
+  long long a = l.kind == ConstValue::Bool ? l.b : l.i, c = r.kind == ConstValue::Bool ? r.b : r.i;
+  double x = l.asDouble(), y = r.asDouble();
+  long long out = 0;
+  switch (op) {
+    case BinaryOp::Add:
+      if (!isInt) return ConstValue::ofFloat(x + y);
+      if (__builtin_add_overflow(a, c, &out)) return fail(at, diags, diag::err_const_overflow);
+      return ConstValue::ofInt(out);
+    case BinaryOp::Sub:
+      if (!isInt) return ConstValue::ofFloat(x - y);
+      if (__builtin_sub_overflow(a, c, &out)) return fail(at, diags, diag::err_const_overflow);
+      return ConstValue::ofInt(out);
+    case BinaryOp::Mul:
+      if (!isInt) return ConstValue::ofFloat(x * y);
+      if (__builtin_mul_overflow(a, c, &out)) return fail(at, diags, diag::err_const_overflow);
+      return ConstValue::ofInt(out);
+    case BinaryOp::Div:
+      if (y == 0) return fail(at, diags, diag::err_const_div_zero);
+      // Shape arithmetic (K/tp) divides integers exactly; otherwise true division.
+      if (isInt && a % c == 0) return ConstValue::ofInt(a / c);
+      return ConstValue::ofFloat(x / y);
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod: {
+      if (y == 0) return fail(at, diags, diag::err_const_div_zero);
+      if (!isInt) {
+        double q = std::floor(x / y);
+        return ConstValue::ofFloat(op == BinaryOp::FloorDiv ? q : x - q * y);
+      }
+      if (a == LLONG_MIN && c == -1) return fail(at, diags, diag::err_const_overflow);
+      long long q = a / c, m = a % c;
+      if (m != 0 && ((m < 0) != (c < 0))) {
+        --q;
+        m += c;
+      }
+      return ConstValue::ofInt(op == BinaryOp::FloorDiv ? q : m);
+    }
+    case BinaryOp::Pow: {
+      if (!isInt || c < 0) return ConstValue::ofFloat(std::pow(x, y));
+      long long acc = 1;
+      for (long long k = 0; k < c; ++k) {
+        if (__builtin_mul_overflow(acc, a, &acc)) return fail(at, diags, diag::err_const_overflow);
+        if (acc == 0 || acc == 1) break;
+      }
+      return ConstValue::ofInt(acc);
+    }
+    case BinaryOp::BitAnd: return isInt ? std::optional(ConstValue::ofInt(a & c)) : std::nullopt;
+    case BinaryOp::BitOr: return isInt ? std::optional(ConstValue::ofInt(a | c)) : std::nullopt;
+    case BinaryOp::BitXor: return isInt ? std::optional(ConstValue::ofInt(a ^ c)) : std::nullopt;
+    case BinaryOp::Shl:
+      if (!isInt || c < 0 || c >= 63) return isInt && c >= 63 ? fail(at, diags, diag::err_const_overflow) : std::nullopt;
+      if (a < 0 || (a >> (62 - c)) != 0) return fail(at, diags, diag::err_const_overflow);
+      return ConstValue::ofInt(a << c);
+    case BinaryOp::Shr:
+      if (!isInt || c < 0) return std::nullopt;
+      return ConstValue::ofInt(c >= 63 ? (a < 0 ? -1 : 0) : a >> c);
+    case BinaryOp::Eq: return ConstValue::ofBool(x == y);
+    case BinaryOp::Ne: return ConstValue::ofBool(x != y);
+    case BinaryOp::Lt: return ConstValue::ofBool(x < y);
+    case BinaryOp::Le: return ConstValue::ofBool(x <= y);
+    case BinaryOp::Gt: return ConstValue::ofBool(x > y);
+    case BinaryOp::Ge: return ConstValue::ofBool(x >= y);
+    case BinaryOp::And: return ConstValue::ofBool(x != 0 && y != 0);
+    case BinaryOp::Or: return ConstValue::ofBool(x != 0 || y != 0);
+    default: return std::nullopt;
+  }
+}
 
 std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
   if (!e) return std::nullopt;
@@ -65,78 +144,7 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
       if (!l) return std::nullopt;
       auto r = evalConst(b->rhs, diags);
       if (!r) return std::nullopt;
-      if (l->kind == ConstValue::Str || r->kind == ConstValue::Str) {
-        if (b->op == BinaryOp::Add && l->kind == r->kind) return ConstValue::ofStr(l->s + r->s);
-        if (b->op == BinaryOp::Eq && l->kind == r->kind) return ConstValue::ofBool(l->s == r->s);
-        if (b->op == BinaryOp::Ne && l->kind == r->kind) return ConstValue::ofBool(l->s != r->s);
-        return std::nullopt;
-      }
-      bool isInt = l->kind != ConstValue::Float && r->kind != ConstValue::Float;
-      long long a = l->kind == ConstValue::Bool ? l->b : l->i, c = r->kind == ConstValue::Bool ? r->b : r->i;
-      double x = l->asDouble(), y = r->asDouble();
-      long long out = 0;
-      switch (b->op) {
-        case BinaryOp::Add:
-          if (!isInt) return ConstValue::ofFloat(x + y);
-          if (__builtin_add_overflow(a, c, &out)) return fail(e, diags, diag::err_const_overflow);
-          return ConstValue::ofInt(out);
-        case BinaryOp::Sub:
-          if (!isInt) return ConstValue::ofFloat(x - y);
-          if (__builtin_sub_overflow(a, c, &out)) return fail(e, diags, diag::err_const_overflow);
-          return ConstValue::ofInt(out);
-        case BinaryOp::Mul:
-          if (!isInt) return ConstValue::ofFloat(x * y);
-          if (__builtin_mul_overflow(a, c, &out)) return fail(e, diags, diag::err_const_overflow);
-          return ConstValue::ofInt(out);
-        case BinaryOp::Div:
-          if (y == 0) return fail(e, diags, diag::err_const_div_zero);
-          // Shape arithmetic (K/tp) divides integers exactly; otherwise true division.
-          if (isInt && a % c == 0) return ConstValue::ofInt(a / c);
-          return ConstValue::ofFloat(x / y);
-        case BinaryOp::FloorDiv:
-        case BinaryOp::Mod: {
-          if (y == 0) return fail(e, diags, diag::err_const_div_zero);
-          if (!isInt) {
-            double q = std::floor(x / y);
-            return ConstValue::ofFloat(b->op == BinaryOp::FloorDiv ? q : x - q * y);
-          }
-          if (a == LLONG_MIN && c == -1) return fail(e, diags, diag::err_const_overflow);
-          long long q = a / c, m = a % c;
-          if (m != 0 && ((m < 0) != (c < 0))) {
-            --q;
-            m += c;
-          }
-          return ConstValue::ofInt(b->op == BinaryOp::FloorDiv ? q : m);
-        }
-        case BinaryOp::Pow: {
-          if (!isInt || c < 0) return ConstValue::ofFloat(std::pow(x, y));
-          long long acc = 1;
-          for (long long k = 0; k < c; ++k) {
-            if (__builtin_mul_overflow(acc, a, &acc)) return fail(e, diags, diag::err_const_overflow);
-            if (acc == 0 || acc == 1) break;
-          }
-          return ConstValue::ofInt(acc);
-        }
-        case BinaryOp::BitAnd: return isInt ? std::optional(ConstValue::ofInt(a & c)) : std::nullopt;
-        case BinaryOp::BitOr: return isInt ? std::optional(ConstValue::ofInt(a | c)) : std::nullopt;
-        case BinaryOp::BitXor: return isInt ? std::optional(ConstValue::ofInt(a ^ c)) : std::nullopt;
-        case BinaryOp::Shl:
-          if (!isInt || c < 0 || c >= 63) return isInt && c >= 63 ? fail(e, diags, diag::err_const_overflow) : std::nullopt;
-          if (a < 0 || (a >> (62 - c)) != 0) return fail(e, diags, diag::err_const_overflow);
-          return ConstValue::ofInt(a << c);
-        case BinaryOp::Shr:
-          if (!isInt || c < 0) return std::nullopt;
-          return ConstValue::ofInt(c >= 63 ? (a < 0 ? -1 : 0) : a >> c);
-        case BinaryOp::Eq: return ConstValue::ofBool(x == y);
-        case BinaryOp::Ne: return ConstValue::ofBool(x != y);
-        case BinaryOp::Lt: return ConstValue::ofBool(x < y);
-        case BinaryOp::Le: return ConstValue::ofBool(x <= y);
-        case BinaryOp::Gt: return ConstValue::ofBool(x > y);
-        case BinaryOp::Ge: return ConstValue::ofBool(x >= y);
-        case BinaryOp::And: return ConstValue::ofBool(x != 0 && y != 0);
-        case BinaryOp::Or: return ConstValue::ofBool(x != 0 || y != 0);
-        default: return std::nullopt;
-      }
+      return foldBinaryConst(b->op, *l, *r, e, diags);
     }
     case NodeKind::ConditionalExpr: {
       auto* c = cast<ConditionalExpr>(e);

@@ -109,5 +109,9 @@ std::string defaultStdlibDir();
 // Folds a compile-time expression (literals, module constants, autotune parameters, arithmetic).
 // Reports division by zero and overflow when `diags` is given.
 std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags);
+// One binary operator on two constants (evalConst's rules); errors are reported at `at` when
+// `diags` is given, otherwise the result is just empty.
+std::optional<ConstValue> foldBinaryConst(BinaryOp op, const ConstValue& l, const ConstValue& r, const Expr* at,
+                                          DiagnosticEngine* diags);
 
 }  // namespace tessera
