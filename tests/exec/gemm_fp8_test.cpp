@@ -1,8 +1,9 @@
 // examples/gemm_fp8: C = A @ Bt.T with fp8 e4m3 operands (per-tensor @scale 0.5 and 4.0
-// for gemm_fp8_f32, none for gemm_fp8_bf16) and bf16 operands (gemm_bt_f32), B given K-major.
-// Inputs are random e4m3 codes over the whole finite range (NaN codes excluded) and random bf16
-// values. The reference sums the products (exact in f32 for e4m3 x e4m3 and for bf16 x bf16;
-// the scales are powers of two, so scaling is exact too) in k order in f32. Error bounds
+// for gemm_fp8_f32, none for gemm_fp8_bf16), e5m2 operands (gemm_e5m2_f32) and bf16 operands
+// (gemm_bt_f32), B given K-major.
+// Inputs are random fp8 codes over the whole finite range and random bf16 values. The reference
+// sums the products (exact in f32 for fp8 x fp8 and for bf16 x bf16; the scales are powers of
+// two, so scaling is exact too) in k order in f32. Error bounds
 // (docs/language.md, "fp8 matrix products"), with S = sum_k |a_k b_k|:
 //   - any f32 summation order: 2 K 2^-23 S (the CPU executor and mma.sync);
 //   - fp8 on Hopper tensor cores, which add each k32 step (32 products and the accumulator)
@@ -27,12 +28,20 @@ float decodeE4M3(uint8_t c) {
   return (c & 0x80) ? -v : v;
 }
 
-std::vector<uint8_t> randomE4M3(size_t n) {
+float decodeE5M2(uint8_t c) {
+  int e = (c >> 2) & 31, m = c & 3;
+  float v = e == 0 ? std::ldexp(static_cast<float>(m), -16) : std::ldexp(1.0f + m / 4.0f, e - 15);
+  return (c & 0x80) ? -v : v;
+}
+
+// Random codes over the whole finite range: e4m3 without its NaN (S.1111.111), e5m2 without
+// infinities and NaNs (exponent 31).
+std::vector<uint8_t> randomFp8(size_t n, bool e5m2) {
   std::uniform_int_distribution<int> byte(0, 255);
   std::vector<uint8_t> v(n);
   for (auto& x : v) {
     do x = static_cast<uint8_t>(byte(exec::rng()));
-    while ((x & 0x7F) == 0x7F);  // NaN
+    while (e5m2 ? ((x >> 2) & 31) == 31 : (x & 0x7F) == 0x7F);
   }
   return v;
 }
@@ -81,7 +90,7 @@ bool sameBits(const std::vector<float>& x, const std::vector<float>& y, const ch
 bool runShape(Shape s) {
   const int64_t M = s.M, N = s.N, K = s.K;
   std::printf("M=%lld N=%lld K=%lld\n", (long long)M, (long long)N, (long long)K);
-  std::vector<uint8_t> a8 = randomE4M3(M * K), b8 = randomE4M3(N * K);
+  std::vector<uint8_t> a8 = randomFp8(M * K, false), b8 = randomFp8(N * K, false);
   std::vector<float> af(M * K), bf(N * K);
   for (int64_t i = 0; i < M * K; ++i) af[i] = decodeE4M3(a8[i]);
   for (int64_t i = 0; i < N * K; ++i) bf[i] = decodeE4M3(b8[i]);
@@ -106,6 +115,21 @@ bool runShape(Shape s) {
   exec::check(gemm_fp8::gemm_fp8_f32(A, Bt, C), "gemm_fp8_f32 again");
   exec::check(tessera_synchronize(), "synchronize");
   ok &= sameBits(dc.read(), got, "C (fp8, scaled, f32)");
+
+  // e5m2 operands.
+  a8 = randomFp8(M * K, true), b8 = randomFp8(N * K, true);
+  for (int64_t i = 0; i < M * K; ++i) af[i] = decodeE5M2(a8[i]);
+  for (int64_t i = 0; i < N * K; ++i) bf[i] = decodeE5M2(b8[i]);
+  reference(af, bf, s, 1.0f, true, want, bound, unused);
+  exec::DeviceArray<uint8_t> fa(a8), fb(b8);
+  auto A5 = fa.view(TESSERA_F8_E5M2, {M, K}), B5 = fb.view(TESSERA_F8_E5M2, {N, K});
+  exec::check(gemm_fp8::gemm_e5m2_f32(A5, B5, C), "gemm_e5m2_f32");
+  exec::check(tessera_synchronize(), "synchronize");
+  got = dc.read();
+  ok &= exec::allWithin(got, want, bound, "C (e5m2, f32)");
+  exec::check(gemm_fp8::gemm_e5m2_f32(A5, B5, C), "gemm_e5m2_f32 again");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= sameBits(dc.read(), got, "C (e5m2, f32)");
 
   // bf16 operands, B K-major.
   std::vector<uint16_t> a16 = exec::randomBF16(M * K), b16 = exec::randomBF16(N * K);
