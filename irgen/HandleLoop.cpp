@@ -372,7 +372,7 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
                      ->result();
   sA->nameHint = "sA";
   std::vector<I::Dim> sbShape = transB ? std::vector<I::Dim>{I::Dim{BN, {}}, I::Dim{BK, {}}}
-                                        : std::vector<I::Dim>{I::Dim{BK, {}}, I::Dim{BN, {}}};
+                                       : std::vector<I::Dim>{I::Dim{BK, {}}, I::Dim{BN, {}}};
   I::Value* sB =
       prologue(I::OpId::SmemAlloc, ctx().smem(B->type->elem, sbShape, I::Layout::Row, I::Swizzle::Auto))->result();
   sB->nameHint = "sB";
