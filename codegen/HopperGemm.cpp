@@ -60,7 +60,9 @@ struct Form {
   int a = 0, b = 0, c = 0;
   bool tb = false;  // B given K-major (`Bt.T`)
   ir::ScalarKind in = ir::ScalarKind::BF16, out = ir::ScalarKind::F32;
-  double scale = 1;  // @scale of A times @scale of B: the product is scaled once, in the epilogue
+  // @scale of A times @scale of B over C's (stored values are value / scale): the product is
+  // scaled once, in the epilogue.
+  double scale = 1;
   bool fp8() const { return in == ir::ScalarKind::F8E4M3 || in == ir::ScalarKind::F8E5M2; }
   unsigned bk() const { return kKBytes / (fp8() ? 1 : 2); }
 };
@@ -88,6 +90,13 @@ std::optional<Form> formOf(ir::Operation* f) {
   for (int i : {form.a, form.b}) {
     ir::Type e = body.arg(i)->type->elem;
     if (e->kind == ir::TypeKind::Num && e->scale != 0) form.scale *= e->scale;
+  }
+  ir::Type ce = body.arg(form.c)->type->elem;
+  if (ce->kind == ir::TypeKind::Num) {
+    // mma-form refuses other store policies; kept as a guard.
+    if ((ce->round != ir::Rounding::Default && ce->round != ir::Rounding::NearestEven) || ce->saturate)
+      return std::nullopt;
+    if (ce->scale != 0) form.scale /= ce->scale;
   }
   return form;
 }

@@ -189,6 +189,14 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
     why = "C is not f32, bf16 or f16";
     return false;
   }
+  // The Hopper epilogue rounds to nearest even and applies C's @scale; other store policies
+  // (@round(toward_zero), @stochastic_round, @saturate) only the portable form applies.
+  Type ce = C->type->elem;
+  if (ce->kind == TypeKind::Num &&
+      ((ce->round != Rounding::Default && ce->round != Rounding::NearestEven) || ce->saturate)) {
+    why = "C's rounding policy (" + printType(ce) + ") is applied by the portable form only";
+    return false;
+  }
   return matchTileIndex(m0, n0, C, f);
 }
 
