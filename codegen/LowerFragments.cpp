@@ -139,12 +139,11 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
       return true;
     }
     case OpId::ArithConvert: {
-      llvm::Type* to = scalarType(op.result()->type->elem);
+      // Every policy of the result type (scale, rounding, saturation, software formats) applies
+      // as in any other conversion: a C declared with @scale stores the product divided by it.
+      ir::Type from = op.operand(0)->type->elem, to = op.result()->type->elem;
       std::vector<llvm::Value*> r;
-      for (llvm::Value* v : fragRegs_.at(op.operand(0)))
-        r.push_back(v->getType() == to ? v
-                    : to->getPrimitiveSizeInBits() < v->getType()->getPrimitiveSizeInBits() ? b_.CreateFPTrunc(v, to)
-                                                                                            : b_.CreateFPExt(v, to));
+      for (llvm::Value* v : fragRegs_.at(op.operand(0))) r.push_back(convertScalar(v, from, to, "", &op));
       fragRegs_[op.result()] = r;
       return true;
     }
