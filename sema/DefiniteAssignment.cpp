@@ -116,7 +116,9 @@ private:
         }
         continue;
       }
-      forEachChild(e, [&](Expr* c) { stack.push_back(c); });
+      forEachChild(e, [&](Node* c) {
+        if (auto* x = dyn_cast<Expr>(c)) stack.push_back(x);
+      });
     }
   }
 
