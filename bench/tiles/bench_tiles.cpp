@@ -92,43 +92,46 @@ tessera_tensor view(void* p, tessera_dtype t, std::vector<int64_t> shape) {
 
 }  // namespace
 
+// Times launch(A, B, C) for C[M, N] in f32 or bf16 and prints one row.
+template <class Launch>
+void timeGemm(const char* name, const char* in, int64_t M, int64_t N, int64_t K, bool f32, tessera_tensor A,
+              tessera_tensor B, Launch launch) {
+  void* c;
+  check(tessera_malloc(&c, M * N * 4), "malloc");
+  tessera_tensor C = view(c, f32 ? TESSERA_F32 : TESSERA_BF16, {M, N});
+  double ms = medianMs([&] { launch(A, B, C); });
+  char what[80];
+  std::snprintf(what, sizeof what, "%s %lldx%lldx%lld (%s -> %s)", name, (long long)M, (long long)N, (long long)K, in,
+                f32 ? "f32" : "bf16");
+  std::printf("%-44s %10.3f %10.1f\n", what, ms, 2.0 * M * N * K / ms / 1e9);
+  tessera_free(c);
+}
+
 void gemm(int64_t M, int64_t N, int64_t K, bool f32) {
   void* a = bf16Buffer(M * K);
   void* b = bf16Buffer(K * N);
-  void* c;
-  check(tessera_malloc(&c, M * N * 4), "malloc");
-  tessera_tensor A = view(a, TESSERA_BF16, {M, K}), B = view(b, TESSERA_BF16, {K, N});
-  double ms = medianMs([&] {
-    if (f32)
-      check(gemm_tc::gemm_tc(A, B, view(c, TESSERA_F32, {M, N})), "gemm_tc");
-    else
-      check(gemm_tc::gemm_tc_bf16(A, B, view(c, TESSERA_BF16, {M, N})), "gemm_tc_bf16");
-  });
-  char what[80];
-  std::snprintf(what, sizeof what, "gemm_tc %lldx%lldx%lld (bf16 -> %s)", (long long)M, (long long)N, (long long)K,
-                f32 ? "f32" : "bf16");
-  std::printf("%-44s %10.3f %10.1f\n", what, ms, 2.0 * M * N * K / ms / 1e9);
-  tessera_free(a), tessera_free(b), tessera_free(c);
+  timeGemm("gemm_tc", "bf16", M, N, K, f32, view(a, TESSERA_BF16, {M, K}), view(b, TESSERA_BF16, {K, N}),
+           [&](tessera_tensor A, tessera_tensor B, tessera_tensor C) {
+             if (f32)
+               check(gemm_tc::gemm_tc(A, B, C), "gemm_tc");
+             else
+               check(gemm_tc::gemm_tc_bf16(A, B, C), "gemm_tc_bf16");
+           });
+  tessera_free(a), tessera_free(b);
 }
 
 // C[M, N] = A[M, K] @ Bt[N, K].T in fp8 e4m3 (cuBLASLt's "TN" form in peer_gemm.cu).
 void gemmFp8(int64_t M, int64_t N, int64_t K, bool f32) {
   void* a = fp8Buffer(M * K);
   void* bt = fp8Buffer(N * K);
-  void* c;
-  check(tessera_malloc(&c, M * N * 4), "malloc");
-  tessera_tensor A = view(a, TESSERA_F8_E4M3, {M, K}), Bt = view(bt, TESSERA_F8_E4M3, {N, K});
-  double ms = medianMs([&] {
-    if (f32)
-      check(gemm_fp8::gemm_fp8_f32(A, Bt, view(c, TESSERA_F32, {M, N})), "gemm_fp8_f32");
-    else
-      check(gemm_fp8::gemm_fp8_bf16(A, Bt, view(c, TESSERA_BF16, {M, N})), "gemm_fp8_bf16");
-  });
-  char what[80];
-  std::snprintf(what, sizeof what, "gemm_fp8 %lldx%lldx%lld (e4m3 -> %s)", (long long)M, (long long)N, (long long)K,
-                f32 ? "f32" : "bf16");
-  std::printf("%-44s %10.3f %10.1f\n", what, ms, 2.0 * M * N * K / ms / 1e9);
-  tessera_free(a), tessera_free(bt), tessera_free(c);
+  timeGemm("gemm_fp8", "e4m3", M, N, K, f32, view(a, TESSERA_F8_E4M3, {M, K}), view(bt, TESSERA_F8_E4M3, {N, K}),
+           [&](tessera_tensor A, tessera_tensor Bt, tessera_tensor C) {
+             if (f32)
+               check(gemm_fp8::gemm_fp8_f32(A, Bt, C), "gemm_fp8_f32");
+             else
+               check(gemm_fp8::gemm_fp8_bf16(A, Bt, C), "gemm_fp8_bf16");
+           });
+  tessera_free(a), tessera_free(bt);
 }
 
 int main(int argc, char** argv) {
