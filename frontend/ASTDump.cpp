@@ -1,14 +1,16 @@
 // dumpAST: one node per line, `KindName L:C-L:C key=value ...`, children indented two spaces.
 // Slots that need naming (decorators, clauses, parameters, arguments, blocks) get labelled lines.
+// Dispatch on the node kind is the generated visitor's (frontend/ASTVisitor.h).
 #include <charconv>
 
 #include "frontend/ASTDump.h"
+#include "frontend/ASTVisitor.h"
 
 namespace tessera {
 
 namespace {
 
-class Dumper {
+class Dumper : public ConstASTVisitor<Dumper, void, int> {
 public:
   Dumper(const SourceManager& sm, std::ostream& os, const ASTAnnotator& annotate)
       : sm_(sm), os_(os), annotate_(annotate) {}
@@ -100,107 +102,243 @@ private:
       os_ << "<null>\n";
       return;
     }
+    visit(e, depth);
+  }
+  void stmt(const Stmt* s, int depth) { visit(s, depth); }
+
+public:
+  // One visit a kind (frontend/ASTVisitor.h): the header line with the node's keys, then its
+  // children one level deeper. Kinds without keys or children print the header alone.
+  void visitNode(const Node* n, int depth) {
+    begin(n, depth);
+    end(n);
+  }
+
+  void visitNameExpr(const NameExpr* e, int depth) {
     begin(e, depth);
-    switch (e->kind) {
-      case NodeKind::NameExpr: os_ << " name=" << quote(cast<NameExpr>(e)->name); break;
-      case NodeKind::IntLiteralExpr: os_ << " value=" << cast<IntLiteralExpr>(e)->value; break;
-      case NodeKind::FloatLiteralExpr: {
-        char buf[64];
-        auto r = std::to_chars(buf, buf + sizeof buf, cast<FloatLiteralExpr>(e)->value);
-        os_ << " value=" << std::string_view(buf, r.ptr - buf);
-        break;
+    os_ << " name=" << quote(e->name);
+    end(e);
+  }
+  void visitIntLiteralExpr(const IntLiteralExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " value=" << e->value;
+    end(e);
+  }
+  void visitFloatLiteralExpr(const FloatLiteralExpr* e, int depth) {
+    begin(e, depth);
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, e->value);
+    os_ << " value=" << std::string_view(buf, r.ptr - buf);
+    end(e);
+  }
+  void visitStringLiteralExpr(const StringLiteralExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " value=" << quote(e->value);
+    end(e);
+  }
+  void visitBoolLiteralExpr(const BoolLiteralExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " value=" << (e->value ? "True" : "False");
+    end(e);
+  }
+  void visitFStringExpr(const FStringExpr* e, int depth) {
+    visitNode(e, depth);
+    int d = depth + 1;
+    for (const FStringPart& p : e->parts) {
+      indent(d);
+      if (!p.expr) {
+        os_ << "literal " << range(p.range) << " value=" << quote(p.literal) << '\n';
+        continue;
       }
-      case NodeKind::StringLiteralExpr: os_ << " value=" << quote(cast<StringLiteralExpr>(e)->value); break;
-      case NodeKind::BoolLiteralExpr: os_ << " value=" << (cast<BoolLiteralExpr>(e)->value ? "True" : "False"); break;
-      case NodeKind::UnaryExpr: os_ << " op=" << quote(unaryOpSpelling(cast<UnaryExpr>(e)->op)); break;
-      case NodeKind::BinaryExpr: os_ << " op=" << quote(binaryOpSpelling(cast<BinaryExpr>(e)->op)); break;
-      case NodeKind::AttributeExpr: os_ << " name=" << quote(cast<AttributeExpr>(e)->name); break;
-      case NodeKind::TupleExpr:
-        if (cast<TupleExpr>(e)->parenthesized) os_ << " parenthesized";
-        break;
-      case NodeKind::ComprehensionExpr:
-        os_ << " kind="
-            << (cast<ComprehensionExpr>(e)->comprehensionKind == ComprehensionExpr::List ? "list" : "generator");
-        break;
-      default: break;
+      os_ << "field " << range(p.range);
+      if (!p.conversion.empty()) os_ << " conversion=" << quote(p.conversion);
+      if (!p.formatSpec.empty()) os_ << " spec=" << quote(p.formatSpec);
+      os_ << '\n';
+      expr(p.expr, d + 1);
     }
+  }
+  void visitUnaryExpr(const UnaryExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " op=" << quote(unaryOpSpelling(e->op));
+    end(e);
+    expr(e->operand, depth + 1);
+  }
+  void visitBinaryExpr(const BinaryExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " op=" << quote(binaryOpSpelling(e->op));
+    end(e);
+    expr(e->lhs, depth + 1);
+    expr(e->rhs, depth + 1);
+  }
+  void visitConditionalExpr(const ConditionalExpr* e, int depth) {
+    visitNode(e, depth);
+    expr(e->thenExpr, depth + 1);
+    expr(e->cond, depth + 1);
+    expr(e->elseExpr, depth + 1);
+  }
+  void visitCallExpr(const CallExpr* e, int depth) {
+    visitNode(e, depth);
+    expr(e->callee, depth + 1);
+    for (const Argument& a : e->args) argument("arg", a, depth + 1);
+  }
+  void visitSubscriptExpr(const SubscriptExpr* e, int depth) {
+    visitNode(e, depth);
+    expr(e->base, depth + 1);
+    for (const Argument& a : e->indices) argument("index", a, depth + 1);
+  }
+  void visitSliceExpr(const SliceExpr* e, int depth) {
+    visitNode(e, depth);
+    labelled("lower:", e->lower, depth + 1);
+    labelled("upper:", e->upper, depth + 1);
+    labelled("step:", e->step, depth + 1);
+  }
+  void visitAttributeExpr(const AttributeExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " name=" << quote(e->name);
+    end(e);
+    expr(e->base, depth + 1);
+  }
+  void visitTupleExpr(const TupleExpr* e, int depth) {
+    begin(e, depth);
+    if (e->parenthesized) os_ << " parenthesized";
+    end(e);
+    for (const Expr* x : e->elements) expr(x, depth + 1);
+  }
+  void visitListExpr(const ListExpr* e, int depth) {
+    visitNode(e, depth);
+    for (const Expr* x : e->elements) expr(x, depth + 1);
+  }
+  void visitDictExpr(const DictExpr* e, int depth) {
+    visitNode(e, depth);
+    for (const DictEntry& en : e->entries) {
+      label("entry", depth + 1);
+      expr(en.key, depth + 2);
+      expr(en.value, depth + 2);
+    }
+  }
+  void visitComprehensionExpr(const ComprehensionExpr* e, int depth) {
+    begin(e, depth);
+    os_ << " kind=" << (e->comprehensionKind == ComprehensionExpr::List ? "list" : "generator");
     end(e);
     int d = depth + 1;
-    switch (e->kind) {
-      case NodeKind::FStringExpr:
-        for (const FStringPart& p : cast<FStringExpr>(e)->parts) {
-          indent(d);
-          if (!p.expr) {
-            os_ << "literal " << range(p.range) << " value=" << quote(p.literal) << '\n';
-            continue;
-          }
-          os_ << "field " << range(p.range);
-          if (!p.conversion.empty()) os_ << " conversion=" << quote(p.conversion);
-          if (!p.formatSpec.empty()) os_ << " spec=" << quote(p.formatSpec);
-          os_ << '\n';
-          expr(p.expr, d + 1);
-        }
-        break;
-      case NodeKind::UnaryExpr: expr(cast<UnaryExpr>(e)->operand, d); break;
-      case NodeKind::BinaryExpr:
-        expr(cast<BinaryExpr>(e)->lhs, d);
-        expr(cast<BinaryExpr>(e)->rhs, d);
-        break;
-      case NodeKind::ConditionalExpr: {
-        auto* c = cast<ConditionalExpr>(e);
-        expr(c->thenExpr, d);
-        expr(c->cond, d);
-        expr(c->elseExpr, d);
-        break;
-      }
-      case NodeKind::CallExpr: {
-        auto* c = cast<CallExpr>(e);
-        expr(c->callee, d);
-        for (const Argument& a : c->args) argument("arg", a, d);
-        break;
-      }
-      case NodeKind::SubscriptExpr: {
-        auto* s = cast<SubscriptExpr>(e);
-        expr(s->base, d);
-        for (const Argument& a : s->indices) argument("index", a, d);
-        break;
-      }
-      case NodeKind::SliceExpr: {
-        auto* s = cast<SliceExpr>(e);
-        labelled("lower:", s->lower, d);
-        labelled("upper:", s->upper, d);
-        labelled("step:", s->step, d);
-        break;
-      }
-      case NodeKind::AttributeExpr: expr(cast<AttributeExpr>(e)->base, d); break;
-      case NodeKind::TupleExpr:
-        for (const Expr* x : cast<TupleExpr>(e)->elements) expr(x, d);
-        break;
-      case NodeKind::ListExpr:
-        for (const Expr* x : cast<ListExpr>(e)->elements) expr(x, d);
-        break;
-      case NodeKind::DictExpr:
-        for (const DictEntry& en : cast<DictExpr>(e)->entries) {
-          label("entry", d);
-          expr(en.key, d + 1);
-          expr(en.value, d + 1);
-        }
-        break;
-      case NodeKind::ComprehensionExpr: {
-        auto* c = cast<ComprehensionExpr>(e);
-        expr(c->element, d);
-        for (const ComprehensionClause& cl : c->clauses) {
-          indent(d);
-          os_ << "for " << range(cl.range) << '\n';
-          expr(cl.target, d + 1);
-          expr(cl.iter, d + 1);
-          for (const Expr* x : cl.conditions) labelled("if:", x, d + 1);
-        }
-        break;
-      }
-      case NodeKind::MutExpr: expr(cast<MutExpr>(e)->type, d); break;
-      case NodeKind::StarredExpr: expr(cast<StarredExpr>(e)->value, d); break;
-      default: break;
+    expr(e->element, d);
+    for (const ComprehensionClause& cl : e->clauses) {
+      indent(d);
+      os_ << "for " << range(cl.range) << '\n';
+      expr(cl.target, d + 1);
+      expr(cl.iter, d + 1);
+      for (const Expr* x : cl.conditions) labelled("if:", x, d + 1);
+    }
+  }
+  void visitMutExpr(const MutExpr* e, int depth) {
+    visitNode(e, depth);
+    expr(e->type, depth + 1);
+  }
+  void visitStarredExpr(const StarredExpr* e, int depth) {
+    visitNode(e, depth);
+    expr(e->value, depth + 1);
+  }
+
+  void visitExprStmt(const ExprStmt* s, int depth) {
+    visitNode(s, depth);
+    expr(s->expr, depth + 1);
+  }
+  void visitAssignStmt(const AssignStmt* s, int depth) {
+    visitNode(s, depth);
+    for (const Expr* t : s->targets) labelled("target:", t, depth + 1);
+    labelled("value:", s->value, depth + 1);
+  }
+  void visitAugAssignStmt(const AugAssignStmt* s, int depth) {
+    begin(s, depth);
+    os_ << " op=" << quote(std::string(binaryOpSpelling(s->op)) + "=");
+    end(s);
+    labelled("target:", s->target, depth + 1);
+    labelled("value:", s->value, depth + 1);
+  }
+  void visitAnnAssignStmt(const AnnAssignStmt* s, int depth) {
+    visitNode(s, depth);
+    labelled("target:", s->target, depth + 1);
+    labelled("annotation:", s->annotation, depth + 1);
+    labelled("value:", s->value, depth + 1);
+  }
+  void visitReturnStmt(const ReturnStmt* s, int depth) {
+    visitNode(s, depth);
+    if (s->value) expr(s->value, depth + 1);
+  }
+  void visitIfStmt(const IfStmt* s, int depth) {
+    begin(s, depth);
+    if (s->isElif) os_ << " elif";
+    end(s);
+    expr(s->cond, depth + 1);
+    block("then:", s->thenBlock, depth + 1);
+    if (!s->elseBlock.stmts.empty()) block("else:", s->elseBlock, depth + 1);
+  }
+  void visitWhileStmt(const WhileStmt* s, int depth) {
+    visitNode(s, depth);
+    expr(s->cond, depth + 1);
+    block("body:", s->body, depth + 1);
+    if (!s->elseBlock.stmts.empty()) block("else:", s->elseBlock, depth + 1);
+  }
+  void visitForStmt(const ForStmt* s, int depth) {
+    visitNode(s, depth);
+    labelled("target:", s->target, depth + 1);
+    labelled("iter:", s->iter, depth + 1);
+    block("body:", s->body, depth + 1);
+    if (!s->elseBlock.stmts.empty()) block("else:", s->elseBlock, depth + 1);
+  }
+  void visitWithStmt(const WithStmt* s, int depth) {
+    visitNode(s, depth);
+    for (const WithItem& it : s->items) {
+      label("item", depth + 1);
+      expr(it.context, depth + 2);
+      labelled("as:", it.target, depth + 2);
+    }
+    block("body:", s->body, depth + 1);
+  }
+  void visitImportStmt(const ImportStmt* s, int depth) {
+    visitNode(s, depth);
+    importNames(s->names, depth + 1);
+  }
+  void visitImportFromStmt(const ImportFromStmt* s, int depth) {
+    begin(s, depth);
+    os_ << " module=" << quote(s->module);
+    if (s->level) os_ << " level=" << s->level;
+    if (s->star) os_ << " star";
+    end(s);
+    importNames(s->names, depth + 1);
+  }
+  void visitFunctionDefStmt(const FunctionDefStmt* f, int depth) {
+    begin(f, depth);
+    os_ << " name=" << quote(f->name);
+    if (!f->docstring.empty()) os_ << " docstring=" << quote(f->docstring);
+    end(f);
+    int d = depth + 1;
+    for (const Decorator& dec : f->decorators) {
+      indent(d);
+      os_ << "decorator " << range(dec.range) << '\n';
+      expr(dec.expr, d + 1);
+      for (const Expr* c : dec.clauses) labelled("clause", c, d + 1);
+    }
+    for (const Param& p : f->params) {
+      indent(d);
+      os_ << "param " << range(p.range);
+      if (!p.name.empty()) os_ << " name=" << quote(p.name);
+      if (const char* k = paramKind(p.paramKind)) os_ << " kind=" << k;
+      os_ << '\n';
+      labelled("type:", p.annotation, d + 1);
+      labelled("default:", p.defaultValue, d + 1);
+    }
+    labelled("returns:", f->returns, d);
+    block("body:", f->body, d);
+  }
+
+private:
+  void importNames(const std::vector<ImportName>& names, int depth) {
+    for (const ImportName& n : names) {
+      indent(depth);
+      os_ << "name " << range(n.range) << " name=" << quote(n.name);
+      if (!n.alias.empty()) os_ << " alias=" << quote(n.alias);
+      os_ << '\n';
     }
   }
 
@@ -212,125 +350,6 @@ private:
       case Param::KeywordOnlyMarker: return "star";
     }
     return nullptr;
-  }
-
-  void stmt(const Stmt* s, int depth) {
-    begin(s, depth);
-    switch (s->kind) {
-      case NodeKind::AugAssignStmt: {
-        os_ << " op=" << quote(std::string(binaryOpSpelling(cast<AugAssignStmt>(s)->op)) + "=");
-        break;
-      }
-      case NodeKind::IfStmt:
-        if (cast<IfStmt>(s)->isElif) os_ << " elif";
-        break;
-      case NodeKind::ImportFromStmt: {
-        auto* i = cast<ImportFromStmt>(s);
-        os_ << " module=" << quote(i->module);
-        if (i->level) os_ << " level=" << i->level;
-        if (i->star) os_ << " star";
-        break;
-      }
-      case NodeKind::FunctionDefStmt: {
-        auto* f = cast<FunctionDefStmt>(s);
-        os_ << " name=" << quote(f->name);
-        if (!f->docstring.empty()) os_ << " docstring=" << quote(f->docstring);
-        break;
-      }
-      default: break;
-    }
-    end(s);
-    int d = depth + 1;
-    switch (s->kind) {
-      case NodeKind::ExprStmt: expr(cast<ExprStmt>(s)->expr, d); break;
-      case NodeKind::AssignStmt: {
-        auto* a = cast<AssignStmt>(s);
-        for (const Expr* t : a->targets) labelled("target:", t, d);
-        labelled("value:", a->value, d);
-        break;
-      }
-      case NodeKind::AugAssignStmt: {
-        auto* a = cast<AugAssignStmt>(s);
-        labelled("target:", a->target, d);
-        labelled("value:", a->value, d);
-        break;
-      }
-      case NodeKind::AnnAssignStmt: {
-        auto* a = cast<AnnAssignStmt>(s);
-        labelled("target:", a->target, d);
-        labelled("annotation:", a->annotation, d);
-        labelled("value:", a->value, d);
-        break;
-      }
-      case NodeKind::ReturnStmt:
-        if (cast<ReturnStmt>(s)->value) expr(cast<ReturnStmt>(s)->value, d);
-        break;
-      case NodeKind::IfStmt: {
-        auto* i = cast<IfStmt>(s);
-        expr(i->cond, d);
-        block("then:", i->thenBlock, d);
-        if (!i->elseBlock.stmts.empty()) block("else:", i->elseBlock, d);
-        break;
-      }
-      case NodeKind::WhileStmt: {
-        auto* w = cast<WhileStmt>(s);
-        expr(w->cond, d);
-        block("body:", w->body, d);
-        if (!w->elseBlock.stmts.empty()) block("else:", w->elseBlock, d);
-        break;
-      }
-      case NodeKind::ForStmt: {
-        auto* f = cast<ForStmt>(s);
-        labelled("target:", f->target, d);
-        labelled("iter:", f->iter, d);
-        block("body:", f->body, d);
-        if (!f->elseBlock.stmts.empty()) block("else:", f->elseBlock, d);
-        break;
-      }
-      case NodeKind::WithStmt: {
-        auto* w = cast<WithStmt>(s);
-        for (const WithItem& it : w->items) {
-          label("item", d);
-          expr(it.context, d + 1);
-          labelled("as:", it.target, d + 1);
-        }
-        block("body:", w->body, d);
-        break;
-      }
-      case NodeKind::ImportStmt:
-      case NodeKind::ImportFromStmt: {
-        const auto& names = isa<ImportStmt>(s) ? cast<ImportStmt>(s)->names : cast<ImportFromStmt>(s)->names;
-        for (const ImportName& n : names) {
-          indent(d);
-          os_ << "name " << range(n.range) << " name=" << quote(n.name);
-          if (!n.alias.empty()) os_ << " alias=" << quote(n.alias);
-          os_ << '\n';
-        }
-        break;
-      }
-      case NodeKind::FunctionDefStmt: {
-        auto* f = cast<FunctionDefStmt>(s);
-        for (const Decorator& dec : f->decorators) {
-          indent(d);
-          os_ << "decorator " << range(dec.range) << '\n';
-          expr(dec.expr, d + 1);
-          for (const Expr* c : dec.clauses) labelled("clause", c, d + 1);
-        }
-        for (const Param& p : f->params) {
-          indent(d);
-          os_ << "param " << range(p.range);
-          if (!p.name.empty()) os_ << " name=" << quote(p.name);
-          if (const char* k = paramKind(p.paramKind)) os_ << " kind=" << k;
-          os_ << '\n';
-          labelled("type:", p.annotation, d + 1);
-          labelled("default:", p.defaultValue, d + 1);
-        }
-        labelled("returns:", f->returns, d);
-        block("body:", f->body, d);
-        break;
-      }
-      default: break;
-    }
   }
 
   const SourceManager& sm_;

@@ -353,6 +353,8 @@ class FunctionContext {
 #undef IRGEN_HANDLER_Both
 #undef IRGEN_HANDLER_Host
   friend struct BuiltinTable;
+  friend struct ExprLowering;  // the dispatch on expression kinds (HandleExpr.cpp)
+  friend struct StmtLowering;  // the dispatch on statement kinds (HandleStmt.cpp)
 
   // ---- statements (HandleStmt.cpp)
   void lowerBlock(const tessera::Block& b);

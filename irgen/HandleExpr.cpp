@@ -2,6 +2,7 @@
 // of an expression (a constant integer, free of effects).
 #include <cmath>
 
+#include "frontend/ASTVisitor.h"
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -80,47 +81,59 @@ bool FunctionContext::isPure(Expr* e) {
   }
 }
 
+// The dispatch of lowering on an expression's kind (frontend/ASTVisitor.h); a kind without a
+// handler here is refused with the name of what it is.
+struct ExprLowering : ASTVisitor<ExprLowering, Lowered, I::Type> {
+  FunctionContext& fc;
+  explicit ExprLowering(FunctionContext& fc) : fc(fc) {}
+
+  Lowered visitIntLiteralExpr(IntLiteralExpr* e, I::Type want) {
+    I::Type t =
+        want && I::isScalar(fc.elemOf(want)) ? fc.computeType(fc.elemOf(want)) : fc.ctx().scalar(I::ScalarKind::I32);
+    if (I::baseScalar(t) == I::ScalarKind::I1) t = fc.ctx().scalar(I::ScalarKind::I32);
+    return Lowered::val(fc.constant(static_cast<double>(e->value), t));
+  }
+  Lowered visitFloatLiteralExpr(FloatLiteralExpr* e, I::Type want) {
+    I::Type t = want && I::isScalar(fc.elemOf(want)) && isFloatKind(I::baseScalar(fc.elemOf(want)))
+                    ? fc.computeType(fc.elemOf(want))
+                    : fc.ctx().scalar(I::ScalarKind::F32);
+    return Lowered::val(fc.b_->constFloat(e->value, t));
+  }
+  Lowered visitBoolLiteralExpr(BoolLiteralExpr* e, I::Type) {
+    return Lowered::val(fc.b_->constInt(e->value ? 1 : 0, fc.ctx().i1()));
+  }
+  Lowered visitNameExpr(NameExpr* e, I::Type want) { return fc.lowerName(e, want); }
+  Lowered visitUnaryExpr(UnaryExpr* e, I::Type want) { return fc.lowerUnary(e, want); }
+  Lowered visitBinaryExpr(BinaryExpr* e, I::Type want) { return fc.lowerBinary(e, want); }
+  Lowered visitConditionalExpr(ConditionalExpr* e, I::Type want) { return fc.lowerConditional(e, want); }
+  Lowered visitCallExpr(CallExpr* e, I::Type want) { return fc.lowerCall(e, want); }
+  Lowered visitSubscriptExpr(SubscriptExpr* e, I::Type) { return fc.lowerSubscript(e); }
+  Lowered visitAttributeExpr(AttributeExpr* e, I::Type) { return fc.lowerAttribute(e); }
+  Lowered visitTupleExpr(TupleExpr* e, I::Type) { return elements(e->elements); }
+  Lowered visitListExpr(ListExpr* e, I::Type) { return elements(e->elements); }
+  Lowered visitNoneLiteralExpr(NoneLiteralExpr*, I::Type) { return Lowered(); }
+  Lowered visitStringLiteralExpr(StringLiteralExpr* e, I::Type) { fc.unsupported(e->range, "a string"); }
+  Lowered visitFStringExpr(FStringExpr* e, I::Type) { fc.unsupported(e->range, "an f-string"); }
+  Lowered visitDictExpr(DictExpr* e, I::Type) { fc.unsupported(e->range, "a dict"); }
+  Lowered visitComprehensionExpr(ComprehensionExpr* e, I::Type) { fc.unsupported(e->range, "a comprehension"); }
+  Lowered visitSliceExpr(SliceExpr* e, I::Type) { fc.unsupported(e->range, "a slice outside a subscript"); }
+  Lowered visitEllipsisExpr(EllipsisExpr* e, I::Type) { fc.unsupported(e->range, "'...' as a value"); }
+  Lowered visitExpr(Expr* e, I::Type) { fc.unsupported(e->range, "this expression"); }
+  Lowered visitStmt(Stmt* s, I::Type) { fc.unsupported(s->range, "this statement"); }
+
+ private:
+  Lowered elements(const std::vector<Expr*>& elems) {
+    std::vector<Lowered> out;
+    for (Expr* x : elems) out.push_back(fc.lower(x, nullptr));
+    return Lowered::tuple(std::move(out));
+  }
+};
+
 Lowered FunctionContext::lower(Expr* e, I::Type want) {
   if (!e) unsupported(SourceRange(), "a missing expression");
   loc(e);
   if (e->type && e->type->isError()) unsupported(e->range, "an expression that did not type-check");
-  switch (e->kind) {
-    case NodeKind::IntLiteralExpr: {
-      I::Type t = want && I::isScalar(elemOf(want)) ? computeType(elemOf(want)) : ctx().scalar(I::ScalarKind::I32);
-      if (I::baseScalar(t) == I::ScalarKind::I1) t = ctx().scalar(I::ScalarKind::I32);
-      return Lowered::val(constant(static_cast<double>(cast<IntLiteralExpr>(e)->value), t));
-    }
-    case NodeKind::FloatLiteralExpr: {
-      I::Type t = want && I::isScalar(elemOf(want)) && isFloatKind(I::baseScalar(elemOf(want)))
-                      ? computeType(elemOf(want))
-                      : ctx().scalar(I::ScalarKind::F32);
-      return Lowered::val(b_->constFloat(cast<FloatLiteralExpr>(e)->value, t));
-    }
-    case NodeKind::BoolLiteralExpr:
-      return Lowered::val(b_->constInt(cast<BoolLiteralExpr>(e)->value ? 1 : 0, ctx().i1()));
-    case NodeKind::NameExpr: return lowerName(cast<NameExpr>(e), want);
-    case NodeKind::UnaryExpr: return lowerUnary(cast<UnaryExpr>(e), want);
-    case NodeKind::BinaryExpr: return lowerBinary(cast<BinaryExpr>(e), want);
-    case NodeKind::ConditionalExpr: return lowerConditional(cast<ConditionalExpr>(e), want);
-    case NodeKind::CallExpr: return lowerCall(cast<CallExpr>(e), want);
-    case NodeKind::SubscriptExpr: return lowerSubscript(cast<SubscriptExpr>(e));
-    case NodeKind::AttributeExpr: return lowerAttribute(cast<AttributeExpr>(e));
-    case NodeKind::TupleExpr:
-    case NodeKind::ListExpr: {
-      auto& elems = e->kind == NodeKind::TupleExpr ? cast<TupleExpr>(e)->elements : cast<ListExpr>(e)->elements;
-      std::vector<Lowered> out;
-      for (Expr* x : elems) out.push_back(lower(x, nullptr));
-      return Lowered::tuple(std::move(out));
-    }
-    case NodeKind::NoneLiteralExpr: return Lowered();
-    case NodeKind::StringLiteralExpr: unsupported(e->range, "a string");
-    case NodeKind::FStringExpr: unsupported(e->range, "an f-string");
-    case NodeKind::DictExpr: unsupported(e->range, "a dict");
-    case NodeKind::ComprehensionExpr: unsupported(e->range, "a comprehension");
-    case NodeKind::SliceExpr: unsupported(e->range, "a slice outside a subscript");
-    case NodeKind::EllipsisExpr: unsupported(e->range, "'...' as a value");
-    default: unsupported(e->range, "this expression");
-  }
+  return ExprLowering(*this).visit(e, want);
 }
 
 Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {

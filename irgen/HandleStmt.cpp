@@ -2,57 +2,60 @@
 // assignments, return, and `if` (its branches yield the locals they assign).
 #include <algorithm>
 
+#include "frontend/ASTVisitor.h"
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
 
 void FunctionContext::lowerBlock(const tessera::Block& b) { lowerStmts(b.stmts, 0); }
 
+// The dispatch of lowering on a statement's kind (frontend/ASTVisitor.h).
+struct StmtLowering : ASTVisitor<StmtLowering> {
+  FunctionContext& fc;
+  explicit StmtLowering(FunctionContext& fc) : fc(fc) {}
+
+  void visitExprStmt(ExprStmt* s) {
+    if (isa<StringLiteralExpr>(s->expr) || isa<EllipsisExpr>(s->expr)) return;  // docstrings, `...` bodies
+    (void)fc.lower(s->expr);
+  }
+  void visitAssignStmt(AssignStmt* a) {
+    // A value assigned to a scalar local takes the local's type (literals included).
+    I::Type want = a->targets.size() == 1 ? fc.localType(a->targets[0]) : nullptr;
+    Lowered v = fc.lower(a->value, want);
+    for (Expr* t : a->targets) fc.assign(t, v, a->value->range);
+  }
+  void visitAugAssignStmt(AugAssignStmt* s) { fc.lowerAugAssign(s); }
+  void visitAnnAssignStmt(AnnAssignStmt* a) {
+    if (!a->value) return;
+    fc.assign(a->target, fc.lower(a->value, fc.localType(a->target)), a->value->range);
+  }
+  void visitPassStmt(PassStmt*) {}
+  void visitBreakStmt(BreakStmt* s) { breakOrContinue(s, true); }
+  void visitContinueStmt(ContinueStmt* s) { breakOrContinue(s, false); }
+  void visitReturnStmt(ReturnStmt* s) { fc.lowerReturn(s); }
+  void visitIfStmt(IfStmt* s) { fc.lowerIf(s); }
+  void visitForStmt(ForStmt* s) { fc.lowerFor(s); }
+  void visitWhileStmt(WhileStmt* s) { fc.lowerWhile(s); }
+  void visitImportStmt(ImportStmt*) {}
+  void visitImportFromStmt(ImportFromStmt*) {}
+  void visitWithStmt(WithStmt* s) { fc.unsupported(s->range, "'with'"); }
+  void visitFunctionDefStmt(FunctionDefStmt* s) { fc.unsupported(s->range, "a nested function definition"); }
+  void visitNode(Node* n) { fc.unsupported(n->range, "this statement"); }
+
+ private:
+  void breakOrContinue(Stmt* s, bool isBreak) {
+    auto& loops = fc.loops_;
+    const Symbol* f = loops.empty() ? nullptr : isBreak ? loops.back().brk : loops.back().cont;
+    // Sema refuses it in kernels; a backstop for helpers inlined into them.
+    if (!f) fc.error(diag::err_break_continue_unsupported, s->range, isBreak ? "break" : "continue");
+    fc.env_[f] = Lowered::val(fc.b_->constInt(1, fc.ctx().i1()));
+  }
+};
+
 void FunctionContext::lowerStmt(Stmt* s) {
   if (!s) return;
   loc(s);
-  switch (s->kind) {
-    case NodeKind::ExprStmt: {
-      Expr* e = cast<ExprStmt>(s)->expr;
-      if (isa<StringLiteralExpr>(e) || isa<EllipsisExpr>(e)) return;  // docstrings, `...` bodies
-      (void)lower(e);
-      return;
-    }
-    case NodeKind::AssignStmt: {
-      auto* a = cast<AssignStmt>(s);
-      // A value assigned to a scalar local takes the local's type (literals included).
-      I::Type want = a->targets.size() == 1 ? localType(a->targets[0]) : nullptr;
-      Lowered v = lower(a->value, want);
-      for (Expr* t : a->targets) assign(t, v, a->value->range);
-      return;
-    }
-    case NodeKind::AugAssignStmt: return lowerAugAssign(cast<AugAssignStmt>(s));
-    case NodeKind::AnnAssignStmt: {
-      auto* a = cast<AnnAssignStmt>(s);
-      if (!a->value) return;
-      assign(a->target, lower(a->value, localType(a->target)), a->value->range);
-      return;
-    }
-    case NodeKind::PassStmt: return;
-    case NodeKind::BreakStmt:
-    case NodeKind::ContinueStmt: {
-      bool isBreak = s->kind == NodeKind::BreakStmt;
-      const Symbol* f = loops_.empty() ? nullptr : isBreak ? loops_.back().brk : loops_.back().cont;
-      // Sema refuses it in kernels; a backstop for helpers inlined into them.
-      if (!f) error(diag::err_break_continue_unsupported, s->range, isBreak ? "break" : "continue");
-      env_[f] = Lowered::val(b_->constInt(1, ctx().i1()));
-      return;
-    }
-    case NodeKind::ReturnStmt: return lowerReturn(cast<ReturnStmt>(s));
-    case NodeKind::IfStmt: return lowerIf(cast<IfStmt>(s));
-    case NodeKind::ForStmt: return lowerFor(cast<ForStmt>(s));
-    case NodeKind::WhileStmt: return lowerWhile(cast<WhileStmt>(s));
-    case NodeKind::ImportStmt:
-    case NodeKind::ImportFromStmt: return;
-    case NodeKind::WithStmt: unsupported(s->range, "'with'");
-    case NodeKind::FunctionDefStmt: unsupported(s->range, "a nested function definition");
-    default: unsupported(s->range, "this statement");
-  }
+  StmtLowering(*this).visit(s);
 }
 
 // The declared type of a scalar local that `target` names, or null.

@@ -1,17 +1,13 @@
-// Generic traversal of the AST for the features: every child of a node in source order, a
+// Traversals of the AST for the features, over the generated one of frontend/ASTVisitor.h: a
 // pre-order walk, and the chain of nodes that contain a location.
 #pragma once
 
 #include <functional>
 #include <vector>
 
-#include "frontend/AST.h"
+#include "frontend/ASTVisitor.h"
 
 namespace tessera::lsp {
-
-// Calls `fn` on each direct child (expressions and statements, decorators, parameters'
-// annotations and defaults, the statements of nested blocks). Null children are skipped.
-void forEachChild(const Node* n, const std::function<void(const Node*)>& fn);
 
 // Pre-order walk of every node of the module; `fn` returns false to skip a node's children.
 void walk(const Module& m, const std::function<bool(const Node*)>& fn);

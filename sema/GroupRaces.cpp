@@ -78,7 +78,7 @@ private:
         return {c->range, true};
     }
     Origin o;
-    forEachChild(e, [&](Expr* x) {
+    forEachSubexpression(e, [&](Expr* x) {
       if (!o.valid) o = origin(x);
     });
     return o;
@@ -125,7 +125,7 @@ private:
 
   void calls(Expr* e, bool ctrl) {
     if (!e) return;
-    forEachChild(e, [&](Expr* x) { calls(x, ctrl); });
+    forEachSubexpression(e, [&](Expr* x) { calls(x, ctrl); });
     auto* c = dyn_cast<CallExpr>(e);
     const BuiltinInfo* b = builtinOf(c);
     if (!b || b->id != BuiltinId::TileStore) return;

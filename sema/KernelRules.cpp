@@ -69,7 +69,7 @@ private:
       // Group reductions: every tile gets the same value, whatever it passed.
       if (b && b->has(eff::Uniform)) return 0;
     }
-    forEachChild(e, [&](Expr* x) { l = std::max(l, level(x)); });
+    forEachSubexpression(e, [&](Expr* x) { l = std::max(l, level(x)); });
     return l;
   }
 
@@ -99,7 +99,7 @@ private:
 
   void collectives(Expr* e, const Reason* ctrl) {
     if (!e) return;
-    forEachChild(e, [&](Expr* x) { collectives(x, ctrl); });
+    forEachSubexpression(e, [&](Expr* x) { collectives(x, ctrl); });
     auto* c = dyn_cast<CallExpr>(e);
     if (!c || !reporting_) return;
     const BuiltinInfo* b = calledBuiltin(c);
