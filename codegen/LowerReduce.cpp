@@ -88,20 +88,15 @@ llvm::Value* Lowering::reduceTreeStreaming(View& v, llvm::Value* n, ir::Type ele
   };
   loop(b_.getInt64(0), n, b_.getInt64(1), [&](llvm::Value* e) {
     b_.CreateStore(loadElem(v, unflatten(e, v.shape), elem), cur);
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* carry = llvm::BasicBlock::Create(c_, "reduce.carry", fn_);
-    auto* merge = llvm::BasicBlock::Create(c_, "reduce.carry.body", fn_);
-    auto* place = llvm::BasicBlock::Create(c_, "reduce.carry.done", fn_);
-    b_.CreateBr(carry);
-    b_.SetInsertPoint(carry);
-    llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
-    k->addIncoming(b_.getInt64(0), pre);
-    b_.CreateCondBr(bit(e, k), merge, place);
-    b_.SetInsertPoint(merge);
-    b_.CreateStore(combine(kind, b_.CreateLoad(et, block(k)), b_.CreateLoad(et, cur), elem), cur);
-    k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), merge);
-    b_.CreateBr(carry);
-    b_.SetInsertPoint(place);
+    // k runs over e's trailing one bits; the exit leaves it at the first zero bit.
+    auto carry = loopWithPhis(
+        "reduce.carry", "k", b_.getInt64(0), b_.getInt64(1), {}, "",
+        [&](llvm::Value* j, const LoopPhis&) { return bit(e, j); },
+        [&](llvm::Value* j, const LoopPhis&) {
+          b_.CreateStore(combine(kind, b_.CreateLoad(et, block(j)), b_.CreateLoad(et, cur), elem), cur);
+          return std::vector<llvm::Value*>{};
+        });
+    llvm::Value* k = carry.index;
     b_.CreateStore(b_.CreateLoad(et, cur), block(k));
   });
   // Fold the partial blocks: the lowest set bit of n starts, each higher one combines from the left.

@@ -172,7 +172,7 @@ llvm::Value* Lowering::stochasticBits(const ir::Operation* site, llvm::Value* f3
     const ir::Operation* top = site;
     while (top->parentOp()) top = top->parentOp();
     uint64_t n = 0, h = std::hash<std::string>()(top->funcName());
-    const_cast<ir::Operation*>(top)->walk([&](ir::Operation* o) {
+    top->walk([&](const ir::Operation* o) {
       if (o == site) it->second = h ^ (0x9e3779b97f4a7c15ull * (n + 1));
       ++n;
     });

@@ -137,22 +137,44 @@ View Lowering::slotView(const ir::Value* key, const std::vector<llvm::Value*>& s
   return v;
 }
 
-void Lowering::loop(llvm::Value* start, llvm::Value* end, llvm::Value* step,
-                    const std::function<void(llvm::Value*)>& body) {
+Lowering::LoopExit Lowering::loopWithPhis(const char* name, const char* indexName, llvm::Value* start,
+                                          llvm::Value* step, const std::vector<llvm::Value*>& init,
+                                          const char* carriedName,
+                                          const std::function<llvm::Value*(llvm::Value*, const LoopPhis&)>& cond,
+                                          const std::function<std::vector<llvm::Value*>(llvm::Value*, const LoopPhis&)>& body) {
+  std::string n = name;
   llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(c_, "loop", fn_);
-  auto* loopBody = llvm::BasicBlock::Create(c_, "loop.body", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "loop.done", fn_);
+  auto* header = llvm::BasicBlock::Create(c_, n, fn_);
+  auto* loopBody = llvm::BasicBlock::Create(c_, n + ".body", fn_);
+  auto* exit = llvm::BasicBlock::Create(c_, n + ".done", fn_);
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  llvm::PHINode* i = b_.CreatePHI(start->getType(), 2, indexName);
   i->addIncoming(start, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(i, end), loopBody, exit);
+  LoopPhis carried;
+  for (llvm::Value* v : init) {
+    carried.push_back(b_.CreatePHI(v->getType(), 2, carriedName));
+    carried.back()->addIncoming(v, pre);
+  }
+  b_.CreateCondBr(cond(i, carried), loopBody, exit);
   b_.SetInsertPoint(loopBody);
-  body(i);
-  i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
+  std::vector<llvm::Value*> next = body(i, carried);
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  i->addIncoming(b_.CreateAdd(i, step), latch);
+  for (size_t k = 0; k < carried.size(); ++k) carried[k]->addIncoming(next[k], latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
+  return {i, carried};
+}
+
+void Lowering::loop(llvm::Value* start, llvm::Value* end, llvm::Value* step,
+                    const std::function<void(llvm::Value*)>& body) {
+  loopWithPhis(
+      "loop", "i", start, step, {}, "", [&](llvm::Value* i, const LoopPhis&) { return b_.CreateICmpULT(i, end); },
+      [&](llvm::Value* i, const LoopPhis&) {
+        body(i);
+        return std::vector<llvm::Value*>{};
+      });
 }
 
 std::vector<llvm::Value*> Lowering::unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& shape) {
@@ -183,24 +205,11 @@ void Lowering::forEachElement(const std::vector<llvm::Value*>& shape,
 
 llvm::Value* Lowering::foldLine(llvm::Value* len, llvm::Value* init,
                                 const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& step) {
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(c_, "line", fn_);
-  auto* body = llvm::BasicBlock::Create(c_, "line.body", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "line.done", fn_);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2, "j");
-  llvm::PHINode* acc = b_.CreatePHI(init->getType(), 2, "acc");
-  j->addIncoming(b_.getInt64(0), pre);
-  acc->addIncoming(init, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(j, len), body, exit);
-  b_.SetInsertPoint(body);
-  llvm::Value* next = step(acc, j);
-  j->addIncoming(b_.CreateAdd(j, b_.getInt64(1)), b_.GetInsertBlock());
-  acc->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateBr(header);
-  b_.SetInsertPoint(exit);
-  return acc;
+  return loopWithPhis(
+      "line", "j", b_.getInt64(0), b_.getInt64(1), {init}, "acc",
+      [&](llvm::Value* j, const LoopPhis&) { return b_.CreateICmpULT(j, len); },
+      [&](llvm::Value* j, const LoopPhis& acc) { return std::vector<llvm::Value*>{step(acc[0], j)}; })
+      .carried[0];
 }
 
 void Lowering::copyTile(View& dst, const View& src, ir::Type elem) {
@@ -441,34 +450,25 @@ bool Lowering::lowerTileDot(ir::Operation& op) {
       for (unsigned j = 0; j < R; ++j)
         init[i * R + j] = acc ? widen(loadElem(*acc, {ri[i], cj[j]}, relem), relem)
                               : (isF ? llvm::ConstantFP::get(ct, 0.0) : llvm::ConstantInt::get(ct, 0));
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(c_, "dot.k", fn_);
-    auto* body = llvm::BasicBlock::Create(c_, "dot.k.body", fn_);
-    auto* exit = llvm::BasicBlock::Create(c_, "dot.k.done", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
-    k->addIncoming(b_.getInt64(0), pre);
-    std::array<llvm::PHINode*, R * R> sum;
-    for (unsigned e = 0; e < R * R; ++e) {
-      sum[e] = b_.CreatePHI(ct, 2, "sum");
-      sum[e]->addIncoming(init[e], pre);
-    }
-    b_.CreateCondBr(b_.CreateICmpULT(k, kext), body, exit);
-    b_.SetInsertPoint(body);
-    std::array<llvm::Value*, R> x, y;
-    for (unsigned i = 0; i < R; ++i) {
-      x[i] = widen(loadElem(a, {ri[i], k}, aelem), aelem);
-      y[i] = widen(loadElem(bm, {k, cj[i]}, belem), belem);
-    }
-    for (unsigned i = 0; i < R; ++i)
-      for (unsigned j = 0; j < R; ++j) {
-        llvm::Value* p = isF ? b_.CreateFMul(x[i], y[j]) : b_.CreateMul(x[i], y[j]);
-        sum[i * R + j]->addIncoming(isF ? b_.CreateFAdd(sum[i * R + j], p) : b_.CreateAdd(sum[i * R + j], p), body);
-      }
-    k->addIncoming(b_.CreateAdd(k, b_.getInt64(1)), body);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
+    // k runs over the contraction; the R x R sums are carried.
+    auto dotK = loopWithPhis(
+        "dot.k", "k", b_.getInt64(0), b_.getInt64(1), std::vector<llvm::Value*>(init.begin(), init.end()), "sum",
+        [&](llvm::Value* k, const LoopPhis&) { return b_.CreateICmpULT(k, kext); },
+        [&](llvm::Value* k, const LoopPhis& sum) {
+          std::array<llvm::Value*, R> x, y;
+          for (unsigned i = 0; i < R; ++i) {
+            x[i] = widen(loadElem(a, {ri[i], k}, aelem), aelem);
+            y[i] = widen(loadElem(bm, {k, cj[i]}, belem), belem);
+          }
+          std::vector<llvm::Value*> next(R * R);
+          for (unsigned i = 0; i < R; ++i)
+            for (unsigned j = 0; j < R; ++j) {
+              llvm::Value* p = isF ? b_.CreateFMul(x[i], y[j]) : b_.CreateMul(x[i], y[j]);
+              next[i * R + j] = isF ? b_.CreateFAdd(sum[i * R + j], p) : b_.CreateAdd(sum[i * R + j], p);
+            }
+          return next;
+        });
+    const LoopPhis& sum = dotK.carried;
     for (unsigned i = 0; i < R; ++i)
       for (unsigned j = 0; j < R; ++j) {
         auto* store = llvm::BasicBlock::Create(c_, "dot.store", fn_);

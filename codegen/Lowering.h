@@ -264,6 +264,20 @@ private:
   // e % group size, then a group barrier.
   void forEachElement(const std::vector<llvm::Value*>& shape,
                       const std::function<void(const std::vector<llvm::Value*>&)>& body);
+  // The skeleton of every counted loop here: a header block `name` with phis for the index
+  // (`indexName`, from `start`) and for each carried value (`carriedName`, from `init`), the body
+  // `name.body` while cond(index, carried) holds, back to the header with index + step and the
+  // values body(index, carried) returns, and the exit `name.done`. Leaves the builder in the exit
+  // block; returns the phis (on exit, their values after the last trip).
+  using LoopPhis = std::vector<llvm::PHINode*>;
+  struct LoopExit {
+    llvm::PHINode* index;
+    LoopPhis carried;
+  };
+  LoopExit loopWithPhis(const char* name, const char* indexName, llvm::Value* start, llvm::Value* step,
+                        const std::vector<llvm::Value*>& init, const char* carriedName,
+                        const std::function<llvm::Value*(llvm::Value*, const LoopPhis&)>& cond,
+                        const std::function<std::vector<llvm::Value*>(llvm::Value*, const LoopPhis&)>& body);
   // for (i = start; i < end; i += step) body(i), unsigned i64 compares.
   void loop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const std::function<void(llvm::Value*)>& body);
   // The row-major index of element `flat` of `shape`.

@@ -55,187 +55,117 @@ using ConstASTVisitor = ast_detail::VisitorBase<ast_detail::ConstPtr, Derived, R
 // ------------------------------------------------------------------ children, one overload a kind
 
 namespace ast_detail {
-template <class F>
-void child(Node* n, F& f) {
-  if (n) f(n);
+// f on each of the nodes that is not null, in order.
+template <class F, class... N>
+void each(F& f, N*... nodes) {
+  ((nodes ? (void)f(static_cast<Node*>(nodes)) : void()), ...);
+}
+template <class F, class N>
+void all(F& f, const std::vector<N*>& nodes) {
+  for (N* n : nodes) each(f, n);
 }
 template <class F>
-void block(Block& b, F& f) {
-  for (Stmt* s : b.stmts) child(s, f);
-}
-template <class F>
-void arguments(std::vector<Argument>& as, F& f) {
-  for (Argument& a : as) child(a.value, f);
+void all(F& f, const std::vector<Argument>& args) {
+  for (const Argument& a : args) each(f, a.value);
 }
 }  // namespace ast_detail
 
 // Leaves.
-template <class F>
-void childrenOf(NameExpr&, F&) {}
-template <class F>
-void childrenOf(IntLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(FloatLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(StringLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(BoolLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(NoneLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(EllipsisExpr&, F&) {}
-template <class F>
-void childrenOf(ErrorExpr&, F&) {}
-template <class F>
-void childrenOf(PassStmt&, F&) {}
-template <class F>
-void childrenOf(BreakStmt&, F&) {}
-template <class F>
-void childrenOf(ContinueStmt&, F&) {}
-template <class F>
-void childrenOf(ImportStmt&, F&) {}
-template <class F>
-void childrenOf(ImportFromStmt&, F&) {}
-template <class F>
-void childrenOf(ErrorStmt&, F&) {}
+template <class F> void childrenOf(NameExpr&, F&) {}
+template <class F> void childrenOf(IntLiteralExpr&, F&) {}
+template <class F> void childrenOf(FloatLiteralExpr&, F&) {}
+template <class F> void childrenOf(StringLiteralExpr&, F&) {}
+template <class F> void childrenOf(BoolLiteralExpr&, F&) {}
+template <class F> void childrenOf(NoneLiteralExpr&, F&) {}
+template <class F> void childrenOf(EllipsisExpr&, F&) {}
+template <class F> void childrenOf(ErrorExpr&, F&) {}
+template <class F> void childrenOf(PassStmt&, F&) {}
+template <class F> void childrenOf(BreakStmt&, F&) {}
+template <class F> void childrenOf(ContinueStmt&, F&) {}
+template <class F> void childrenOf(ImportStmt&, F&) {}
+template <class F> void childrenOf(ImportFromStmt&, F&) {}
+template <class F> void childrenOf(ErrorStmt&, F&) {}
 
 // Expressions.
 template <class F>
 void childrenOf(FStringExpr& e, F& f) {
-  for (FStringPart& p : e.parts) ast_detail::child(p.expr, f);
+  for (FStringPart& p : e.parts) ast_detail::each(f, p.expr);
 }
-template <class F>
-void childrenOf(UnaryExpr& e, F& f) {
-  ast_detail::child(e.operand, f);
-}
-template <class F>
-void childrenOf(BinaryExpr& e, F& f) {
-  ast_detail::child(e.lhs, f);
-  ast_detail::child(e.rhs, f);
-}
-template <class F>
-void childrenOf(ConditionalExpr& e, F& f) {  // `then if cond else other`
-  ast_detail::child(e.thenExpr, f);
-  ast_detail::child(e.cond, f);
-  ast_detail::child(e.elseExpr, f);
-}
+template <class F> void childrenOf(UnaryExpr& e, F& f) { ast_detail::each(f, e.operand); }
+template <class F> void childrenOf(BinaryExpr& e, F& f) { ast_detail::each(f, e.lhs, e.rhs); }
+// `then if cond else other`
+template <class F> void childrenOf(ConditionalExpr& e, F& f) { ast_detail::each(f, e.thenExpr, e.cond, e.elseExpr); }
 template <class F>
 void childrenOf(CallExpr& e, F& f) {
-  ast_detail::child(e.callee, f);
-  ast_detail::arguments(e.args, f);
+  ast_detail::each(f, e.callee);
+  ast_detail::all(f, e.args);
 }
 template <class F>
 void childrenOf(SubscriptExpr& e, F& f) {
-  ast_detail::child(e.base, f);
-  ast_detail::arguments(e.indices, f);
+  ast_detail::each(f, e.base);
+  ast_detail::all(f, e.indices);
 }
-template <class F>
-void childrenOf(SliceExpr& e, F& f) {
-  ast_detail::child(e.lower, f);
-  ast_detail::child(e.upper, f);
-  ast_detail::child(e.step, f);
-}
-template <class F>
-void childrenOf(AttributeExpr& e, F& f) {
-  ast_detail::child(e.base, f);
-}
-template <class F>
-void childrenOf(TupleExpr& e, F& f) {
-  for (Expr* x : e.elements) ast_detail::child(x, f);
-}
-template <class F>
-void childrenOf(ListExpr& e, F& f) {
-  for (Expr* x : e.elements) ast_detail::child(x, f);
-}
+template <class F> void childrenOf(SliceExpr& e, F& f) { ast_detail::each(f, e.lower, e.upper, e.step); }
+template <class F> void childrenOf(AttributeExpr& e, F& f) { ast_detail::each(f, e.base); }
+template <class F> void childrenOf(TupleExpr& e, F& f) { ast_detail::all(f, e.elements); }
+template <class F> void childrenOf(ListExpr& e, F& f) { ast_detail::all(f, e.elements); }
 template <class F>
 void childrenOf(DictExpr& e, F& f) {
-  for (DictEntry& d : e.entries) {
-    ast_detail::child(d.key, f);
-    ast_detail::child(d.value, f);
-  }
+  for (DictEntry& d : e.entries) ast_detail::each(f, d.key, d.value);
 }
 template <class F>
 void childrenOf(ComprehensionExpr& e, F& f) {
-  ast_detail::child(e.element, f);
+  ast_detail::each(f, e.element);
   for (ComprehensionClause& c : e.clauses) {
-    ast_detail::child(c.target, f);
-    ast_detail::child(c.iter, f);
-    for (Expr* x : c.conditions) ast_detail::child(x, f);
+    ast_detail::each(f, c.target, c.iter);
+    ast_detail::all(f, c.conditions);
   }
 }
-template <class F>
-void childrenOf(MutExpr& e, F& f) {
-  ast_detail::child(e.type, f);
-}
-template <class F>
-void childrenOf(StarredExpr& e, F& f) {
-  ast_detail::child(e.value, f);
-}
+template <class F> void childrenOf(MutExpr& e, F& f) { ast_detail::each(f, e.type); }
+template <class F> void childrenOf(StarredExpr& e, F& f) { ast_detail::each(f, e.value); }
 
 // Statements: the expressions written in the statement, then the statements of its blocks.
-template <class F>
-void childrenOf(ExprStmt& s, F& f) {
-  ast_detail::child(s.expr, f);
-}
+template <class F> void childrenOf(ExprStmt& s, F& f) { ast_detail::each(f, s.expr); }
 template <class F>
 void childrenOf(AssignStmt& s, F& f) {
-  for (Expr* t : s.targets) ast_detail::child(t, f);
-  ast_detail::child(s.value, f);
+  ast_detail::all(f, s.targets);
+  ast_detail::each(f, s.value);
 }
-template <class F>
-void childrenOf(AugAssignStmt& s, F& f) {
-  ast_detail::child(s.target, f);
-  ast_detail::child(s.value, f);
-}
-template <class F>
-void childrenOf(AnnAssignStmt& s, F& f) {
-  ast_detail::child(s.target, f);
-  ast_detail::child(s.annotation, f);
-  ast_detail::child(s.value, f);
-}
-template <class F>
-void childrenOf(ReturnStmt& s, F& f) {
-  ast_detail::child(s.value, f);
-}
+template <class F> void childrenOf(AugAssignStmt& s, F& f) { ast_detail::each(f, s.target, s.value); }
+template <class F> void childrenOf(AnnAssignStmt& s, F& f) { ast_detail::each(f, s.target, s.annotation, s.value); }
+template <class F> void childrenOf(ReturnStmt& s, F& f) { ast_detail::each(f, s.value); }
 template <class F>
 void childrenOf(IfStmt& s, F& f) {
-  ast_detail::child(s.cond, f);
-  ast_detail::block(s.thenBlock, f);
-  ast_detail::block(s.elseBlock, f);
+  ast_detail::each(f, s.cond);
+  ast_detail::all(f, s.thenBlock.stmts);
+  ast_detail::all(f, s.elseBlock.stmts);
 }
 template <class F>
 void childrenOf(WhileStmt& s, F& f) {
-  ast_detail::child(s.cond, f);
-  ast_detail::block(s.body, f);
-  ast_detail::block(s.elseBlock, f);
+  ast_detail::each(f, s.cond);
+  ast_detail::all(f, s.body.stmts);
+  ast_detail::all(f, s.elseBlock.stmts);
 }
 template <class F>
 void childrenOf(ForStmt& s, F& f) {
-  ast_detail::child(s.target, f);
-  ast_detail::child(s.iter, f);
-  ast_detail::block(s.body, f);
-  ast_detail::block(s.elseBlock, f);
+  ast_detail::each(f, s.target, s.iter);
+  ast_detail::all(f, s.body.stmts);
+  ast_detail::all(f, s.elseBlock.stmts);
 }
 template <class F>
 void childrenOf(WithStmt& s, F& f) {
-  for (WithItem& w : s.items) {
-    ast_detail::child(w.context, f);
-    ast_detail::child(w.target, f);
-  }
-  ast_detail::block(s.body, f);
+  for (WithItem& w : s.items) ast_detail::each(f, w.context, w.target);
+  ast_detail::all(f, s.body.stmts);
 }
 template <class F>
 void childrenOf(FunctionDefStmt& s, F& f) {
   for (Decorator& d : s.decorators) {
-    ast_detail::child(d.expr, f);
-    for (Expr* c : d.clauses) ast_detail::child(c, f);
+    ast_detail::each(f, d.expr);
+    ast_detail::all(f, d.clauses);
   }
-  for (Param& p : s.params) {
-    ast_detail::child(p.annotation, f);
-    ast_detail::child(p.defaultValue, f);
-  }
-  ast_detail::child(s.returns, f);
-  ast_detail::block(s.body, f);
+  for (Param& p : s.params) ast_detail::each(f, p.annotation, p.defaultValue);
+  ast_detail::each(f, s.returns);
+  ast_detail::all(f, s.body.stmts);
 }
 
 // Calls f(Node*) on each non-null direct child of `n`, in source order.

@@ -6,28 +6,7 @@
 
 namespace tessera::graph {
 
-struct Dim::Operands {
-  Dim lhs, rhs;
-};
-
 namespace {
-
-int precedence(const Dim& d) {
-  if (d.kind() != Dim::Kind::Expr || d.op() == Dim::Op::CeilDiv) return 3;
-  return d.op() == Dim::Op::Add || d.op() == Dim::Op::Sub ? 1 : 2;
-}
-
-const char* spelling(Dim::Op op) {
-  switch (op) {
-    case Dim::Op::Add: return "+";
-    case Dim::Op::Sub: return "-";
-    case Dim::Op::Mul: return "*";
-    case Dim::Op::Div: return "/";
-    case Dim::Op::Mod: return "%";
-    case Dim::Op::CeilDiv: return "ceil_div";
-  }
-  return "?";
-}
 
 // nullopt where the result is undefined or does not fit in 64 bits (the dim then stays an
 // expression, and evaluating it at run time is an error).
@@ -58,21 +37,6 @@ std::optional<int64_t> apply(Dim::Op op, int64_t a, int64_t b) {
 
 }  // namespace
 
-Dim Dim::constant(int64_t v) {
-  Dim d;
-  d.kind_ = Kind::Const;
-  d.value_ = v;
-  d.text_ = std::to_string(v);
-  return d;
-}
-
-Dim Dim::symbol(std::string name) {
-  Dim d;
-  d.kind_ = Kind::Symbol;
-  d.text_ = std::move(name);
-  return d;
-}
-
 Dim Dim::binary(Op op, const Dim& lhs, const Dim& rhs) {
   if (lhs.isConst() && rhs.isConst())
     if (auto v = apply(op, lhs.value(), rhs.value())) return constant(*v);
@@ -95,19 +59,7 @@ Dim Dim::binary(Op op, const Dim& lhs, const Dim& rhs) {
   if (op == Op::Mul && lhs.isConst() && rhs.kind() == Kind::Expr && rhs.op() == Op::Mul && rhs.lhs().isConst() &&
       !__builtin_mul_overflow(lhs.value(), rhs.lhs().value(), &product))
     return binary(Op::Mul, constant(product), rhs.rhs());
-  Dim d;
-  d.kind_ = Kind::Expr;
-  d.op_ = op;
-  d.operands_ = std::make_shared<const Operands>(Operands{lhs, rhs});
-  if (op == Op::CeilDiv) {
-    d.text_ = "ceil_div(" + lhs.str() + "," + rhs.str() + ")";
-    return d;
-  }
-  int p = precedence(d);
-  std::string l = precedence(lhs) < p ? "(" + lhs.str() + ")" : lhs.str();
-  std::string r = precedence(rhs) <= p ? "(" + rhs.str() + ")" : rhs.str();
-  d.text_ = l + spelling(op) + r;
-  return d;
+  return Dim(Extent::binary(op, lhs.e_, rhs.e_));
 }
 
 std::optional<Dim> Dim::fromExtent(const Extent& e) {
@@ -119,42 +71,32 @@ std::optional<Dim> Dim::fromExtent(const Extent& e) {
   }
   auto l = fromExtent(e.lhs()), r = fromExtent(e.rhs());
   if (!l || !r) return std::nullopt;
-  Op op = Op::Add;
-  switch (e.op()) {
-    case Extent::Op::Add: op = Op::Add; break;
-    case Extent::Op::Sub: op = Op::Sub; break;
-    case Extent::Op::Mul: op = Op::Mul; break;
-    case Extent::Op::Div: op = Op::Div; break;
-    case Extent::Op::Mod: op = Op::Mod; break;
-  }
-  return binary(op, *l, *r);
+  return binary(e.op(), *l, *r);
 }
 
-const Dim& Dim::lhs() const { return operands_->lhs; }
-const Dim& Dim::rhs() const { return operands_->rhs; }
-
 void Dim::collectSymbols(std::set<std::string>& out) const {
-  if (kind_ == Kind::Symbol) out.insert(text_);
-  if (kind_ == Kind::Expr) {
+  if (isSymbol()) out.insert(name());
+  if (kind() == Kind::Expr) {
     lhs().collectSymbols(out);
     rhs().collectSymbols(out);
   }
 }
 
 Dim Dim::substitute(const std::function<std::optional<Dim>(const std::string&)>& subst) const {
-  if (kind_ == Kind::Symbol) {
-    auto r = subst(text_);
+  if (isSymbol()) {
+    auto r = subst(name());
     return r ? *r : *this;
   }
-  if (kind_ == Kind::Expr) return binary(op_, lhs().substitute(subst), rhs().substitute(subst));
+  if (kind() == Kind::Expr) return binary(op(), lhs().substitute(subst), rhs().substitute(subst));
   return *this;
 }
 
 std::optional<int64_t> Dim::evaluate(const std::map<std::string, int64_t>& symbols) const {
-  switch (kind_) {
-    case Kind::Const: return value_;
+  switch (kind()) {
+    case Kind::Unknown: return std::nullopt;
+    case Kind::Const: return value();
     case Kind::Symbol: {
-      auto it = symbols.find(text_);
+      auto it = symbols.find(name());
       if (it == symbols.end()) return std::nullopt;
       return it->second;
     }
@@ -162,7 +104,7 @@ std::optional<int64_t> Dim::evaluate(const std::map<std::string, int64_t>& symbo
   }
   auto l = lhs().evaluate(symbols), r = rhs().evaluate(symbols);
   if (!l || !r) return std::nullopt;
-  return apply(op_, *l, *r);
+  return apply(op(), *l, *r);
 }
 
 std::string shapeString(const Shape& s) {

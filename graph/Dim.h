@@ -15,34 +15,35 @@
 #include <string>
 #include <vector>
 
-namespace tessera {
-class Extent;
-}
+#include "sema/Extent.h"
 
 namespace tessera::graph {
 
+// The tree and its spelling are sema's Extent (one symbolic-dimension type for the compiler); a
+// Dim is a known extent that graph construction keeps folded.
 class Dim {
 public:
-  enum class Kind : uint8_t { Const, Symbol, Expr };
+  using Kind = Extent::Kind;  // never Unknown
   // The operators of tessera_expr_opcode: Div is exact, CeilDiv rounds up.
-  enum class Op : uint8_t { Add, Sub, Mul, Div, CeilDiv, Mod };
+  using Op = Extent::Op;
 
-  Dim() : text_("0") {}
-  static Dim constant(int64_t v);
-  static Dim symbol(std::string name);
+  Dim() : e_(Extent::constant(0)) {}
+  static Dim constant(int64_t v) { return Dim(Extent::constant(v)); }
+  static Dim symbol(std::string name) { return Dim(Extent::symbol(std::move(name))); }
   static Dim binary(Op op, const Dim& lhs, const Dim& rhs);  // folds
   // sema's extent; nullopt for an unknown (`?`) extent.
   static std::optional<Dim> fromExtent(const Extent& e);
 
-  Kind kind() const { return kind_; }
-  bool isConst() const { return kind_ == Kind::Const; }
-  bool isSymbol() const { return kind_ == Kind::Symbol; }
-  int64_t value() const { return value_; }      // Const
-  const std::string& name() const { return text_; }  // Symbol
-  Op op() const { return op_; }                 // Expr
-  const Dim& lhs() const;
-  const Dim& rhs() const;
-  const std::string& str() const { return text_; }
+  Kind kind() const { return e_.kind(); }
+  bool isConst() const { return e_.isConst(); }
+  bool isSymbol() const { return e_.kind() == Kind::Symbol; }
+  int64_t value() const { return e_.value(); }          // Const
+  const std::string& name() const { return e_.str(); }  // Symbol
+  Op op() const { return e_.op(); }                     // Expr
+  Dim lhs() const { return Dim(e_.lhs()); }
+  Dim rhs() const { return Dim(e_.rhs()); }
+  const std::string& str() const { return e_.str(); }
+  const Extent& extent() const { return e_; }
 
   // The symbols the dim mentions.
   void collectSymbols(std::set<std::string>& out) const;
@@ -52,17 +53,13 @@ public:
   // divides by zero.
   std::optional<int64_t> evaluate(const std::map<std::string, int64_t>& symbols) const;
 
-  friend bool operator==(const Dim& a, const Dim& b) { return a.text_ == b.text_; }
-  friend bool operator!=(const Dim& a, const Dim& b) { return a.text_ != b.text_; }
-  friend bool operator<(const Dim& a, const Dim& b) { return a.text_ < b.text_; }
+  friend bool operator==(const Dim& a, const Dim& b) { return a.e_ == b.e_; }
+  friend bool operator!=(const Dim& a, const Dim& b) { return a.e_ != b.e_; }
+  friend bool operator<(const Dim& a, const Dim& b) { return a.e_ < b.e_; }
 
 private:
-  struct Operands;
-  Kind kind_ = Kind::Const;
-  Op op_ = Op::Add;
-  int64_t value_ = 0;
-  std::string text_;
-  std::shared_ptr<const Operands> operands_;
+  explicit Dim(Extent e) : e_(std::move(e)) {}
+  Extent e_;
 };
 
 using Shape = std::vector<Dim>;

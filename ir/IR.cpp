@@ -494,6 +494,12 @@ void Operation::walk(const std::function<void(Operation*)>& fn) {
     for (auto& op : r->block().ops) op->walk(fn);
 }
 
+void Operation::walk(const std::function<void(const Operation*)>& fn) const {
+  fn(this);
+  for (auto& r : regions)
+    for (auto& op : r->block().ops) static_cast<const Operation&>(*op).walk(fn);
+}
+
 std::unique_ptr<Operation> Operation::clone(IRMapping& map) const {
   auto op = std::make_unique<Operation>(id);
   op->loc = loc;

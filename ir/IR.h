@@ -302,6 +302,8 @@ public:
 
   // Pre-order walk over this op and every nested op. Callbacks must not erase ops.
   void walk(const std::function<void(Operation*)>& fn);
+  // The same for readers (code generation reads the IR without changing it).
+  void walk(const std::function<void(const Operation*)>& fn) const;
   // Deep copy; operands are looked up in (and results added to) `map`.
   std::unique_ptr<Operation> clone(IRMapping& map) const;
 

@@ -32,6 +32,7 @@ I::Dim dimOf(const Extent& e) {
     case Extent::Op::Mul: op = I::DimOp::Mul; break;
     case Extent::Op::Div: op = I::DimOp::Div; break;
     case Extent::Op::Mod: op = I::DimOp::Mod; break;
+    case Extent::Op::CeilDiv: return I::Dim();  // graph-only: sema's annotations never spell it
   }
   I::Dim l = dimOf(e.lhs()), r = dimOf(e.rhs());
   if ((!l.isStatic() && l.sym.empty()) || (!r.isStatic() && r.sym.empty())) return I::Dim();

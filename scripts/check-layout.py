@@ -6,7 +6,9 @@
     (a lambda counts toward the function that contains it); in Python and Tessera from its
     `def` to its last indented line;
   - no include of a higher stage from a lower one (the stage order is STAGES below);
-  - no HAVE_TESSERA_* guard (every library is always built).
+  - no HAVE_TESSERA_* guard (every library is always built);
+  - code generation (codegen/) does not change the Tile IR it reads: no const_cast to IR types,
+    no call of the IR's mutators (setAttr, setOperand(s), eraseOperand, eraseArg).
 Prints one line per violation and a summary; exits non-zero when there is any.
   check-layout.py [--max-file N] [--max-function N] ROOT"""
 import os
@@ -110,6 +112,10 @@ def strip_code(text):
     return "".join(out)
 
 
+# Names of ir::Operation / ir::Block mutators that LLVM's classes do not share (addOperand and
+# replaceAllUsesWith are LLVM's too), and casts that would make the IR writable.
+IR_MUTATION = re.compile(r"(?:\.|->)(?:setAttr|setOperands?|eraseOperand|eraseArg)\s*\(|const_cast<\s*(?:const\s+)?ir::")
+
 SCOPE_WORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
 
 
@@ -201,6 +207,11 @@ def main():
         for m in re.finditer(r"^\s*#\s*(?:if|ifdef|ifndef|elif)\b.*\bHAVE_TESSERA_\w+", text, re.M):
             line = text.count("\n", 0, m.start()) + 1
             problems.append(f"{rel}:{line}: a HAVE_TESSERA_* guard (every library is always built)")
+        if rel.startswith("codegen/") and rel.endswith(CPP_EXTENSIONS):
+            code = strip_code(text)
+            for m in IR_MUTATION.finditer(code):
+                line = code.count("\n", 0, m.start()) + 1
+                problems.append(f"{rel}:{line}: code generation changes the Tile IR it reads ({m.group(0).strip()})")
         stage = stage_of(rel)
         if stage is None:
             continue

@@ -15,7 +15,7 @@ bool isInteger(const std::string& s) {
   return true;
 }
 int precedence(const Extent& e) {
-  if (!e.isExpr()) return 3;
+  if (!e.isExpr() || e.op() == Extent::Op::CeilDiv) return 3;
   return e.op() == Extent::Op::Add || e.op() == Extent::Op::Sub ? 1 : 2;
 }
 }  // namespace
@@ -52,6 +52,7 @@ const char* Extent::opSpelling(Op op) {
     case Op::Mul: return "*";
     case Op::Div: return "/";
     case Op::Mod: return "%";
+    case Op::CeilDiv: return "ceil_div";
   }
   return "?";
 }
@@ -62,6 +63,10 @@ Extent Extent::binary(Op op, const Extent& lhs, const Extent& rhs) {
   e.kind_ = Kind::Expr;
   e.op_ = op;
   e.operands_ = std::make_shared<const Operands>(Operands{lhs, rhs});
+  if (op == Op::CeilDiv) {
+    e.text_ = "ceil_div(" + lhs.str() + "," + rhs.str() + ")";
+    return e;
+  }
   int p = precedence(e);
   // Left operands need parentheses only below the operator's precedence; right operands also
   // at equal precedence (`a-(b-c)`, `a/(b*c)`), so the spelling reads back as the same tree.

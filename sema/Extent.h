@@ -15,8 +15,9 @@ namespace tessera {
 class Extent {
 public:
   enum class Kind : uint8_t { Unknown, Const, Symbol, Expr };
-  // Div is exact division (`K/tp` and `K//tp` alike: the launch refuses a remainder).
-  enum class Op : uint8_t { Add, Sub, Mul, Div, Mod };
+  // Div is exact division (`K/tp` and `K//tp` alike: the launch refuses a remainder). CeilDiv
+  // (`ceil_div(N,256)`) rounds up; only the host level's graphs build it (graph/Dim.h).
+  enum class Op : uint8_t { Add, Sub, Mul, Div, Mod, CeilDiv };
 
   Extent() = default;
   // From a spelling: "?" (or "") is unknown, an integer is a constant, anything else a symbol.
