@@ -215,6 +215,7 @@ class FunctionContext {
   struct MmaLoop {
     I::Value *A, *B, *m0, *n0, *k, *acc, *sA, *sB;
     int64_t BM, BN, BK;
+    bool transB = false;  // B written `Bt.T`: Bt is [N, K] (K-major B), sB holds its [BN, BK] blocks
   };
   MmaLoop* mma_ = nullptr;
 
