@@ -248,7 +248,9 @@ class CandidateLowering {
     Module* mod = parseTokens(tokens, sema_.sm, ast_.file, actx, quiet);
     SemaContext sc(sema_.sm, actx);
     sc.includePaths = sema_.includePaths;
+    sc.stdlibDir = sema_.stdlibDir;
     sc.autotuneChoice = sema_.autotuneChoice;
+    sc.checkAutotuneCandidates = false;  // sema checked every candidate with the module
     for (auto& [p, v] : config) sc.autotuneChoice[def.name][p] = v;
     if (mod && analyzeModule(*mod, sc, quiet) && !quiet.hasErrors() &&
         lowerKernelInto(*mod, sc, def.name, name, m_, quiet) && !quiet.hasErrors())

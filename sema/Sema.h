@@ -28,6 +28,14 @@ struct SharedAllocation {
   long long bytes = -1;  // -1: unknown (shape taken from the first copy)
 };
 
+// A kernel parameter whose rank is not written (unannotated, or `tensor[T]`): the rank its uses
+// need and whether the kernel writes it, inferred by sema (ParamInference.cpp) and read by the
+// lowering, which names the extents.
+struct InferredParam {
+  int rank = 0;
+  bool written = false;
+};
+
 // Where a shape symbol is bound: parameter `param`, dimension `dim`.
 struct ShapeBinding {
   std::string symbol;
@@ -50,8 +58,12 @@ struct FunctionInfo {
   SourceRange flopsRange;
   std::map<std::string, std::vector<long long>> autotuneSpace;
   std::vector<ShapeBinding> shapeBindings;
+  std::map<std::string, InferredParam> inferredParams;  // by parameter name
   std::vector<SharedAllocation> sharedAllocations;
   bool reportedGroupFeature = false;
+  // An error was reported in the body: the passes over the typed body that run afterwards
+  // (DeviceCode.cpp, ParamInference.cpp) skip it rather than cascade.
+  bool bodyHasErrors = false;
   // A plain function that uses kernel builtins: a device function, inlined into kernels.
   bool device = false;
   bool isKernel() const { return kind == FunctionKind::Kernel; }
@@ -79,6 +91,9 @@ public:
   // Autotuned kernels: the candidate analysed, per kernel and parameter (default: the first of
   // each list). The driver analyses the module once per candidate (irgen/Autotune.cpp).
   std::map<std::string, std::map<std::string, long long>> autotuneChoice;
+  // Whether analyzeModule also analyses every other candidate of each autotune space
+  // (AutotuneCandidates.cpp); off in the analyses of one candidate.
+  bool checkAutotuneCandidates = true;
   long long autotuneValue(const std::string& kernel, const std::string& param,
                           const std::vector<long long>& candidates) const;
 

@@ -1,0 +1,90 @@
+// Every candidate of an autotune space compiles (issue 11): the module's own analysis sees the
+// first candidate of each list; here each other configuration of each autotuned kernel's space
+// (the product of the lists, the last parameter varying fastest, as irgen/Autotune.cpp lowers
+// them) is a fresh parse and analysis of the module with sema's autotune choice set, and a
+// configuration that does not pass is refused at the kernel's decorator with its first error, so
+// that `--check` and the editor show it.
+#include <algorithm>
+
+#include "frontend/Lexer.h"
+#include "frontend/Parser.h"
+#include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
+
+namespace tessera {
+
+namespace {
+
+using Config = std::vector<std::pair<std::string, long long>>;
+
+std::vector<Config> configurations(const std::map<std::string, std::vector<long long>>& space) {
+  std::vector<Config> out = {{}};
+  for (auto& [name, cands] : space) {
+    std::vector<Config> next;
+    for (const Config& c : out)
+      for (long long v : cands) {
+        Config d = c;
+        d.push_back({name, v});
+        next.push_back(std::move(d));
+      }
+    out = std::move(next);
+    if (out.size() > kMaxAutotuneConfigurations) break;  // refused (err_autotune_space_too_large)
+  }
+  return out;
+}
+
+std::string configText(const Config& c) {
+  std::string s;
+  for (auto& [name, v] : c) s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(v);
+  return s;
+}
+
+// Collects the first error of an analysis (a candidate's), printing nothing.
+class FirstError : public DiagnosticConsumer {
+public:
+  void handle(const Diagnostic& d) override {
+    if (d.severity == Severity::Error && message.empty()) message = d.message;
+  }
+  std::string message;
+};
+
+// The first error of the module analysed with `config` chosen for kernel `kernel`; empty when it
+// passes.
+std::string candidateError(const Module& module, const SemaContext& sc, const std::string& kernel, const Config& config) {
+  FirstError first;
+  DiagnosticEngine quiet(sc.sm);
+  quiet.addConsumer(&first);
+  ASTContext actx;
+  std::vector<Token> tokens = lexBuffer(sc.sm, module.file, quiet);
+  Module* mod = parseTokens(tokens, sc.sm, module.file, actx, quiet);
+  SemaContext csc(sc.sm, actx);
+  csc.includePaths = sc.includePaths;
+  csc.stdlibDir = sc.stdlibDir;
+  csc.autotuneChoice = sc.autotuneChoice;
+  csc.checkAutotuneCandidates = false;
+  for (auto& [p, v] : config) csc.autotuneChoice[kernel][p] = v;
+  if (mod) analyzeModule(*mod, csc, quiet);
+  if (!quiet.hasErrors()) return "";
+  return first.message.empty() ? "it does not pass semantic analysis" : first.message;
+}
+
+}  // namespace
+
+void checkAutotuneCandidates(Module& module, SemaContext& sc, DiagnosticEngine& diags) {
+  for (Stmt* s : module.stmts) {
+    auto* f = dyn_cast<FunctionDefStmt>(s);
+    auto it = f ? sc.functions.find(f) : sc.functions.end();
+    if (it == sc.functions.end() || !it->second->isKernel() || it->second->autotuneSpace.empty()) continue;
+    const FunctionInfo& info = *it->second;
+    std::vector<Config> configs = configurations(info.autotuneSpace);
+    if (configs.size() > kMaxAutotuneConfigurations) continue;
+    for (size_t c = 1; c < configs.size() && !diags.stopped(); ++c) {
+      std::string error = candidateError(module, sc, f->name, configs[c]);
+      if (error.empty()) continue;
+      diags.report(diag::err_autotune_candidate, info.kernelDecoratorRange) << configText(configs[c]) << f->name << error;
+      break;  // one candidate's error per kernel
+    }
+  }
+}
+
+}  // namespace tessera
