@@ -28,29 +28,7 @@ namespace I = tessera::ir;
 // Sema refuses larger spaces (err_autotune_space_too_large); the check below is a backstop.
 constexpr size_t kMaxConfigurations = kMaxAutotuneConfigurations;
 
-using Config = std::vector<std::pair<std::string, long long>>;
-
-std::vector<Config> configurations(const std::map<std::string, std::vector<long long>>& space) {
-  std::vector<Config> out = {{}};
-  for (auto& [name, cands] : space) {
-    std::vector<Config> next;
-    for (const Config& c : out)
-      for (long long v : cands) {
-        Config d = c;
-        d.push_back({name, v});
-        next.push_back(std::move(d));
-      }
-    out = std::move(next);
-    if (out.size() > kMaxConfigurations) break;
-  }
-  return out;
-}
-
-std::string configText(const Config& c) {
-  std::string s;
-  for (auto& [name, v] : c) s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(v);
-  return s;
-}
+using Config = AutotuneConfig;
 
 I::Attribute configAttr(const Config& c) {
   std::vector<std::string> keys;
@@ -189,7 +167,7 @@ class CandidateLowering {
   bool run(const FunctionDefStmt& def, const FunctionInfo& info) {
     I::Operation* base = m_.lookupFunc(def.name);
     if (!base) return true;  // not lowered (reported already)
-    std::vector<Config> configs = configurations(info.autotuneSpace);
+    std::vector<Config> configs = autotuneConfigurations(info.autotuneSpace);
     if (configs.size() > kMaxConfigurations) {
       diags_.report(diag::err_autotune_space_too_large, info.kernelDecoratorRange)
           << def.name << static_cast<unsigned long long>(kMaxConfigurations);
@@ -208,7 +186,8 @@ class CandidateLowering {
     if (kept.size() > 1 && info.deterministic && !isTileMmaLoop(def)) {
       for (I::Operation* f : kept)
         if (const I::Operation* op = orderSensitiveOp(*f)) {
-          diags_.report(diag::warn_lower_autotune_order, op->loc) << def.name << configText(configs[0]) << op->name();
+          diags_.report(diag::warn_lower_autotune_order, op->loc)
+              << def.name << autotuneConfigText(configs[0]) << op->name();
           for (size_t i = 1; i < kept.size(); ++i) eraseFunc(m_, kept[i]);
           kept.resize(1);
           break;
@@ -257,7 +236,7 @@ class CandidateLowering {
       return m_.lookupFunc(name);
     if (I::Operation* partial = m_.lookupFunc(name)) eraseFunc(m_, partial);
     diags_.report(diag::err_lower_autotune_candidate, info.kernelDecoratorRange)
-        << configText(config) << def.name << (first.message.empty() ? "it cannot be lowered" : first.message);
+        << autotuneConfigText(config) << def.name << (first.message.empty() ? "it cannot be lowered" : first.message);
     return nullptr;
   }
 

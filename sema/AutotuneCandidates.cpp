@@ -13,17 +13,13 @@
 
 namespace tessera {
 
-namespace {
-
-using Config = std::vector<std::pair<std::string, long long>>;
-
-std::vector<Config> configurations(const std::map<std::string, std::vector<long long>>& space) {
-  std::vector<Config> out = {{}};
+std::vector<AutotuneConfig> autotuneConfigurations(const std::map<std::string, std::vector<long long>>& space) {
+  std::vector<AutotuneConfig> out = {{}};
   for (auto& [name, cands] : space) {
-    std::vector<Config> next;
-    for (const Config& c : out)
+    std::vector<AutotuneConfig> next;
+    for (const AutotuneConfig& c : out)
       for (long long v : cands) {
-        Config d = c;
+        AutotuneConfig d = c;
         d.push_back({name, v});
         next.push_back(std::move(d));
       }
@@ -33,11 +29,15 @@ std::vector<Config> configurations(const std::map<std::string, std::vector<long 
   return out;
 }
 
-std::string configText(const Config& c) {
+std::string autotuneConfigText(const AutotuneConfig& c) {
   std::string s;
   for (auto& [name, v] : c) s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(v);
   return s;
 }
+
+namespace {
+
+using Config = AutotuneConfig;
 
 // Collects the first error of an analysis (a candidate's), printing nothing.
 class FirstError : public DiagnosticConsumer {
@@ -76,12 +76,12 @@ void checkAutotuneCandidates(Module& module, SemaContext& sc, DiagnosticEngine& 
     auto it = f ? sc.functions.find(f) : sc.functions.end();
     if (it == sc.functions.end() || !it->second->isKernel() || it->second->autotuneSpace.empty()) continue;
     const FunctionInfo& info = *it->second;
-    std::vector<Config> configs = configurations(info.autotuneSpace);
+    std::vector<Config> configs = autotuneConfigurations(info.autotuneSpace);
     if (configs.size() > kMaxAutotuneConfigurations) continue;
     for (size_t c = 1; c < configs.size() && !diags.stopped(); ++c) {
       std::string error = candidateError(module, sc, f->name, configs[c]);
       if (error.empty()) continue;
-      diags.report(diag::err_autotune_candidate, info.kernelDecoratorRange) << configText(configs[c]) << f->name << error;
+      diags.report(diag::err_autotune_candidate, info.kernelDecoratorRange) << autotuneConfigText(configs[c]) << f->name << error;
       break;  // one candidate's error per kernel
     }
   }

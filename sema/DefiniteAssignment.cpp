@@ -67,17 +67,6 @@ void assignedIn(const std::vector<Stmt*>& stmts, SymSet& out) {
   }
 }
 
-bool containsReturn(const std::vector<Stmt*>& stmts) {
-  for (Stmt* s : stmts) {
-    if (isa<ReturnStmt>(s)) return true;
-    if (auto* i = dyn_cast<IfStmt>(s); i && (containsReturn(i->thenBlock.stmts) || containsReturn(i->elseBlock.stmts)))
-      return true;
-    if (auto* f = dyn_cast<ForStmt>(s); f && containsReturn(f->body.stmts)) return true;
-    if (auto* w = dyn_cast<WhileStmt>(s); w && containsReturn(w->body.stmts)) return true;
-  }
-  return false;
-}
-
 // A break or continue of the innermost loop, through `if`s only.
 bool jumpsIn(const std::vector<Stmt*>& stmts) {
   for (Stmt* s : stmts) {

@@ -15,12 +15,7 @@ namespace {
 std::vector<const FunctionDefStmt*> callees(const FunctionDefStmt* f, const SemaContext& sc) {
   std::vector<const FunctionDefStmt*> out;
   walkStmts(f->body, [](Stmt*) {}, [&](Expr* e) {
-    auto* c = dyn_cast<CallExpr>(e);
-    if (!c || !c->callee) return;
-    const FunctionDefStmt* callee = nullptr;
-    if (const Type* t = c->callee->type; t && t->kind == TypeKind::Function) callee = t->function;
-    if (auto* n = dyn_cast<NameExpr>(c->callee); !callee && n && n->symbol && n->symbol->kind == SymbolKind::Function)
-      callee = n->symbol->function;
+    const FunctionDefStmt* callee = calledFunction(dyn_cast<CallExpr>(e));
     auto info = callee ? sc.functions.find(callee) : sc.functions.end();
     if (info != sc.functions.end() && info->second && !info->second->isKernel()) out.push_back(callee);
   });

@@ -2,23 +2,13 @@
 // in a local of the function's result type until the end (irgen/ControlFlow.cpp), so a function
 // with such a return needs a scalar result annotation ('-> f32') for every `return` of a value.
 // Refused here, at the first such return, so that `--check` and the editor show it.
+#include "sema/ASTWalk.h"
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
 
 namespace tessera {
 
 namespace {
-
-bool containsReturn(const std::vector<Stmt*>& stmts) {
-  for (Stmt* s : stmts) {
-    if (isa<ReturnStmt>(s)) return true;
-    if (auto* i = dyn_cast<IfStmt>(s); i && (containsReturn(i->thenBlock.stmts) || containsReturn(i->elseBlock.stmts)))
-      return true;
-    if (auto* f = dyn_cast<ForStmt>(s); f && containsReturn(f->body.stmts)) return true;
-    if (auto* w = dyn_cast<WhileStmt>(s); w && containsReturn(w->body.stmts)) return true;
-  }
-  return false;
-}
 
 // The first `return <value>` in source order, in the blocks the lowering walks.
 const ReturnStmt* firstValueReturn(const std::vector<Stmt*>& stmts) {

@@ -23,6 +23,14 @@ constexpr unsigned kMaxTensorParamRank = 8;
 // The most configurations an autotune space may have: each is compiled as a kernel of its own.
 constexpr size_t kMaxAutotuneConfigurations = 64;
 
+// One assignment of candidates to the parameters of an autotune space, in the space's name order.
+using AutotuneConfig = std::vector<std::pair<std::string, long long>>;
+// Every assignment of the space (its cartesian product); stops growing once past
+// kMaxAutotuneConfigurations (sema refuses such spaces: err_autotune_space_too_large).
+std::vector<AutotuneConfig> autotuneConfigurations(const std::map<std::string, std::vector<long long>>& space);
+// "B=32, W=4": how diagnostics and remarks name a configuration.
+std::string autotuneConfigText(const AutotuneConfig& c);
+
 struct SharedAllocation {
   const CallExpr* call = nullptr;
   long long bytes = -1;  // -1: unknown (shape taken from the first copy)
