@@ -223,16 +223,9 @@ class CandidateLowering {
     DiagnosticEngine quiet(sema_.sm);
     quiet.addConsumer(&first);
     ASTContext actx;
-    std::vector<Token> tokens = lexBuffer(sema_.sm, ast_.file, quiet);
-    Module* mod = parseTokens(tokens, sema_.sm, ast_.file, actx, quiet);
-    SemaContext sc(sema_.sm, actx);
-    sc.includePaths = sema_.includePaths;
-    sc.stdlibDir = sema_.stdlibDir;
-    sc.autotuneChoice = sema_.autotuneChoice;
-    sc.checkAutotuneCandidates = false;  // sema checked every candidate with the module
-    for (auto& [p, v] : config) sc.autotuneChoice[def.name][p] = v;
-    if (mod && analyzeModule(*mod, sc, quiet) && !quiet.hasErrors() &&
-        lowerKernelInto(*mod, sc, def.name, name, m_, quiet) && !quiet.hasErrors())
+    SemaContext sc(sema_.sm, actx);  // sema checked every candidate with the module
+    Module* mod = analyzeCandidate(sema_, ast_.file, def.name, config, actx, sc, quiet);
+    if (mod && !quiet.hasErrors() && lowerKernelInto(*mod, sc, def.name, name, m_, quiet) && !quiet.hasErrors())
       return m_.lookupFunc(name);
     if (I::Operation* partial = m_.lookupFunc(name)) eraseFunc(m_, partial);
     diags_.report(diag::err_lower_autotune_candidate, info.kernelDecoratorRange)

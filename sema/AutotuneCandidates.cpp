@@ -29,6 +29,18 @@ std::vector<AutotuneConfig> autotuneConfigurations(const std::map<std::string, s
   return out;
 }
 
+Module* analyzeCandidate(const SemaContext& base, FileID file, const std::string& kernel, const AutotuneConfig& config,
+                         ASTContext& actx, SemaContext& fresh, DiagnosticEngine& diags) {
+  std::vector<Token> tokens = lexBuffer(base.sm, file, diags);
+  Module* mod = parseTokens(tokens, base.sm, file, actx, diags);
+  fresh.includePaths = base.includePaths;
+  fresh.stdlibDir = base.stdlibDir;
+  fresh.autotuneChoice = base.autotuneChoice;
+  fresh.checkAutotuneCandidates = false;
+  for (auto& [p, v] : config) fresh.autotuneChoice[kernel][p] = v;
+  return mod && analyzeModule(*mod, fresh, diags) ? mod : nullptr;
+}
+
 std::string autotuneConfigText(const AutotuneConfig& c) {
   std::string s;
   for (auto& [name, v] : c) s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(v);
@@ -41,7 +53,7 @@ using Config = AutotuneConfig;
 
 // Collects the first error of an analysis (a candidate's), printing nothing.
 class FirstError : public DiagnosticConsumer {
-public:
+ public:
   void handle(const Diagnostic& d) override {
     if (d.severity == Severity::Error && message.empty()) message = d.message;
   }
@@ -50,20 +62,14 @@ public:
 
 // The first error of the module analysed with `config` chosen for kernel `kernel`; empty when it
 // passes.
-std::string candidateError(const Module& module, const SemaContext& sc, const std::string& kernel, const Config& config) {
+std::string candidateError(const Module& module, const SemaContext& sc, const std::string& kernel,
+                           const Config& config) {
   FirstError first;
   DiagnosticEngine quiet(sc.sm);
   quiet.addConsumer(&first);
   ASTContext actx;
-  std::vector<Token> tokens = lexBuffer(sc.sm, module.file, quiet);
-  Module* mod = parseTokens(tokens, sc.sm, module.file, actx, quiet);
   SemaContext csc(sc.sm, actx);
-  csc.includePaths = sc.includePaths;
-  csc.stdlibDir = sc.stdlibDir;
-  csc.autotuneChoice = sc.autotuneChoice;
-  csc.checkAutotuneCandidates = false;
-  for (auto& [p, v] : config) csc.autotuneChoice[kernel][p] = v;
-  if (mod) analyzeModule(*mod, csc, quiet);
+  analyzeCandidate(sc, module.file, kernel, config, actx, csc, quiet);
   if (!quiet.hasErrors()) return "";
   return first.message.empty() ? "it does not pass semantic analysis" : first.message;
 }
@@ -81,7 +87,8 @@ void checkAutotuneCandidates(Module& module, SemaContext& sc, DiagnosticEngine& 
     for (size_t c = 1; c < configs.size() && !diags.stopped(); ++c) {
       std::string error = candidateError(module, sc, f->name, configs[c]);
       if (error.empty()) continue;
-      diags.report(diag::err_autotune_candidate, info.kernelDecoratorRange) << autotuneConfigText(configs[c]) << f->name << error;
+      diags.report(diag::err_autotune_candidate, info.kernelDecoratorRange)
+          << autotuneConfigText(configs[c]) << f->name << error;
       break;  // one candidate's error per kernel
     }
   }

@@ -125,6 +125,13 @@ private:
 // error was reported.
 bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags);
 
+// One candidate of an autotune space analysed on its own: `file` lexed, parsed (into `actx`) and
+// analysed afresh in `fresh` (a context over `actx`), with `base`'s options and `config` chosen
+// for `kernel`; the space's other candidates are not checked again. Returns the module when
+// analysis succeeds, null otherwise (the errors go to `diags`).
+Module* analyzeCandidate(const SemaContext& base, FileID file, const std::string& kernel, const AutotuneConfig& config,
+                         ASTContext& actx, SemaContext& fresh, DiagnosticEngine& diags);
+
 // Where the standard library is found by default: $TESSERA_STDLIB_PATH, else share/tessera beside
 // the running program's bin/ directory (docs/language.md, "Imports"); empty when neither exists.
 std::string defaultStdlibDir();
