@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "graph/GraphDiagnostics.h"
+#include "graph/KernelForms.h"
 
 namespace tessera::graph {
 
@@ -24,16 +25,19 @@ std::string literal(double v) {
   return s;
 }
 
-// "($0 + $1)" with $i replaced by terms[i].
+// "($0 + #1)" with each $i replaced by terms[i] and each #j by the local of step j (graph.fused).
 std::string splice(const std::string& expr, const std::vector<std::string>& terms) {
   std::string out;
   for (size_t i = 0; i < expr.size(); ++i) {
-    if (expr[i] == '$' && i + 1 < expr.size() && std::isdigit(static_cast<unsigned char>(expr[i + 1]))) {
-      out += "(" + terms[expr[i + 1] - '0'] + ")";
-      ++i;
-    } else {
+    size_t k = i + 1;
+    while (k < expr.size() && std::isdigit(static_cast<unsigned char>(expr[k]))) ++k;
+    if ((expr[i] != '$' && expr[i] != '#') || k == i + 1) {
       out += expr[i];
+      continue;
     }
+    std::string index = expr.substr(i + 1, k - i - 1);
+    out += expr[i] == '$' ? "(" + terms[std::stoul(index)] + ")" : "s" + index;
+    i = k - 1;
   }
   return out;
 }
@@ -147,15 +151,27 @@ class PlanWriter {
     return std::isdigit(static_cast<unsigned char>(name[0])) ? "_" + name : name;
   }
   // The buffer of a node result: the caller's result when the graph returns it (the first
-  // result that names it), else a temporary.
+  // result that names it); the caller's tensor when plan-memory stores it in place; the slot
+  // plan-memory gave it ({buffers}); else a temporary of its own.
   PlanBuffer allocate(const Value* v) {
     for (size_t i = 0; i < g_.results.size(); ++i)
       if (g_.results[i] == v && !claimed_[i]) {
         claimed_[i] = true;
         return buffers_[v] = {PlanBuffer::Kind::Output, static_cast<unsigned>(i)};
       }
+    if (v->users.size() == 1 && v->users[0]->is(OpId::Store) && v->users[0]->attrs.getBool("in_place", false))
+      return buffers_[v] = buffers_.at(v->users[0]->operands[0]);
+    int64_t slot = -1;
+    if (const Attr* b = v->def ? v->def->attrs.get("buffers") : nullptr)
+      if (b->isList() && v->index < b->asList().size() && b->asList()[v->index].isInt())
+        slot = b->asList()[v->index].asInt();
+    if (slot >= 0 && slots_.count(slot) && plan_.temps[slots_[slot]].dtype == v->type.dtype &&
+        plan_.temps[slots_[slot]].shape == v->type.shape)
+      return buffers_[v] = {PlanBuffer::Kind::Temp, slots_[slot]};
     plan_.temps.push_back({v->type.dtype, v->type.shape});
-    return buffers_[v] = {PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+    unsigned t = static_cast<unsigned>(plan_.temps.size() - 1);
+    if (slot >= 0) slots_[slot] = t;
+    return buffers_[v] = {PlanBuffer::Kind::Temp, t};
   }
   PlanArg tensorArg(const Value* v) { return {PlanArg::Kind::Tensor, buffers_.at(v), 0}; }
 
@@ -186,11 +202,14 @@ class PlanWriter {
     return s + ")";
   }
   bool node(const Node& n);
-  bool elementwise(const Node* n, const std::string& label, const std::string& expr,
+  bool elementwise(const Node* n, const std::string& label, const std::vector<std::string>& steps,
                    const std::vector<const Value*>& operands, const Value* out, PlanBuffer outBuffer);
   bool matmul(const Node& n);
   bool rows(const Node& n);
+  bool stdlibRowsNode(const Node& n);
+  PlanBuffer filledTemp(DType d, const Dim& extent, double value);
   bool attention(const Node& n);
+  bool referenceAttention(const Node& n, const std::string& name);
   bool rowsGrad(const Node& n);
   bool rmsnormGrad(const Node& n);
   bool sumTo(const Node& n);
@@ -203,7 +222,12 @@ class PlanWriter {
   HostPlan plan_;
   std::map<const Value*, PlanBuffer> buffers_;
   std::map<const Value*, unsigned> scalarParams_;
+  std::map<int64_t, unsigned> slots_;  // plan-memory's slots -> temporaries
   std::vector<bool> claimed_;
+  bool usesStdlibNN_ = false;
+
+ public:
+  bool usesStdlibNN() const { return usesStdlibNN_; }
 };
 
 bool PlanWriter::node(const Node& n) {
@@ -216,26 +240,35 @@ bool PlanWriter::node(const Node& n) {
     // The stored value is the parameter's final value (for Region[reduce_sum], the builder
     // already added the old one): a copy into the caller's tensor.
     const Value* dst = n.operands[0];
-    return elementwise(&n, "store", "$0", {n.operands[1]}, dst, buffers_.at(dst));
+    if (n.attrs.getBool("in_place", false)) return true;  // plan-memory: computed into the parameter
+    return elementwise(&n, "store", {"$0"}, {n.operands[1]}, dst, buffers_.at(dst));
   }
   if (n.is(OpId::Fill)) {
     PlanBuffer b = allocate(n.result());
-    return elementwise(&n, "fill", literal(n.attrs.getFloat("value", 0)), {}, n.result(), b);
+    return elementwise(&n, "fill", {literal(n.attrs.getFloat("value", 0))}, {}, n.result(), b);
   }
   if (n.has(T_Elementwise) && n.info().expr && !n.is(OpId::Cast) && !n.is(OpId::BroadcastTo)) {
     std::vector<const Value*> ops(n.operands.begin(), n.operands.end());
     PlanBuffer b = allocate(n.result());
-    return elementwise(&n, n.info().name + 6, n.info().expr, ops, n.result(), b);
+    return elementwise(&n, n.info().name + 6, {n.info().expr}, ops, n.result(), b);
+  }
+  if (n.is(OpId::Fused)) {
+    std::vector<const Value*> ops(n.operands.begin(), n.operands.end());
+    std::vector<std::string> steps;
+    for (const Attr& a : n.attrs.get("body")->asList()) steps.push_back(a.asStr());
+    PlanBuffer b = allocate(n.result());
+    return elementwise(&n, "fused", steps, ops, n.result(), b);
   }
   if (n.is(OpId::BroadcastTo)) {
     PlanBuffer b = allocate(n.result());
-    return elementwise(&n, "broadcast_to", "$0", {n.operands[0]}, n.result(), b);
+    return elementwise(&n, "broadcast_to", {"$0"}, {n.operands[0]}, n.result(), b);
   }
   switch (n.op) {
     case OpId::MatMul: return matmul(n);
     case OpId::Softmax:
     case OpId::LogSoftmax:
-    case OpId::RMSNorm: return rows(n);
+    case OpId::RMSNorm:
+    case OpId::LayerNorm: return rows(n);
     case OpId::SoftmaxGrad:
     case OpId::LogSoftmaxGrad: return rowsGrad(n);
     case OpId::RMSNormGrad: return rmsnormGrad(n);
@@ -247,7 +280,7 @@ bool PlanWriter::node(const Node& n) {
 }
 
 // out[i...] = expr(operands broadcast to out's shape).
-bool PlanWriter::elementwise(const Node* n, const std::string& label, const std::string& expr,
+bool PlanWriter::elementwise(const Node* n, const std::string& label, const std::vector<std::string>& steps,
                              const std::vector<const Value*>& operands, const Value* out, PlanBuffer outBuffer) {
   const Type& ot = out->type;
   size_t r = ot.rank();
@@ -279,6 +312,13 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
       continue;
     }
     if (v->type.dtype != d) return refuse(n, "operands of another dtype than the result have no kernel form yet");
+    auto own = buffers_.find(v);
+    if (own != buffers_.end() && own->second.kind == outBuffer.kind && own->second.index == outBuffer.index &&
+        v->type.shape == ot.shape) {
+      // Computed in place (plan-memory): the element is read through y before it is written.
+      terms.push_back("y[" + indexList(r) + "]");
+      continue;
+    }
     size_t q = v->type.rank();
     if (q == 0) return refuse(n, "rank-0 tensor operands have no kernel form yet");
     std::vector<std::string> ext, idx;
@@ -304,15 +344,17 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
   step.args.push_back({PlanArg::Kind::Tensor, outBuffer, 0});
   decomposeIndex(k, dims);
   std::string at = "y[" + indexList(r) + "]";
-  std::string value = splice(expr, terms);
-  k.line(2, at + " = " + std::string(dtypeName(d)) + "(" + value + ")");
+  // Each step rounds to the dtype, as the separate kernels of a fused chain would.
+  for (size_t j = 0; j + 1 < steps.size(); ++j)
+    k.line(2, "s" + std::to_string(j) + " = " + std::string(dtypeName(d)) + "(" + splice(steps[j], terms) + ")");
+  k.line(2, at + " = " + std::string(dtypeName(d)) + "(" + splice(steps.back(), terms) + ")");
   source_ += k.str();
   plan_.steps.push_back(std::move(step));
   return true;
 }
 
-// y[i, j] = sum_k a[i, k] b[k, j] (operands read transposed per {transpose_a, transpose_b}),
-// summed in order of k at the dtype.
+// y = a @ b (operands read transposed per {transpose_a, transpose_b}): f32 in the tiled form
+// (graph/KernelForms.cpp); tile_shape is a hint the form does not take yet.
 bool PlanWriter::matmul(const Node& n) {
   const Value *a = n.operands[0], *b = n.operands[1];
   if (a->type.rank() != 2 || b->type.rank() != 2)
@@ -322,11 +364,18 @@ bool PlanWriter::matmul(const Node& n) {
   DType d = n.result()->type.dtype;
   bool ta = n.attrs.getBool("transpose_a", false), tb = n.attrs.getBool("transpose_b", false);
   std::string name = nextKernel("matmul");
+  PlanBuffer out = allocate(n.result());
+  plan_.steps.push_back({name, {tensorArg(a), tensorArg(b), {PlanArg::Kind::Tensor, out, 0}}});
+  if (d == DType::FP32) {
+    source_ += tiledMatmul(name, d, ta, tb);
+    return true;
+  }
+  // f64: tile.dot accumulates in f32, so f64 keeps the reference form (one tile per element,
+  // k in order at f64).
   KernelText k(name);
   k.tensor("a", d, ta ? std::vector<std::string>{"K", "M"} : std::vector<std::string>{"M", "K"});
   k.tensor("b", d, tb ? std::vector<std::string>{"N", "K"} : std::vector<std::string>{"K", "N"});
   k.tensor("y", d, {"M", "N"}, true);
-  PlanBuffer out = allocate(n.result());
   decomposeIndex(k, {"M", "N"});
   std::string dt = dtypeName(d);
   k.line(2, "acc = " + dt + "(0.0)");
@@ -334,7 +383,6 @@ bool PlanWriter::matmul(const Node& n) {
   k.line(3, std::string("acc += ") + (ta ? "a[k, i0]" : "a[i0, k]") + " * " + (tb ? "b[i1, k]" : "b[k, i1]"));
   k.line(2, "y[i0, i1] = acc");
   source_ += k.str();
-  plan_.steps.push_back({name, {tensorArg(a), tensorArg(b), {PlanArg::Kind::Tensor, out, 0}}});
   return true;
 }
 
@@ -344,6 +392,8 @@ bool PlanWriter::rows(const Node& n) {
   const Value* x = n.operands[0];
   if (x->type.rank() != 2) return refuse(&n, std::string(n.info().name) + " of rank other than 2 has no kernel yet");
   DType d = x->type.dtype;
+  if (d == DType::FP32) return stdlibRowsNode(n);
+  if (n.is(OpId::LayerNorm)) return refuse(&n, "graph.layernorm on f64 tensors has no kernel yet (f32 does)");
   std::string dt = dtypeName(d);
   std::string name = nextKernel(n.info().name + 6);
   KernelText k(name);
@@ -376,8 +426,56 @@ bool PlanWriter::rows(const Node& n) {
   return true;
 }
 
-// o[i, e] = sum_j softmax_j(scale * q[i] . k[j]) v[j, e] with the online softmax (running
-// maximum and sum over j in order); lse[0, i] = m + log(l), written by the tiles of column 0.
+// An f32 row op through stdlib.nn's row helpers (graph/KernelForms.cpp). The norms' missing
+// weight is a tensor of ones and layernorm's missing bias one of zeros, so the one stdlib form
+// serves every variant.
+bool PlanWriter::stdlibRowsNode(const Node& n) {
+  const Value* x = n.operands[0];
+  RowsForm form = n.is(OpId::Softmax)      ? RowsForm::Softmax
+                  : n.is(OpId::LogSoftmax) ? RowsForm::LogSoftmax
+                  : n.is(OpId::RMSNorm)    ? RowsForm::RMSNorm
+                                           : RowsForm::LayerNorm;
+  for (const Value* v : n.operands)
+    if (v->type.dtype != DType::FP32) return refuse(&n, "a weight of another dtype has no kernel form yet");
+  PlanStep step{"", {tensorArg(x)}};
+  const Dim& C = x->type.shape[1];
+  if (form == RowsForm::RMSNorm || form == RowsForm::LayerNorm) {
+    step.args.push_back(n.operands.size() > 1 ? tensorArg(n.operands[1])
+                                              : PlanArg{PlanArg::Kind::Tensor, filledTemp(DType::FP32, C, 1.0), 0});
+    if (form == RowsForm::LayerNorm)
+      step.args.push_back(n.operands.size() > 2 ? tensorArg(n.operands[2])
+                                                : PlanArg{PlanArg::Kind::Tensor, filledTemp(DType::FP32, C, 0.0), 0});
+  }
+  step.kernel = nextKernel(n.info().name + 6);
+  step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result()), 0});
+  source_ += stdlibRows(step.kernel, form, literal(n.attrs.getFloat("eps", 1e-6)));
+  usesStdlibNN_ = true;
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// A temporary vector of `extent` elements, all `value` (one fill kernel).
+PlanBuffer PlanWriter::filledTemp(DType d, const Dim& extent, double value) {
+  plan_.temps.push_back({d, {extent}});
+  PlanBuffer b{PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+  std::string name = nextKernel("fill");
+  KernelText k(name);
+  k.tensor("y", d, {"d0"}, true);
+  decomposeIndex(k, {"d0"});
+  k.line(2, "y[i0] = " + std::string(dtypeName(d)) + "(" + literal(value) + ")");
+  source_ += k.str();
+  plan_.steps.push_back({name, {{PlanArg::Kind::Tensor, b, 0}}});
+  return b;
+}
+
+// {scale} as Tessera source; by default 1/sqrt(D), D the kernel's head extent.
+std::string attentionScale(const Node& n, const std::string& dt) {
+  return n.attrs.has("scale") ? dt + "(" + literal(n.attrs.getFloat("scale", 1)) + ")"
+                              : dt + "(1.0) / sqrt(" + dt + "(D))";
+}
+
+// o = softmax(scale * q k^T) v for one head: f32 in the tiled form (graph/KernelForms.cpp),
+// f64 in the reference form.
 bool PlanWriter::attention(const Node& n) {
   if (n.attrs.getInt("heads", 1) != 1) return refuse(&n, "graph.flash_attention with several heads has no kernel yet");
   const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
@@ -388,6 +486,23 @@ bool PlanWriter::attention(const Node& n) {
   if (n.result(1)->type.dtype != d) return refuse(&n, "a log-sum-exp of another dtype has no kernel yet");
   std::string dt = dtypeName(d);
   std::string name = nextKernel("flash_attention");
+  if (d != DType::FP32) return referenceAttention(n, name);
+  PlanBuffer o = allocate(n.result(0));
+  PlanBuffer lse = allocate(n.result(1));
+  std::string scale = attentionScale(n, dt);
+  source_ += tiledAttention(name, d, scale, n.attrs.getBool("causal", false));
+  plan_.steps.push_back(
+      {name,
+       {tensorArg(q), tensorArg(kk), tensorArg(v), {PlanArg::Kind::Tensor, o, 0}, {PlanArg::Kind::Tensor, lse, 0}}});
+  return true;
+}
+
+// The reference form (f64: tile.dot accumulates in f32): one tile per output element, the
+// online softmax over the keys in order; lse[0, i] = m + log(l), written by column 0's tiles.
+bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
+  const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
+  DType d = q->type.dtype;
+  std::string dt = dtypeName(d);
   KernelText k(name);
   k.tensor("q", d, {"S", "D"});
   k.tensor("k", d, {"T", "D"});
@@ -397,8 +512,7 @@ bool PlanWriter::attention(const Node& n) {
   PlanBuffer o = allocate(n.result(0));
   PlanBuffer lse = allocate(n.result(1));
   decomposeIndex(k, {"S", "E"});
-  std::string scale = n.attrs.has("scale") ? dt + "(" + literal(n.attrs.getFloat("scale", 1)) + ")"
-                                           : dt + "(1.0) / sqrt(" + dt + "(D))";
+  std::string scale = attentionScale(n, dt);
   k.line(2, "scale = " + scale);
   k.line(2, "m = " + dt + "(-inf)");
   k.line(2, "l = " + dt + "(0.0)");
@@ -584,20 +698,23 @@ bool PlanWriter::copyResult(size_t i) {
   const Value* r = g_.results[i];
   if (!buffers_.count(r)) return refuse(r->def, "a returned value has no buffer");
   claimed_[i] = true;
-  return elementwise(r->def, "copy", "$0", {r}, r, {PlanBuffer::Kind::Output, static_cast<unsigned>(i)});
+  return elementwise(r->def, "copy", {"$0"}, {r}, r, {PlanBuffer::Kind::Output, static_cast<unsigned>(i)});
 }
 
 }  // namespace
 
 void generateHostCode(const GraphModule& m, GeneratedHostCode& out, DiagnosticEngine& diags) {
+  bool usesStdlibNN = false;
   for (const auto& g : m.graphs) {
     std::string source;
     HostPlan plan;
     PlanWriter w(*g, source, diags);
     if (!w.run(plan)) continue;
+    usesStdlibNN |= w.usesStdlibNN();
     out.source += source;
     out.plans.push_back(std::move(plan));
   }
+  if (usesStdlibNN) out.source = kStdlibNNImport + out.source;
 }
 
 }  // namespace tessera::graph

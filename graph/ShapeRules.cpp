@@ -137,6 +137,41 @@ bool inferElementwise(const Types& in, const Attrs&, Types& out, Unifier& u, std
   return true;
 }
 
+// graph.fused: elementwise broadcasting of the operands, and a body whose every reference names
+// an operand or an earlier step (kernel generation splices them without further checks).
+bool inferFused(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
+  const Attr* body = attrs.get("body");
+  if (!body || !body->isList() || body->asList().empty()) {
+    error = "graph.fused needs {body}, a non-empty list of step expressions";
+    return false;
+  }
+  const AttrList& steps = body->asList();
+  for (size_t j = 0; j < steps.size(); ++j) {
+    if (!steps[j].isStr()) {
+      error = "step " + std::to_string(j) + " of graph.fused's body is not a string";
+      return false;
+    }
+    const std::string& e = steps[j].asStr();
+    for (size_t i = 0; i < e.size(); ++i) {
+      if (e[i] != '$' && e[i] != '#') continue;
+      size_t k = i + 1;
+      while (k < e.size() && std::isdigit(static_cast<unsigned char>(e[k]))) ++k;
+      size_t limit = e[i] == '$' ? in.size() : j;
+      if (k == i + 1 || k - i > 6 || std::stoul(e.substr(i + 1, k - i - 1)) >= limit) {
+        error = "step " + std::to_string(j) + " of graph.fused's body refers to '" + e.substr(i, k - i) +
+                "', which is not " + (e[i] == '$' ? "an operand" : "an earlier step");
+        return false;
+      }
+    }
+  }
+  if (!inferElementwise(in, attrs, out, u, error)) return false;
+  if (!out[0].isTensor()) {
+    error = "graph.fused needs a tensor operand";
+    return false;
+  }
+  return true;
+}
+
 bool inferCast(const Types& in, const Attrs& attrs, Types& out, Unifier&, std::string& error) {
   DType d;
   if (!dtypeAttr(attrs, d, error)) return false;

@@ -111,7 +111,10 @@ bool compileHostFunctions(graph::GraphModule& graphs, const DriverOptions& opts,
   FileID file = sm.addBuffer("<host kernels of " + graphs.name + ">", code.source);
   std::vector<Token> tokens = lexBuffer(sm, file, diags);
   Module* ast = parseTokens(tokens, sm, file, ctx, diags);
+  // Generated row kernels import stdlib.nn (graph/KernelForms.h): the user module's search paths.
   SemaContext sema(sm, ctx);
+  sema.includePaths = opts.includePaths;
+  sema.stdlibDir = opts.stdlibDirGiven ? opts.stdlibDir : defaultStdlibDir();
   if (diags.hasErrors() || !analyzeModule(*ast, sema, diags)) return false;
   for (const graph::HostPlan& p : code.plans)
     for (const graph::PlanStep& s : p.steps)
