@@ -151,6 +151,12 @@ bool EntryWriter::launch(const HostEntryStep& s, const HostEntry& e, llvm::Value
     llvm::Value* slot = b_.CreateGEP(argTy_, args, b_.getInt32(i));
     llvm::Value* value = b_.CreateStructGEP(argTy_, slot, 2);
     b_.CreateStore(b_.getInt64(0), value);
+    if (a.kind == HostEntryArg::Kind::Extent) {
+      b_.CreateStore(b_.getInt32(TESSERA_PARAM_SCALAR), b_.CreateStructGEP(argTy_, slot, 0));
+      b_.CreateStore(b_.getInt32(TESSERA_I64), b_.CreateStructGEP(argTy_, slot, 1));
+      b_.CreateStore(extent(a.extent), value);
+      continue;
+    }
     if (a.kind == HostEntryArg::Kind::ScalarParam) {
       b_.CreateStore(b_.getInt32(TESSERA_PARAM_SCALAR), b_.CreateStructGEP(argTy_, slot, 0));
       b_.CreateStore(b_.getInt32(e.params[a.index].dtype), b_.CreateStructGEP(argTy_, slot, 1));

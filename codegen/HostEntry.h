@@ -34,8 +34,10 @@ struct HostEntrySymbol {
 };
 
 struct HostEntryArg {
-  enum class Kind : uint8_t { Param, Output, Temp, ScalarParam } kind = Kind::Param;
+  // Extent: an i64 scalar evaluated from the bound symbols (the element count of a mean).
+  enum class Kind : uint8_t { Param, Output, Temp, ScalarParam, Extent } kind = Kind::Param;
   unsigned index = 0;
+  std::vector<ExtentOp> extent;  // Extent
 };
 
 struct HostEntryStep {

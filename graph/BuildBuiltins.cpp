@@ -164,11 +164,23 @@ public:
     Value* k = tensor(1, "k", "k");
     Value* v = tensor(2, "v", "v");
     Attrs attrs;
-    int64_t heads = static_cast<int64_t>(number(SIZE_MAX, "heads", 1));
+    // q, k, v split from one tensor by split_qkv(..., heads=n) take its heads unless given.
+    int64_t split = 1;
+    if (q->def && q->def->is(OpId::SplitQKV) && k->def == q->def && v->def == q->def)
+      split = q->def->attrs.getInt("heads", 1);
+    int64_t heads = static_cast<int64_t>(number(SIZE_MAX, "heads", static_cast<double>(split)));
     attrs.set("heads", Attr::i(heads));
     if (flag("causal", false)) attrs.set("causal", Attr::b(true));
     if (get(SIZE_MAX, "scale")) attrs.set("scale", Attr::f(number(SIZE_MAX, "scale", 1)));
     return of(b.opN(OpId::FlashAttention, {q, k, v}, at(), attrs)[0]);
+  }
+  HValue splitQKV() {
+    allowKeywords({"heads"});
+    Value* x = tensor(0, "qkv", "the operand");
+    Attrs attrs;
+    attrs.set("heads", Attr::i(static_cast<int64_t>(number(SIZE_MAX, "heads", 1))));
+    std::vector<Value*> r = b.opN(OpId::SplitQKV, {x}, at(), attrs);
+    return HValue::tuple({of(r[0]), of(r[1]), of(r[2])});
   }
   HValue reduce(OpId id) {
     allowKeywords({"axis", "keepdims"});
@@ -262,9 +274,17 @@ public:
     return of(b.op(OpId::Randn, {}, at(), attrs));
   }
   HValue grad() {
-    b.diags().report(diag::err_graph_unsupported, at())
-        << "'tessera.grad'" << " yet: differentiate with '@autodiff', whose backward function '<name>_backward' takes the cotangents of the results";
-    b.fail();
+    allowKeywords({});
+    if (args.size() != 1 || !args[0].is(HValue::Kind::Function)) {
+      b.diags().report(diag::err_graph_unsupported, at())
+          << ("'tessera.grad' of " + (args.empty() ? std::string("nothing") : args[0].describe()))
+          << "; it takes one host function (a 'def' of this module)";
+      b.fail();
+    }
+    HValue h;
+    h.kind = HValue::Kind::Grad;
+    h.fn = args[0].fn;
+    return h;
   }
   HValue collective(OpId id) {
     allowKeywords({"axis", "op", "deterministic", "dim", "mesh", "algo"});
@@ -351,6 +371,7 @@ const Row kHandlers[] = {
   {BuiltinId::RmsnormSafe, [](BuiltinCall& c) { return c.norm(OpId::RMSNorm, false); }},
   {BuiltinId::LayernormSafe, [](BuiltinCall& c) { return c.norm(OpId::LayerNorm, true); }},
   {BuiltinId::FlashAttention, [](BuiltinCall& c) { return c.flashAttention(); }},
+  {BuiltinId::SplitQkv, [](BuiltinCall& c) { return c.splitQKV(); }},
   {BuiltinId::OpSum, [](BuiltinCall& c) { return c.reduce(OpId::ReduceSum); }},
   {BuiltinId::OpMean, [](BuiltinCall& c) { return c.reduce(OpId::ReduceMean); }},
   {BuiltinId::OpMax, [](BuiltinCall& c) { return c.reduce(OpId::ReduceMax); }},

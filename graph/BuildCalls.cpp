@@ -2,6 +2,7 @@
 // configurations.
 #include <set>
 
+#include "graph/Autodiff.h"
 #include "graph/BuildContext.h"
 #include "sema/Sema.h"
 
@@ -27,6 +28,7 @@ HValue FunctionBuilder::call(const CallExpr* c) {
   switch (callee.kind) {
     case HValue::Kind::Builtin: return builtin(*callee.builtin, c, args, kwargs);
     case HValue::Kind::Function: return callFunction(callee.fn, args, kwargs, c->range);
+    case HValue::Kind::Grad: return gradCall(callee.fn, args, kwargs, c->range);
     case HValue::Kind::Kernel: return launchKernel(HValue(), callee.fn, args, argExprs, c->range);
     case HValue::Kind::Launch:
       if (!callee.fn) {  // launch.grid(...)(k)
@@ -198,6 +200,47 @@ HValue FunctionBuilder::launchKernel(const HValue& cfg, const FunctionDefStmt* k
     }
   }
   return HValue::none();
+}
+
+}  // namespace tessera::graph
+
+namespace tessera::graph {
+
+// tessera.grad(f)(x, ...) is the gradient of f at (x, ...) with respect to x, as JAX's grad with
+// argnums=0: f is inlined on the arguments (its nodes are the tape), its result must be a
+// floating-point tensor of rank 0 (a loss), and the reverse sweep of graph/Autodiff.cpp runs from
+// a seed of 1. The forward nodes stay in the graph (the backward ones read them); dce removes
+// those nothing reads.
+HValue FunctionBuilder::gradCall(const FunctionDefStmt* def, const std::vector<HValue>& args,
+                                 const std::vector<std::pair<std::string, HValue>>& kwargs, SourceRange at) {
+  if (args.empty() || !args[0].is(HValue::Kind::Value) || !args[0].value->type.isTensor() ||
+      !isFloat(args[0].value->type.dtype)) {
+    diags_.report(diag::err_graph_unsupported, at)
+        << ("the gradient of '" + def->name + "' with respect to " +
+            (args.empty() ? std::string("nothing") : args[0].describe()))
+        << "; its first argument must be a floating-point tensor";
+    fail();
+  }
+  Node* last = g_.nodes.empty() ? nullptr : g_.nodes.back().get();
+  HValue r = callFunction(def, args, kwargs, at);
+  if (!r.is(HValue::Kind::Value) || !r.value->type.isTensor() || r.value->type.rank() != 0 ||
+      !isFloat(r.value->type.dtype)) {
+    diags_.report(diag::err_graph_unsupported, at)
+        << ("'tessera.grad' of '" + def->name + "', which returns " + r.describe())
+        << "; it needs a function whose result is a floating-point tensor of rank 0 (a loss: reduce with op.sum or op.mean)";
+    fail();
+  }
+  std::vector<Node*> tape;
+  auto it = last ? std::next(g_.position(last)) : g_.nodes.begin();
+  for (; it != g_.nodes.end(); ++it) tape.push_back(it->get());
+  Attrs seedAttrs;
+  seedAttrs.set("shape", Attr::dims({}));
+  seedAttrs.set("value", Attr::f(1.0));
+  seedAttrs.set("dtype", Attr::s(dtypeName(r.value->type.dtype)));
+  Value* seed = op(OpId::Fill, {}, at, seedAttrs);
+  std::vector<Value*> grads;
+  if (!differentiate(g_, tape, {{r.value, seed}}, {args[0].value}, grads, diags_)) fail();
+  return HValue::of(grads[0]);
 }
 
 }  // namespace tessera::graph

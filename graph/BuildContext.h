@@ -38,12 +38,13 @@ struct HValue {
     Builtin,
     Launch,    // launch.grid(...), launch.grid(...)(k), index_launch(...)(k)
     Dtype,     // a dtype name (casts when called)
+    Grad,      // tessera.grad(f): calling it gives the gradient of f for its first argument
   } kind = Kind::None;
   Value* value = nullptr;
   ConstValue c;
   graph::Dim dim;
   std::vector<HValue> elems;  // Tuple; Launch: the grid (blocks), then the threads
-  const FunctionDefStmt* fn = nullptr;  // Function, Kernel, Launch (the kernel once given)
+  const FunctionDefStmt* fn = nullptr;  // Function, Kernel, Launch (the kernel once given), Grad
   const BuiltinInfo* builtin = nullptr;
   DType dtype = DType::FP32;     // Dtype
   size_t gridRank = 0;           // Launch: how many of elems are the grid
@@ -131,6 +132,9 @@ public:
   HValue call(const CallExpr* c);
   HValue launchKernel(const HValue& cfg, const FunctionDefStmt* kernel, const std::vector<HValue>& args,
                       const std::vector<const Expr*>& argExprs, SourceRange at);
+  // tessera.grad(f)(args): f inlined on args, then the reverse sweep from its rank-0 result.
+  HValue gradCall(const FunctionDefStmt* def, const std::vector<HValue>& args,
+                  const std::vector<std::pair<std::string, HValue>>& kwargs, SourceRange at);
 
   // ---- BuildBuiltins.cpp
   HValue builtin(const BuiltinInfo& b, const CallExpr* c, const std::vector<HValue>& args,

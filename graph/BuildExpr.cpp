@@ -18,6 +18,7 @@ std::string HValue::describe() const {
     case Kind::Builtin: return std::string("the builtin '") + builtin->name + "'";
     case Kind::Launch: return "a launch configuration";
     case Kind::Dtype: return std::string("the dtype ") + dtypeName(dtype);
+    case Kind::Grad: return "the gradient of '" + fn->name + "'";
   }
   return "a value";
 }

@@ -36,9 +36,11 @@ struct PlanBuffer {
 };
 
 struct PlanArg {
-  enum class Kind : uint8_t { Tensor, ScalarParam } kind = Kind::Tensor;
+  // Extent: an i64 scalar evaluated from the parameters' shapes when the function runs.
+  enum class Kind : uint8_t { Tensor, ScalarParam, Extent } kind = Kind::Tensor;
   PlanBuffer buffer;   // Tensor (Param: a tensor parameter)
   unsigned param = 0;  // ScalarParam: a scalar parameter of the function
+  Dim extent = Dim::constant(0);  // Extent
 };
 
 struct PlanStep {

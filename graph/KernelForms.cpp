@@ -70,36 +70,63 @@ std::string stdlibRows(const std::string& name, RowsForm form, const std::string
   return s;
 }
 
-// The online softmax of examples/flash_attention.tessera for one head: the running maximum m
-// and sum l of each query row carried through the key blocks, the output rescaled as m grows;
-// the causal form stops at the diagonal block and masks the keys after each row.
-std::string tiledAttention(const std::string& name, DType d, const std::string& scale, bool causal) {
+// The online softmax of examples/flash_attention.tessera: the running maximum m and sum l of
+// each query row carried through the key blocks, the output rescaled as m grows; the causal
+// form stops at the diagonal block and masks the keys after each row. With several heads (side
+// by side in the last axes, head dims dq and dv constants) each group takes a (head, query
+// block) pair and works on the head's columns.
+std::string tiledAttention(const std::string& name, DType d, const std::string& scale, bool causal, int64_t heads,
+                           int64_t dq, int64_t dv) {
   std::string dt = dtypeName(d);
   std::string z = d == DType::FP32 ? "" : ", dtype=" + dt;
+  bool multi = heads > 1;
+  std::string qc = multi ? ", c0:c0 + " + std::to_string(dq) : "";
+  std::string vc = multi ? ", e0:e0 + " + std::to_string(dv) : "";
   std::string s = "@kernel tile[(128,)]\ndef " + name + "(q: " + dt + "[S, D], k: " + dt + "[T, D], v: " + dt +
-                  "[T, E], o: mut " + dt + "[S, E], lse: mut " + dt + "[1, S]):\n";
+                  "[T, E], o: mut " + dt + "[S, E], lse: mut " + dt + "[" + std::to_string(heads) + ", S]):\n";
   s += "    scale = " + scale + "\n";
-  s += "    for qb in tile.range(q, axis=0, step=64):\n";
-  s += "        qt = q[qb]\n";
+  if (multi) {
+    s += "    for h, qb in tile.range(lse, axis=(0, 1), step=64):\n";
+    s += "        c0 = h * " + std::to_string(dq) + "\n";
+    s += "        e0 = h * " + std::to_string(dv) + "\n";
+  } else {
+    s += "    for qb in tile.range(q, axis=0, step=64):\n";
+  }
+  s += "        qt = q[qb" + qc + "]\n";
   if (causal) s += "        rows = qb.start + tile.arange(64)[:, None]\n";
   s += "        m = tile.full((64,), -inf" + z + ")\n";
   s += "        l = tile.zeros((64,)" + z + ")\n";
-  s += "        acc = tile.zeros((64, E)" + z + ")\n";
+  s += "        acc = tile.zeros((64, " + (multi ? std::to_string(dv) : std::string("E")) + ")" + z + ")\n";
   s += std::string("        for kb in tile.range(k, axis=0, step=64") + (causal ? ", stop=qb.stop" : "") + "):\n";
   if (causal) {
     s += "            cols = kb.start + tile.arange(64)[None, :]\n";
-    s += "            s = tile.where(cols <= rows, tile.dot(qt, k[kb].T) * scale, -inf)\n";
+    s += "            s = tile.where(cols <= rows, tile.dot(qt, k[kb" + qc + "].T) * scale, -inf)\n";
   } else {
-    s += "            s = tile.dot(qt, k[kb].T) * scale\n";
+    s += "            s = tile.dot(qt, k[kb" + qc + "].T) * scale\n";
   }
   s += "            m_new = max(m, tile.max(s, axis=1))\n";
   s += "            p = exp(s - m_new[:, None])\n";
   s += "            alpha = exp(m - m_new)\n";
   s += "            l = l * alpha + tile.sum(p, axis=1)\n";
-  s += "            acc = acc * alpha[:, None] + tile.dot(p, v[kb])\n";
+  s += "            acc = acc * alpha[:, None] + tile.dot(p, v[kb" + vc + "])\n";
   s += "            m = m_new\n";
-  s += "        o[qb] = acc / l[:, None]\n";
-  s += "        lse[0, qb] = m + log(l)\n\n";
+  s += "        o[qb" + vc + "] = acc / l[:, None]\n";
+  s += std::string("        lse[") + (multi ? "h" : "0") + ", qb] = m + log(l)\n\n";
+  return s;
+}
+
+// q, k, v = the thirds of x's last axis: one tile per element of q copies one element of each.
+std::string splitQKV(const std::string& name, DType d) {
+  std::string dt = dtypeName(d);
+  std::string s = "@kernel\ndef " + name + "(x: " + dt + "[R, C], q: mut " + dt + "[R, E], k: mut " + dt +
+                  "[R, E], v: mut " + dt + "[R, E]):\n";
+  s += "    t = tile.linear_id()\n";
+  s += "    if t < R * E:\n";
+  s += "        i = t // E\n";
+  s += "        j = t % E\n";
+  s += "        q[i, j] = x[i, j]\n";
+  s += "        k[i, j] = x[i, E + j]\n";
+  s += "        v[i, j] = x[i, 2 * E + j]\n\n";
   return s;
 }
 

@@ -10,6 +10,8 @@
 
 #include "graph/GraphDiagnostics.h"
 #include "graph/KernelForms.h"
+#include "graph/Printer.h"
+#include "graph/ShapeRules.h"
 
 namespace tessera::graph {
 
@@ -24,6 +26,10 @@ std::string literal(double v) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
+
+// The shape a value has in the plan and in kernels: a rank-0 tensor is one element of shape [1]
+// (kernel parameters have at least one axis).
+Shape planShape(const Type& t) { return t.rank() == 0 ? Shape{Dim::constant(1)} : t.shape; }
 
 // "($0 + #1)" with each $i replaced by terms[i] and each #j by the local of step j (graph.fused).
 std::string splice(const std::string& expr, const std::vector<std::string>& terms) {
@@ -123,7 +129,7 @@ class PlanWriter {
     }
     for (const Value* r : g_.results) {
       if (!r->type.isTensor()) return refuse(nullptr, "it returns a scalar, which entry points do not return yet");
-      plan_.outputs.push_back({r->type.dtype, r->type.shape});
+      plan_.outputs.push_back({r->type.dtype, planShape(r->type)});
     }
     claimed_.assign(g_.results.size(), false);
     for (const auto& n : g_.nodes)
@@ -166,9 +172,9 @@ class PlanWriter {
       if (b->isList() && v->index < b->asList().size() && b->asList()[v->index].isInt())
         slot = b->asList()[v->index].asInt();
     if (slot >= 0 && slots_.count(slot) && plan_.temps[slots_[slot]].dtype == v->type.dtype &&
-        plan_.temps[slots_[slot]].shape == v->type.shape)
+        plan_.temps[slots_[slot]].shape == planShape(v->type))
       return buffers_[v] = {PlanBuffer::Kind::Temp, slots_[slot]};
-    plan_.temps.push_back({v->type.dtype, v->type.shape});
+    plan_.temps.push_back({v->type.dtype, planShape(v->type)});
     unsigned t = static_cast<unsigned>(plan_.temps.size() - 1);
     if (slot >= 0) slots_[slot] = t;
     return buffers_[v] = {PlanBuffer::Kind::Temp, t};
@@ -184,6 +190,9 @@ class PlanWriter {
     for (const auto* list : {&plan_.outputs, &plan_.temps})
       for (const PlanTensor& t : *list)
         for (const Dim& d : t.shape) d.collectSymbols(used);
+    for (const PlanStep& s : plan_.steps)
+      for (const PlanArg& a : s.args)
+        if (a.kind == PlanArg::Kind::Extent) a.extent.collectSymbols(used);
     for (const std::string& s : used)
       if (!bound.count(s))
         return refuse(nullptr,
@@ -213,7 +222,10 @@ class PlanWriter {
   bool rowsGrad(const Node& n);
   bool rmsnormGrad(const Node& n);
   bool sumTo(const Node& n);
+  bool reduce(const Node& n);
   bool transpose(const Node& n);
+  bool split(const Node& n);
+  bool reshape(const Node& n);
   bool copyResult(size_t i);
 
   const Graph& g_;
@@ -235,7 +247,7 @@ bool PlanWriter::node(const Node& n) {
     if (r->type.isTensor() && !supportedDType(r->type.dtype))
       return refuse(&n, std::string(n.info().name) + " on " + dtypeName(r->type.dtype) +
                             " tensors has no kernel yet (f32 and f64 do)");
-  if (n.is(OpId::Constant)) return true;  // folds into the kernels that use it
+  if (n.is(OpId::Constant) || n.is(OpId::DimValue)) return true;  // folds into the kernels that use it
   if (n.is(OpId::Store)) {
     // The stored value is the parameter's final value (for Region[reduce_sum], the builder
     // already added the old one): a copy into the caller's tensor.
@@ -273,8 +285,13 @@ bool PlanWriter::node(const Node& n) {
     case OpId::LogSoftmaxGrad: return rowsGrad(n);
     case OpId::RMSNormGrad: return rmsnormGrad(n);
     case OpId::SumTo: return sumTo(n);
+    case OpId::ReduceSum:
+    case OpId::ReduceMean:
+    case OpId::ReduceMax: return reduce(n);
     case OpId::FlashAttention: return attention(n);
     case OpId::Transpose: return transpose(n);
+    case OpId::SplitQKV: return split(n);
+    case OpId::Reshape: return reshape(n);
     default: return refuse(&n, std::string(n.info().name) + " has no kernel yet");
   }
 }
@@ -283,9 +300,10 @@ bool PlanWriter::node(const Node& n) {
 bool PlanWriter::elementwise(const Node* n, const std::string& label, const std::vector<std::string>& steps,
                              const std::vector<const Value*>& operands, const Value* out, PlanBuffer outBuffer) {
   const Type& ot = out->type;
-  size_t r = ot.rank();
-  if (r == 0 || r > 4)
-    return refuse(n, label + " of rank " + std::to_string(r) + " has no kernel yet (ranks 1 to 4 do)");
+  if (ot.rank() > 4)
+    return refuse(n, label + " of rank " + std::to_string(ot.rank()) + " has no kernel yet (ranks 0 to 4 do)");
+  Shape oshape = planShape(ot);
+  size_t r = oshape.size();
   DType d = ot.dtype;
   std::string name = nextKernel(label.c_str());
   KernelText k(name);
@@ -296,7 +314,20 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
   for (size_t a = 0; a < operands.size(); ++a) {
     const Value* v = operands[a];
     std::string pn = "a" + std::to_string(a);
-    if (v->def && v->def->is(OpId::Constant)) {
+    const Attr* dimValue = v->def && v->def->is(OpId::DimValue) ? v->def->attrs.get("value") : nullptr;
+    if (dimValue && dimValue->isStr()) {
+      // An extent known when the function runs (a mean's count): an i64 argument of the launch.
+      bool ok = false;
+      Dim e = parseDimSpelling(dimValue->asStr(), ok);
+      if (!ok) return refuse(n, "the extent '" + dimValue->asStr() + "' cannot be evaluated");
+      k.scalar(pn, DType::INT64);
+      PlanArg arg{PlanArg::Kind::Extent, {}, 0};
+      arg.extent = e;
+      step.args.push_back(arg);
+      terms.push_back(std::string(dtypeName(d)) + "(" + pn + ")");
+      continue;
+    }
+    if (v->def && (v->def->is(OpId::Constant) || v->def->is(OpId::DimValue))) {
       double c = v->def->attrs.getFloat("value", 0);
       if (std::isnan(c)) return refuse(n, "a NaN constant has no kernel form yet");
       if (d == DType::FP32 && std::fabs(c) > std::numeric_limits<float>::max()) c = c > 0 ? INFINITY : -INFINITY;
@@ -314,20 +345,20 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
     if (v->type.dtype != d) return refuse(n, "operands of another dtype than the result have no kernel form yet");
     auto own = buffers_.find(v);
     if (own != buffers_.end() && own->second.kind == outBuffer.kind && own->second.index == outBuffer.index &&
-        v->type.shape == ot.shape) {
+        planShape(v->type) == oshape) {
       // Computed in place (plan-memory): the element is read through y before it is written.
       terms.push_back("y[" + indexList(r) + "]");
       continue;
     }
-    size_t q = v->type.rank();
-    if (q == 0) return refuse(n, "rank-0 tensor operands have no kernel form yet");
+    Shape vshape = planShape(v->type);
+    size_t q = vshape.size();
     std::vector<std::string> ext, idx;
     for (size_t ax = 0; ax < q; ++ax) {
       size_t oa = ax + (r - q);
-      if (v->type.shape[ax] == ot.shape[oa]) {
+      if (vshape[ax] == oshape[oa]) {
         ext.push_back(dims[oa]);
         idx.push_back("i" + std::to_string(oa));
-      } else if (v->type.shape[ax].isConst() && v->type.shape[ax].value() == 1) {
+      } else if (vshape[ax].isConst() && vshape[ax].value() == 1) {
         ext.push_back("1");
         idx.push_back("0");
       } else {
@@ -474,10 +505,10 @@ std::string attentionScale(const Node& n, const std::string& dt) {
                               : dt + "(1.0) / sqrt(" + dt + "(D))";
 }
 
-// o = softmax(scale * q k^T) v for one head: f32 in the tiled form (graph/KernelForms.cpp),
-// f64 in the reference form.
+// o = softmax(scale * q k^T) v per head (heads side by side in the last axes; the default scale
+// is 1/sqrt of the head dim): f32 in the tiled form (graph/KernelForms.cpp) when the head dims
+// are constants or there is one head, else (and for f64) the reference form.
 bool PlanWriter::attention(const Node& n) {
-  if (n.attrs.getInt("heads", 1) != 1) return refuse(&n, "graph.flash_attention with several heads has no kernel yet");
   const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
   DType d = q->type.dtype;
   for (const Value* x : {q, kk, v})
@@ -486,11 +517,18 @@ bool PlanWriter::attention(const Node& n) {
   if (n.result(1)->type.dtype != d) return refuse(&n, "a log-sum-exp of another dtype has no kernel yet");
   std::string dt = dtypeName(d);
   std::string name = nextKernel("flash_attention");
-  if (d != DType::FP32) return referenceAttention(n, name);
+  int64_t heads = n.attrs.getInt("heads", 1);
+  const Dim &D = q->type.shape[1], &E = v->type.shape[1];
+  // The tiled form needs constant head dims when there are several heads.
+  bool constHeads = heads == 1 || (D.isConst() && E.isConst());
+  if (d != DType::FP32 || !constHeads) return referenceAttention(n, name);
   PlanBuffer o = allocate(n.result(0));
   PlanBuffer lse = allocate(n.result(1));
-  std::string scale = attentionScale(n, dt);
-  source_ += tiledAttention(name, d, scale, n.attrs.getBool("causal", false));
+  std::string scale = heads == 1 ? attentionScale(n, dt)
+                                 : n.attrs.has("scale") ? attentionScale(n, dt)
+                                                        : dt + "(" + literal(1.0 / std::sqrt(double(D.value() / heads))) + ")";
+  source_ += tiledAttention(name, d, scale, n.attrs.getBool("causal", false), heads,
+                            heads == 1 ? 0 : D.value() / heads, heads == 1 ? 0 : E.value() / heads);
   plan_.steps.push_back(
       {name,
        {tensorArg(q), tensorArg(kk), tensorArg(v), {PlanArg::Kind::Tensor, o, 0}, {PlanArg::Kind::Tensor, lse, 0}}});
@@ -503,23 +541,28 @@ bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
   const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
   DType d = q->type.dtype;
   std::string dt = dtypeName(d);
+  int64_t heads = n.attrs.getInt("heads", 1);
+  std::string H = std::to_string(heads);
   KernelText k(name);
   k.tensor("q", d, {"S", "D"});
   k.tensor("k", d, {"T", "D"});
   k.tensor("v", d, {"T", "E"});
   k.tensor("o", d, {"S", "E"}, true);
-  k.tensor("lse", d, {"1", "S"}, true);
+  k.tensor("lse", d, {H, "S"}, true);
   PlanBuffer o = allocate(n.result(0));
   PlanBuffer lse = allocate(n.result(1));
   decomposeIndex(k, {"S", "E"});
-  std::string scale = attentionScale(n, dt);
+  // Head h = i1 // (E / heads) reads columns h * (D / heads) ... of q and k.
+  k.line(2, "h = i1 // (E // " + H + ")");
+  k.line(2, "c0 = h * (D // " + H + ")");
+  std::string scale = n.attrs.has("scale") ? attentionScale(n, dt) : dt + "(1.0) / sqrt(" + dt + "(D // " + H + "))";
   k.line(2, "scale = " + scale);
   k.line(2, "m = " + dt + "(-inf)");
   k.line(2, "l = " + dt + "(0.0)");
   k.line(2, "acc = " + dt + "(0.0)");
   k.line(2, std::string("for j in range(") + (n.attrs.getBool("causal", false) ? "min(i0 + 1, T)" : "T") + "):");
   k.line(3, "s = " + dt + "(0.0)");
-  k.line(3, "for c in range(D):");
+  k.line(3, "for c in range(c0, c0 + D // " + H + "):");
   k.line(4, "s += q[i0, c] * k[j, c]");
   k.line(3, "s = s * scale");
   k.line(3, "m_new = max(m, s)");
@@ -529,8 +572,8 @@ bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
   k.line(3, "acc = acc * alpha + p * v[j, i1]");
   k.line(3, "m = m_new");
   k.line(2, "o[i0, i1] = acc / l");
-  k.line(2, "if i1 == 0:");
-  k.line(3, "lse[0, i0] = m + log(l)");
+  k.line(2, "if i1 % (E // " + H + ") == 0:");
+  k.line(3, "lse[h, i0] = m + log(l)");
   source_ += k.str();
   plan_.steps.push_back(
       {name,
@@ -569,6 +612,46 @@ bool PlanWriter::transpose(const Node& n) {
   k.line(2, "y[" + indexList(r) + "] = x[" + at + "]");
   source_ += k.str();
   plan_.steps.push_back({name, {tensorArg(x), {PlanArg::Kind::Tensor, out, 0}}});
+  return true;
+}
+
+// split_qkv of a matrix: a copy into three matrices (graph/KernelForms.cpp).
+bool PlanWriter::split(const Node& n) {
+  const Value* x = n.operands[0];
+  if (x->type.rank() != 2) return refuse(&n, "graph.split_qkv of rank other than 2 has no kernel yet");
+  std::string name = nextKernel("split_qkv");
+  PlanStep step{name, {tensorArg(x)}};
+  for (unsigned i = 0; i < 3; ++i) step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(i)), 0});
+  source_ += splitQKV(name, x->type.dtype);
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// reshape: a copy (views come later); element t of y, in row-major order, is element t of x.
+bool PlanWriter::reshape(const Node& n) {
+  const Value* x = n.operands[0];
+  Shape xs = planShape(x->type), ys = planShape(n.result()->type);
+  if (xs.size() > 4 || ys.size() > 4) return refuse(&n, "graph.reshape above rank 4 has no kernel yet");
+  DType d = x->type.dtype;
+  std::string name = nextKernel("reshape");
+  KernelText k(name);
+  std::vector<std::string> xe, ye;
+  for (size_t i = 0; i < xs.size(); ++i) xe.push_back("e" + std::to_string(i));
+  for (size_t i = 0; i < ys.size(); ++i) ye.push_back("d" + std::to_string(i));
+  k.tensor("x", d, xe);
+  k.tensor("y", d, ye, true);
+  PlanStep step{name, {tensorArg(x), {PlanArg::Kind::Tensor, allocate(n.result()), 0}}};
+  decomposeIndex(k, ye);
+  std::string stride, xi;
+  for (size_t i = xs.size(); i-- > 0;) {
+    std::string idx = stride.empty() ? "t" : "(t // (" + stride + "))";
+    k.line(2, "j" + std::to_string(i) + " = " + (i == 0 ? idx : idx + " % " + xe[i]));
+    stride = stride.empty() ? xe[i] : stride + " * " + xe[i];
+  }
+  for (size_t i = 0; i < xs.size(); ++i) xi += (i ? ", " : "") + ("j" + std::to_string(i));
+  k.line(2, "y[" + indexList(ys.size()) + "] = x[" + xi + "]");
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
   return true;
 }
 
@@ -687,6 +770,58 @@ bool PlanWriter::sumTo(const Node& n) {
   for (size_t i = 0; i < r; ++i) xi += (i ? ", " : "") + idx[i];
   k.line(at, "acc += x[" + xi + "]");
   k.line(2, "y[" + indexList(q) + "] = acc");
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// reduce_sum / reduce_mean / reduce_max over {axes} (all when absent), {keepdims}: one tile per
+// output element loops over the reduced axes in index order at the dtype (the reference form);
+// a mean divides the sum by the product of the reduced extents.
+bool PlanWriter::reduce(const Node& n) {
+  const Value* x = n.operands[0];
+  size_t r = x->type.rank();
+  if (r == 0 || r > 4) return refuse(&n, std::string(n.info().name) + " of rank 0 or above 4 has no kernel yet");
+  std::vector<bool> reduced;
+  std::string error;
+  if (!reduceAxes(x->type, n.attrs, reduced, error)) return refuse(&n, error);
+  bool keep = n.attrs.getBool("keepdims", false);
+  DType d = x->type.dtype;
+  std::string dt = dtypeName(d);
+  std::string name = nextKernel(n.info().name + 6);
+  KernelText k(name);
+  std::vector<std::string> ext(r), idx(r), yExt;
+  std::string count = "1";
+  for (size_t ax = 0; ax < r; ++ax) {
+    if (!reduced[ax]) {
+      ext[ax] = "d" + std::to_string(yExt.size());
+      idx[ax] = "i" + std::to_string(yExt.size());
+      yExt.push_back(ext[ax]);
+      continue;
+    }
+    ext[ax] = "e" + std::to_string(ax);
+    idx[ax] = "u" + std::to_string(ax);
+    count += " * " + ext[ax];
+    if (keep) yExt.push_back("1");
+  }
+  bool scalar = yExt.empty();
+  if (scalar) yExt.push_back("1");  // rank 0: one element (planShape)
+  k.tensor("x", d, ext);
+  k.tensor("y", d, yExt, true);
+  PlanStep step{name, {tensorArg(x), {PlanArg::Kind::Tensor, allocate(n.result()), 0}}};
+  decomposeIndex(k, yExt);
+  // Output indices of kept axes of extent 1 (keepdims) are 0, which decomposeIndex gives.
+  bool max = n.is(OpId::ReduceMax);
+  k.line(2, "acc = " + dt + (max ? "(-inf)" : "(0.0)"));
+  int at = 2;
+  for (size_t ax = 0; ax < r; ++ax)
+    if (reduced[ax]) k.line(at++, "for " + idx[ax] + " in range(" + ext[ax] + "):");
+  std::string xi;
+  for (size_t i = 0; i < r; ++i) xi += (i ? ", " : "") + idx[i];
+  k.line(at, max ? "acc = max(acc, x[" + xi + "])" : "acc += x[" + xi + "]");
+  std::string yi = scalar ? "0" : indexList(yExt.size());
+  if (n.is(OpId::ReduceMean)) k.line(2, "acc = acc / " + dt + "(" + count + ")");
+  k.line(2, "y[" + yi + "] = acc");
   source_ += k.str();
   plan_.steps.push_back(std::move(step));
   return true;

@@ -76,6 +76,21 @@ bool broadcastShapes(const Shape& a, const Shape& b, Shape& out, Unifier& u, std
   return true;
 }
 
+bool reduceAxes(const Type& t, const Attrs& attrs, std::vector<bool>& reduced, std::string& error) {
+  reduced.assign(t.rank(), !attrs.has("axes"));
+  if (const Attr* a = attrs.get("axes")) {
+    for (int64_t ax : a->asInts()) {
+      int64_t n;
+      if (!normalizeAxis(ax, t.rank(), n)) {
+        error = "axis " + std::to_string(ax) + " is out of range for " + t.str();
+        return false;
+      }
+      reduced[n] = true;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 using Types = std::vector<Type>;
@@ -305,21 +320,6 @@ bool inferNormGrad(const Types& in, const Attrs& attrs, Types& out, Unifier& u, 
     if (!inferNorm(norm, attrs, ignored, u, error)) return false;
   }
   out.push_back(Type::tensor(in.size() > 2 ? in[2].dtype : in[0].dtype, w));
-  return true;
-}
-
-bool reduceAxes(const Type& t, const Attrs& attrs, std::vector<bool>& reduced, std::string& error) {
-  reduced.assign(t.rank(), !attrs.has("axes"));
-  if (const Attr* a = attrs.get("axes")) {
-    for (int64_t ax : a->asInts()) {
-      int64_t n;
-      if (!normalizeAxis(ax, t.rank(), n)) {
-        error = "axis " + std::to_string(ax) + " is out of range for " + t.str();
-        return false;
-      }
-      reduced[n] = true;
-    }
-  }
   return true;
 }
 

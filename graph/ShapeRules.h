@@ -41,6 +41,10 @@ bool broadcastShapes(const Shape& a, const Shape& b, Shape& out, Unifier& u, std
 // The accumulation dtype of computations on `d`: f64 for f64, f32 otherwise.
 DType accumulationDType(DType d);
 
+// Which axes of `t` a reduction with {axes} (all when absent) reduces; false when one is out of
+// range.
+bool reduceAxes(const Type& t, const Attrs& attrs, std::vector<bool>& reduced, std::string& error);
+
 // Normalises an axis (negative counts from the end); false when out of range.
 bool normalizeAxis(int64_t axis, size_t rank, int64_t& out);
 

@@ -7,7 +7,8 @@
 // 2^-52 sum |D f| / h; the bound below, 1e-6 (1 + |gradient|) + 2^-52 sum|D f| / h, is two to
 // three orders above both on these inputs and far below the error of any wrong adjoint rule (a
 // dropped or doubled term is of the size of the gradient itself). Fresh random inputs at odd
-// sizes; a second backward call gives the same bits.
+// sizes; a second backward call gives the same bits. tessera.grad(loss_fn) is checked the same
+// way against central differences of the loss (checkGrad).
 #include "host_autodiff.h"
 
 #include <cmath>
@@ -105,6 +106,37 @@ void check(const char* name, const Entry& forward, const Entry& backward, std::v
   std::printf("  largest |finite difference - gradient| %.3g (%.3g of its bound)\n", worst, worstRatio);
 }
 
+// tessera.grad: the gradient entry point's result against central differences of the loss entry
+// point (a rank-0 loss, returned as one element) for every element of the first input, with the
+// bound of check() (the loss's magnitude in place of sum |D f|).
+void checkGrad(const char* name, const Entry& loss, const Entry& grad, std::vector<Input> inputs) {
+  std::printf("%s\n", name);
+  std::vector<double> g = call(grad, inputs, 1)[0], again = call(grad, inputs, 1)[0];
+  for (size_t i = 0; i < g.size(); ++i)
+    if (!exec::sameResultBits(g[i], again[i]) && ++failures <= 10)
+      std::printf("FAIL: %s: gradient [%zu] differs between two calls\n", name, i);
+  if (g.size() != inputs[0].values.size()) {
+    std::printf("FAIL: %s: the gradient has %zu elements, the input %zu\n", name, g.size(), inputs[0].values.size());
+    ++failures;
+    return;
+  }
+  double worst = 0, worstRatio = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    double x = inputs[0].values[i], h = std::ldexp(std::max(1.0, std::fabs(x)), -20);
+    std::vector<Input> plus = inputs, minus = inputs;
+    plus[0].values[i] = x + h;
+    minus[0].values[i] = x - h;
+    double lp = call(loss, plus, 1)[0].at(0), lm = call(loss, minus, 1)[0].at(0);
+    double fd = (lp - lm) / (2 * h);
+    double bound = 1e-6 * (1 + std::fabs(g[i])) + std::ldexp(std::fabs(lp) + std::fabs(lm), -52) / h;
+    worst = std::max(worst, std::fabs(fd - g[i]));
+    worstRatio = std::max(worstRatio, std::fabs(fd - g[i]) / bound);
+    if (std::fabs(fd - g[i]) > bound && ++failures <= 20)
+      std::printf("FAIL: %s: d/d W[%zu] = %.12g, finite difference %.12g, bound %.3g\n", name, i, g[i], fd, bound);
+  }
+  std::printf("  largest |finite difference - gradient| %.3g (%.3g of its bound)\n", worst, worstRatio);
+}
+
 Input input(std::vector<int64_t> shape, double lo = -1, double hi = 1) {
   return {shape, randomDoubles(numel(shape), lo, hi)};
 }
@@ -142,6 +174,37 @@ int main() {
           return host_autodiff_logits_backward(nullptr, &in[0], &in[1], &in[2], &out[0], &out[1]);
         },
         {input({R, C}), input({C, C})}, {R, C});
+  }
+  {
+    int64_t B = 5, D = 4, E = 3;
+    checkGrad(
+        "grad(loss_fn)",
+        [](auto& in, auto& out) { return host_autodiff_step_loss(nullptr, &in[0], &in[1], &in[2], &out[0]); },
+        [](auto& in, auto& out) { return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]); },
+        {input({D, E}), input({B, D}), input({B, E})});
+    checkGrad(
+        "grad(loss_rows)",
+        [](auto& in, auto& out) { return host_autodiff_rows_loss(nullptr, &in[0], &in[1], &out[0]); },
+        [](auto& in, auto& out) { return host_autodiff_grad_rows(nullptr, &in[0], &in[1], &out[0]); },
+        {input({D, E}), input({B, D})});
+  }
+  {
+    // train_step (capture_graph=True): W -= 0.125 tessera.grad(loss_fn)(W, ...) in place. The
+    // product by a power of two is exact, so W's new elements are W - 0.125 g rounded once: the
+    // same bits as computed here from grad_step's g.
+    std::printf("train_step\n");
+    int64_t B = 6, D = 5, E = 3;
+    Input w = input({D, E}), x = input({B, D}), t = input({B, E});
+    std::vector<double> g = call([](auto& in, auto& out) {
+      return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]);
+    }, {w, x, t}, 1)[0];
+    exec::DeviceArray<double> dw(w.values), dx(x.values), dt(t.values);
+    tessera_tensor W = dw.view(TESSERA_F64, w.shape), X = dx.view(TESSERA_F64, x.shape), T = dt.view(TESSERA_F64, t.shape);
+    exec::check(host_autodiff_train_step(nullptr, &W, &X, &T), "train_step");
+    std::vector<double> w1 = dw.read();
+    for (size_t i = 0; i < w1.size(); ++i)
+      if (!exec::sameResultBits(w1[i], w.values[i] - 0.125 * g[i]) && ++failures <= 10)
+        std::printf("FAIL: train_step W[%zu] = %.17g, want %.17g\n", i, w1[i], w.values[i] - 0.125 * g[i]);
   }
   if (failures) {
     std::printf("%d failure(s)\n", failures);

@@ -253,6 +253,82 @@ void layers(int64_t M, int64_t D, int64_t H, int64_t E) {
   tessera_free(Y.data);
 }
 
+// The spec's transformer block: h = rmsnorm_safe(x), qkv = h Wqkv, 4 heads of 64, attention,
+// y Wo. The bound is the first-order propagation of each stage's rounding through the later
+// ones, each term as for the single programs above: rmsnorm (statistics over C = 256 in f32:
+// (C / 2 + 8) 2^-24 relative), the products ((K + 4) 2^-24 of their terms' magnitudes plus the
+// inputs' errors times |W|), attention (a score error ds moves each probability by 2 ds
+// relatively; the online rescaling adds (T + 8) 2^-24; exp2 6.5e-6), twice for safety.
+void block(int64_t S) {
+  const int64_t C = 256, H = 4, Dh = 64;
+  std::printf("block S=%lld\n", (long long)S);
+  auto x = exec::randomFloats(S * C, -2, 2), wqkv = exec::randomFloats(C * 3 * C, -0.1, 0.1),
+       wo = exec::randomFloats(C * C, -0.1, 0.1);
+  exec::DeviceArray<float> dx(x), dq(wqkv), dw(wo);
+  tessera_tensor X = dx.view(TESSERA_F32, {S, C}), Wqkv = dq.view(TESSERA_F32, {C, 3 * C}),
+                 Wo = dw.view(TESSERA_F32, {C, C});
+  tessera_tensor Y, Y2;
+  exec::check(host_programs_block(nullptr, &X, &Wqkv, &Wo, &Y), "block");
+  exec::check(host_programs_block(nullptr, &X, &Wqkv, &Wo, &Y2), "block (again)");
+  std::vector<float> y = readResult<float>(Y), y2 = readResult<float>(Y2);
+  for (size_t i = 0; i < y.size(); ++i)
+    if (!exec::sameResultBits(y[i], y2[i]) && ++failures <= 10) std::printf("FAIL: block not the same bits at %zu\n", i);
+  // value and error bound of h, qkv, attention output and result
+  std::vector<double> h(S * C), eh(S * C);
+  for (int64_t i = 0; i < S; ++i) {
+    double ms = 0;
+    for (int64_t c = 0; c < C; ++c) ms += double(x[i * C + c]) * x[i * C + c];
+    double inv = 1 / std::sqrt(ms / C + 1e-6);
+    for (int64_t c = 0; c < C; ++c) h[i * C + c] = x[i * C + c] * inv, eh[i * C + c] = std::fabs(h[i * C + c]) * (C / 2 + 8) * kF32;
+  }
+  auto product = [](const std::vector<double>& a, const std::vector<double>& ea, const std::vector<float>& w,
+                    int64_t M, int64_t K, int64_t N, std::vector<double>& out, std::vector<double>& eout) {
+    out.assign(M * N, 0), eout.assign(M * N, 0);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double dot = 0, mag = 0, prop = 0;
+        for (int64_t t = 0; t < K; ++t) {
+          double wt = w[t * N + j];
+          dot += a[i * K + t] * wt, mag += std::fabs(a[i * K + t] * wt), prop += ea[i * K + t] * std::fabs(wt);
+        }
+        out[i * N + j] = dot, eout[i * N + j] = (K + 4) * kF32 * mag + prop;
+      }
+  };
+  std::vector<double> qkv, eqkv, o(S * C), eo(S * C), r, er;
+  product(h, eh, wqkv, S, C, 3 * C, qkv, eqkv);
+  const double scale = 1 / std::sqrt(double(Dh));
+  for (int64_t hd = 0; hd < H; ++hd)
+    for (int64_t i = 0; i < S; ++i) {
+      std::vector<double> s(S);
+      double m = -INFINITY, ds = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        double dot = 0, mag = 0, prop = 0;
+        for (int64_t d = 0; d < Dh; ++d) {
+          int64_t qi = i * 3 * C + hd * Dh + d, ki = j * 3 * C + C + hd * Dh + d;
+          dot += qkv[qi] * qkv[ki], mag += std::fabs(qkv[qi] * qkv[ki]);
+          prop += eqkv[qi] * std::fabs(qkv[ki]) + std::fabs(qkv[qi]) * eqkv[ki];
+        }
+        s[j] = dot * scale, m = std::max(m, s[j]), ds = std::max(ds, scale * ((Dh + 4) * kF32 * mag + prop));
+      }
+      double l = 0;
+      for (int64_t j = 0; j < S; ++j) l += std::exp(s[j] - m);
+      double rel = 2 * ds + (S + 8) * kF32 + 6.5e-6;
+      for (int64_t e = 0; e < Dh; ++e) {
+        double acc = 0, mag = 0, prop = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          int64_t vi = j * 3 * C + 2 * C + hd * Dh + e;
+          double p = std::exp(s[j] - m) / l;
+          acc += p * qkv[vi], mag += p * std::fabs(qkv[vi]), prop += p * eqkv[vi];
+        }
+        o[i * C + hd * Dh + e] = acc, eo[i * C + hd * Dh + e] = rel * mag + prop;
+      }
+    }
+  product(o, eo, wo, S, C, C, r, er);
+  for (size_t i = 0; i < y.size(); ++i) expectClose("block", i, y[i], r[i], 2 * er[i] + 1e-30);
+  tessera_free(Y.data);
+  tessera_free(Y2.data);
+}
+
 // Errors: a mismatched extent is reported by the kernel that sees it, and the result is
 // neither allocated nor written; null tensors are refused before anything runs.
 void errors() {
@@ -298,6 +374,8 @@ int main() {
   accumulate(9, 31);
   layers(37, 29, 70, 13);
   layers(1, 1, 1, 1);
+  block(37);
+  block(130);
   errors();
   if (failures) {
     std::printf("%d failure(s)\n", failures);

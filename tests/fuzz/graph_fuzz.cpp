@@ -47,6 +47,7 @@ void requireKernelsCheck(const graph::GraphModule& m) {
   ASTContext ctx;
   Module* ast = parseTokens(tokens, sm, file, ctx, diags);
   SemaContext sema(sm, ctx);
+  sema.stdlibDir = TESSERA_SOURCE_DIR;  // the generated row kernels import stdlib.nn
   if (diags.hasErrors() || !analyzeModule(*ast, sema, diags)) std::abort();
 }
 

@@ -81,13 +81,19 @@ codegen::HostEntry entryOf(const graph::HostPlan& p) {
     codegen::HostEntryStep step{s.kernel, {}};
     for (const graph::PlanArg& a : s.args) {
       if (a.kind == graph::PlanArg::Kind::ScalarParam) {
-        step.args.push_back({K::ScalarParam, a.param});
+        step.args.push_back({K::ScalarParam, a.param, {}});
+        continue;
+      }
+      if (a.kind == graph::PlanArg::Kind::Extent) {
+        codegen::HostEntryArg e{K::Extent, 0, {}};
+        extentProgram(a.extent, symbols, e.extent);
+        step.args.push_back(std::move(e));
         continue;
       }
       K k = a.buffer.kind == graph::PlanBuffer::Kind::Param    ? K::Param
             : a.buffer.kind == graph::PlanBuffer::Kind::Output ? K::Output
                                                                : K::Temp;
-      step.args.push_back({k, a.buffer.index});
+      step.args.push_back({k, a.buffer.index, {}});
     }
     e.steps.push_back(std::move(step));
   }
