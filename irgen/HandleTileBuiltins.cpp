@@ -95,10 +95,10 @@ Lowered FunctionContext::handleTileMmaSync(const BuiltinCall& c) {
   MmaLoop& L = *mma_;
   I::Value* a =
       op1(I::OpId::MemSlice, {L.A, L.m0, L.k}, ctx().withShape(L.A->type, {I::Dim{L.BM, {}}, I::Dim{L.BK, {}}}),
-          {{"sizes", I::Attribute::ints({L.BM, L.BK})}});
+          {{I::AttrId::Sizes, I::Attribute::ints({L.BM, L.BK})}});
   I::Value* bb =
       op1(I::OpId::MemSlice, {L.B, L.k, L.n0}, ctx().withShape(L.B->type, {I::Dim{L.BK, {}}, I::Dim{L.BN, {}}}),
-          {{"sizes", I::Attribute::ints({L.BK, L.BN})}});
+          {{I::AttrId::Sizes, I::Attribute::ints({L.BK, L.BN})}});
   asyncCopy(L.sA, a, c.range());
   asyncCopy(L.sB, bb, c.range());
   waitAll();
@@ -119,7 +119,7 @@ Lowered FunctionContext::handleTileSoftmax(const BuiltinCall& c) {
     unsupported(xE->range, "'tile.softmax' of a value of type " + I::printType(x->type));
   I::Type t = floatComputeType(x->type);
   x = coerce(x, t, c.range());
-  return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{"axis", I::Attribute::integer(axis)}}));
+  return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{I::AttrId::Axis, I::Attribute::integer(axis)}}));
 }
 
 // An ELEMENTWISE row of sema/Builtins.def: its Tile IR op on x, in x's float compute type.

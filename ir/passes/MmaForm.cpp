@@ -30,7 +30,7 @@ bool isOp(const Value* v, OpId id) { return v && v->defOp && v->defOp->id == id;
 
 // `v` is mem.dim `tensor` {axis}.
 bool isDim(const Value* v, const Value* tensor, int64_t axis) {
-  return isOp(v, OpId::MemDim) && v->defOp->operand(0) == tensor && v->defOp->intAttr("axis", -1) == axis;
+  return isOp(v, OpId::MemDim) && v->defOp->operand(0) == tensor && v->defOp->intAttr(AttrId::Axis, -1) == axis;
 }
 
 // A function argument (block argument of the function body) and its index.
@@ -40,7 +40,7 @@ int paramIndex(const Value* v, Block& body) {
 }
 
 bool sliceSizes(const Operation* s, int64_t r, int64_t c) {
-  const Attribute* a = s->attr("sizes");
+  const Attribute* a = s->attr(AttrId::Sizes);
   return a && a->kind == AttrKind::Array && a->array.size() == 2 && a->array[0].i == r && a->array[1].i == c;
 }
 
@@ -121,8 +121,8 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
       return false;  // anything with an effect besides the loop and the store
     }
   }
-  if (loop && store && !loop->hasAttr("prefetch")) why = "its tile.mma loop has no prefetch=";
-  if (!loop || !store || loop->regions.empty() || !loop->hasAttr("prefetch") || loop->numOperands() != 4 ||
+  if (loop && store && !loop->hasAttr(AttrId::Prefetch)) why = "its tile.mma loop has no prefetch=";
+  if (!loop || !store || loop->regions.empty() || !loop->hasAttr(AttrId::Prefetch) || loop->numOperands() != 4 ||
       loop->numResults() != 1 || store->numOperands() != 2)
     return false;
   // The store: C[m0:m0+BM, n0:n0+BN] = convert?(loop result).
@@ -185,12 +185,12 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
 
 bool runMmaForm(Module& m, DiagnosticEngine&) {
   for (Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel") || f->regions.empty()) continue;
-    f->removeAttr("mma_form");
+    if (!f->hasAttr(AttrId::Kernel) || f->regions.empty()) continue;
+    f->removeAttr(AttrId::MmaForm);
     Form form;
     std::string why;
     if (matchFunction(f, form, why))
-      f->setAttr("mma_form", Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk}));
+      f->setAttr(AttrId::MmaForm, Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk}));
   }
   return true;
 }
