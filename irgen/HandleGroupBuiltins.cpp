@@ -55,7 +55,8 @@ Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
   auto n = constInt(s);
   if (!n) error(diag::err_argument_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
   loc(c.expr);
-  return Lowered::val(op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{I::AttrId::Size, I::Attribute::integer(*n)}}));
+  return Lowered::val(
+      op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{I::AttrId::Size, I::Attribute::integer(*n)}}));
 }
 
 // tile.group_sum/max/min(value) and tile.group_argmax/argmin(value, index) -> tile.group_reduce.

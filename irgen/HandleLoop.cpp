@@ -273,7 +273,8 @@ void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* 
   I::Type ix = ctx().index();
   auto dim = [&](int64_t a) -> I::Value* {
     const I::Dim& d = t->type->shape[a];
-    return d.isStatic() ? b_->constIndex(d.size) : op1(I::OpId::MemDim, {t}, ix, {{I::AttrId::Axis, I::Attribute::integer(a)}});
+    return d.isStatic() ? b_->constIndex(d.size)
+                        : op1(I::OpId::MemDim, {t}, ix, {{I::AttrId::Axis, I::Attribute::integer(a)}});
   };
   std::vector<I::Value*> extents;
   for (size_t i = 0; i + 1 < n; ++i) extents.push_back(dim(ax[i]));
@@ -354,8 +355,8 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   // The default launch: one group per (m, n) output tile of C (`blocks` = (param, axis, step)...).
   for (auto& arg : func_->body().args)
     if (arg.get() == C && kernel_ && !func_->hasAttr(I::AttrId::Blocks)) {
-      func_->setAttr(I::AttrId::Blocks, I::Attribute::ints(
-                                   {static_cast<int64_t>(arg->index), 0, BM, static_cast<int64_t>(arg->index), 1, BN}));
+      func_->setAttr(I::AttrId::Blocks, I::Attribute::ints({static_cast<int64_t>(arg->index), 0, BM,
+                                                            static_cast<int64_t>(arg->index), 1, BN}));
       func_->setAttr(I::AttrId::ExactGrid, I::Attribute::unit());  // group g computes output tile g, no striding
     }
   I::Value* sA = prologue(I::OpId::SmemAlloc,
@@ -368,8 +369,9 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   sB->nameHint = "sB";
   I::Type ix = ctx().index();
   I::Value* g = op1(I::OpId::TileGroupId, {}, ix);
-  I::Value* N = C->type->shape[1].isStatic() ? b_->constIndex(C->type->shape[1].size)
-                                             : op1(I::OpId::MemDim, {C}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
+  I::Value* N = C->type->shape[1].isStatic()
+                    ? b_->constIndex(C->type->shape[1].size)
+                    : op1(I::OpId::MemDim, {C}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
   I::Value* cBN = b_->constIndex(BN);
   I::Value* nb = op1(I::OpId::ArithDivSI, {op1(I::OpId::ArithAddI, {N, b_->constIndex(BN - 1)}, ix), cBN}, ix);
   nb->nameHint = "ntiles";
@@ -381,8 +383,9 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   n0->nameHint = "n0";
   I::Type fragT = ctx().frag(ctx().scalar(I::ScalarKind::F32), {I::Dim{BM, {}}, I::Dim{BN, {}}}, I::FragRole::Acc);
   I::Value* acc0 = op1(I::OpId::TileBroadcast, {b_->constFloat(0.0, ctx().scalar(I::ScalarKind::F32))}, fragT);
-  I::Value* K = A->type->shape[1].isStatic() ? b_->constIndex(A->type->shape[1].size)
-                                             : op1(I::OpId::MemDim, {A}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
+  I::Value* K = A->type->shape[1].isStatic()
+                    ? b_->constIndex(A->type->shape[1].size)
+                    : op1(I::OpId::MemDim, {A}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
   MmaLoop L{A, B, m0, n0, nullptr, acc0, sA, sB, BM, BN, BK};
   MmaLoop* saved = mma_;
   mma_ = &L;
@@ -395,8 +398,8 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   pushLoop(s->body, s->range, false);
   // The k loop is a 2-stage copy pipeline (the pipeline pass double-buffers sA and sB).
   buildLoop(
-      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{I::AttrId::Prefetch, I::Attribute::integer(3)}}, s->body,
-      s->range, "for",
+      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{I::AttrId::Prefetch, I::Attribute::integer(3)}},
+      s->body, s->range, "for",
       [&](I::Value* iv) {
         iv->nameHint = kN ? kN->name : "k";
         L.k = iv;

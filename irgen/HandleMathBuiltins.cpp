@@ -89,7 +89,8 @@ Lowered FunctionContext::lowerMinMax(const BuiltinCall& c, bool isMin) {
       acc = op1(isMin ? I::OpId::ArithMinSI : I::OpId::ArithMaxSI, {x, y}, t);
     } else {
       I::Type bt = isShapedValue(t) ? ctx().tile(ctx().i1(), t->shape) : ctx().i1();
-      I::Value* lt = op1(I::OpId::ArithCmpI, {x, y}, bt, {{I::AttrId::Pred, I::Attribute::string(isMin ? "ult" : "ugt")}});
+      I::Value* lt =
+          op1(I::OpId::ArithCmpI, {x, y}, bt, {{I::AttrId::Pred, I::Attribute::string(isMin ? "ult" : "ugt")}});
       acc = op1(I::OpId::ArithSelect, {lt, x, y}, t);
     }
   }

@@ -75,7 +75,8 @@ I::Value* FunctionContext::compare(BinaryOp bop, I::Value* a, I::Value* b, Sourc
   if (!p) unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
   bool isFloat = isFloatKind(k);
   const char* pred = isFloat ? p->f : isUnsignedKind(k) ? p->u : p->s;
-  return op1(isFloat ? I::OpId::ArithCmpF : I::OpId::ArithCmpI, {a, b}, rt, {{I::AttrId::Pred, I::Attribute::string(pred)}});
+  return op1(isFloat ? I::OpId::ArithCmpF : I::OpId::ArithCmpI, {a, b}, rt,
+             {{I::AttrId::Pred, I::Attribute::string(pred)}});
 }
 
 // Arithmetic in the compute type of the result; `semaResult` (may be null) is sema's scalar type.

@@ -131,8 +131,8 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
             sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
             shape.push_back(full);
           }
-          I::Value* slice =
-              op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape), {{I::AttrId::Sizes, I::Attribute::arrayOf(sizes)}});
+          I::Value* slice = op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape),
+                                {{I::AttrId::Sizes, I::Attribute::arrayOf(sizes)}});
           slice->nameHint = params[i]->name + "_rows";
           roots[slice] = params[i]->name;
           const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
