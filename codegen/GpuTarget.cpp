@@ -10,7 +10,10 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/GVN.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -91,12 +94,39 @@ std::unique_ptr<llvm::TargetMachine> createNVPTXTargetMachine(const GpuArch& arc
   return tm;
 }
 
+// Kernels often load an element twice, once for a statistic and once for the output (a row's
+// maximum, then exp(x - max)), with the inlined libdevice math of a whole 16-byte chunk (over a
+// hundred instructions) between the two. Two things keep LLVM's default pipeline from reusing
+// the first load: GVN's memory-dependence scan stops after 100 instructions of a block, and the
+// inner loops over a chunk's elements are unrolled late in the pipeline, after the last GVN. The
+// copies then break the chunk's 16-byte access into 2- and 4-byte pieces (H100, cross_entropy
+// bf16: one of every two chunks). So the scan goes further and GVN runs once more at the end.
+constexpr unsigned kMemDepScanLimit = 1000;
+
+void raiseMemDepScanLimit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto& options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("memdep-block-scan-limit");
+    if (it != options.end())
+      it->second->addOccurrence(0, "memdep-block-scan-limit", std::to_string(kMemDepScanLimit));
+  });
+}
+
 void optimizeModule(llvm::Module& module, llvm::TargetMachine& tm, unsigned optLevel) {
+  if (optLevel > 0) raiseMemDepScanLimit();
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(&tm);
+  if (optLevel > 0)
+    pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+      llvm::FunctionPassManager fpm;
+      fpm.addPass(llvm::GVNPass());
+      fpm.addPass(llvm::InstCombinePass());
+      mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

@@ -4,8 +4,8 @@
 //     waits until a ring slot is empty, announces its bytes on the slot's `full` mbarrier and
 //     issues TMA copies of the A block (BM x BK) and the B block (BK x BN) into it;
 //   - warpgroups 1 and 2, the consumers: each owns 64 rows of the BM x BN tile as wgmma
-//     accumulators (m64n256k16, 128 f32 registers a thread); per k block they wait on `full`,
-//     issue BK/16 wgmmas straight from the swizzled slot, keep one group in flight
+//     accumulators (m64n256k16 for bf16/f16, m64n256k32 for fp8; 128 f32 registers a thread);
+//     per k block they wait on `full`, issue four wgmmas straight from the swizzled slot, keep one group in flight
 //     (wgmma.wait_group 1) and release the previous slot on its `empty` mbarrier; after the last
 //     k block they convert and store their accumulators to C (bounds-checked, pairs of columns
 //     per store when C's rows allow);
@@ -33,10 +33,13 @@ namespace tessera::codegen {
 
 namespace {
 
-// The schedule. BK * 2 bytes = 128: one swizzle row of K per tile row.
-constexpr unsigned kBM = 128, kBN = 256, kBK = 64, kStages = 4, kThreads = 384, kGroupRows = 8;
-constexpr unsigned kABytes = kBM * kBK * 2, kBBytes = kBN * kBK * 2, kStageBytes = kABytes + kBBytes;
-constexpr unsigned kBoxN = 64;  // B is loaded as BN / 64 boxes of 64 columns (128 bytes) x BK rows
+// The schedule. A k block is 128 bytes of K (one swizzle row per tile row): BK = 64 for 16-bit
+// operands, 128 for fp8; four wgmmas of 32 bytes of K (k16 / k32) each.
+constexpr unsigned kBM = 128, kBN = 256, kKBytes = 128, kStages = 4, kThreads = 384, kGroupRows = 8;
+constexpr unsigned kABytes = kBM * kKBytes, kBBytes = kBN * kKBytes, kStageBytes = kABytes + kBBytes;
+// B is loaded as BN / 64 boxes: 64 columns (128 bytes) x BK rows when MN-major, 64 rows of BK
+// (128 bytes) when K-major; either way box j fills bytes [8 KiB j, 8 KiB (j + 1)) of the slot.
+constexpr unsigned kBoxN = 64;
 // Epilogue staging: each of the 8 consumer warps passes its 16 x 256 part through a private
 // buffer of 16 rows x 32 columns, padded so that the fragment writes hit distinct banks.
 constexpr unsigned kStageCols = 32, kConsumerWarps = 8;
@@ -47,22 +50,31 @@ constexpr unsigned kSharedBytes = kStages * kStageBytes + kBarrierBytes + kStagi
 constexpr unsigned kProducerRegs = 40, kConsumerRegs = 232;
 // The variants emitted, in the order the runtime tries them. The emitter also builds clusters of 2
 // with B multicast ({2, 1}: the pair first, single CTAs where no pair fits); measured on an H100
-// they ran level with single CTAs (docs/performance.md), so only single CTAs are emitted, which
-// halves the compile time.
-constexpr unsigned kClusters[] = {1};
+// they ran level with single CTAs for 16-bit operands (docs/performance.md), so only single CTAs
+// are emitted there, which halves the compile time. fp8 moves twice the FLOPs per byte of the
+// same k blocks, so L2-to-SM traffic weighs twice as much: it gets the pair too.
+constexpr unsigned kClusters16[] = {1};
+constexpr unsigned kClusters8[] = {2, 1};
 
 struct Form {
   int a = 0, b = 0, c = 0;
+  bool tb = false;  // B given K-major (`Bt.T`)
   ir::ScalarKind in = ir::ScalarKind::BF16, out = ir::ScalarKind::F32;
+  // @scale of A times @scale of B over C's (stored values are value / scale): the product is
+  // scaled once, in the epilogue.
+  double scale = 1;
+  bool fp8() const { return in == ir::ScalarKind::F8E4M3 || in == ir::ScalarKind::F8E5M2; }
+  unsigned bk() const { return kKBytes / (fp8() ? 1 : 2); }
 };
 
 std::optional<Form> formOf(ir::Operation* f) {
   const ir::Attribute* at = f->attr(ir::AttrId::MmaForm);
-  if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 6 || f->regions.empty()) return std::nullopt;
+  if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 7 || f->regions.empty()) return std::nullopt;
   Form form;
   form.a = static_cast<int>(at->array[0].i);
   form.b = static_cast<int>(at->array[1].i);
   form.c = static_cast<int>(at->array[2].i);
+  form.tb = at->array[6].i != 0;
   ir::Block& body = f->body();
   for (int i : {form.a, form.b, form.c}) {
     if (i < 0 || i >= static_cast<int>(body.numArgs())) return std::nullopt;
@@ -73,7 +85,19 @@ std::optional<Form> formOf(ir::Operation* f) {
   form.out = ir::baseScalar(body.arg(form.c)->type->elem);
   bool in16 = form.in == ir::ScalarKind::BF16 || form.in == ir::ScalarKind::F16;
   bool out = form.out == ir::ScalarKind::F32 || form.out == ir::ScalarKind::BF16 || form.out == ir::ScalarKind::F16;
-  if (!in16 || !out || ir::baseScalar(body.arg(form.b)->type->elem) != form.in) return std::nullopt;
+  if (!(in16 || (form.fp8() && form.tb)) || !out || ir::baseScalar(body.arg(form.b)->type->elem) != form.in)
+    return std::nullopt;
+  for (int i : {form.a, form.b}) {
+    ir::Type e = body.arg(i)->type->elem;
+    if (e->kind == ir::TypeKind::Num && e->scale != 0) form.scale *= e->scale;
+  }
+  ir::Type ce = body.arg(form.c)->type->elem;
+  if (ce->kind == ir::TypeKind::Num) {
+    // mma-form refuses other store policies; kept as a guard.
+    if ((ce->round != ir::Rounding::Default && ce->round != ir::Rounding::NearestEven) || ce->saturate)
+      return std::nullopt;
+    if (ce->scale != 0) form.scale /= ce->scale;
+  }
   return form;
 }
 
@@ -262,15 +286,18 @@ void Emitter::producer() {
         ptx::mbarrierWait(b_, emptyBar(s), b_.CreateXor(ph, i32(1)));
         llvm::Value* full = fullBar(s);
         ptx::mbarrierArriveExpectTx(b_, full, kStageBytes);
-        llvm::Value* k0 = b_.CreateMul(kb, i32(kBK));
+        llvm::Value* k0 = b_.CreateMul(kb, i32(form_.bk()));
         ptx::tmaLoad2d(b_, slotA(s), mapA_, full, k0, b_.CreateMul(mb, i32(kBM)));
         constexpr unsigned boxes = kBN / kBoxN;
         auto boxB = [&](unsigned j) {
-          llvm::Value* dst = b_.CreateAdd(slotB(s), i32(j * kBoxN * kBK * 2));
+          llvm::Value* dst = b_.CreateAdd(slotB(s), i32(j * kBoxN * kKBytes));
           llvm::Value* col = b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), i32(j * kBoxN));
-          if (cluster_ == 1) return ptx::tmaLoad2d(b_, dst, mapB_, full, col, k0);
+          // Coordinates innermost first: (n, k) of B, or (k, n) of Bt.
+          llvm::Value* c0 = form_.tb ? k0 : col;
+          llvm::Value* c1 = form_.tb ? col : k0;
+          if (cluster_ == 1) return ptx::tmaLoad2d(b_, dst, mapB_, full, c0, c1);
           // This CTA's share of B, written into the same slot of every CTA of the cluster.
-          ptx::tmaLoad2dMulticast(b_, dst, mapB_, full, col, k0, b_.getInt16((1u << cluster_) - 1));
+          ptx::tmaLoad2dMulticast(b_, dst, mapB_, full, c0, c1, b_.getInt16((1u << cluster_) - 1));
         };
         if (cluster_ == 1) {
           for (unsigned j = 0; j < boxes; ++j) boxB(j);
@@ -292,7 +319,10 @@ void Emitter::consumer(llvm::Value* wg) {
   llvm::Value* c = b_.CreateSub(wg, i32(1));  // rows 64c .. 64c + 63 of the tile
   auto* accTy = llvm::ArrayType::get(b_.getFloatTy(), 128);
   auto accAt = [&](unsigned i) { return b_.CreateConstGEP2_32(accTy, acc_, 0, i); };
-  const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
+  const char* type = form_.in == ir::ScalarKind::BF16   ? "bf16"
+                     : form_.in == ir::ScalarKind::F16  ? "f16"
+                     : form_.in == ir::ScalarKind::F8E4M3 ? "e4m3"
+                                                          : "e5m2";
   forLoop(first_, units_, step_, "tiles", [&](llvm::Value* u) {
     auto [mb, nb] = tileOf(u);
     for (unsigned i = 0; i < 128; ++i) b_.CreateStore(llvm::ConstantFP::get(b_.getFloatTy(), 0.0), accAt(i));
@@ -302,15 +332,19 @@ void Emitter::consumer(llvm::Value* wg) {
       ptx::mbarrierWait(b_, fullBar(s), ph);
       std::vector<llvm::Value*> acc(128);
       for (unsigned i = 0; i < 128; ++i) acc[i] = b_.CreateLoad(b_.getFloatTy(), accAt(i));
-      llvm::Value* a0 = b_.CreateAdd(slotA(s), b_.CreateMul(c, i32(64 * kBK * 2)));
+      llvm::Value* a0 = b_.CreateAdd(slotA(s), b_.CreateMul(c, i32(64 * kKBytes)));
       llvm::Value* b0 = slotB(s);
       ptx::wgmmaFence(b_);
-      for (unsigned kk = 0; kk < kBK / 16; ++kk) {
-        // A: K-major rows of 128 bytes, 8-row groups 1024 bytes apart; k16 steps are 32 bytes.
+      for (unsigned kk = 0; kk < kKBytes / 32; ++kk) {
+        // A: K-major rows of 128 bytes, 8-row groups 1024 bytes apart; k16 (k32 for fp8) steps
+        // are 32 bytes.
         llvm::Value* da = ptx::wgmmaDescriptor(b_, b_.CreateAdd(a0, i32(kk * 32)), 16, 1024);
-        // B: MN-major; 8-row (k) groups 1024 bytes apart, 64-column boxes BK * 128 bytes apart.
-        llvm::Value* db = ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 16 * 128)), kBoxN * kBK * 2, 1024);
-        acc = ptx::wgmma(b_, kBN, type, acc, da, db, /*transB=*/true);
+        // B K-major: laid out as A is. MN-major: 8-row (k) groups 1024 bytes apart, 64-column
+        // boxes BK * 128 bytes apart, 16 rows of k per step.
+        llvm::Value* db = form_.tb ? ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 32)), 16, 1024)
+                                   : ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 16 * 128)),
+                                                          kBoxN * kKBytes, 1024);
+        acc = ptx::wgmma(b_, kBN, type, acc, da, db, /*transB=*/!form_.tb);
       }
       for (unsigned i = 0; i < 128; ++i) b_.CreateStore(acc[i], accAt(i));
       ptx::wgmmaCommit(b_);
@@ -382,6 +416,10 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
         unsigned reg = 4 * (chunk * kStageCols / 8 + ii) + 2 * h;
         llvm::Value* v0 = b_.CreateLoad(b_.getFloatTy(), b_.CreateConstGEP2_32(accTy, acc_, 0, reg));
         llvm::Value* v1 = b_.CreateLoad(b_.getFloatTy(), b_.CreateConstGEP2_32(accTy, acc_, 0, reg + 1));
+        if (form_.scale != 1) {
+          llvm::Value* sc = llvm::ConstantFP::get(b_.getFloatTy(), form_.scale);
+          v0 = b_.CreateFMul(v0, sc), v1 = b_.CreateFMul(v1, sc);
+        }
         if (!outTy->isFloatTy()) v0 = b_.CreateFPTrunc(v0, outTy), v1 = b_.CreateFPTrunc(v1, outTy);
         llvm::Value* pair = llvm::PoisonValue::get(pairTy);
         pair = b_.CreateInsertElement(b_.CreateInsertElement(pair, v0, uint64_t(0)), v1, uint64_t(1));
@@ -425,8 +463,8 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
 }
 
 bool Emitter::emit(std::string& error) {
-  if (form_.in != ir::ScalarKind::BF16 && form_.in != ir::ScalarKind::F16) {
-    error = "internal error: the Hopper form needs bf16 or f16 operands";
+  if (form_.in != ir::ScalarKind::BF16 && form_.in != ir::ScalarKind::F16 && !(form_.fp8() && form_.tb)) {
+    error = "internal error: the Hopper form needs bf16 or f16 operands, or fp8 with B K-major";
     return false;
   }
   declare();
@@ -475,7 +513,7 @@ bool Emitter::emit(std::string& error) {
   };
   mt_ = ceilDiv(M_, kBM);
   nt_ = ceilDiv(N_, kBN);
-  kt_ = ceilDiv(K, kBK);
+  kt_ = ceilDiv(K, form_.bk());
   tiles_ = b_.CreateMul(mt_, nt_);
   unitRows_ = cluster_ > 1 ? b_.CreateUDiv(b_.CreateAdd(mt_, i32(cluster_ - 1)), i32(cluster_)) : mt_;
   units_ = b_.CreateMul(unitRows_, nt_);
@@ -537,18 +575,25 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
       }
     }
     k.remarks.push_back({diag::remark_tensor_cores_wgmma, f->loc,
-                         {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(kBK)}});
+                         {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(form->bk())}});
     k.remarks.push_back({diag::remark_pipelined_tma, f->loc,
                          {k.name, std::to_string(kStages), std::to_string((kThreads - 128) / 128)}});
-    for (unsigned cluster : kClusters) {
+    std::vector<unsigned> clusters = form->fp8() ? std::vector<unsigned>(std::begin(kClusters8), std::end(kClusters8))
+                                                 : std::vector<unsigned>(std::begin(kClusters16), std::end(kClusters16));
+    for (unsigned cluster : clusters) {
       GpuVariant v;
       v.entry = variantEntry(f->funcName(), cluster);
       v.minSm = 90;
       v.threads = kThreads;
       v.cluster = cluster;
       v.sharedBytes = kSharedBytes;
-      v.tensorMaps.push_back({form->a, {kBK, kBM}, 128});    // A: BK contiguous elements x BM rows
-      v.tensorMaps.push_back({form->b, {kBoxN, kBK}, 128});  // B: 64 contiguous columns x BK rows
+      unsigned bk = form->bk();
+      v.tensorMaps.push_back({form->a, {bk, kBM}, 128});  // A: BK contiguous elements x BM rows
+      // B: 64 contiguous columns x BK rows, or (K-major) BK contiguous elements x 64 rows.
+      if (form->tb)
+        v.tensorMaps.push_back({form->b, {bk, kBoxN}, 128});
+      else
+        v.tensorMaps.push_back({form->b, {kBoxN, bk}, 128});
       k.gpuVariants.push_back(v);
     }
   }

@@ -122,7 +122,9 @@ void wgmmaWait(llvm::IRBuilder<>& b, unsigned pending) {
 
 std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
                                 llvm::Value* descA, llvm::Value* descB, bool transB) {
-  unsigned regs = n / 2;  // f32 accumulators per thread of m64nNk16
+  unsigned regs = n / 2;  // f32 accumulators per thread of m64nNk16 / m64nNk32
+  // 8-bit operands: k32, and no transpose immediates (both operands K-major).
+  bool fp8 = std::string(type) == "e4m3" || std::string(type) == "e5m2";
   std::string list, constraints;
   for (unsigned i = 0; i < regs; ++i) {
     list += (i ? ", $" : "$") + std::to_string(i);
@@ -130,9 +132,9 @@ std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* ty
   }
   constraints += ",l,l";
   for (unsigned i = 0; i < regs; ++i) constraints += "," + std::to_string(i);  // tied: acc in = acc out
-  std::string text = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" +
-                     list + "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", 1, 1, 1, 0, " +
-                     (transB ? "1" : "0") + ";";
+  std::string text = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + (fp8 ? "k32" : "k16") + ".f32." +
+                     type + "." + type + " {" + list + "}, $" + std::to_string(regs) + ", $" +
+                     std::to_string(regs + 1) + ", 1, 1, 1" + (fp8 ? "" : transB ? ", 0, 1" : ", 0, 0") + ";";
   // scale-d is the immediate 1 (D = A*B + D): accumulators start at zero.
   std::vector<llvm::Value*> args{descA, descB};
   args.insert(args.end(), acc.begin(), acc.end());

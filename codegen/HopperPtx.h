@@ -55,8 +55,9 @@ llvm::Value* wgmmaDescriptor(llvm::IRBuilder<>& b, llvm::Value* addr, unsigned l
 void wgmmaFence(llvm::IRBuilder<>& b);
 void wgmmaCommit(llvm::IRBuilder<>& b);
 void wgmmaWait(llvm::IRBuilder<>& b, unsigned pending);
-// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{type}.{type}: acc (n/2 f32 per thread) += A * B,
-// both operands from shared memory; `transB`: B is MN-major (N contiguous).
+// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{type}.{type} (k32 for e4m3/e5m2): acc (n/2 f32
+// per thread) += A * B, both operands from shared memory; `transB`: B is MN-major (N contiguous),
+// which 16-bit types only allow (8-bit operands are K-major, and `transB` must be false).
 std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
                                 llvm::Value* descA, llvm::Value* descB, bool transB);
 

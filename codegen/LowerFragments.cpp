@@ -78,9 +78,11 @@ bool Lowering::planRegisterFragments(ir::Operation& func, KernelInterface& k) {
       case OpId::TileMma: {
         ir::Type acc = op->operand(2)->type;
         ir::Type a = op->operand(0)->type, b = op->operand(1)->type;
+        bool tb = op->hasAttr(ir::AttrId::TransposeB);  // b is [N, K]
         bool shapes = isRegisterFragType(acc, wm, wn) && isSmemOperand(a, acc->shape[0].size, -1) &&
-                      isSmemOperand(b, -1, acc->shape[1].size) && a->shape[1].size == b->shape[0].size &&
-                      a->shape[1].size % 16 == 0 && ir::baseScalar(a->elem) == ir::baseScalar(b->elem);
+                      (tb ? isSmemOperand(b, acc->shape[1].size, -1) : isSmemOperand(b, -1, acc->shape[1].size)) &&
+                      a->shape[1].size == b->shape[tb ? 1 : 0].size && a->shape[1].size % 16 == 0 &&
+                      ir::baseScalar(a->elem) == ir::baseScalar(b->elem);
         if (!shapes)
           refuse("its operands " + ir::printType(a) + " and " + ir::printType(b) +
                  " are not bf16 or f16 row-major shared buffers of one type with k a multiple of 16");
@@ -137,12 +139,11 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
       return true;
     }
     case OpId::ArithConvert: {
-      llvm::Type* to = scalarType(op.result()->type->elem);
+      // Every policy of the result type (scale, rounding, saturation, software formats) applies
+      // as in any other conversion: a C declared with @scale stores the product divided by it.
+      ir::Type from = op.operand(0)->type->elem, to = op.result()->type->elem;
       std::vector<llvm::Value*> r;
-      for (llvm::Value* v : fragRegs_.at(op.operand(0)))
-        r.push_back(v->getType() == to ? v
-                    : to->getPrimitiveSizeInBits() < v->getType()->getPrimitiveSizeInBits() ? b_.CreateFPTrunc(v, to)
-                                                                                            : b_.CreateFPExt(v, to));
+      for (llvm::Value* v : fragRegs_.at(op.operand(0))) r.push_back(convertScalar(v, from, to, "", &op));
       fragRegs_[op.result()] = r;
       return true;
     }
@@ -167,13 +168,16 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
     default: return fail(op, "internal error: not a register-fragment op");
   }
   // tile.mma %a, %b, %acc: mma.sync.m16n8k16 over k in steps of 16, operands read from shared
-  // memory as the instruction's fragments (pairs of adjacent elements packed in 32 bits).
+  // memory as the instruction's fragments (pairs of adjacent elements packed in 32 bits). With
+  // {transpose_b}, b is [N, K]: the B fragment's k pairs are adjacent there, so ldmatrix reads
+  // its rows without .trans.
   ir::Type accT = op.operand(2)->type;
   View a = *view(op.operand(0)), bm = *view(op.operand(1));
   int64_t m = accT->shape[0].size / warpsM_, n = accT->shape[1].size / warpsN_;  // a warp's part
   int64_t kExtent = op.operand(0)->type->shape[1].size;
   unsigned mTiles = static_cast<unsigned>(m / 16), nTiles = static_cast<unsigned>(n / 8);
   bool bf16 = ir::baseScalar(op.operand(0)->type->elem) == ir::ScalarKind::BF16;
+  const bool tb = op.hasAttr(ir::AttrId::TransposeB);
   llvm::Function* mma = llvm::Intrinsic::getDeclaration(
       &out_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
   llvm::FunctionType* mmaTy = mma->getFunctionType();
@@ -218,9 +222,17 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
     }
     if (pairsOfN) {
       for (unsigned ni = 0; ni < nTiles; ni += 2) {
-        llvm::Value* kk = b_.CreateAdd(b_.CreateAdd(lane8, bK), k(ks));
-        llvm::Value* col = b_.CreateAdd(warpCol, b_.CreateAdd(bN, k(ni * 8)));
-        auto r = ldmatrix(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, address(bm, {kk, col}));
+        std::array<llvm::Value*, 4> r;
+        if (tb) {
+          // Matrix j = lane / 8: n rows 8 (j / 2) .. + 7, k columns 8 (j % 2) .. + 7.
+          llvm::Value* nn = b_.CreateAdd(warpCol, b_.CreateAdd(b_.CreateAdd(bN, lane8), k(ni * 8)));
+          r = ldmatrix(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16,
+                       address(bm, {nn, b_.CreateAdd(bK, k(ks))}));
+        } else {
+          llvm::Value* kk = b_.CreateAdd(b_.CreateAdd(lane8, bK), k(ks));
+          llvm::Value* col = b_.CreateAdd(warpCol, b_.CreateAdd(bN, k(ni * 8)));
+          r = ldmatrix(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, address(bm, {kk, col}));
+        }
         bfr[ni] = {r[0], r[1]};
         bfr[ni + 1] = {r[2], r[3]};
       }
@@ -228,7 +240,9 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
       for (unsigned ni = 0; ni < nTiles; ++ni) {
         llvm::Value* col = b_.CreateAdd(colBase, k(ni * 8));
         auto pair = [&](llvm::Value* k0) {
-          return b_.CreateOr(ld16(bm, k0, col), b_.CreateShl(ld16(bm, b_.CreateAdd(k0, k(1)), col), 16));
+          llvm::Value* k1 = b_.CreateAdd(k0, k(1));
+          return b_.CreateOr(tb ? ld16(bm, col, k0) : ld16(bm, k0, col),
+                             b_.CreateShl(tb ? ld16(bm, col, k1) : ld16(bm, k1, col), 16));
         };
         bfr[ni] = {pair(c0), pair(b_.CreateAdd(c0, k(8)))};
       }

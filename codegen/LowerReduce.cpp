@@ -147,10 +147,16 @@ std::pair<llvm::Value*, llvm::Value*> Lowering::combineArg(bool isMax, llvm::Val
 // reduce_sum of an array holding tile t's value at t (so `group_sum(v)` and `smem[i] = v;
 // tbarrier(); reduce_sum(smem)` give the same bits). Level s < 32 runs inside each warp
 // (shuffle down by s: lane i combines with lane i + s, which at that point holds the value of
-// its span); lane 0 of each warp then holds its 32 tiles' value. Those go to shared memory and
-// warp 0 runs the levels above 32 over them the same way; its lane 0 writes the result, which
-// every tile reads after a barrier. Shuffles and barriers go through DeviceHooks, so the CPU
-// executor runs the same code (fibers) and gets the same bits.
+// its span); lane 0 of each warp then holds its 32 tiles' value. Those go to shared memory, one
+// barrier, and every warp runs the levels above 32 over them the same way (the same tree, so
+// the same bits in every warp) and broadcasts its lane 0's result with a shuffle: one barrier
+// per reduction instead of two (a second to publish warp 0's result), which is most of a row
+// kernel's fixed cost per row. Back-to-back reductions alternate between two halves of the
+// scratch (a parity that every tile flips at each group reduction, so the same in the whole
+// group): a warp still reading one reduction's values cannot be overwritten by the next
+// reduction's writes, which go to the other half, and the one after that comes behind the next
+// reduction's barrier, which the reading warp has not passed yet. Shuffles and barriers go
+// through DeviceHooks, so the CPU executor runs the same code (fibers) and gets the same bits.
 bool Lowering::lowerGroupReduce(ir::Operation& op) {
   std::string kind = op.strAttr(ir::AttrId::Kind);
   bool arg = kind == "argmax" || kind == "argmin";
@@ -179,16 +185,20 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
     llvm::Value* valid = tiles % 32 ? b_.CreateICmpULT(b_.CreateAdd(tid, b_.getInt64(s)), b_.getInt64(tiles)) : nullptr;
     step(o, oi, valid);
   }
+  // Lane 0 holds the result (of the warp, or, after the levels above 32, of the group).
+  auto broadcast = [&] { set(op.result(), hooks_->shuffle(b_, arg ? ix : v, 0, b_.getInt32(0))); };
   if (warps == 1) {
-    // One warp: lane 0 holds the result; broadcast it.
-    llvm::Value* r = arg ? ix : v;
-    set(op.result(), hooks_->shuffle(b_, r, 0, b_.getInt32(0)));
+    broadcast();
     return true;
   }
-  llvm::Value* scratch = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), groupScratch_);
+  // This reduction's half of the scratch: warps value slots, then warps index slots.
+  llvm::Value* parity = b_.CreateLoad(b_.getInt64Ty(), reduceParity());
+  b_.CreateStore(b_.CreateXor(parity, b_.getInt64(1)), reduceParity());
+  llvm::Value* half = b_.CreateMul(parity, b_.getInt64(16 * warps));
+  llvm::Value* scratch = b_.CreateGEP(b_.getInt8Ty(), hooks_->sharedBase(b_), b_.CreateAdd(half, b_.getInt64(groupScratch_)));
   auto valueSlot = [&](llvm::Value* k) { return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(k, b_.getInt64(8))); };
   auto indexSlot = [&](llvm::Value* k) {
-    return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(b_.CreateAdd(k, b_.getInt64(warps + 1)), b_.getInt64(8)));
+    return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(b_.CreateAdd(k, b_.getInt64(warps)), b_.getInt64(8)));
   };
   llvm::Type* vty = v->getType();
   llvm::Type* ity = arg ? ix->getType() : nullptr;
@@ -203,11 +213,6 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
   b_.CreateBr(gatherBB);
   b_.SetInsertPoint(gatherBB);
   hooks_->barrier(b_);
-  auto* topBB = llvm::BasicBlock::Create(c_, "group_reduce.top", fn_);
-  auto* resultBB = llvm::BasicBlock::Create(c_, "group_reduce.result", fn_);
-  auto* readBB = llvm::BasicBlock::Create(c_, "group_reduce.read", fn_);
-  b_.CreateCondBr(b_.CreateICmpEQ(warp, b_.getInt64(0)), topBB, readBB);
-  b_.SetInsertPoint(topBB);
   // Lanes past the last warp read slot 0: their values are never combined into lane 0's.
   llvm::Value* own = b_.CreateSelect(b_.CreateICmpULT(lane, b_.getInt64(warps)), lane, b_.getInt64(0));
   v = b_.CreateLoad(vty, valueSlot(own));
@@ -217,15 +222,19 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
     llvm::Value* oi = arg ? shuffleDown(ix, s) : nullptr;
     step(o, oi, b_.CreateICmpULT(b_.CreateAdd(lane, b_.getInt64(s)), b_.getInt64(warps)));
   }
-  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), resultBB, readBB);
-  b_.SetInsertPoint(resultBB);
-  b_.CreateStore(v, valueSlot(b_.getInt64(warps)));
-  if (arg) b_.CreateStore(ix, indexSlot(b_.getInt64(warps)));
-  b_.CreateBr(readBB);
-  b_.SetInsertPoint(readBB);
-  hooks_->barrier(b_);
-  set(op.result(), arg ? b_.CreateLoad(ity, indexSlot(b_.getInt64(warps))) : b_.CreateLoad(vty, valueSlot(b_.getInt64(warps))));
+  broadcast();
   return true;
+}
+
+// The group-reduction parity of the function being lowered: an i64 in its entry block, 0 at
+// the start (promoted to a register by the optimiser).
+llvm::Value* Lowering::reduceParity() {
+  if (reduceParity_ && reduceParity_->getFunction() == fn_) return reduceParity_;
+  llvm::BasicBlock& entry = fn_->getEntryBlock();
+  llvm::IRBuilder<> eb(&entry, entry.getFirstInsertionPt());
+  reduceParity_ = eb.CreateAlloca(b_.getInt64Ty(), nullptr, "group_reduce.parity");
+  eb.CreateStore(b_.getInt64(0), reduceParity_);
+  return reduceParity_;
 }
 
 }  // namespace tessera::codegen::detail

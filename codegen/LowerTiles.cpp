@@ -410,6 +410,10 @@ llvm::Value* Lowering::roundCounter() {
 bool Lowering::lowerTileDot(ir::Operation& op) {
   constexpr unsigned R = 4;
   View a = *view(op.operand(0)), bm = *view(op.operand(1));
+  if (op.hasAttr(ir::AttrId::TransposeB)) {  // b is [N, K]: read it through its transpose
+    std::swap(bm.shape[0], bm.shape[1]);
+    std::swap(bm.strides[0], bm.strides[1]);
+  }
   View* acc = op.numOperands() > 2 ? view(op.operand(2)) : nullptr;
   ir::Type relem = op.result()->type->elem;
   llvm::Type* ct = scalarType(relem);

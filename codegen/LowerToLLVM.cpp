@@ -229,6 +229,7 @@ bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
   if (!describeKernel(func, k, error_)) return false;
   groupTiles_ = k.grouped ? int64_t(k.groupShape[0]) * k.groupShape[1] * k.groupShape[2] : 0;
   groupScratch_ = func.hasAttr(ir::AttrId::GroupScratch) ? func.intAttr(ir::AttrId::GroupScratch, 0) : -1;
+  reduceParity_ = nullptr;
   return target_ == DeviceTarget::Gpu ? gpuEntry(func, k) : cpuEntry(func, k);
 }
 

@@ -236,6 +236,7 @@ private:
   std::pair<llvm::Value*, llvm::Value*> combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
                                                    llvm::Value* ib, ir::Type valueType, ir::Type indexType);
   bool lowerGroupReduce(ir::Operation& op);
+  llvm::Value* reduceParity();
   // Tags an access through a view of tensor parameter v.root: it aliases no other parameter.
   void noalias(const View& v, llvm::Instruction* access) {
     if (v.root < 0 || static_cast<size_t>(v.root) >= scopes_.size()) return;
@@ -334,6 +335,7 @@ private:
   // scratch (smem-plan's `group_scratch`, -1 when none).
   int64_t groupTiles_ = 0;
   int64_t groupScratch_ = -1;
+  llvm::AllocaInst* reduceParity_ = nullptr;  // reduceParity(), per function
   unsigned warpsM_ = 2, warpsN_ = 2;  // the group's warps over a fragment (LowerFragments.cpp)
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> fragRegs_;
 };

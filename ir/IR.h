@@ -231,8 +231,9 @@ enum Trait : uint32_t {
 };
 
 // Shared bytes a group of `tiles` tiles needs for tile.group_reduce: one 16-byte slot (value,
-// index) per warp plus one for the result. smem-plan places it (the `group_scratch` offset).
-inline int64_t groupReduceScratchBytes(int64_t tiles) { return 16 * ((tiles + 31) / 32 + 1); }
+// index) per warp, twice (back-to-back reductions alternate halves: codegen/LowerReduce.cpp).
+// smem-plan places it (the `group_scratch` offset).
+inline int64_t groupReduceScratchBytes(int64_t tiles) { return 32 * ((tiles + 31) / 32); }
 
 struct OpInfo {
   const char* name;

@@ -749,9 +749,12 @@ bool Verifier::verifyMma(Operation* op) {
   if (!operandIs(op, 2, c->kind == TypeKind::Frag && c->role == FragRole::Acc && c->shape.size() == 2,
                  "an accumulator fragment (!frag<T, [M, N], acc>)"))
     return false;
-  if (!shapesCompatible({a->shape[1]}, {b->shape[0]})) return shapeError(op, a->shape, b->shape);
-  if (!shapesCompatible({a->shape[0], b->shape[1]}, c->shape))
-    return shapeError(op, {a->shape[0], b->shape[1]}, c->shape);
+  // {transpose_b}: b is [N, K] and the product is a @ b^T (B given K-major).
+  bool tb = op->hasAttr(AttrId::TransposeB);
+  const Dim& bk = tb ? b->shape[1] : b->shape[0];
+  const Dim& bn = tb ? b->shape[0] : b->shape[1];
+  if (!shapesCompatible({a->shape[1]}, {bk})) return shapeError(op, a->shape, b->shape);
+  if (!shapesCompatible({a->shape[0], bn}, c->shape)) return shapeError(op, {a->shape[0], bn}, c->shape);
   return resultType(op, 0, c);
 }
 bool Verifier::verifyTranspose(Operation* op) {

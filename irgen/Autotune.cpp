@@ -28,29 +28,7 @@ namespace I = tessera::ir;
 // Sema refuses larger spaces (err_autotune_space_too_large); the check below is a backstop.
 constexpr size_t kMaxConfigurations = kMaxAutotuneConfigurations;
 
-using Config = std::vector<std::pair<std::string, long long>>;
-
-std::vector<Config> configurations(const std::map<std::string, std::vector<long long>>& space) {
-  std::vector<Config> out = {{}};
-  for (auto& [name, cands] : space) {
-    std::vector<Config> next;
-    for (const Config& c : out)
-      for (long long v : cands) {
-        Config d = c;
-        d.push_back({name, v});
-        next.push_back(std::move(d));
-      }
-    out = std::move(next);
-    if (out.size() > kMaxConfigurations) break;
-  }
-  return out;
-}
-
-std::string configText(const Config& c) {
-  std::string s;
-  for (auto& [name, v] : c) s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(v);
-  return s;
-}
+using Config = AutotuneConfig;
 
 I::Attribute configAttr(const Config& c) {
   std::vector<std::string> keys;
@@ -190,7 +168,7 @@ class CandidateLowering {
   bool run(const FunctionDefStmt& def, const FunctionInfo& info) {
     I::Operation* base = m_.lookupFunc(def.name);
     if (!base) return true;  // not lowered (reported already)
-    std::vector<Config> configs = configurations(info.autotuneSpace);
+    std::vector<Config> configs = autotuneConfigurations(info.autotuneSpace);
     if (configs.size() > kMaxConfigurations) {
       diags_.report(diag::err_autotune_space_too_large, info.kernelDecoratorRange)
           << def.name << static_cast<unsigned long long>(kMaxConfigurations);
@@ -209,7 +187,8 @@ class CandidateLowering {
     if (kept.size() > 1 && info.deterministic && !isTileMmaLoop(def)) {
       for (I::Operation* f : kept)
         if (const I::Operation* op = orderSensitiveOp(*f)) {
-          diags_.report(diag::warn_lower_autotune_order, op->loc) << def.name << configText(configs[0]) << op->name();
+          diags_.report(diag::warn_lower_autotune_order, op->loc)
+              << def.name << autotuneConfigText(configs[0]) << op->name();
           for (size_t i = 1; i < kept.size(); ++i) eraseFunc(m_, kept[i]);
           kept.resize(1);
           break;
@@ -245,18 +224,13 @@ class CandidateLowering {
     DiagnosticEngine quiet(sema_.sm);
     quiet.addConsumer(&first);
     ASTContext actx;
-    std::vector<Token> tokens = lexBuffer(sema_.sm, ast_.file, quiet);
-    Module* mod = parseTokens(tokens, sema_.sm, ast_.file, actx, quiet);
-    SemaContext sc(sema_.sm, actx);
-    sc.includePaths = sema_.includePaths;
-    sc.autotuneChoice = sema_.autotuneChoice;
-    for (auto& [p, v] : config) sc.autotuneChoice[def.name][p] = v;
-    if (mod && analyzeModule(*mod, sc, quiet) && !quiet.hasErrors() &&
-        lowerKernelInto(*mod, sc, def.name, name, m_, quiet) && !quiet.hasErrors())
+    SemaContext sc(sema_.sm, actx);  // sema checked every candidate with the module
+    Module* mod = analyzeCandidate(sema_, ast_.file, def.name, config, actx, sc, quiet);
+    if (mod && !quiet.hasErrors() && lowerKernelInto(*mod, sc, def.name, name, m_, quiet) && !quiet.hasErrors())
       return m_.lookupFunc(name);
     if (I::Operation* partial = m_.lookupFunc(name)) eraseFunc(m_, partial);
     diags_.report(diag::err_lower_autotune_candidate, info.kernelDecoratorRange)
-        << configText(config) << def.name << (first.message.empty() ? "it cannot be lowered" : first.message);
+        << autotuneConfigText(config) << def.name << (first.message.empty() ? "it cannot be lowered" : first.message);
     return nullptr;
   }
 

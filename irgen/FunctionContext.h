@@ -215,6 +215,7 @@ class FunctionContext {
   struct MmaLoop {
     I::Value *A, *B, *m0, *n0, *k, *acc, *sA, *sB;
     int64_t BM, BN, BK;
+    bool transB = false;  // B written `Bt.T`: Bt is [N, K] (K-major B), sB holds its [BN, BK] blocks
   };
   MmaLoop* mma_ = nullptr;
 
@@ -258,11 +259,10 @@ class FunctionContext {
   // ---- types (Types.cpp, UntypedParams.cpp)
   I::Type scalarType(DType d, const NumericPolicy& p = {});
   I::Type paramType(const Param& p, const Type* t);
-  int usesRankOfUnknownRank(const Param& p);
   // Unannotated parameters (docs/language.md): an f32 tensor of the rank its uses need, with
   // extents named after the parameter (X_0, X_1), readwrite when the kernel writes it.
   I::Type untypedParamType(const Param& p);
-  int usesRank(const std::string& name, bool& written);
+  InferredParam inferredParam(const Param& p);
   I::Type computeType(I::Type t);
   I::Type promote(I::Type a, I::Type b);
   I::Type elemOf(I::Type t) { return I::isScalar(t) ? t : t->elem; }

@@ -148,8 +148,9 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
     case SymbolKind::Parameter: {
       auto it = env_.find(s);
       if (it != env_.end()) return it->second;
+      // Sema refuses it (sema/DefiniteAssignment.cpp); a backstop.
       auto d = dropped_.find(s);
-      error(diag::err_lower_maybe_undefined, e->range, e->name, d != dropped_.end() ? d->second : std::string("use"));
+      error(diag::err_maybe_undefined, e->range, e->name, d != dropped_.end() ? d->second : std::string("use"));
     }
     case SymbolKind::ShapeSymbol: {
       auto it = shapeDims_.find(e->name);

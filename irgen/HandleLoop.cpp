@@ -341,6 +341,15 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
     return *c;
   };
   int64_t BM = sz("BM"), BN = sz("BN"), BK = sz("BK");
+  // `Bt.T` as B: B given K-major (Bt is [N, K]); the loop copies blocks of Bt and multiplies by
+  // their transpose (tile.mma {transpose_b}), which is what fp8 tensor cores need.
+  bool transB = false;
+  if (auto* at = dyn_cast<AttributeExpr>(bE); at && at->name == "T") {
+    transB = true;
+    bE = at->base;
+  }
+  if (auto* at = dyn_cast<AttributeExpr>(aE); at && at->name == "T")
+    unsupported(aE->range, "a transposed A ('.T') in a 'tile.mma' loop", "pass A as [M, K]; only B may be transposed");
   I::Value* A = value(lower(aE), aE->range);
   I::Value* B = value(lower(bE), bE->range);
   I::Value* C = value(lower(cE), cE->range);
@@ -363,9 +372,10 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
                           ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::Auto))
                      ->result();
   sA->nameHint = "sA";
-  I::Value* sB = prologue(I::OpId::SmemAlloc,
-                          ctx().smem(B->type->elem, {I::Dim{BK, {}}, I::Dim{BN, {}}}, I::Layout::Row, I::Swizzle::Auto))
-                     ->result();
+  std::vector<I::Dim> sbShape = transB ? std::vector<I::Dim>{I::Dim{BN, {}}, I::Dim{BK, {}}}
+                                       : std::vector<I::Dim>{I::Dim{BK, {}}, I::Dim{BN, {}}};
+  I::Value* sB =
+      prologue(I::OpId::SmemAlloc, ctx().smem(B->type->elem, sbShape, I::Layout::Row, I::Swizzle::Auto))->result();
   sB->nameHint = "sB";
   I::Type ix = ctx().index();
   I::Value* g = op1(I::OpId::TileGroupId, {}, ix);
@@ -386,7 +396,7 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   I::Value* K = A->type->shape[1].isStatic()
                     ? b_->constIndex(A->type->shape[1].size)
                     : op1(I::OpId::MemDim, {A}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
-  MmaLoop L{A, B, m0, n0, nullptr, acc0, sA, sB, BM, BN, BK};
+  MmaLoop L{A, B, m0, n0, nullptr, acc0, sA, sB, BM, BN, BK, transB};
   MmaLoop* saved = mma_;
   mma_ = &L;
   SymSet targets;

@@ -68,8 +68,9 @@ I::Type FunctionContext::localType(Expr* target) {
 void FunctionContext::lowerReturn(ReturnStmt* r) {
   if (retFlag_) {
     if (r->value) {
+      // Sema refuses it (sema/EarlyReturns.cpp); a backstop.
       if (!retVal_)
-        error(diag::err_lower_early_return, r->range,
+        error(diag::err_early_return, r->range,
               "of a value from inside a branch of a function without a scalar result annotation ('-> f32')");
       I::Value* v = value(lower(r->value, env_[retVal_].v->type), r->value->range);
       env_[retVal_] = Lowered::val(coerce(v, env_[retVal_].v->type, r->value->range));
@@ -77,7 +78,7 @@ void FunctionContext::lowerReturn(ReturnStmt* r) {
     env_[retFlag_] = Lowered::val(b_->constInt(1, ctx().i1()));
     return;
   }
-  if (depth_ != 0) error(diag::err_lower_early_return, r->range, "here");
+  if (depth_ != 0) error(diag::err_early_return, r->range, "here");
   if (r->value) {
     Lowered v = lower(r->value);
     if (v.kind == Lowered::Tuple)

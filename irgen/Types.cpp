@@ -57,18 +57,17 @@ I::Type FunctionContext::scalarType(DType d, const NumericPolicy& p) {
 
 I::Type FunctionContext::paramType(const Param& p, const Type* t) {
   if (t && t->isDynamic() && !p.annotation) return untypedParamType(p);
-  if (!t || t->isLenient()) error(diag::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  // Sema refuses parameters without a dtype (err_untyped_param); a backstop.
+  if (!t || t->isLenient()) error(diag::err_untyped_param, p.nameRange, p.name, def_->name);
   if (t->kind == TypeKind::Scalar) return scalarType(t->dtype, t->policy);
   if (t->kind != TypeKind::Tensor) unsupported(p.nameRange, "a parameter of type '" + t->str() + "'");
-  if (!t->dtypeKnown) error(diag::err_lower_untyped_param, p.nameRange, p.name, def_->name);
+  if (!t->dtypeKnown) error(diag::err_untyped_param, p.nameRange, p.name, def_->name);
   std::vector<I::Dim> shape;
   if (t->rankKnown) {
     for (const Extent& e : t->dims) shape.push_back(dimOf(e));
   } else {
-    // tensor[T] of unknown rank: the rank its uses need (subscripts, tile.dot/tile.mma operands).
-    int rank = usesRankOfUnknownRank(p);
-    if (rank < 1) error(diag::err_lower_unknown_rank, p.nameRange, p.name, dtypeInfo(t->dtype).shortName);
-    shape.assign(static_cast<size_t>(rank), I::Dim{});
+    // tensor[T] of unknown rank: the rank its uses need, inferred by sema.
+    shape.assign(static_cast<size_t>(inferredParam(p).rank), I::Dim{});
   }
   I::Access access = I::Access::Read;
   if (t->mut) access = I::Access::ReadWrite;

@@ -54,10 +54,12 @@ I::Value* FunctionContext::knownView(I::Value* v, SourceRange at, const std::str
   return v;
 }
 
+// Sema refuses copies into shared memory from a source without constant extents
+// (sema/ViewExtents.cpp); a backstop.
 void FunctionContext::staticShared(I::Type t, SourceRange at, const std::string& name) {
   for (size_t i = 0; i < t->shape.size(); ++i)
     if (!t->shape[i].isStatic())
-      error(diag::err_lower_dynamic_shared_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
+      error(diag::err_dynamic_shared_shape, at, t->shape[i].sym.empty() ? std::string("?") : t->shape[i].sym,
             static_cast<unsigned>(i), name);
 }
 

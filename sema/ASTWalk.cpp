@@ -1,5 +1,8 @@
 #include "sema/ASTWalk.h"
 
+#include "sema/Symbol.h"
+#include "sema/Type.h"
+
 #include <utility>
 #include <vector>
 
@@ -47,6 +50,25 @@ bool stmtTooDeep(Stmt* s) {
 void walkStmts(const Block& b, const std::function<void(Stmt*)>& onStmt, const std::function<void(Expr*)>& onExpr) {
   for (Stmt* s : b.stmts)
     if (s) walkNode(s, onStmt, onExpr);
+}
+
+bool containsReturn(const std::vector<Stmt*>& stmts) {
+  for (Stmt* s : stmts) {
+    if (isa<ReturnStmt>(s)) return true;
+    if (auto* i = dyn_cast<IfStmt>(s); i && (containsReturn(i->thenBlock.stmts) || containsReturn(i->elseBlock.stmts)))
+      return true;
+    if (auto* f = dyn_cast<ForStmt>(s); f && containsReturn(f->body.stmts)) return true;
+    if (auto* w = dyn_cast<WhileStmt>(s); w && containsReturn(w->body.stmts)) return true;
+  }
+  return false;
+}
+
+const FunctionDefStmt* calledFunction(const CallExpr* c) {
+  if (!c || !c->callee) return nullptr;
+  if (const Type* t = c->callee->type; t && t->kind == TypeKind::Function && t->function) return t->function;
+  if (auto* n = dyn_cast<NameExpr>(c->callee); n && n->symbol && n->symbol->kind == SymbolKind::Function)
+    return n->symbol->function;
+  return nullptr;
 }
 
 }  // namespace tessera

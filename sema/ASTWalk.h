@@ -27,4 +27,10 @@ constexpr unsigned kMaxExprDepth = 512;
 // kMaxExprDepth. Computed without recursion.
 bool stmtTooDeep(Stmt* s);
 
+// True when a `return` stands anywhere in `stmts`, nested blocks of if/for/while included.
+bool containsReturn(const std::vector<Stmt*>& stmts);
+
+// The user function a call resolves to (through its callee's type or name), or null.
+const FunctionDefStmt* calledFunction(const CallExpr* c);
+
 }  // namespace tessera

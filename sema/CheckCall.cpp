@@ -577,6 +577,14 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
           requireConstInt(arg(name), call->range, std::string("'") + name + "' (a positive integer)", 1, LLONG_MAX);
         // The iteration form accumulates into C (tile.mma_sync): C is written.
         if (Expr* c = arg("c")) checkWriteAccess(c, c->range, false, BinaryOp::Add);
+        // B may be `Bt.T` (B given K-major); A is copied in [BM, BK] blocks of an [M, K] tensor.
+        if (auto* at = dyn_cast<AttributeExpr>(arg("a")); at && at->name == "T") {
+          diags.report(diag::err_mma_loop_transposed_a, at->range) << text(at->range);
+          return T.error();
+        }
+        if (!checkInnerExtents("tile.mma", bc.binding.args[0], boundType[0], bc.binding.args[1], boundType[1],
+                               call->range))
+          return T.error();
         const Type* i = T.scalar(DType::INT32);
         return T.range(T.tuple({i, i, i}));
       }

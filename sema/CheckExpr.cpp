@@ -17,10 +17,6 @@ bool elementDType(const Type* t, DType& d, bool& known) {
   }
   return false;
 }
-bool isArithmetic(BinaryOp op) {
-  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div ||
-         op == BinaryOp::FloorDiv || op == BinaryOp::Mod || op == BinaryOp::Pow;
-}
 bool isBitwise(BinaryOp op) {
   return op == BinaryOp::BitAnd || op == BinaryOp::BitOr || op == BinaryOp::BitXor || op == BinaryOp::Shl ||
          op == BinaryOp::Shr;

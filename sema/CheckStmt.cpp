@@ -440,6 +440,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   auto it = sc.functions.find(f);
   if (it == sc.functions.end()) return;
   FunctionInfo& info = *it->second;
+  unsigned errorsBefore = diags.errorCount();
   Scope* outer = scope;
   FunctionInfo* savedFn = fn_;
   unsigned savedLoop = loopDepth;
@@ -461,11 +462,14 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
     if (auto* es = dyn_cast<ExprStmt>(f->body.stmts[0]); es && isa<EllipsisExpr>(es->expr))
       diags.report(diag::warn_ellipsis_body, f->nameRange) << f->name;
 
+  info.bodyHasErrors = diags.errorCount() != errorsBefore;
   if (!diags.stopped()) checkReturnPaths(f, info, diags);
   if (info.isKernel() && !diags.stopped()) {
     checkKernelUniformity(f, info, diags);
     checkGroupRaces(f, info, diags);
     checkSharedMemory(f, info, diags);
+    // The inference reads the typed body: after an error in it, types are missing.
+    if (diags.errorCount() == errorsBefore) inferKernelParams(f, info, sc.sm, diags);
   }
 }
 

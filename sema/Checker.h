@@ -154,5 +154,19 @@ void checkReturnPaths(FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticE
 void checkKernelRecursion(SemaContext& sc, DiagnosticEngine& diags);
 // Shared-memory budget and the device limit (SharedMemory.cpp).
 void checkSharedMemory(FunctionDefStmt* fn, FunctionInfo& info, DiagnosticEngine& diags);
+// The rank of kernel parameters that do not write it, from their uses (ParamInference.cpp).
+void inferKernelParams(FunctionDefStmt* fn, FunctionInfo& info, const SourceManager& sm, DiagnosticEngine& diags);
+// The rules of code inlined into kernels, on every kernel and every function a kernel calls
+// (DeviceCode.cpp): locals assigned on every path before their use (DefiniteAssignment.cpp),
+// returns that the lowering can express (EarlyReturns.cpp), extents of views (ViewExtents.cpp).
+void checkDeviceCode(SemaContext& sc, DiagnosticEngine& diags);
+void checkDefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags);
+void checkEarlyReturns(const FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
+// Views and copies into shared memory whose extents code generation must know (ViewExtents.cpp).
+void checkViewExtents(const FunctionDefStmt* fn, const FunctionInfo& info, const SemaContext& sc,
+                      DiagnosticEngine& diags);
+// Every candidate of every autotune space other than the first, each analysed on its own
+// (AutotuneCandidates.cpp); the first is the module's own analysis.
+void checkAutotuneCandidates(Module& module, SemaContext& sc, DiagnosticEngine& diags);
 
 }  // namespace tessera

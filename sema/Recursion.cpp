@@ -42,11 +42,7 @@ private:
     std::vector<Call> out;
     walkStmts(f->body, [](Stmt*) {}, [&](Expr* e) {
       auto* c = dyn_cast<CallExpr>(e);
-      if (!c || !c->callee) return;
-      const FunctionDefStmt* callee = nullptr;
-      if (const Type* t = c->callee->type; t && t->kind == TypeKind::Function) callee = t->function;
-      if (auto* n = dyn_cast<NameExpr>(c->callee); !callee && n && n->symbol && n->symbol->kind == SymbolKind::Function)
-        callee = n->symbol->function;
+      const FunctionDefStmt* callee = calledFunction(c);
       if (!callee) return;
       auto info = sc_.functions.find(callee);
       if (info != sc_.functions.end() && info->second && info->second->isKernel()) return;

@@ -30,7 +30,10 @@ bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags) {
   Checker checker(sc, diags, *m);
   checker.checkModule();
   if (!diags.stopped()) checkKernelRecursion(sc, diags);
+  if (!diags.stopped()) checkDeviceCode(sc, diags);
   m->analyzing = false;
+  // The other autotune candidates, once the module passes with the first.
+  if (sc.checkAutotuneCandidates && diags.errorCount() == before) checkAutotuneCandidates(module, sc, diags);
   return diags.errorCount() == before;
 }
 

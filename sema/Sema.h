@@ -23,9 +23,25 @@ constexpr unsigned kMaxTensorParamRank = 8;
 // The most configurations an autotune space may have: each is compiled as a kernel of its own.
 constexpr size_t kMaxAutotuneConfigurations = 64;
 
+// One assignment of candidates to the parameters of an autotune space, in the space's name order.
+using AutotuneConfig = std::vector<std::pair<std::string, long long>>;
+// Every assignment of the space (its cartesian product); stops growing once past
+// kMaxAutotuneConfigurations (sema refuses such spaces: err_autotune_space_too_large).
+std::vector<AutotuneConfig> autotuneConfigurations(const std::map<std::string, std::vector<long long>>& space);
+// "B=32, W=4": how diagnostics and remarks name a configuration.
+std::string autotuneConfigText(const AutotuneConfig& c);
+
 struct SharedAllocation {
   const CallExpr* call = nullptr;
   long long bytes = -1;  // -1: unknown (shape taken from the first copy)
+};
+
+// A kernel parameter whose rank is not written (unannotated, or `tensor[T]`): the rank its uses
+// need and whether the kernel writes it, inferred by sema (ParamInference.cpp) and read by the
+// lowering, which names the extents.
+struct InferredParam {
+  int rank = 0;
+  bool written = false;
 };
 
 // Where a shape symbol is bound: parameter `param`, dimension `dim`.
@@ -50,8 +66,12 @@ struct FunctionInfo {
   SourceRange flopsRange;
   std::map<std::string, std::vector<long long>> autotuneSpace;
   std::vector<ShapeBinding> shapeBindings;
+  std::map<std::string, InferredParam> inferredParams;  // by parameter name
   std::vector<SharedAllocation> sharedAllocations;
   bool reportedGroupFeature = false;
+  // An error was reported in the body: the passes over the typed body that run afterwards
+  // (DeviceCode.cpp, ParamInference.cpp) skip it rather than cascade.
+  bool bodyHasErrors = false;
   // A plain function that uses kernel builtins: a device function, inlined into kernels.
   bool device = false;
   bool isKernel() const { return kind == FunctionKind::Kernel; }
@@ -79,6 +99,9 @@ public:
   // Autotuned kernels: the candidate analysed, per kernel and parameter (default: the first of
   // each list). The driver analyses the module once per candidate (irgen/Autotune.cpp).
   std::map<std::string, std::map<std::string, long long>> autotuneChoice;
+  // Whether analyzeModule also analyses every other candidate of each autotune space
+  // (AutotuneCandidates.cpp); off in the analyses of one candidate.
+  bool checkAutotuneCandidates = true;
   long long autotuneValue(const std::string& kernel, const std::string& param,
                           const std::vector<long long>& candidates) const;
 
@@ -101,6 +124,13 @@ private:
 // Analyses `module` (and, through its imports, the modules it names). Returns false when an
 // error was reported.
 bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags);
+
+// One candidate of an autotune space analysed on its own: `file` lexed, parsed (into `actx`) and
+// analysed afresh in `fresh` (a context over `actx`), with `base`'s options and `config` chosen
+// for `kernel`; the space's other candidates are not checked again. Returns the module when
+// analysis succeeds, null otherwise (the errors go to `diags`).
+Module* analyzeCandidate(const SemaContext& base, FileID file, const std::string& kernel, const AutotuneConfig& config,
+                         ASTContext& actx, SemaContext& fresh, DiagnosticEngine& diags);
 
 // Where the standard library is found by default: $TESSERA_STDLIB_PATH, else share/tessera beside
 // the running program's bin/ directory (docs/language.md, "Imports"); empty when neither exists.

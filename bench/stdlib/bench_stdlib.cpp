@@ -6,7 +6,10 @@
 // (bytes read + written). Median of 20 event-timed runs after 3 warm-ups.
 // Determinism: after timing, each entry runs 10 more times from the same inputs and every byte
 // of its output must match the first of them (a 64-bit hash of the whole output per run).
-//   bench_stdlib [R N]
+//   bench_stdlib [R N [FILTER]]
+// FILTER (a comma-separated list): only the entries whose name contains one of the words; the
+// fixed-grid variants run only without a filter or when it names "grid". BENCH_SAME_RUNS=n sets
+// the runs of the determinism check (0: timing only, for sweeps).
 #include <tessera/std.h>
 
 #include <cstdint>
@@ -21,7 +24,15 @@
 
 namespace {
 
-constexpr int kWarm = 3, kRuns = 20, kSameRuns = 10;
+constexpr int kWarm = 3, kRuns = 20;
+int kSameRuns = 10;
+std::vector<std::string> gFilter;  // empty: every entry
+
+bool wanted(const std::string& name) {
+  for (const std::string& w : gFilter)
+    if (name.find(w) != std::string::npos) return true;
+  return gFilter.empty();
+}
 
 double gbs(double bytes, double ms) { return bytes / ms / 1e6; }
 
@@ -62,6 +73,7 @@ struct Bench {
   // is overwritten with 0xA5) and compares the output's bits.
   void report(const std::string& name, double bytes, const std::function<void()>& run, Output out,
               const std::function<void()>& reset = nullptr) {
+    if (!wanted(name)) return;
     double ms = bench::medianEventMs(run, kWarm, kRuns);
     uint64_t first = 0;
     int differ = 0;
@@ -76,7 +88,8 @@ struct Bench {
     }
     allSame &= differ == 0;
     std::printf("%-40s %9.3f ms %9.1f GB/s %6.2f of copy  %s\n", name.c_str(), ms, gbs(bytes, ms),
-                gbs(bytes, ms) / copyGbs, differ ? "DIFFERENT BITS across 10 runs" : "10 runs same bits");
+                gbs(bytes, ms) / copyGbs,
+                kSameRuns == 0 ? "" : differ ? "DIFFERENT BITS across the runs" : "same bits on every run");
     std::fflush(stdout);
   }
 
@@ -157,6 +170,7 @@ void gridVariants(Bench& b, bool f32, int64_t R, int64_t N, void* x, void* y, vo
   double io = 2.0 * elems * es, in = 1.0 * elems * es;
   tessera_tensor tx = view(x, dt, {R, N}), ty = view(y, dt, {R, N}), tw = view(w, dt, {N}), tb = view(bias, dt, {N});
   tessera_tensor tt = view(t, TESSERA_I64, {R}), tl = view(out, TESSERA_F32, {R}), ti = view(out, TESSERA_I64, {R});
+  if (!gFilter.empty() && !wanted("grid")) return;
   for (uint32_t groups : {1056u, 2112u}) {
     tessera_launch_options o = {};
     o.grid[0] = groups, o.grid[1] = 1, o.grid[2] = 1;
@@ -177,6 +191,12 @@ void gridVariants(Bench& b, bool f32, int64_t R, int64_t N, void* x, void* y, vo
 
 int main(int argc, char** argv) {
   int64_t R = argc > 2 ? std::atoll(argv[1]) : 32768, N = argc > 2 ? std::atoll(argv[2]) : 8192;
+  for (std::string f = argc > 3 ? argv[3] : ""; !f.empty();) {
+    size_t comma = f.find(',');
+    gFilter.push_back(f.substr(0, comma));
+    f = comma == std::string::npos ? "" : f.substr(comma + 1);
+  }
+  if (const char* same = std::getenv("BENCH_SAME_RUNS")) kSameRuns = std::atoi(same);
   bench::check(tessera_init(), "tessera_init");
   std::printf("device: %s; rows %lld x %lld\n", tessera_device_name(), static_cast<long long>(R), static_cast<long long>(N));
   size_t elems = static_cast<size_t>(R * N);
@@ -194,7 +214,8 @@ int main(int argc, char** argv) {
   }
   rowEntries(b, false, R, N, x, y, w, bias, t, out);
   gridVariants(b, false, R, N, x, y, w, bias, t, out);
-  std::printf("determinism: %s\n", b.allSame ? "every entry gave the same bits on 10 runs" : "FAIL: some entry's bits changed");
+  std::printf("determinism (%d runs each): %s\n", kSameRuns,
+              b.allSame ? "every entry gave the same bits on every run" : "FAIL: some entry's bits changed");
   tessera_free(x), tessera_free(y), tessera_free(y0), tessera_free(w), tessera_free(bias), tessera_free(t), tessera_free(out);
   return b.allSame ? 0 : 1;
 }

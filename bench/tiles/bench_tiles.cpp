@@ -1,15 +1,17 @@
 // Tile-value kernels on the GPU, in TFLOP/s (median of 30 event-timed runs after 5 warm-ups):
 // gemm_tc (bf16 in, f32 out) and gemm_tc_bf16 (bf16 out) at the GEMM shapes of issue 13,
+// examples/gemm_fp8 (fp8 e4m3 in, B given K-major, f32 and bf16 out) at 4096^3 and 8192^3,
 // flash_attention (online softmax, B=2 H=8 S=2048 D=128, causal and not) and fused_mlp. Their
 // peers run in the same device call: peer_gemm.cu (cuBLAS bf16 GEMM with f32 and bf16 output,
-// cuBLASLt fp8) and peer_attention.py (PyTorch SDPA on the same attention).
-//   bench_tiles [gemm | attention | M N K]   (no argument: every kernel; `gemm`: the GEMM shapes
-//                                 only; `attention`: flash_attention only; M N K: gemm_tc at that
-//                                 shape only)
+// cuBLASLt fp8 e4m3 with bf16 output) and peer_attention.py (PyTorch SDPA on the same attention).
+//   bench_tiles [gemm | fp8 | attention | M N K]   (no argument: every kernel; `gemm`: the GEMM
+//                                 shapes only; `fp8`: gemm_fp8 only; `attention`: flash_attention
+//                                 only; M N K: gemm_tc at that shape only)
 // TESSERA_GPU_VARIANTS=off times gemm_tc's portable (mma.sync) form instead of its sm_90a form.
 #include <tessera/runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include "BenchUtil.h"
 #include "flash_attention.h"
 #include "fused_mlp.h"
+#include "gemm_fp8.h"
 #include "gemm_tc.h"
 
 namespace {
@@ -46,6 +49,41 @@ void* bf16Buffer(int64_t n) {
   return d;
 }
 
+// The same values rounded to fp8 e4m3 (nearest, ties to even), as peer_gemm.cu's
+// __nv_fp8_e4m3(float) does: a table over the bf16 codes, by search over the e4m3 values.
+void* fp8Buffer(int64_t n) {
+  static std::vector<uint8_t> table;
+  if (table.empty()) {
+    auto decode = [](int c) {
+      int e = (c >> 3) & 15, m = c & 7;
+      return e == 0 ? std::ldexp(static_cast<float>(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
+    };
+    table.resize(65536);
+    for (uint32_t h = 0; h < 65536; ++h) {
+      uint32_t bits = h << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      float a = std::fabs(f);
+      int best = 0;
+      for (int c = 1; c < 127; ++c) {  // 127 is NaN; |values| here are below 1
+        float d = std::fabs(decode(c) - a), bd = std::fabs(decode(best) - a);
+        if (d < bd || (d == bd && c % 2 == 0)) best = c;
+      }
+      table[h] = static_cast<uint8_t>(best | (std::signbit(f) ? 0x80 : 0));
+    }
+  }
+  void* b16 = bf16Buffer(n);
+  std::vector<uint16_t> h(n);
+  check(tessera_memcpy(h.data(), b16, n * 2), "memcpy");
+  tessera_free(b16);
+  std::vector<uint8_t> q(n);
+  for (int64_t i = 0; i < n; ++i) q[i] = table[h[i]];
+  void* d;
+  check(tessera_malloc(&d, n), "malloc");
+  check(tessera_memcpy(d, q.data(), n), "memcpy");
+  return d;
+}
+
 tessera_tensor view(void* p, tessera_dtype t, std::vector<int64_t> shape) {
   tessera_tensor v;
   tessera_tensor_init(&v, p, t, static_cast<int32_t>(shape.size()), shape.data(), 0);
@@ -54,23 +92,46 @@ tessera_tensor view(void* p, tessera_dtype t, std::vector<int64_t> shape) {
 
 }  // namespace
 
+// Times launch(A, B, C) for C[M, N] in f32 or bf16 and prints one row.
+template <class Launch>
+void timeGemm(const char* name, const char* in, int64_t M, int64_t N, int64_t K, bool f32, tessera_tensor A,
+              tessera_tensor B, Launch launch) {
+  void* c;
+  check(tessera_malloc(&c, M * N * 4), "malloc");
+  tessera_tensor C = view(c, f32 ? TESSERA_F32 : TESSERA_BF16, {M, N});
+  double ms = medianMs([&] { launch(A, B, C); });
+  char what[80];
+  std::snprintf(what, sizeof what, "%s %lldx%lldx%lld (%s -> %s)", name, (long long)M, (long long)N, (long long)K, in,
+                f32 ? "f32" : "bf16");
+  std::printf("%-44s %10.3f %10.1f\n", what, ms, 2.0 * M * N * K / ms / 1e9);
+  tessera_free(c);
+}
+
 void gemm(int64_t M, int64_t N, int64_t K, bool f32) {
   void* a = bf16Buffer(M * K);
   void* b = bf16Buffer(K * N);
-  void* c;
-  check(tessera_malloc(&c, M * N * 4), "malloc");
-  tessera_tensor A = view(a, TESSERA_BF16, {M, K}), B = view(b, TESSERA_BF16, {K, N});
-  double ms = medianMs([&] {
-    if (f32)
-      check(gemm_tc::gemm_tc(A, B, view(c, TESSERA_F32, {M, N})), "gemm_tc");
-    else
-      check(gemm_tc::gemm_tc_bf16(A, B, view(c, TESSERA_BF16, {M, N})), "gemm_tc_bf16");
-  });
-  char what[80];
-  std::snprintf(what, sizeof what, "gemm_tc %lldx%lldx%lld (bf16 -> %s)", (long long)M, (long long)N, (long long)K,
-                f32 ? "f32" : "bf16");
-  std::printf("%-44s %10.3f %10.1f\n", what, ms, 2.0 * M * N * K / ms / 1e9);
-  tessera_free(a), tessera_free(b), tessera_free(c);
+  timeGemm("gemm_tc", "bf16", M, N, K, f32, view(a, TESSERA_BF16, {M, K}), view(b, TESSERA_BF16, {K, N}),
+           [&](tessera_tensor A, tessera_tensor B, tessera_tensor C) {
+             if (f32)
+               check(gemm_tc::gemm_tc(A, B, C), "gemm_tc");
+             else
+               check(gemm_tc::gemm_tc_bf16(A, B, C), "gemm_tc_bf16");
+           });
+  tessera_free(a), tessera_free(b);
+}
+
+// C[M, N] = A[M, K] @ Bt[N, K].T in fp8 e4m3 (cuBLASLt's "TN" form in peer_gemm.cu).
+void gemmFp8(int64_t M, int64_t N, int64_t K, bool f32) {
+  void* a = fp8Buffer(M * K);
+  void* bt = fp8Buffer(N * K);
+  timeGemm("gemm_fp8", "e4m3", M, N, K, f32, view(a, TESSERA_F8_E4M3, {M, K}), view(bt, TESSERA_F8_E4M3, {N, K}),
+           [&](tessera_tensor A, tessera_tensor Bt, tessera_tensor C) {
+             if (f32)
+               check(gemm_fp8::gemm_fp8_f32(A, Bt, C), "gemm_fp8_f32");
+             else
+               check(gemm_fp8::gemm_fp8_bf16(A, Bt, C), "gemm_fp8_bf16");
+           });
+  tessera_free(a), tessera_free(bt);
 }
 
 int main(int argc, char** argv) {
@@ -84,10 +145,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   bool attentionOnly = argc > 1 && std::strcmp(argv[1], "attention") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "fp8") == 0) {
+    for (int64_t n : {4096, 8192})
+      for (bool f32 : {false, true}) gemmFp8(n, n, n, f32);
+    return 0;
+  }
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {4096, 14336, 4096}};
   if (!attentionOnly)
     for (auto& s : shapes)
       for (bool f32 : {true, false}) gemm(s[0], s[1], s[2], f32);
+  if (!attentionOnly)
+    for (int64_t n : {4096, 8192})
+      for (bool f32 : {false, true}) gemmFp8(n, n, n, f32);
   if (argc > 1 && std::strcmp(argv[1], "gemm") == 0) return 0;
   // Attention at the problem of peer_attention.py (small enough for the workspace-resident tile
   // values of today: see docs/performance.md).

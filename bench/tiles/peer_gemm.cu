@@ -1,6 +1,6 @@
 // Peer for bench/tiles: cuBLAS bf16 GEMM (C = A @ B, row-major, f32 and bf16 output) at the
 // shapes bench_tiles times, and cuBLASLt fp8 e4m3 GEMM (D = A @ Bt^T, bf16 output, the "TN" form
-// fp8 requires) at 8192^3. Median of 30 event-timed runs after 5 warm-ups; pseudo-random inputs
+// fp8 requires) at 4096^3 and 8192^3. Median of 30 event-timed runs after 5 warm-ups; pseudo-random inputs
 // from bench_tiles' generator.
 //   nvcc -O3 -arch=sm_90a peer_gemm.cu -lcublas -lcublasLt -o peer_gemm && ./peer_gemm [M N K]
 #include <cublasLt.h>
@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   }
   const long shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {4096, 14336, 4096}};
   for (auto& s : shapes) bf16Gemm(handle, s[0], s[1], s[2]);
+  fp8Gemm(4096, 4096, 4096);
   fp8Gemm(8192, 8192, 8192);
   return 0;
 }

@@ -1,13 +1,16 @@
 // mma-form: recognises kernels that are exactly one canonical tile.mma loop (the loop that
 // `for m, n, k in tile.mma(A, B, C, BM=, BN=, BK=)` lowers to) and records it on the function as
-// `mma_form = [a, b, c, BM, BN, BK]` (parameter indices of A, B, C and the loop's block sizes).
+// `mma_form = [a, b, c, BM, BN, BK, tb]` (parameter indices of A, B, C, the loop's block sizes,
+// and tb = 1 when B is given K-major, `Bt.T`: tile.mma {transpose_b} of Bt's blocks).
 // Code generation may then emit another form of the same computation: on sm_90a a persistent,
 // warp-specialised wgmma + TMA kernel (codegen/HopperGemm.cpp, docs/codegen.md). The pass runs
 // before `pipeline`, on the loop as lowering wrote it, and checks everything the other form
 // relies on:
-//   - the body is: slices A[m0 : m0+BM, k : k+BK] and B[k : k+BK, n0 : n0+BN], their async
-//     copies into two shared buffers, a wait, a barrier, tile.mma of the buffers into the carried
-//     accumulator, a barrier, the yield;
+//   - the body is: slices A[m0 : m0+BM, k : k+BK] and B[k : k+BK, n0 : n0+BN] (or, with
+//     {transpose_b}, Bt[n0 : n0+BN, k : k+BK]), their async copies into two shared buffers, a
+//     wait, a barrier, tile.mma of the buffers into the carried accumulator, a barrier, the yield;
+//   - A and B are both bf16, both f16, or both fp8 (e4m3 or e5m2) with B K-major (wgmma reads
+//     8-bit operands K-major only);
 //   - the loop runs k from 0 to A's extent 1 in steps of BK from a zero accumulator;
 //   - after it, the accumulator (converted or not) is stored to C[m0 : m0+BM, n0 : n0+BN];
 //   - (m0, n0) is the group's tile in C's row-major grid of BM x BN tiles: m0 = g / nt * BM,
@@ -52,6 +55,7 @@ bool is16BitFloat(Type t) {
 struct Form {
   int a = -1, b = -1, c = -1;
   int64_t bm = 0, bn = 0, bk = 0;
+  bool tb = false;
 };
 
 // The loop body, op by op.
@@ -67,11 +71,12 @@ bool matchBody(Operation* loop, Value* A, Value* B, Value*& m0, Value*& n0, Valu
   if (slA->id != OpId::MemSlice || slA->numOperands() != 3 || slA->operand(0) != A || slA->operand(2) != k ||
       !sliceSizes(slA, f.bm, f.bk))
     return false;
-  if (slB->id != OpId::MemSlice || slB->numOperands() != 3 || slB->operand(0) != B || slB->operand(1) != k ||
-      !sliceSizes(slB, f.bk, f.bn))
+  f.tb = ops[6]->hasAttr(AttrId::TransposeB);
+  if (slB->id != OpId::MemSlice || slB->numOperands() != 3 || slB->operand(0) != B ||
+      slB->operand(f.tb ? 2 : 1) != k || !(f.tb ? sliceSizes(slB, f.bn, f.bk) : sliceSizes(slB, f.bk, f.bn)))
     return false;
   m0 = slA->operand(1);
-  n0 = slB->operand(2);
+  n0 = slB->operand(f.tb ? 1 : 2);
   if (cpA->id != OpId::AsyncCopy || cpA->operand(1) != slA->result() || cpB->id != OpId::AsyncCopy ||
       cpB->operand(1) != slB->result())
     return false;
@@ -169,13 +174,27 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
   for (Value* t : {A, B, C})
     if (t->type->kind != TypeKind::Tensor || t->type->shape.size() != 2 || t->type->space != MemSpace::Global)
       return false;
-  if (!is16BitFloat(A->type->elem) || baseScalar(A->type->elem) != baseScalar(B->type->elem)) {
-    why = "A and B are not both bf16 or both f16";
+  ScalarKind in = baseScalar(A->type->elem);
+  bool fp8 = in == ScalarKind::F8E4M3 || in == ScalarKind::F8E5M2;
+  if ((!is16BitFloat(A->type->elem) && !fp8) || in != baseScalar(B->type->elem)) {
+    why = "A and B are not both bf16, both f16 or both fp8 of one kind";
+    return false;
+  }
+  if (fp8 && !f.tb) {
+    why = "fp8 tensor cores read B K-major: pass B as Bt[N, K] and write 'Bt.T' in the tile.mma loop";
     return false;
   }
   ScalarKind out = baseScalar(C->type->elem);
   if (out != ScalarKind::F32 && !is16BitFloat(C->type->elem)) {
     why = "C is not f32, bf16 or f16";
+    return false;
+  }
+  // The Hopper epilogue rounds to nearest even and applies C's @scale; other store policies
+  // (@round(toward_zero), @stochastic_round, @saturate) only the portable form applies.
+  Type ce = C->type->elem;
+  if (ce->kind == TypeKind::Num &&
+      ((ce->round != Rounding::Default && ce->round != Rounding::NearestEven) || ce->saturate)) {
+    why = "C's rounding policy (" + printType(ce) + ") is applied by the portable form only";
     return false;
   }
   return matchTileIndex(m0, n0, C, f);
@@ -187,10 +206,18 @@ bool runMmaForm(Module& m, DiagnosticEngine&) {
   for (Operation* f : m.funcs()) {
     if (!f->hasAttr(AttrId::Kernel) || f->regions.empty()) continue;
     f->removeAttr(AttrId::MmaForm);
+    f->removeAttr(AttrId::MmaFormMissed);
     Form form;
     std::string why;
-    if (matchFunction(f, form, why))
-      f->setAttr(AttrId::MmaForm, Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk}));
+    if (matchFunction(f, form, why)) {
+      f->setAttr(AttrId::MmaForm, Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk, form.tb ? 1 : 0}));
+      continue;
+    }
+    // Why a kernel with a tile.mma has no form, said on the IR this pass saw (later passes, the
+    // pipeline's above all, change the loop); code generation's -Rpass-missed remark reads it.
+    bool hasMma = false;
+    f->walk([&](Operation* op) { hasMma |= op->id == OpId::TileMma; });
+    if (hasMma) f->setAttr(AttrId::MmaFormMissed, Attribute::string(why));
   }
   return true;
 }
@@ -198,6 +225,7 @@ bool runMmaForm(Module& m, DiagnosticEngine&) {
 std::string mmaFormMismatch(Operation& f) {
   Form form;
   std::string why;
+  if (f.hasAttr(AttrId::MmaFormMissed)) return f.strAttr(AttrId::MmaFormMissed);
   if (f.regions.empty()) return "the kernel has no body";
   return matchFunction(&f, form, why) ? std::string() : why;
 }

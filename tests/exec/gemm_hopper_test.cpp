@@ -64,6 +64,19 @@ bool runShape(Shape s) {
   for (int64_t i = 0; i < M * N; ++i) got16f[i] = exec::fromBF16(got16[i]);
   bool ok = exec::allWithin(got, want, bound, "C (f32)");
   ok &= exec::allWithin(got16f, want, bound16, "C (bf16)");
+  // C @scale(4.0): the stored codes are the product / 4 (exact scaling by a power of two).
+  exec::check(gemm_hopper::gemm_bf16_scaled(A, B, C16), "gemm_bf16_scaled");
+  exec::check(tessera_synchronize(), "synchronize");
+  got16 = dc16.read();
+  got16.erase(got16.begin(), got16.begin() + off);
+  std::vector<float> wantQ(M * N);
+  std::vector<double> boundQ(M * N);
+  for (int64_t i = 0; i < M * N; ++i) {
+    got16f[i] = exec::fromBF16(got16[i]);
+    wantQ[i] = want[i] / 4;
+    boundQ[i] = bound16[i] / 4;
+  }
+  ok &= exec::allWithin(got16f, wantQ, boundQ, "C (bf16 @scale(4.0))");
   exec::check(gemm_hopper::gemm_f32(A, B, C), "gemm_f32 again");
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<float> again = dc.read();

@@ -95,8 +95,16 @@ std::string compile(const std::string& source, unsigned opt, const std::string& 
 }
 
 // The object as a shared library (the C compiler driver adds libgcc for the half conversions),
-// loaded; the caller closes it.
-void* load(const std::string& object, const std::string& dir, const std::string& stem) {
+// loaded; the caller closes it. The files live in a directory of their own that is removed as
+// soon as the library is loaded, so that no run leaves anything behind in /tmp.
+void* load(const std::string& object, const std::string& stem) {
+  char tmpl[] = "/tmp/tessera-exec-fuzz-XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  if (!d) {
+    std::fprintf(stderr, "exec_fuzz: cannot create a directory in /tmp\n");
+    std::abort();  // the environment, not the compiler
+  }
+  std::string dir = d;
   std::string obj = dir + "/" + stem + ".o", lib = dir + "/" + stem + ".so";
   std::ofstream(obj, std::ios::binary) << object;
   const char* cc = std::getenv("CC") ? std::getenv("CC") : "cc";
@@ -116,9 +124,11 @@ void* load(const std::string& object, const std::string& dir, const std::string&
     std::abort();  // the environment, not the compiler
   }
   void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) fail(std::string("dlopen: ") + dlerror());
+  std::string loadError = h ? std::string() : std::string("dlopen: ") + dlerror();
   std::remove(obj.c_str());
   std::remove(lib.c_str());
+  rmdir(dir.c_str());
+  if (!h) fail(loadError);
   return h;
 }
 
@@ -234,16 +244,6 @@ Run execute(void* lib, const std::string& fnName, const std::vector<fuzz::Tensor
   return r;
 }
 
-std::string workDir() {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/tessera-exec-fuzz-XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    if (!d) std::abort();
-    return std::string(d);
-  }();
-  return dir;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -280,7 +280,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int r = 0; r < 2; ++r) {
     std::string module = "fz_o" + std::to_string(levels[r]);
     std::string object = compile(g.source, levels[r], module);
-    void* lib = load(object, workDir(), module);
+    void* lib = load(object, module);
     runs[r] = execute(lib, module + "_k", g.tensors, inputs, n, sf, si);
     dlclose(lib);
     if (runs[r].status != TESSERA_SUCCESS)

@@ -1,6 +1,6 @@
 // stdlib.reduce: sum, max, min, argmax, argmin along the last axis, f32 and bf16, random odd
-// sizes (rows of 1 to 5000 elements, so every chunk/tail case), one row of repeated values and
-// one with NaNs. The reference replays the documented order (each tile's elements in order,
+// sizes (rows of 1 to 5000 elements, so every chunk/tail case), one row of repeated values, one
+// with NaNs and one of extremes (infinities, -3e38, signed zeros). The reference replays the documented order (each tile's elements in order,
 // then the pairwise tree over the 256 tiles), so every result is checked bit for bit; sums are
 // also checked against float64. The same bits come back from a second launch, from an explicit
 // grid of 3 groups (grid-stride rows), and (on the CPU executor) at 1 and 3 threads. A
@@ -79,6 +79,11 @@ bool runDtype(DT dt) {
   std::vector<float> v = exec::randomFloats(R * N, -2.0f, 2.0f);
   for (int64_t j = 0; j < N; ++j) v[j] = static_cast<float>(j % 7) - 3.0f;  // ties
   for (int64_t j = 0; j < N; j += randomIn(1, 40)) v[N + j] = std::numeric_limits<float>::quiet_NaN();
+  // Extremes (argmax's one-pass form compares chunks' maxima and sums the elements to see NaN):
+  // -inf, -3e38, signed zeros and, in half the runs, +inf (with -inf, a sum of NaN).
+  const float inf = std::numeric_limits<float>::infinity(), extremes[] = {-inf, -inf, -3e38f, -0.0f, 0.0f, inf};
+  int kinds = randomIn(0, 1) ? 6 : 5;
+  for (int64_t j = 0; j < N; ++j) v[2 * N + j] = extremes[randomIn(0, kinds - 1)];
   Host x(dt, v);
   Dev dx(x);
   tessera_tensor tx = dx.view({R, N});
@@ -110,18 +115,18 @@ bool runDtype(DT dt) {
                               : e.what == 2 ? ref.lo
                               : e.what == 3 ? asFloats(ref.argHi)
                                             : asFloats(ref.argLo);
-    for (float& w : want) w = isArg ? w : round(outDt, w);
+    for (float& w : want) w = isArg ? w : round(outDt, w + 0.0f);  // max/min: a zero is +0
     ok &= same(got, want, what + " (replayed order)");
     if (e.what == 0) {
       std::vector<double> exact(R), bound(R);
-      for (int64_t r = 2; r < R; ++r) {
+      for (int64_t r = 3; r < R; ++r) {  // rows 0-2: ties, NaN, extremes (the replay checks them)
         double s = 0, a = 0;
         for (int64_t j = 0; j < N; ++j) s += x.v[r * N + j], a += std::fabs(x.v[r * N + j]);
         exact[r] = s, bound[r] = 300 * 0x1p-24 * a;  // |error| <= (elements per tile + 8 levels) eps sum|x|
       }
-      std::vector<float> rows(got.begin() + 2, got.end());
-      ok &= within(rows, std::vector<double>(exact.begin() + 2, exact.end()),
-                   std::vector<double>(bound.begin() + 2, bound.end()), what + " against float64");
+      std::vector<float> rows(got.begin() + 3, got.end());
+      ok &= within(rows, std::vector<double>(exact.begin() + 3, exact.end()),
+                   std::vector<double>(bound.begin() + 3, bound.end()), what + " against float64");
     }
     ok &= same(launch(nullptr), got, what + " on a second launch");
     tessera_launch_options grid = {};

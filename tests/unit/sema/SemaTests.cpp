@@ -180,7 +180,8 @@ def k(y: mut f16[n]):
   CHECK(f->groupShape == std::vector<long long>{128});
   CHECK(f->sharedBudget == 8192);
   CHECK(f->autotuneSpace.at("BM") == std::vector<long long>{64, 128});
-  // Sema analyses the first candidate (BM=64); the driver analyses each other one afresh.
+  // The module's analysis is the first candidate's (BM=64); each other one is analysed afresh
+  // (sema/AutotuneCandidates.cpp).
   REQUIRE(f->sharedAllocations.size() == 1);
   CHECK(f->sharedAllocations[0].bytes == 64 * 16 * 2);
 }
