@@ -52,6 +52,16 @@ Dim Dim::binary(Op op, const Dim& lhs, const Dim& rhs) {
     if (lhs.lhs() == rhs) return lhs.rhs();
     if (lhs.rhs() == rhs) return lhs.lhs();
   }
+  // c*(x/c) -> x (division of extents is exact): the concat of split_qkv's thirds, 3*(F/3).
+  if (op == Op::Mul && lhs.isConst() && rhs.kind() == Kind::Expr && rhs.op() == Op::Div && rhs.rhs() == lhs)
+    return rhs.lhs();
+  if (op == Op::Mul && rhs.isConst() && lhs.kind() == Kind::Expr && lhs.op() == Op::Div && lhs.rhs() == rhs)
+    return lhs.lhs();
+  // x + x -> 2*x, and c*x + x -> (c+1)*x: sums of equal extents (concats of equal parts).
+  if (op == Op::Add && lhs == rhs && !lhs.isConst()) return binary(Op::Mul, constant(2), lhs);
+  if (op == Op::Add && lhs.kind() == Kind::Expr && lhs.op() == Op::Mul && lhs.lhs().isConst() && lhs.rhs() == rhs &&
+      lhs.lhs().value() < (int64_t(1) << 40))
+    return binary(Op::Mul, constant(lhs.lhs().value() + 1), rhs);
   // Constants to the left of products: 3*E, never E*3.
   if (op == Op::Mul && rhs.isConst() && !lhs.isConst()) return binary(op, rhs, lhs);
   // (a*x)*b with constants a, b -> (a*b)*x
