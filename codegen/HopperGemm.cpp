@@ -69,7 +69,7 @@ struct Form {
 };
 
 std::optional<Form> formOf(ir::Operation* f) {
-  const ir::Attribute* at = f->attr("mma_form");
+  const ir::Attribute* at = f->attr(ir::AttrId::MmaForm);
   if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 7 || f->regions.empty()) return std::nullopt;
   Form form;
   form.a = static_cast<int>(at->array[0].i);
@@ -432,7 +432,7 @@ bool Emitter::emit(std::string& error) {
 void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
   size_t i = 0;
   for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel")) continue;
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
     if (i >= kernels.size()) break;
     KernelInterface& k = kernels[i++];
     k.gpuVariants.clear();
@@ -483,7 +483,7 @@ bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kerne
                         std::string& error) {
   size_t i = 0;
   for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel")) continue;
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
     if (i >= kernels.size()) break;
     const KernelInterface& k = kernels[i++];
     if (k.gpuVariants.empty()) continue;

@@ -63,12 +63,12 @@ int64_t plannedSharedBytes(ir::Operation& func) {
   func.walk([&](ir::Operation* op) {
     if (op->id != ir::OpId::SmemAlloc) return;
     int64_t bytes = ir::staticElementCount(op->result()->type) * ir::elementBytes(op->result()->type);
-    end = std::max(end, op->intAttr("offset", 0) + bytes);
+    end = std::max(end, op->intAttr(ir::AttrId::Offset, 0) + bytes);
   });
-  if (const ir::Attribute* g = func.attr("group"); g && func.hasAttr("group_scratch")) {
+  if (const ir::Attribute* g = func.attr(ir::AttrId::Group); g && func.hasAttr(ir::AttrId::GroupScratch)) {
     int64_t tiles = 1;
     for (const ir::Attribute& d : g->array) tiles *= d.i;
-    end = std::max(end, func.intAttr("group_scratch", 0) + ir::groupReduceScratchBytes(tiles));
+    end = std::max(end, func.intAttr(ir::AttrId::GroupScratch, 0) + ir::groupReduceScratchBytes(tiles));
   }
   return end;
 }
@@ -100,10 +100,10 @@ uint64_t fnv1a(const std::string& text) {
 
 // The autotune attributes irgen puts on the candidates of a tuned kernel.
 void describeAutotune(ir::Operation& func, KernelInterface& k) {
-  if (!func.hasAttr("autotune_index")) return;
-  k.autotuneIndex = func.intAttr("autotune_index", 0);
-  if (const ir::Attribute* of = func.attr("autotune_of")) k.autotuneOf = of->s;
-  if (const ir::Attribute* c = func.attr("autotune_config"))
+  if (!func.hasAttr(ir::AttrId::AutotuneIndex)) return;
+  k.autotuneIndex = func.intAttr(ir::AttrId::AutotuneIndex, 0);
+  if (const ir::Attribute* of = func.attr(ir::AttrId::AutotuneOf)) k.autotuneOf = of->s;
+  if (const ir::Attribute* c = func.attr(ir::AttrId::AutotuneConfig))
     for (size_t i = 0; i < c->keys.size() && i < c->array.size(); ++i) k.autotuneConfig.push_back({c->keys[i], c->array[i].i});
   k.codeHash = fnv1a(ir::printOp(func));
 }
@@ -112,14 +112,14 @@ void describeAutotune(ir::Operation& func, KernelInterface& k) {
 
 bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error) {
   k.name = func.funcName();
-  if (const ir::Attribute* g = func.attr("group")) {
+  if (const ir::Attribute* g = func.attr(ir::AttrId::Group)) {
     k.grouped = true;
     for (size_t i = 0; i < g->array.size() && i < 3; ++i) k.groupShape[i] = static_cast<uint32_t>(g->array[i].i);
   }
-  k.deterministic = !func.hasAttr("nondeterministic");
+  k.deterministic = !func.hasAttr(ir::AttrId::Nondeterministic);
   describeAutotune(func, k);
-  k.exactGrid = func.hasAttr("exact_grid");
-  k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr("shared", 0), plannedSharedBytes(func)));
+  k.exactGrid = func.hasAttr(ir::AttrId::ExactGrid);
+  k.sharedBytes = static_cast<uint64_t>(std::max(func.intAttr(ir::AttrId::Shared, 0), plannedSharedBytes(func)));
   for (auto& arg : func.body().args) {
     KernelParam p;
     p.name = arg->nameHint.empty() ? "arg" + std::to_string(arg->index) : arg->nameHint;
@@ -165,7 +165,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
   for (size_t i = 0; i < k.symbols.size(); ++i)
     if (k.symbols[i] == "grid_groups") k.gridSymbol = static_cast<int32_t>(i);
   // @kernel(flops="..."): an expression over the shape symbols, evaluated at each launch.
-  if (const ir::Attribute* f = func.attr("flops")) {
+  if (const ir::Attribute* f = func.attr(ir::AttrId::Flops)) {
     std::string unknown;
     if (!parseCostExpression(f->s, k.symbols, k.flops, unknown)) {
       error = "flops=\"" + f->s + "\" " +
@@ -176,7 +176,7 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
     }
   }
   // `blocks = [param, axis, step, ...]`: the default grid of a block-partitioned kernel.
-  if (const ir::Attribute* b = func.attr("blocks")) {
+  if (const ir::Attribute* b = func.attr(ir::AttrId::Blocks)) {
     bool ok = b->array.size() % 3 == 0;
     for (size_t i = 0; ok && i < b->array.size(); i += 3) {
       KernelInterface::GridBlock g{static_cast<int32_t>(b->array[i].i), static_cast<int32_t>(b->array[i + 1].i),

@@ -78,7 +78,7 @@ bool Lowering::planRegisterFragments(ir::Operation& func, KernelInterface& k) {
       case OpId::TileMma: {
         ir::Type acc = op->operand(2)->type;
         ir::Type a = op->operand(0)->type, b = op->operand(1)->type;
-        bool tb = op->hasAttr("transpose_b");  // b is [N, K]
+        bool tb = op->hasAttr(ir::AttrId::TransposeB);  // b is [N, K]
         bool shapes = isRegisterFragType(acc, wm, wn) && isSmemOperand(a, acc->shape[0].size, -1) &&
                       (tb ? isSmemOperand(b, acc->shape[1].size, -1) : isSmemOperand(b, -1, acc->shape[1].size)) &&
                       a->shape[1].size == b->shape[tb ? 1 : 0].size && a->shape[1].size % 16 == 0 &&
@@ -177,7 +177,7 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   int64_t kExtent = op.operand(0)->type->shape[1].size;
   unsigned mTiles = static_cast<unsigned>(m / 16), nTiles = static_cast<unsigned>(n / 8);
   bool bf16 = ir::baseScalar(op.operand(0)->type->elem) == ir::ScalarKind::BF16;
-  const bool tb = op.hasAttr("transpose_b");
+  const bool tb = op.hasAttr(ir::AttrId::TransposeB);
   llvm::Function* mma = llvm::Intrinsic::getDeclaration(
       &out_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
   llvm::FunctionType* mmaTy = mma->getFunctionType();

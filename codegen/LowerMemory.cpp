@@ -229,7 +229,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     case OpId::MemDim: {
       View* v = view(op.operand(0));
       if (!v) return fail(op, "dimensions of tile values are not supported by code generation yet");
-      set(op.result(), v->shape[static_cast<size_t>(op.intAttr("axis", 0))]);
+      set(op.result(), v->shape[static_cast<size_t>(op.intAttr(ir::AttrId::Axis, 0))]);
       return true;
     }
     case OpId::MemLoad: {
@@ -262,7 +262,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       (src.packedBits ? r.elemOffset : r.ptr) = src.packedBits ? linearOffset(src, at) : src.splat ? nullptr : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
-      const ir::Attribute* sizes = op.attr("sizes");
+      const ir::Attribute* sizes = op.attr(ir::AttrId::Sizes);
       for (size_t d = 0; d < r.shape.size(); ++d) {
         // A size is a constant or the name of an extent of the parameters (`"D"`).
         const ir::Attribute& sa = sizes->array[d];
@@ -282,17 +282,17 @@ bool Lowering::lowerMemory(ir::Operation& op) {
         left = b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(0)), b_.getInt64(0), left);
         r.shape[d] = b_.CreateSelect(b_.CreateICmpSLT(left, size), left, size);
       }
-      if (const ir::Attribute* sq = op.attr("squeeze")) squeezeView(r, *sq);
+      if (const ir::Attribute* sq = op.attr(ir::AttrId::Squeeze)) squeezeView(r, *sq);
       views_[op.result()] = r;
       return true;
     }
     case OpId::MemReduce: {
       View* v = view(op.operand(0));
-      set(op.result(), reduceTree(*v, op.result()->type, op.strAttr("kind")));
+      set(op.result(), reduceTree(*v, op.result()->type, op.strAttr(ir::AttrId::Kind)));
       return true;
     }
     case OpId::SmemAlloc: {
-      if (!op.hasAttr("offset"))
+      if (!op.hasAttr(ir::AttrId::Offset))
         return fail(op, "shared buffers must be placed by the smem-plan pass before code generation");
       ir::Type t = op.result()->type;
       View v;
@@ -307,7 +307,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
             v.elem->getPrimitiveSizeInBits() % 8 != 0)
           return fail(op, "this swizzled shared buffer (" + ir::printType(t) + ") is not supported by code generation");
       }
-      v.ptr = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), op.intAttr("offset", 0));
+      v.ptr = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), op.intAttr(ir::AttrId::Offset, 0));
       // Row-major (or column-major) static strides.
       int64_t stride = 1;
       v.shape.resize(t->shape.size());
@@ -362,7 +362,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
     case OpId::AsyncWaitPending:
       if (hooks_->isGpu())
         b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
-                           {b_.getInt32(static_cast<uint32_t>(op.intAttr("pending", 0)))});
+                           {b_.getInt32(static_cast<uint32_t>(op.intAttr(ir::AttrId::Pending, 0)))});
       return true;
     default: break;
   }

@@ -158,7 +158,7 @@ std::pair<llvm::Value*, llvm::Value*> Lowering::combineArg(bool isMax, llvm::Val
 // reduction's barrier, which the reading warp has not passed yet. Shuffles and barriers go
 // through DeviceHooks, so the CPU executor runs the same code (fibers) and gets the same bits.
 bool Lowering::lowerGroupReduce(ir::Operation& op) {
-  std::string kind = op.strAttr("kind");
+  std::string kind = op.strAttr(ir::AttrId::Kind);
   bool arg = kind == "argmax" || kind == "argmin";
   int64_t tiles = groupTiles_;
   if (tiles <= 0 || (tiles > 32 && groupScratch_ < 0))

@@ -115,7 +115,7 @@ bool Lowering::lowerConvert(ir::Operation& op) {
   if (!scalarType(from) || !scalarType(to))
     return fail(op, "conversion from " + ir::printType(from) + " to " + ir::printType(to) +
                         " is not supported by code generation yet");
-  std::string round = op.strAttr("round");
+  std::string round = op.strAttr(ir::AttrId::Round);
   // A stochastic rounding stored at once draws its bits from the element it is stored to.
   if (round == "stochastic" && !stochasticKey_ && op.result()->uses.size() == 1) {
     const ir::Operation* user = op.result()->uses[0].user;

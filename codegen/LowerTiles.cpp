@@ -365,7 +365,7 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
       if (isTileValue(v->type)) set(v, loadElem(*view(v), idx, v->type->elem));
     // A stochastic rounding of a tile element draws from (group, element, how many such
     // roundings this tile has done): the same on every target, different at every execution.
-    if (op.id == OpId::ArithConvert && op.strAttr("round") == "stochastic") {
+    if (op.id == OpId::ArithConvert && op.strAttr(ir::AttrId::Round) == "stochastic") {
       llvm::Value* flat = b_.getInt64(0);
       for (size_t d = 0; d < idx.size(); ++d) flat = b_.CreateAdd(b_.CreateMul(flat, shape[d]), idx[d]);
       stochasticKey_ = b_.CreateXor(b_.CreateXor(flat, b_.CreateShl(hooks_->groupLinear(b_), 40)),
@@ -382,7 +382,7 @@ bool Lowering::lowerTileElementwise(ir::Operation& op) {
     if (isTileValue(v->type)) vals_.erase(v);
   vals_.erase(op.result());
   if (!ok) return false;
-  if (op.id == OpId::ArithConvert && op.strAttr("round") == "stochastic") {
+  if (op.id == OpId::ArithConvert && op.strAttr(ir::AttrId::Round) == "stochastic") {
     llvm::Value* counter = roundCounter();
     b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.getInt64(1)), counter);
   }
@@ -410,7 +410,7 @@ llvm::Value* Lowering::roundCounter() {
 bool Lowering::lowerTileDot(ir::Operation& op) {
   constexpr unsigned R = 4;
   View a = *view(op.operand(0)), bm = *view(op.operand(1));
-  if (op.hasAttr("transpose_b")) {  // b is [N, K]: read it through its transpose
+  if (op.hasAttr(ir::AttrId::TransposeB)) {  // b is [N, K]: read it through its transpose
     std::swap(bm.shape[0], bm.shape[1]);
     std::swap(bm.strides[0], bm.strides[1]);
   }
@@ -496,7 +496,7 @@ bool Lowering::lowerTileSoftmax(ir::Operation& op) {
   llvm::Type* et = scalarType(elem);
   if (!et || !et->isFloatingPointTy()) return fail(op, "softmax of " + ir::printType(elem) + " is not supported yet");
   int64_t rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = op.intAttr("axis", -1);
+  int64_t axis = op.intAttr(ir::AttrId::Axis, -1);
   if (axis < 0) axis += rank;
   View dst = slotView(op.result(), x.shape);
   bool widen = et->isHalfTy() || et->isBFloatTy();
@@ -540,10 +540,10 @@ bool Lowering::lowerTileReduce(ir::Operation& op) {
   ir::Type elem = op.operand(0)->type->elem;
   llvm::Type* et = scalarType(elem);
   if (!et) return fail(op, "reductions of " + ir::printType(elem) + " are not supported yet");
-  std::string kind = op.strAttr("kind");
+  std::string kind = op.strAttr(ir::AttrId::Kind);
   int64_t rank = static_cast<int64_t>(x.shape.size());
   if (rank > 2) return fail(op, "reductions of tiles of rank above 2 are not supported yet");
-  int64_t axis = op.intAttr("axis", 0);
+  int64_t axis = op.intAttr(ir::AttrId::Axis, 0);
   if (axis < 0) axis += rank;
   bool isF = et->isFloatingPointTy();
   auto combine = [&](llvm::Value* a, llvm::Value* v) -> llvm::Value* {

@@ -228,7 +228,7 @@ bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
   views_.clear();
   if (!describeKernel(func, k, error_)) return false;
   groupTiles_ = k.grouped ? int64_t(k.groupShape[0]) * k.groupShape[1] * k.groupShape[2] : 0;
-  groupScratch_ = func.hasAttr("group_scratch") ? func.intAttr("group_scratch", 0) : -1;
+  groupScratch_ = func.hasAttr(ir::AttrId::GroupScratch) ? func.intAttr(ir::AttrId::GroupScratch, 0) : -1;
   reduceParity_ = nullptr;
   return target_ == DeviceTarget::Gpu ? gpuEntry(func, k) : cpuEntry(func, k);
 }
@@ -284,7 +284,7 @@ bool Lowering::lowerConstant(ir::Operation& op) {
   ir::Type t = op.result()->type;
   llvm::Type* lt = scalarType(t);
   if (!lt) return fail(op, "constants of type " + ir::printType(t) + " are not supported by code generation yet");
-  const ir::Attribute* a = op.attr("value");
+  const ir::Attribute* a = op.attr(ir::AttrId::Value);
   set(op.result(), lt->isFloatingPointTy() ? llvm::ConstantFP::get(lt, a->f)
                                            : llvm::ConstantInt::get(lt, static_cast<uint64_t>(a->i), true));
   return true;
@@ -308,7 +308,7 @@ bool Lowering::lowerGroup(ir::Operation& op) {
     case OpId::TileNumGroups: set(op.result(), hooks_->numGroups(b_)); return true;
     case OpId::TileBarrier: hooks_->barrier(b_); return true;
     case OpId::TileShuffle: {
-      std::string mode = op.strAttr("mode");
+      std::string mode = op.strAttr(ir::AttrId::Mode);
       int m = mode == "idx" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
       llvm::Value* v = get(op.operand(0));
       unsigned bits = v->getType()->getPrimitiveSizeInBits();
@@ -323,7 +323,7 @@ bool Lowering::lowerGroup(ir::Operation& op) {
       set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1))));
       return true;
     }
-    case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr("size", 1))); return true;
+    case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr(ir::AttrId::Size, 1))); return true;
     case OpId::TileCoopSync:
       hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count));
       return true;
@@ -399,7 +399,7 @@ bool Lowering::lowerArith(ir::Operation& op) {
           {"sle", llvm::CmpInst::ICMP_SLE}, {"sgt", llvm::CmpInst::ICMP_SGT}, {"sge", llvm::CmpInst::ICMP_SGE},
           {"ult", llvm::CmpInst::ICMP_ULT}, {"ule", llvm::CmpInst::ICMP_ULE}, {"ugt", llvm::CmpInst::ICMP_UGT},
           {"uge", llvm::CmpInst::ICMP_UGE}};
-      llvm::CmpInst::Predicate pred = preds.at(op.strAttr("pred"));
+      llvm::CmpInst::Predicate pred = preds.at(op.strAttr(ir::AttrId::Pred));
       // A known fact `tile < bound` (both non-negative) decides `tile < bound` and its mirror
       // images, so the bounds check of a kernel running several tiles per thread folds away.
       for (auto& [tile, bound] : facts_) {
@@ -419,7 +419,7 @@ bool Lowering::lowerArith(ir::Operation& op) {
           {"ole", llvm::CmpInst::FCMP_OLE}, {"ogt", llvm::CmpInst::FCMP_OGT}, {"oge", llvm::CmpInst::FCMP_OGE},
           {"ord", llvm::CmpInst::FCMP_ORD}, {"uno", llvm::CmpInst::FCMP_UNO}, {"ueq", llvm::CmpInst::FCMP_UEQ},
           {"une", llvm::CmpInst::FCMP_UNE}};
-      r = b_.CreateFCmp(preds.at(op.strAttr("pred")), a, b);
+      r = b_.CreateFCmp(preds.at(op.strAttr(ir::AttrId::Pred)), a, b);
       break;
     }
     case OpId::ArithSelect: r = b_.CreateSelect(a, b, get(op.operand(2))); break;
@@ -439,7 +439,7 @@ bool lowerKernels(ir::Module& m, DeviceTarget target, llvm::Module& out, std::ve
                   std::string& error, const LowerOptions& opts) {
   if (target == DeviceTarget::Cpu) defineCpuLibcalls(out);
   for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel")) continue;
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
     detail::Lowering l(m, target, out, error, opts.boundsCheck);
     KernelInterface k;
     k.boundsChecked = opts.boundsCheck;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 namespace tessera::ir {
 
@@ -448,21 +449,64 @@ Value* Operation::addResult(Type t) {
   return results.back().get();
 }
 
-const Attribute* Operation::attr(std::string_view n) const {
+namespace {
+template <AttrKind... K>
+bool kindIn(AttrKind k) {
+  return ((k == K) || ...);
+}
+}  // namespace
+
+const AttrInfo& attrInfo(AttrId id) {
+#define KIND_Unit kindIn<AttrKind::Unit>, "a unit attribute (no value)"
+#define KIND_Int kindIn<AttrKind::Int>, "an integer"
+#define KIND_IntOrFloat kindIn<AttrKind::Int, AttrKind::Float>, "a number"
+#define KIND_String kindIn<AttrKind::String>, "a string"
+#define KIND_Symbol kindIn<AttrKind::Symbol>, "a symbol (@name)"
+#define KIND_Array kindIn<AttrKind::Array>, "an array"
+#define KIND_Dict kindIn<AttrKind::Dict>, "a dictionary"
+  static const AttrInfo table[] = {
+#define ATTR(ID, NAME, KIND, VALUES) {NAME, KIND_##KIND, VALUES},
+#include "ir/Attrs.def"
+  };
+#undef KIND_Unit
+#undef KIND_Int
+#undef KIND_IntOrFloat
+#undef KIND_String
+#undef KIND_Symbol
+#undef KIND_Array
+#undef KIND_Dict
+  return table[static_cast<size_t>(id)];
+}
+
+const AttrId* attrIdOf(std::string_view name) {
+  static const std::map<std::string_view, AttrId> byName = [] {
+    std::map<std::string_view, AttrId> m;
+    for (unsigned i = 0; i < static_cast<unsigned>(AttrId::NumAttrs); ++i)
+      m.emplace(attrInfo(static_cast<AttrId>(i)).name, static_cast<AttrId>(i));
+    return m;
+  }();
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : &it->second;
+}
+
+const Attribute* Operation::attr(AttrId id) const {
+  std::string_view n = attrName(id);
   for (const NamedAttr& a : attrs)
     if (a.name == n) return &a.value;
   return nullptr;
 }
-Attribute* Operation::attr(std::string_view n) {
+Attribute* Operation::attr(AttrId id) {
+  std::string_view n = attrName(id);
   for (NamedAttr& a : attrs)
     if (a.name == n) return &a.value;
   return nullptr;
 }
-void Operation::setAttr(std::string_view n, Attribute a) {
-  if (Attribute* p = attr(n)) *p = std::move(a);
-  else attrs.push_back({std::string(n), std::move(a)});
+void Operation::setAttr(AttrId id, Attribute a) {
+  if (Attribute* p = attr(id)) *p = std::move(a);
+  else attrs.emplace_back(id, std::move(a));
 }
-bool Operation::removeAttr(std::string_view n) {
+bool Operation::removeAttr(AttrId id) {
+  std::string_view n = attrName(id);
   for (auto it = attrs.begin(); it != attrs.end(); ++it)
     if (it->name == n) {
       attrs.erase(it);
@@ -470,12 +514,12 @@ bool Operation::removeAttr(std::string_view n) {
     }
   return false;
 }
-int64_t Operation::intAttr(std::string_view n, int64_t fallback) const {
-  const Attribute* a = attr(n);
+int64_t Operation::intAttr(AttrId id, int64_t fallback) const {
+  const Attribute* a = attr(id);
   return a && a->kind == AttrKind::Int ? a->i : fallback;
 }
-std::string Operation::strAttr(std::string_view n) const {
-  const Attribute* a = attr(n);
+std::string Operation::strAttr(AttrId id) const {
+  const Attribute* a = attr(id);
   return a && (a->kind == AttrKind::String || a->kind == AttrKind::Symbol) ? a->s : std::string();
 }
 
@@ -526,7 +570,7 @@ std::unique_ptr<Operation> Operation::clone(IRMapping& map) const {
 
 std::vector<Type> Operation::funcResultTypes() const {
   std::vector<Type> ts;
-  if (const Attribute* a = attr("result_types"))
+  if (const Attribute* a = attr(AttrId::ResultTypes))
     for (const Attribute& e : a->array)
       if (e.kind == AttrKind::Type) ts.push_back(e.type);
   return ts;
@@ -630,22 +674,22 @@ Operation* Builder::create(OpId id, const std::vector<Value*>& operands, const s
 }
 
 Value* Builder::constInt(int64_t v, Type t) {
-  return create(OpId::ArithConstant, {}, {t}, {{"value", Attribute::integer(v)}})->result();
+  return create(OpId::ArithConstant, {}, {t}, {{AttrId::Value, Attribute::integer(v)}})->result();
 }
 Value* Builder::constFloat(double v, Type t) {
-  return create(OpId::ArithConstant, {}, {t}, {{"value", Attribute::floating(v)}})->result();
+  return create(OpId::ArithConstant, {}, {t}, {{AttrId::Value, Attribute::floating(v)}})->result();
 }
 Value* Builder::binary(OpId id, Value* a, Value* b) { return create(id, {a, b}, {a->type})->result(); }
 Value* Builder::cmpi(std::string_view pred, Value* a, Value* b) {
-  return create(OpId::ArithCmpI, {a, b}, {ctx_.i1()}, {{"pred", Attribute::string(std::string(pred))}})->result();
+  return create(OpId::ArithCmpI, {a, b}, {ctx_.i1()}, {{AttrId::Pred, Attribute::string(std::string(pred))}})->result();
 }
 
 Operation* Builder::func(std::string_view name, const std::vector<Type>& args, const std::vector<Type>& results,
                          std::vector<NamedAttr> attrs) {
   std::vector<Attribute> rs;
   for (Type t : results) rs.push_back(Attribute::typeAttr(t));
-  std::vector<NamedAttr> all = {{"sym_name", Attribute::symbol(std::string(name))},
-                                {"result_types", Attribute::arrayOf(std::move(rs))}};
+  std::vector<NamedAttr> all = {{AttrId::SymName, Attribute::symbol(std::string(name))},
+                                {AttrId::ResultTypes, Attribute::arrayOf(std::move(rs))}};
   for (auto& a : attrs) all.push_back(std::move(a));
   Operation* f = create(OpId::TileFunc, {}, {}, std::move(all));
   for (Type t : args) f->body().addArg(t);

@@ -169,9 +169,33 @@ std::string printAttribute(const Attribute& a);
 // Shortest text that parses back to exactly `v` (always has '.', 'e', "inf" or "nan").
 std::string printFloat(double v);
 
+// The attribute catalogue (ir/Attrs.def): ops are built and read by AttrId, never by spelling.
+enum class AttrId : uint8_t {
+#define ATTR(ID, NAME, KIND, VALUES) ID,
+#include "ir/Attrs.def"
+  NumAttrs
+};
+struct AttrInfo {
+  const char* name;
+  bool (*kindOk)(AttrKind);  // whether a value of this kind is one of the attribute
+  const char* kindName;      // "an integer", "a symbol", ...
+  const char* values;        // an enum attribute's strings, '|'-separated; "" when any
+};
+const AttrInfo& attrInfo(AttrId id);
+inline const char* attrName(AttrId id) { return attrInfo(id).name; }
+// The attribute spelled `name`, or null when the catalogue has none.
+const AttrId* attrIdOf(std::string_view name);
+
 struct NamedAttr {
   std::string name;
   Attribute value;
+  NamedAttr(AttrId id, Attribute v) : name(attrName(id)), value(std::move(v)) {}
+  // Any spelling, for the parser: the verifier judges it against the catalogue.
+  static NamedAttr parsed(std::string name, Attribute v) {
+    NamedAttr a(AttrId::SymName, std::move(v));
+    a.name = std::move(name);
+    return a;
+  }
   bool operator==(const NamedAttr& o) const { return name == o.name && value == o.value; }
 };
 
@@ -287,13 +311,13 @@ public:
   void dropAllReferences();
   Value* addResult(Type t);
 
-  const Attribute* attr(std::string_view name) const;
-  Attribute* attr(std::string_view name);
-  bool hasAttr(std::string_view name) const { return attr(name) != nullptr; }
-  void setAttr(std::string_view name, Attribute a);
-  bool removeAttr(std::string_view name);
-  int64_t intAttr(std::string_view name, int64_t fallback) const;
-  std::string strAttr(std::string_view name) const;  // string or symbol; "" when absent
+  const Attribute* attr(AttrId id) const;
+  Attribute* attr(AttrId id);
+  bool hasAttr(AttrId id) const { return attr(id) != nullptr; }
+  void setAttr(AttrId id, Attribute a);
+  bool removeAttr(AttrId id);
+  int64_t intAttr(AttrId id, int64_t fallback) const;
+  std::string strAttr(AttrId id) const;  // string or symbol; "" when absent
 
   Operation* parentOp() const;
   Region* parentRegion() const;
@@ -308,7 +332,7 @@ public:
   std::unique_ptr<Operation> clone(IRMapping& map) const;
 
   // Function accessors (tile.func).
-  std::string funcName() const { return strAttr("sym_name"); }
+  std::string funcName() const { return strAttr(AttrId::SymName); }
   std::vector<Type> funcResultTypes() const;
 };
 

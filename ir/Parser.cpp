@@ -633,7 +633,7 @@ private:
       Attribute value;
       if (consume(Tok::Equal) && !parseAttrValue(value)) return false;
       if (failed_) return false;
-      attrs.push_back({std::move(name), std::move(value)});
+      attrs.push_back(NamedAttr::parsed(std::move(name), std::move(value)));
     } while (consume(Tok::Comma));
     return expect(Tok::RBrace, "'}'");
   }
@@ -738,13 +738,13 @@ private:
         results.push_back(Attribute::typeAttr(t));
       }
     }
-    f->setAttr("result_types", Attribute::arrayOf(std::move(results)));
+    f->setAttr(AttrId::ResultTypes, Attribute::arrayOf(std::move(results)));
     if (isBare("attributes")) {
       lex();
       std::vector<NamedAttr> attrs;
       if (!parseAttrDict(attrs)) return;
       for (auto& a : attrs) {
-        if (a.name == "sym_name" || a.name == "result_types") {
+        if (a.name == attrName(AttrId::SymName) || a.name == attrName(AttrId::ResultTypes)) {
           error(diag::err_ir_duplicate_attr, nameRange) << a.name;
           return;
         }

@@ -70,7 +70,7 @@ private:
   void attrDict(const Operation& op, bool skipFuncAttrs) {
     bool any = false;
     for (const NamedAttr& a : op.attrs) {
-      if (skipFuncAttrs && (a.name == "sym_name" || a.name == "result_types")) continue;
+      if (skipFuncAttrs && (a.name == attrName(AttrId::SymName) || a.name == attrName(AttrId::ResultTypes))) continue;
       out_ += any ? ", " : "{";
       any = true;
       out_ += a.name;
@@ -112,7 +112,7 @@ private:
       out_ += ')';
     }
     bool hasOther = false;
-    for (const NamedAttr& a : op.attrs) hasOther |= a.name != "sym_name" && a.name != "result_types";
+    for (const NamedAttr& a : op.attrs) hasOther |= a.name != attrName(AttrId::SymName) && a.name != attrName(AttrId::ResultTypes);
     if (hasOther) {
       out_ += " attributes ";
       attrDict(op, true);

@@ -43,7 +43,7 @@ private:
   }
 
   bool calleeIsDivergent(Operation* call) {
-    Operation* callee = m_.lookupFunc(call->strAttr("callee"));
+    Operation* callee = m_.lookupFunc(call->strAttr(AttrId::Callee));
     if (!callee) return true;
     auto it = calleeDivergent_.find(callee);
     if (it != calleeDivergent_.end()) return it->second;

@@ -144,8 +144,36 @@ private:
     report(op, diag::err_ir_bad_attr) << op->name() << name << what;
     return false;
   }
-  bool strAttrIn(Operation* op, std::string_view name, std::initializer_list<const char*> options) {
-    const Attribute* a = op->attr(name);
+  // Every attribute of `op` is one of ir/Attrs.def, of its kind and, for an enum attribute, one
+  // of its values.
+  bool attrsDeclared(Operation* op) {
+    for (const NamedAttr& a : op->attrs) {
+      const AttrId* id = attrIdOf(a.name);
+      if (!id) {
+        report(op, diag::err_ir_unknown_attr) << op->name() << a.name;
+        return false;
+      }
+      const AttrInfo& info = attrInfo(*id);
+      if (!info.kindOk(a.value.kind)) return badAttr(op, a.name, info.kindName);
+      if (!*info.values) continue;
+      std::string values = info.values;
+      bool found = false;
+      for (size_t at = 0; at <= values.size();) {
+        size_t bar = std::min(values.find('|', at), values.size());
+        found = found || values.compare(at, bar - at, a.value.s) == 0;
+        at = bar + 1;
+      }
+      if (!found) {
+        std::string list;
+        for (char c : values) list += c == '|' ? std::string(", ") : std::string(1, c);
+        return badAttr(op, a.name, "one of " + list);
+      }
+    }
+    return true;
+  }
+  bool strAttrIn(Operation* op, AttrId id, std::initializer_list<const char*> options) {
+    const Attribute* a = op->attr(id);
+    const char* name = attrName(id);
     std::string list;
     for (const char* o : options) {
       if (a && a->kind == AttrKind::String && a->s == o) return true;
@@ -154,8 +182,9 @@ private:
     }
     return badAttr(op, name, "a string, one of " + list);
   }
-  bool intAttrIn(Operation* op, std::string_view name, int64_t lo, int64_t hi, bool optional) {
-    const Attribute* a = op->attr(name);
+  bool intAttrIn(Operation* op, AttrId id, int64_t lo, int64_t hi, bool optional) {
+    const Attribute* a = op->attr(id);
+    const char* name = attrName(id);
     if (!a && optional) return true;
     if (a && a->kind == AttrKind::Int && a->i >= lo && a->i <= hi) return true;
     return badAttr(op, name, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -217,17 +246,18 @@ private:
       report(f, diag::err_ir_region_count) << f->name() << 1 << static_cast<unsigned>(f->regions.size());
       return;
     }
-    const Attribute* rt = f->attr("result_types");
+    const Attribute* rt = f->attr(AttrId::ResultTypes);
     if (!rt || rt->kind != AttrKind::Array) {
-      badAttr(f, "result_types", "an array of types");
+      badAttr(f, attrName(AttrId::ResultTypes), "an array of types");
       return;
     }
     for (const Attribute& a : rt->array)
       if (a.kind != AttrKind::Type) {
-        badAttr(f, "result_types", "an array of types");
+        badAttr(f, attrName(AttrId::ResultTypes), "an array of types");
         return;
       }
     verifyFunc(f);
+    if (!attrsDeclared(f)) return;
     paramSymbols_.clear();
     for (auto& a : f->body().args)
       if (a->type && a->type->kind == TypeKind::Tensor)
@@ -318,7 +348,7 @@ private:
       report(op, diag::err_ir_misplaced_terminator) << op->name();
       return;
     }
-    if (op->has(T_NeedsGroup) && func_->hasAttr("kernel") && !func_->hasAttr("group"))
+    if (op->has(T_NeedsGroup) && func_->hasAttr(AttrId::Kernel) && !func_->hasAttr(AttrId::Group))
       report(op, diag::err_ir_needs_group) << op->name() << func_->funcName();
     bool hookOk = true;
     switch (op->id) {
@@ -327,8 +357,9 @@ private:
 #include "ir/Ops.def"
       default: break;
     }
-    // Regions are checked after the op's own types (block arguments first).
-    if (!hookOk) return;
+    // Regions are checked after the op's own types (block arguments first). The hook has judged
+    // the attributes it reads; any other must still be one of the catalogue's, of its kind.
+    if (!hookOk || !attrsDeclared(op)) return;
     for (unsigned i = 0; i < op->regions.size(); ++i) region(op, i);
   }
 
@@ -443,7 +474,7 @@ private:
 bool Verifier::verifyNone(Operation*) { return true; }
 
 bool Verifier::verifyConstant(Operation* op) {
-  const Attribute* a = op->attr("value");
+  const Attribute* a = op->attr(AttrId::Value);
   Type t = op->result(0)->type;
   if (!isScalar(t)) return resultIs(op, 0, false, "a scalar type");
   bool isFloat = scalarClass(baseScalar(t)) == ScalarClass::Float;
@@ -487,13 +518,13 @@ static Type boolLike(IRContext& ctx, Type t) {
 }
 
 bool Verifier::verifyCmpI(Operation* op) {
-  if (!strAttrIn(op, "pred", {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"})) return false;
+  if (!strAttrIn(op, AttrId::Pred, {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"})) return false;
   Type t = op->operand(0)->type;
   if (!operandIs(op, 0, isIntLike(t), "an integer scalar or tile")) return false;
   return operandType(op, 1, t) && resultType(op, 0, boolLike(m_.ctx(), t));
 }
 bool Verifier::verifyCmpF(Operation* op) {
-  if (!strAttrIn(op, "pred", {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une"})) return false;
+  if (!strAttrIn(op, AttrId::Pred, {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une"})) return false;
   Type t = op->operand(0)->type;
   if (!operandIs(op, 0, isFloatLike(t), "a float scalar or tile")) return false;
   return operandType(op, 1, t) && resultType(op, 0, boolLike(m_.ctx(), t));
@@ -509,14 +540,14 @@ bool Verifier::verifyConvert(Operation* op) {
   bool ok = (isScalar(a) && isScalar(r)) ||
             (isValueShaped(a) && isValueShaped(r) && a->kind == r->kind && a->shape == r->shape);
   if (!ok) return resultIs(op, 0, false, "a scalar, or a tile/fragment of the operand's shape");
-  if (op->hasAttr("round") && !strAttrIn(op, "round", {"nearest_even", "toward_zero", "stochastic"})) return false;
+  if (op->hasAttr(AttrId::Round) && !strAttrIn(op, AttrId::Round, {"nearest_even", "toward_zero", "stochastic"})) return false;
   return true;
 }
 
 bool Verifier::verifyIndexResult(Operation* op) { return resultType(op, 0, m_.ctx().index()); }
 
 bool Verifier::verifyShuffle(Operation* op) {
-  if (!strAttrIn(op, "mode", {"down", "up", "xor", "idx"})) return false;
+  if (!strAttrIn(op, AttrId::Mode, {"down", "up", "xor", "idx"})) return false;
   Type t = op->operand(0)->type;
   if (!operandIs(op, 0, isScalar(t), "a scalar")) return false;
   if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
@@ -529,8 +560,8 @@ bool Verifier::verifyBitcast(Operation* op) {
   return resultIs(op, 0, width(to) == width(from), "a scalar as wide as the operand");
 }
 bool Verifier::verifyGroupReduce(Operation* op) {
-  if (!strAttrIn(op, "kind", {"sum", "max", "min", "argmax", "argmin"})) return false;
-  std::string kind = op->strAttr("kind");
+  if (!strAttrIn(op, AttrId::Kind, {"sum", "max", "min", "argmax", "argmin"})) return false;
+  std::string kind = op->strAttr(AttrId::Kind);
   bool arg = kind == "argmax" || kind == "argmin";
   if (op->numOperands() != (arg ? 2u : 1u)) {
     report(op, diag::err_ir_operand_count) << op->name() << (arg ? 2u : 1u) << op->numOperands();
@@ -546,8 +577,8 @@ bool Verifier::verifyGroupReduce(Operation* op) {
   return resultType(op, 0, op->operand(1)->type);
 }
 bool Verifier::verifyCoopGroup(Operation* op) {
-  if (!intAttrIn(op, "size", 1, 1024, false)) return false;
-  return resultType(op, 0, m_.ctx().cgroup(op->intAttr("size", 0)));
+  if (!intAttrIn(op, AttrId::Size, 1, 1024, false)) return false;
+  return resultType(op, 0, m_.ctx().cgroup(op->intAttr(AttrId::Size, 0)));
 }
 bool Verifier::verifyCoopUse(Operation* op) {
   if (!operandIs(op, 0, op->operand(0)->type->kind == TypeKind::CGroup, "a cooperative group (!cgroup<N>)"))
@@ -558,7 +589,7 @@ bool Verifier::verifyCoopUse(Operation* op) {
 bool Verifier::verifyDim(Operation* op) {
   Type v = op->operand(0)->type;
   if (!operandIs(op, 0, isView(v) || isValueShaped(v), "a view or tile")) return false;
-  if (!intAttrIn(op, "axis", 0, static_cast<int64_t>(v->shape.size()) - 1, false)) return false;
+  if (!intAttrIn(op, AttrId::Axis, 0, static_cast<int64_t>(v->shape.size()) - 1, false)) return false;
   return resultType(op, 0, m_.ctx().index());
 }
 bool Verifier::verifyLoad(Operation* op) {
@@ -582,7 +613,7 @@ bool Verifier::verifySlice(Operation* op) {
   if (!operandIs(op, 0, isView(v), "a view (!tensor or !smem)")) return false;
   if (!indices(op, 1, v)) return false;
   // Each size is a non-negative integer or the name of a symbolic extent ("D").
-  const Attribute* sizes = op->attr("sizes");
+  const Attribute* sizes = op->attr(AttrId::Sizes);
   std::string want = "an array of " + std::to_string(v->shape.size()) + " non-negative integers or extent names";
   if (!sizes || sizes->kind != AttrKind::Array || sizes->array.size() != v->shape.size())
     return badAttr(op, "sizes", want);
@@ -596,7 +627,7 @@ bool Verifier::verifySlice(Operation* op) {
     shape.push_back(Dim{a.i, {}});
   }
   // `squeeze`: dimensions of size 1 indexed by an integer (`Q[b, h, rows]`), left out of the view.
-  if (const Attribute* sq = op->attr("squeeze")) {
+  if (const Attribute* sq = op->attr(AttrId::Squeeze)) {
     std::string wantSq = "an increasing array of dimensions of size 1";
     if (sq->kind != AttrKind::Array) return badAttr(op, "squeeze", wantSq);
     std::vector<Dim> kept;
@@ -617,7 +648,7 @@ bool Verifier::verifySlice(Operation* op) {
   return resultType(op, 0, m_.ctx().withShape(v, shape));
 }
 bool Verifier::verifyMemReduce(Operation* op) {
-  if (!strAttrIn(op, "kind", {"sum", "max", "min"})) return false;
+  if (!strAttrIn(op, AttrId::Kind, {"sum", "max", "min"})) return false;
   Type v = op->operand(0)->type;
   if (!operandIs(op, 0, isView(v), "a view (!tensor or !smem)")) return false;
   return resultType(op, 0, v->elem);
@@ -630,8 +661,8 @@ bool Verifier::verifySmemAlloc(Operation* op) {
     report(op, diag::err_ir_smem_not_top);
     return false;
   }
-  if (!intAttrIn(op, "offset", 0, INT32_MAX, true)) return false;
-  if (!intAttrIn(op, "align", 1, 1024, true)) return false;
+  if (!intAttrIn(op, AttrId::Offset, 0, INT32_MAX, true)) return false;
+  if (!intAttrIn(op, AttrId::Align, 1, 1024, true)) return false;
   return true;
 }
 bool Verifier::verifySmemStage(Operation* op) {
@@ -662,7 +693,7 @@ bool Verifier::verifyAsyncWait(Operation* op) {
     if (!operandType(op, i, m_.ctx().token())) return false;
   return true;
 }
-bool Verifier::verifyWaitPending(Operation* op) { return intAttrIn(op, "pending", 0, 64, false); }
+bool Verifier::verifyWaitPending(Operation* op) { return intAttrIn(op, AttrId::Pending, 0, 64, false); }
 
 bool Verifier::verifyTileLoad(Operation* op) {
   Type v = op->operand(0)->type;
@@ -719,7 +750,7 @@ bool Verifier::verifyMma(Operation* op) {
                  "an accumulator fragment (!frag<T, [M, N], acc>)"))
     return false;
   // {transpose_b}: b is [N, K] and the product is a @ b^T (B given K-major).
-  bool tb = op->hasAttr("transpose_b");
+  bool tb = op->hasAttr(AttrId::TransposeB);
   const Dim& bk = tb ? b->shape[1] : b->shape[0];
   const Dim& bn = tb ? b->shape[0] : b->shape[1];
   if (!shapesCompatible({a->shape[1]}, {bk})) return shapeError(op, a->shape, b->shape);
@@ -758,16 +789,16 @@ bool Verifier::verifySoftmax(Operation* op) {
   Type a = op->operand(0)->type;
   if (!operandIs(op, 0, a->kind == TypeKind::Tile && isFloatLike(a), "a float tile")) return false;
   int64_t rank = static_cast<int64_t>(a->shape.size());
-  if (!intAttrIn(op, "axis", -rank, rank - 1, true)) return false;
+  if (!intAttrIn(op, AttrId::Axis, -rank, rank - 1, true)) return false;
   return resultType(op, 0, a);
 }
 bool Verifier::verifyTileReduce(Operation* op) {
-  if (!strAttrIn(op, "kind", {"sum", "max", "min"})) return false;
+  if (!strAttrIn(op, AttrId::Kind, {"sum", "max", "min"})) return false;
   Type a = op->operand(0)->type;
   if (!operandIs(op, 0, a->kind == TypeKind::Tile && !a->shape.empty(), "a tile")) return false;
   int64_t rank = static_cast<int64_t>(a->shape.size());
-  if (!intAttrIn(op, "axis", -rank, rank - 1, false)) return false;
-  int64_t axis = op->intAttr("axis", 0);
+  if (!intAttrIn(op, AttrId::Axis, -rank, rank - 1, false)) return false;
+  int64_t axis = op->intAttr(AttrId::Axis, 0);
   if (axis < 0) axis += rank;
   std::vector<Dim> shape = a->shape;
   shape.erase(shape.begin() + axis);
@@ -785,7 +816,7 @@ bool Verifier::verifyFor(Operation* op) {
   }
   for (unsigned i = 0; i < inits.size(); ++i)
     if (!resultType(op, i, inits[i])) return false;
-  if (!intAttrIn(op, "prefetch", 1, 16, true) || !intAttrIn(op, "stages", 1, 16, true)) return false;
+  if (!intAttrIn(op, AttrId::Prefetch, 1, 16, true) || !intAttrIn(op, AttrId::Stages, 1, 16, true)) return false;
   std::vector<Type> args = {iv};
   args.insert(args.end(), inits.begin(), inits.end());
   return blockArgs(op, 0, args) && yields(op, 0, inits);
@@ -804,12 +835,12 @@ bool Verifier::verifyWhile(Operation* op) {
 bool Verifier::verifyCondition(Operation* op) { return operandType(op, 0, m_.ctx().i1()); }
 
 bool Verifier::verifyFunc(Operation* op) {
-  if (const Attribute* g = op->attr("group")) {
+  if (const Attribute* g = op->attr(AttrId::Group)) {
     bool ok = g->kind == AttrKind::Array && !g->array.empty() && g->array.size() <= 3;
     for (const Attribute& e : g->array) ok = ok && e.kind == AttrKind::Int && e.i > 0 && e.i <= 1024;
     if (!ok) return badAttr(op, "group", "an array of 1 to 3 extents in [1, 1024]");
   }
-  if (!intAttrIn(op, "shared", 0, INT32_MAX, true)) return false;
+  if (!intAttrIn(op, AttrId::Shared, 0, INT32_MAX, true)) return false;
   return true;
 }
 bool Verifier::verifyReturn(Operation* op) {
@@ -822,7 +853,7 @@ bool Verifier::verifyReturn(Operation* op) {
   return true;
 }
 bool Verifier::verifyCall(Operation* op) {
-  const Attribute* c = op->attr("callee");
+  const Attribute* c = op->attr(AttrId::Callee);
   if (!c || c->kind != AttrKind::Symbol) return badAttr(op, "callee", "a function symbol (@name)");
   Operation* callee = m_.lookupFunc(c->s);
   if (!callee) {

@@ -146,8 +146,9 @@ class FirstError : public DiagnosticConsumer {
 // The function's text with its name and autotune attributes left out.
 std::string bodyKey(I::Operation& f) {
   std::vector<I::NamedAttr> saved = f.attrs;
-  f.setAttr("sym_name", I::Attribute::symbol("candidate"));
-  for (const char* a : {"autotune", "autotune_of", "autotune_index", "autotune_config"}) f.removeAttr(a);
+  f.setAttr(I::AttrId::SymName, I::Attribute::symbol("candidate"));
+  for (I::AttrId a : {I::AttrId::Autotune, I::AttrId::AutotuneOf, I::AttrId::AutotuneIndex, I::AttrId::AutotuneConfig})
+    f.removeAttr(a);
   std::string key = I::printOp(f);
   f.attrs = std::move(saved);
   return key;
@@ -173,8 +174,8 @@ class CandidateLowering {
           << def.name << static_cast<unsigned long long>(kMaxConfigurations);
       return false;
     }
-    base->setAttr("autotune_index", I::Attribute::integer(0));
-    base->setAttr("autotune_config", configAttr(configs[0]));
+    base->setAttr(I::AttrId::AutotuneIndex, I::Attribute::integer(0));
+    base->setAttr(I::AttrId::AutotuneConfig, configAttr(configs[0]));
     std::vector<I::Operation*> kept = {base};
     std::vector<Config> keptConfigs = {configs[0]};
     for (size_t c = 1; c < configs.size(); ++c) {
@@ -208,9 +209,9 @@ class CandidateLowering {
       distinctConfigs.push_back(keptConfigs[i]);
     }
     for (size_t i = 1; i < distinct.size(); ++i) {
-      distinct[i]->setAttr("autotune_of", I::Attribute::symbol(def.name));
-      distinct[i]->setAttr("autotune_index", I::Attribute::integer(static_cast<int64_t>(i)));
-      distinct[i]->setAttr("autotune_config", configAttr(distinctConfigs[i]));
+      distinct[i]->setAttr(I::AttrId::AutotuneOf, I::Attribute::symbol(def.name));
+      distinct[i]->setAttr(I::AttrId::AutotuneIndex, I::Attribute::integer(static_cast<int64_t>(i)));
+      distinct[i]->setAttr(I::AttrId::AutotuneConfig, configAttr(distinctConfigs[i]));
     }
     return true;
   }

@@ -48,14 +48,14 @@ I::Operation* FunctionContext::lowerKernel() {
     argTypes.push_back(paramType(p, sym ? sym->type : nullptr));
     params.push_back(&p);
   }
-  std::vector<I::NamedAttr> attrs = {{"kernel", I::Attribute::unit()}};
+  std::vector<I::NamedAttr> attrs = {{I::AttrId::Kernel, I::Attribute::unit()}};
   if (!info_->groupShape.empty()) {
     std::vector<int64_t> g(info_->groupShape.begin(), info_->groupShape.end());
-    attrs.push_back({"group", I::Attribute::ints(g)});
+    attrs.push_back({I::AttrId::Group, I::Attribute::ints(g)});
   }
-  if (info_->sharedBudget >= 0) attrs.push_back({"shared", I::Attribute::integer(info_->sharedBudget)});
-  if (!info_->deterministic) attrs.push_back({"nondeterministic", I::Attribute::unit()});
-  if (!info_->flops.empty()) attrs.push_back({"flops", I::Attribute::string(info_->flops)});
+  if (info_->sharedBudget >= 0) attrs.push_back({I::AttrId::Shared, I::Attribute::integer(info_->sharedBudget)});
+  if (!info_->deterministic) attrs.push_back({I::AttrId::Nondeterministic, I::Attribute::unit()});
+  if (!info_->flops.empty()) attrs.push_back({I::AttrId::Flops, I::Attribute::string(info_->flops)});
   if (!info_->autotuneSpace.empty()) {
     std::vector<std::string> keys;
     std::vector<I::Attribute> vals;
@@ -63,7 +63,7 @@ I::Operation* FunctionContext::lowerKernel() {
       keys.push_back(k);
       vals.push_back(I::Attribute::ints(std::vector<int64_t>(v.begin(), v.end())));
     }
-    attrs.push_back({"autotune", I::Attribute::dict(keys, vals)});
+    attrs.push_back({I::AttrId::Autotune, I::Attribute::dict(keys, vals)});
   }
   I::Builder fb(ctx());
   fb.setInsertionPointToEnd(ml_.module->body());
@@ -97,7 +97,7 @@ I::Operation* FunctionContext::lowerKernel() {
     // one group (a block of all the rows); without a symbol there is nothing to split rows by.
     if (outIdx >= 0 && !argTypes[outIdx]->shape.empty() && argTypes[outIdx]->shape[0].isStatic()) {
       distributed_.push_back({outIdx, 0, std::max<int64_t>(1, argTypes[outIdx]->shape[0].size)});
-      func_->setAttr("exact_grid", I::Attribute::unit());  // every group would do all of it
+      func_->setAttr(I::AttrId::ExactGrid, I::Attribute::unit());  // every group would do all of it
       needsGroup_ = true;
     }
     lowerBlock(def_->body);
@@ -106,14 +106,14 @@ I::Operation* FunctionContext::lowerKernel() {
   finishFunction(def_->range);
   // Kernels that use group features without declaring a group shape (whole-tensor tile programs,
   // tile.mma iteration) get the compiler's group size.
-  if (needsGroup_ && !func_->hasAttr("group")) func_->setAttr("group", I::Attribute::ints({128}));
+  if (needsGroup_ && !func_->hasAttr(I::AttrId::Group)) func_->setAttr(I::AttrId::Group, I::Attribute::ints({128}));
   // The default launch of a kernel with one outermost block loop over a parameter: one group
   // per block, ceil(T.shape[axis] / step) groups.
   // The default launch: one group per block, when every outermost block loop (one, or one per
   // branch of a uniform condition) walks the same parameter's axis in the same steps.
   bool sameBlocks = !distributed_.empty() && distributed_[0][0] >= 0;
   for (const auto& d : distributed_) sameBlocks &= d == distributed_[0];
-  if (kernel_ && sameBlocks) func_->setAttr("blocks", I::Attribute::ints(distributed_[0]));
+  if (kernel_ && sameBlocks) func_->setAttr(I::AttrId::Blocks, I::Attribute::ints(distributed_[0]));
   return func_;
 }
 
@@ -128,7 +128,7 @@ I::Operation* FunctionContext::lowerDevice(const std::string& name, const std::v
   else
     fb.setInsertionPointToEnd(ml_.module->body());
   fb.setLoc(def_->nameRange.begin);
-  func_ = fb.func(name, argTypes, {}, {{"device", I::Attribute::unit()}});
+  func_ = fb.func(name, argTypes, {}, {{I::AttrId::Device, I::Attribute::unit()}});
   top_ = &func_->body();
   b_ = std::make_unique<I::Builder>(ctx());
   b_->setInsertionPointToEnd(*top_);
@@ -155,7 +155,7 @@ I::Operation* FunctionContext::lowerDevice(const std::string& name, const std::v
   for (I::Value* v : returned_) resultTypes.push_back(v->type);
   std::vector<I::Attribute> rts;
   for (I::Type t : resultTypes) rts.push_back(I::Attribute::typeAttr(t));
-  func_->setAttr("result_types", I::Attribute::arrayOf(rts));
+  func_->setAttr(I::AttrId::ResultTypes, I::Attribute::arrayOf(rts));
   return func_;
 }
 

@@ -79,7 +79,7 @@ Lowered FunctionContext::lowerUserCall(const Type* fnType, CallExpr* e) {
   loc(e);
   ModuleContext::DeviceFn fn;
   if (!ml_.device(f, types, e->range, fn)) abort();
-  I::Operation* call = op(I::OpId::FuncCall, args, fn.results, {{"callee", I::Attribute::symbol(fn.name)}});
+  I::Operation* call = op(I::OpId::FuncCall, args, fn.results, {{I::AttrId::Callee, I::Attribute::symbol(fn.name)}});
   if (call->numResults() == 0) return Lowered();
   if (call->numResults() == 1) return Lowered::val(call->result());
   std::vector<Lowered> rs;

@@ -163,7 +163,8 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
             I::Value* p = top_->arg(idx);
             if (p->type->kind != I::TypeKind::Tensor || sb.dim >= p->type->shape.size()) continue;
             I::Value* d =
-                prologue(I::OpId::MemDim, ctx().index(), {{"axis", I::Attribute::integer(sb.dim)}}, {p})->result();
+                prologue(I::OpId::MemDim, ctx().index(), {{I::AttrId::Axis, I::Attribute::integer(sb.dim)}}, {p})
+                    ->result();
             d->nameHint = e->name;
             shapeDims_[e->name] = d;
             return Lowered::val(d);
@@ -382,7 +383,8 @@ Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
       if (t->shape[i].isStatic())
         dims.push_back(Lowered::val(b_->constIndex(t->shape[i].size)));
       else
-        dims.push_back(Lowered::val(op1(I::OpId::MemDim, {b}, ctx().index(), {{"axis", I::Attribute::integer(i)}})));
+        dims.push_back(
+            Lowered::val(op1(I::OpId::MemDim, {b}, ctx().index(), {{I::AttrId::Axis, I::Attribute::integer(i)}})));
     }
     return Lowered::tuple(std::move(dims));
   }

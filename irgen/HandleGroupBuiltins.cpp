@@ -38,7 +38,7 @@ Lowered FunctionContext::lowerShuffle(const BuiltinCall& c, const char* mode) {
   I::Value* o = scalarValue(oE, ctx().scalar(I::ScalarKind::I32));
   loc(c.expr);
   if (!I::isScalar(v->type)) unsupported(vE->range, "shuffling a value of type " + I::printType(v->type));
-  return Lowered::val(op1(I::OpId::TileShuffle, {v, o}, v->type, {{"mode", I::Attribute::string(mode)}}));
+  return Lowered::val(op1(I::OpId::TileShuffle, {v, o}, v->type, {{I::AttrId::Mode, I::Attribute::string(mode)}}));
 }
 
 Lowered FunctionContext::handleWarpShuffleDown(const BuiltinCall& c) { return lowerShuffle(c, "down"); }
@@ -55,7 +55,8 @@ Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
   auto n = constInt(s);
   if (!n) error(diag::err_argument_not_constant, s ? s->range : c.range(), "the size of a cooperative group");
   loc(c.expr);
-  return Lowered::val(op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{"size", I::Attribute::integer(*n)}}));
+  return Lowered::val(
+      op1(I::OpId::TileCoopGroup, {}, ctx().cgroup(*n), {{I::AttrId::Size, I::Attribute::integer(*n)}}));
 }
 
 // tile.group_sum/max/min(value) and tile.group_argmax/argmin(value, index) -> tile.group_reduce.
@@ -80,7 +81,7 @@ Lowered FunctionContext::lowerGroupReduce(const BuiltinCall& c, const char* kind
     operands.push_back(scalarValue(arg(c, "index"), result));
   }
   loc(c.expr);
-  return Lowered::val(op1(I::OpId::TileGroupReduce, operands, result, {{"kind", I::Attribute::string(kind)}}));
+  return Lowered::val(op1(I::OpId::TileGroupReduce, operands, result, {{I::AttrId::Kind, I::Attribute::string(kind)}}));
 }
 
 Lowered FunctionContext::handleTileGroupSum(const BuiltinCall& c) { return lowerGroupReduce(c, "sum"); }

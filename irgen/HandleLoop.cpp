@@ -164,7 +164,7 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
     auto c = constInt(preE);
     if (!c || *c < 1 || *c > 16)
       error(diag::err_argument_not_constant, preE->range, "'prefetch' (an integer in [1, 16])");
-    attrs.push_back({"prefetch", I::Attribute::integer(*c)});
+    attrs.push_back({I::AttrId::Prefetch, I::Attribute::integer(*c)});
   }
   Lowered ext = lower(extE, ctx().index());
   I::Value* e0 = value(ext, extE->range);
@@ -183,7 +183,7 @@ void FunctionContext::lowerTileRangeLoop(ForStmt* s, CallExpr* call, const SymSe
       unsupported(axisE ? axisE->range : call->range, "'tile.range' over axis " + std::to_string(axis));
     const I::Dim& d = e0->type->shape[axis];
     ub = d.isStatic() ? b_->constIndex(d.size)
-                      : op1(I::OpId::MemDim, {e0}, ctx().index(), {{"axis", I::Attribute::integer(axis)}});
+                      : op1(I::OpId::MemDim, {e0}, ctx().index(), {{I::AttrId::Axis, I::Attribute::integer(axis)}});
     // stop=: only the blocks that start below it (each still clipped at the tensor's end only).
     if (stopE) {
       I::Value* stop = scalarValue(stopE, ctx().index());
@@ -273,7 +273,8 @@ void FunctionContext::lowerMultiAxisLoop(ForStmt* s, CallExpr* call, TupleExpr* 
   I::Type ix = ctx().index();
   auto dim = [&](int64_t a) -> I::Value* {
     const I::Dim& d = t->type->shape[a];
-    return d.isStatic() ? b_->constIndex(d.size) : op1(I::OpId::MemDim, {t}, ix, {{"axis", I::Attribute::integer(a)}});
+    return d.isStatic() ? b_->constIndex(d.size)
+                        : op1(I::OpId::MemDim, {t}, ix, {{I::AttrId::Axis, I::Attribute::integer(a)}});
   };
   std::vector<I::Value*> extents;
   for (size_t i = 0; i + 1 < n; ++i) extents.push_back(dim(ax[i]));
@@ -362,10 +363,10 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   markNeedsGroup();
   // The default launch: one group per (m, n) output tile of C (`blocks` = (param, axis, step)...).
   for (auto& arg : func_->body().args)
-    if (arg.get() == C && kernel_ && !func_->hasAttr("blocks")) {
-      func_->setAttr("blocks", I::Attribute::ints(
-                                   {static_cast<int64_t>(arg->index), 0, BM, static_cast<int64_t>(arg->index), 1, BN}));
-      func_->setAttr("exact_grid", I::Attribute::unit());  // group g computes output tile g, no striding
+    if (arg.get() == C && kernel_ && !func_->hasAttr(I::AttrId::Blocks)) {
+      func_->setAttr(I::AttrId::Blocks, I::Attribute::ints({static_cast<int64_t>(arg->index), 0, BM,
+                                                            static_cast<int64_t>(arg->index), 1, BN}));
+      func_->setAttr(I::AttrId::ExactGrid, I::Attribute::unit());  // group g computes output tile g, no striding
     }
   I::Value* sA = prologue(I::OpId::SmemAlloc,
                           ctx().smem(A->type->elem, {I::Dim{BM, {}}, I::Dim{BK, {}}}, I::Layout::Row, I::Swizzle::Auto))
@@ -378,8 +379,9 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   sB->nameHint = "sB";
   I::Type ix = ctx().index();
   I::Value* g = op1(I::OpId::TileGroupId, {}, ix);
-  I::Value* N = C->type->shape[1].isStatic() ? b_->constIndex(C->type->shape[1].size)
-                                             : op1(I::OpId::MemDim, {C}, ix, {{"axis", I::Attribute::integer(1)}});
+  I::Value* N = C->type->shape[1].isStatic()
+                    ? b_->constIndex(C->type->shape[1].size)
+                    : op1(I::OpId::MemDim, {C}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
   I::Value* cBN = b_->constIndex(BN);
   I::Value* nb = op1(I::OpId::ArithDivSI, {op1(I::OpId::ArithAddI, {N, b_->constIndex(BN - 1)}, ix), cBN}, ix);
   nb->nameHint = "ntiles";
@@ -391,8 +393,9 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   n0->nameHint = "n0";
   I::Type fragT = ctx().frag(ctx().scalar(I::ScalarKind::F32), {I::Dim{BM, {}}, I::Dim{BN, {}}}, I::FragRole::Acc);
   I::Value* acc0 = op1(I::OpId::TileBroadcast, {b_->constFloat(0.0, ctx().scalar(I::ScalarKind::F32))}, fragT);
-  I::Value* K = A->type->shape[1].isStatic() ? b_->constIndex(A->type->shape[1].size)
-                                             : op1(I::OpId::MemDim, {A}, ix, {{"axis", I::Attribute::integer(1)}});
+  I::Value* K = A->type->shape[1].isStatic()
+                    ? b_->constIndex(A->type->shape[1].size)
+                    : op1(I::OpId::MemDim, {A}, ix, {{I::AttrId::Axis, I::Attribute::integer(1)}});
   MmaLoop L{A, B, m0, n0, nullptr, acc0, sA, sB, BM, BN, BK, transB};
   MmaLoop* saved = mma_;
   mma_ = &L;
@@ -405,8 +408,8 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   pushLoop(s->body, s->range, false);
   // The k loop is a 2-stage copy pipeline (the pipeline pass double-buffers sA and sB).
   buildLoop(
-      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{"prefetch", I::Attribute::integer(3)}}, s->body,
-      s->range, "for",
+      I::OpId::TileRange, b_->constIndex(0), K, b_->constIndex(BK), {{I::AttrId::Prefetch, I::Attribute::integer(3)}},
+      s->body, s->range, "for",
       [&](I::Value* iv) {
         iv->nameHint = kN ? kN->name : "k";
         L.k = iv;
@@ -420,7 +423,7 @@ void FunctionContext::lowerMmaLoop(ForStmt* s, CallExpr* call) {
   accOut->nameHint = "acc";
   loc(s);
   I::Value* cblk = op1(I::OpId::MemSlice, {C, m0, n0}, ctx().withShape(C->type, {I::Dim{BM, {}}, I::Dim{BN, {}}}),
-                       {{"sizes", I::Attribute::ints({BM, BN})}});
+                       {{I::AttrId::Sizes, I::Attribute::ints({BM, BN})}});
   op(I::OpId::TileStore, {convertElem(accOut, C->type->elem, s->range), cblk}, {});
 }
 

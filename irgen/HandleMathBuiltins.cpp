@@ -89,7 +89,8 @@ Lowered FunctionContext::lowerMinMax(const BuiltinCall& c, bool isMin) {
       acc = op1(isMin ? I::OpId::ArithMinSI : I::OpId::ArithMaxSI, {x, y}, t);
     } else {
       I::Type bt = isShapedValue(t) ? ctx().tile(ctx().i1(), t->shape) : ctx().i1();
-      I::Value* lt = op1(I::OpId::ArithCmpI, {x, y}, bt, {{"pred", I::Attribute::string(isMin ? "ult" : "ugt")}});
+      I::Value* lt =
+          op1(I::OpId::ArithCmpI, {x, y}, bt, {{I::AttrId::Pred, I::Attribute::string(isMin ? "ult" : "ugt")}});
       acc = op1(I::OpId::ArithSelect, {lt, x, y}, t);
     }
   }
@@ -173,7 +174,7 @@ I::Value* FunctionContext::reduceTile(I::Value* t, const std::string& kind, std:
     shape.erase(shape.begin() + (ax < 0 ? ax + rank : ax));
     I::Type rt = shape.empty() ? x->type->elem : ctx().tile(x->type->elem, shape);
     return op1(I::OpId::TileReduce, {x}, rt,
-               {{"kind", I::Attribute::string(kind)}, {"axis", I::Attribute::integer(ax)}});
+               {{I::AttrId::Kind, I::Attribute::string(kind)}, {I::AttrId::Axis, I::Attribute::integer(ax)}});
   };
   if (axis) return once(t, *axis);
   while (isShapedValue(t->type)) t = once(t, 0);

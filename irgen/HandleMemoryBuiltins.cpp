@@ -58,7 +58,7 @@ Lowered FunctionContext::handleCpAsyncWait(const BuiltinCall& c) {
   }
   loc(c.expr);
   if (n == 0) waitAll();
-  op(I::OpId::AsyncWaitPending, {}, {}, {{"pending", I::Attribute::integer(n)}});
+  op(I::OpId::AsyncWaitPending, {}, {}, {{I::AttrId::Pending, I::Attribute::integer(n)}});
   op(I::OpId::TileBarrier, {}, {});
   return Lowered();
 }
@@ -162,7 +162,7 @@ Lowered FunctionContext::lowerReduction(const BuiltinCall& c, const char* kind) 
   loc(c.expr);
   if (I::isView(x->type) && !axis) {
     waitFor(x, true);
-    return Lowered::val(op1(I::OpId::MemReduce, {x}, x->type->elem, {{"kind", I::Attribute::string(kind)}}));
+    return Lowered::val(op1(I::OpId::MemReduce, {x}, x->type->elem, {{I::AttrId::Kind, I::Attribute::string(kind)}}));
   }
   return Lowered::val(reduceTile(x, kind, axis, c.range()));
 }
@@ -181,7 +181,7 @@ Lowered FunctionContext::handleLen(const BuiltinCall& c) {
   I::Value* v = value(x, xE->range);
   if ((I::isView(v->type) || isShapedValue(v->type)) && !v->type->shape.empty()) {
     if (v->type->shape[0].isStatic()) return Lowered::val(b_->constIndex(v->type->shape[0].size));
-    return Lowered::val(op1(I::OpId::MemDim, {v}, ctx().index(), {{"axis", I::Attribute::integer(0)}}));
+    return Lowered::val(op1(I::OpId::MemDim, {v}, ctx().index(), {{I::AttrId::Axis, I::Attribute::integer(0)}}));
   }
   unsupported(c.range(), "'len' of a value of type " + I::printType(v->type));
 }

@@ -75,7 +75,8 @@ I::Value* FunctionContext::compare(BinaryOp bop, I::Value* a, I::Value* b, Sourc
   if (!p) unsupported(at, std::string("the operator '") + binaryOpSpelling(bop) + "'");
   bool isFloat = isFloatKind(k);
   const char* pred = isFloat ? p->f : isUnsignedKind(k) ? p->u : p->s;
-  return op1(isFloat ? I::OpId::ArithCmpF : I::OpId::ArithCmpI, {a, b}, rt, {{"pred", I::Attribute::string(pred)}});
+  return op1(isFloat ? I::OpId::ArithCmpF : I::OpId::ArithCmpI, {a, b}, rt,
+             {{I::AttrId::Pred, I::Attribute::string(pred)}});
 }
 
 // Arithmetic in the compute type of the result; `semaResult` (may be null) is sema's scalar type.
@@ -141,12 +142,12 @@ I::Value* FunctionContext::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type
       I::Value* r = bin(I::OpId::ArithRemSI, a, b);
       I::Value* zero = constant(0, t);
       I::Type bt = tiles ? ctx().tile(ctx().i1(), t->shape) : ctx().i1();
-      I::Value* rnz = op1(I::OpId::ArithCmpI, {r, zero}, bt, {{"pred", I::Attribute::string("ne")}});
-      I::Value* rneg = op1(I::OpId::ArithCmpI, {r, zero}, bt, {{"pred", I::Attribute::string("slt")}});
-      I::Value* bneg = op1(I::OpId::ArithCmpI, {b, zero}, bt, {{"pred", I::Attribute::string("slt")}});
+      I::Value* rnz = op1(I::OpId::ArithCmpI, {r, zero}, bt, {{I::AttrId::Pred, I::Attribute::string("ne")}});
+      I::Value* rneg = op1(I::OpId::ArithCmpI, {r, zero}, bt, {{I::AttrId::Pred, I::Attribute::string("slt")}});
+      I::Value* bneg = op1(I::OpId::ArithCmpI, {b, zero}, bt, {{I::AttrId::Pred, I::Attribute::string("slt")}});
       I::Value* diff = op1(I::OpId::ArithXOrI, {rneg, bneg}, bt);
       I::Value* adj = op1(I::OpId::ArithAndI, {rnz, diff}, bt);
-      I::Value* bnz = op1(I::OpId::ArithCmpI, {b, zero}, bt, {{"pred", I::Attribute::string("ne")}});
+      I::Value* bnz = op1(I::OpId::ArithCmpI, {b, zero}, bt, {{I::AttrId::Pred, I::Attribute::string("ne")}});
       adj = op1(I::OpId::ArithAndI, {adj, bnz}, bt);
       if (bop == BinaryOp::FloorDiv)
         return op1(I::OpId::ArithSelect, {adj, bin(I::OpId::ArithSubI, q, constant(1, t)), q}, t);
@@ -156,7 +157,7 @@ I::Value* FunctionContext::arith(BinaryOp bop, I::Value* a, I::Value* b, I::Type
       if (isF) return bin(I::OpId::MathPow, a, b);
       // Integers: a constant exponent in [0, 64] multiplies by squaring.
       if (b->defOp && b->defOp->id == I::OpId::ArithConstant && !tiles) {
-        const I::Attribute* c = b->defOp->attr("value");
+        const I::Attribute* c = b->defOp->attr(I::AttrId::Value);
         if (c && c->kind == I::AttrKind::Int && c->i >= 0 && c->i <= 64) {
           I::Value* result = constant(1, t);
           I::Value* base = a;

@@ -95,18 +95,18 @@ Lowered FunctionContext::handleTileMmaSync(const BuiltinCall& c) {
   MmaLoop& L = *mma_;
   I::Value* a =
       op1(I::OpId::MemSlice, {L.A, L.m0, L.k}, ctx().withShape(L.A->type, {I::Dim{L.BM, {}}, I::Dim{L.BK, {}}}),
-          {{"sizes", I::Attribute::ints({L.BM, L.BK})}});
+          {{I::AttrId::Sizes, I::Attribute::ints({L.BM, L.BK})}});
   // B's block: B[k:k+BK, n0:n0+BN], or for `Bt.T` the block Bt[n0:n0+BN, k:k+BK] it transposes.
   int64_t rows = L.transB ? L.BN : L.BK, cols = L.transB ? L.BK : L.BN;
   I::Value* bb = op1(I::OpId::MemSlice, {L.B, L.transB ? L.n0 : L.k, L.transB ? L.k : L.n0},
                      ctx().withShape(L.B->type, {I::Dim{rows, {}}, I::Dim{cols, {}}}),
-                     {{"sizes", I::Attribute::ints({rows, cols})}});
+                     {{I::AttrId::Sizes, I::Attribute::ints({rows, cols})}});
   asyncCopy(L.sA, a, c.range());
   asyncCopy(L.sB, bb, c.range());
   waitAll();
   op(I::OpId::TileBarrier, {}, {});
   std::vector<I::NamedAttr> attrs;
-  if (L.transB) attrs.push_back({"transpose_b", I::Attribute::unit()});
+  if (L.transB) attrs.push_back({I::AttrId::TransposeB, I::Attribute::unit()});
   L.acc = op1(I::OpId::TileMma, {L.sA, L.sB, L.acc}, L.acc->type, attrs);
   op(I::OpId::TileBarrier, {}, {});
   smemReadSinceBarrier_ = false;
@@ -123,7 +123,7 @@ Lowered FunctionContext::handleTileSoftmax(const BuiltinCall& c) {
     unsupported(xE->range, "'tile.softmax' of a value of type " + I::printType(x->type));
   I::Type t = floatComputeType(x->type);
   x = coerce(x, t, c.range());
-  return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{"axis", I::Attribute::integer(axis)}}));
+  return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{I::AttrId::Axis, I::Attribute::integer(axis)}}));
 }
 
 // An ELEMENTWISE row of sema/Builtins.def: its Tile IR op on x, in x's float compute type.

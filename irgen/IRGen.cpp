@@ -48,7 +48,7 @@ std::string ModuleContext::uniqueName(const std::string& base) {
 
 void ModuleContext::eraseFunction(const std::string& name, bool kernelOnly) {
   for (auto& op : module->body().ops)
-    if (op->id == I::OpId::TileFunc && op->funcName() == name && (!kernelOnly || op->hasAttr("kernel"))) {
+    if (op->id == I::OpId::TileFunc && op->funcName() == name && (!kernelOnly || op->hasAttr(I::AttrId::Kernel))) {
       I::Operation* f = op.get();
       f->dropAllReferences();
       module->body().erase(f);

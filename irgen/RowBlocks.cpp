@@ -85,7 +85,7 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
   needsGroup_ = true;
   I::Value* out = top_->arg(outIdx);
   std::string rowSym = out->type->shape[0].sym;
-  I::Value* ub = op1(I::OpId::MemDim, {out}, ctx().index(), {{"axis", I::Attribute::integer(0)}});
+  I::Value* ub = op1(I::OpId::MemDim, {out}, ctx().index(), {{I::AttrId::Axis, I::Attribute::integer(0)}});
   I::Value* blk = b_->constIndex(kRowBlock);
   I::Value* lb = op1(I::OpId::ArithMulI, {op1(I::OpId::TileGroupId, {}, ctx().index()), blk}, ctx().index());
   I::Value* st = op1(I::OpId::ArithMulI, {op1(I::OpId::TileNumGroups, {}, ctx().index()), b_->constIndex(kRowBlock)},
@@ -110,7 +110,7 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
               error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"), 0u, params[i]->name);
             I::Value* cols =
                 op1(I::OpId::MemSlice, {p, b_->constIndex(0), rows}, ctx().withShape(t, {k, I::Dim::fixed(kRowBlock)}),
-                    {{"sizes",
+                    {{I::AttrId::Sizes,
                       I::Attribute::arrayOf({k.isStatic() ? I::Attribute::integer(k.size) : I::Attribute::string(k.sym),
                                              I::Attribute::integer(kRowBlock)})}});
             cols->nameHint = params[i]->name + "_cols";
@@ -131,8 +131,8 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
             sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
             shape.push_back(full);
           }
-          I::Value* slice =
-              op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape), {{"sizes", I::Attribute::arrayOf(sizes)}});
+          I::Value* slice = op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape),
+                                {{I::AttrId::Sizes, I::Attribute::arrayOf(sizes)}});
           slice->nameHint = params[i]->name + "_rows";
           roots[slice] = params[i]->name;
           const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
@@ -173,7 +173,7 @@ void FunctionContext::checkRowsIndependent(I::Operation* loop, const std::map<co
     abort();
   };
   auto axisOf = [](I::Operation* o, size_t rank) {
-    int64_t a = o->intAttr("axis", -1);
+    int64_t a = o->intAttr(I::AttrId::Axis, -1);
     return a < 0 ? a + static_cast<int64_t>(rank) : a;
   };
   std::function<void(I::Block&)> visit = [&](I::Block& b) {

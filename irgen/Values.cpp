@@ -27,7 +27,7 @@ I::Value* FunctionContext::convertElem(I::Value* v, I::Type elem, SourceRange at
     const char* r = elem->round == I::Rounding::Stochastic   ? "stochastic"
                     : elem->round == I::Rounding::TowardZero ? "toward_zero"
                                                              : "nearest_even";
-    attrs.push_back({"round", I::Attribute::string(r)});
+    attrs.push_back({I::AttrId::Round, I::Attribute::string(r)});
   }
   // To bool: compare with zero (a conversion would truncate).
   if (I::isScalar(elem) && I::baseScalar(elem) == I::ScalarKind::I1 && !isShapedValue(t)) return toBool(v, at);
@@ -115,8 +115,8 @@ I::Value* FunctionContext::toBool(I::Value* v, SourceRange at) {
   I::Type c = computeType(t);
   v = coerce(v, c, at);
   if (isFloatKind(k))
-    return op1(I::OpId::ArithCmpF, {v, constant(0, c)}, ctx().i1(), {{"pred", I::Attribute::string("une")}});
-  return op1(I::OpId::ArithCmpI, {v, constant(0, c)}, ctx().i1(), {{"pred", I::Attribute::string("ne")}});
+    return op1(I::OpId::ArithCmpF, {v, constant(0, c)}, ctx().i1(), {{I::AttrId::Pred, I::Attribute::string("une")}});
+  return op1(I::OpId::ArithCmpI, {v, constant(0, c)}, ctx().i1(), {{I::AttrId::Pred, I::Attribute::string("ne")}});
 }
 
 I::Value* FunctionContext::value(const Lowered& lv, SourceRange at) {
@@ -151,8 +151,8 @@ I::Value* FunctionContext::slice(I::Value* base, const std::vector<I::Value*>& o
   }
   std::vector<I::Value*> ops = {base};
   ops.insert(ops.end(), offsets.begin(), offsets.end());
-  std::vector<I::NamedAttr> attrs = {{"sizes", I::Attribute::arrayOf(sizes)}};
-  if (!squeeze.empty()) attrs.push_back({"squeeze", I::Attribute::ints(squeeze)});
+  std::vector<I::NamedAttr> attrs = {{I::AttrId::Sizes, I::Attribute::arrayOf(sizes)}};
+  if (!squeeze.empty()) attrs.push_back({I::AttrId::Squeeze, I::Attribute::ints(squeeze)});
   return op1(I::OpId::MemSlice, ops, ctx().withShape(base->type, shape), std::move(attrs));
 }
 

@@ -129,7 +129,7 @@ private:
       case OpId::ArithConvert: return convert(op);
       case OpId::MemDim: {
         Type t = op->operand(0)->type;
-        int64_t axis = op->intAttr("axis", -1);
+        int64_t axis = op->intAttr(AttrId::Axis, -1);
         if (axis >= 0 && axis < static_cast<int64_t>(t->shape.size()) && t->shape[axis].isStatic())
           return replace(op, constInt(op, t->shape[axis].size, op->result(0)->type));
         return;
@@ -270,7 +270,7 @@ private:
   void cmpi(Operation* op) {
     if (op->numOperands() != 2 || op->numResults() != 1) return;
     Type t = op->operand(0)->type;
-    std::string pred = op->strAttr("pred");
+    std::string pred = op->strAttr(AttrId::Pred);
     if (!isIntScalar(t) || op->result(0)->type != m_.ctx().i1()) return;
     Value *x = op->operand(0), *y = op->operand(1);
     if (x == y) {
@@ -304,7 +304,7 @@ private:
     if (!ca || !cb || ca->kind != AttrKind::Float || cb->kind != AttrKind::Float) return;
     double a = ca->f, b = cb->f;
     bool unord = std::isnan(a) || std::isnan(b);
-    std::string p = op->strAttr("pred");
+    std::string p = op->strAttr(AttrId::Pred);
     bool r;
     if (p == "oeq") r = !unord && a == b;
     else if (p == "one") r = !unord && a != b;
@@ -323,9 +323,9 @@ private:
   void convert(Operation* op) {
     if (op->numOperands() != 1 || op->numResults() != 1) return;
     Type from = op->operand(0)->type, to = op->result(0)->type;
-    if (from == to && !op->hasAttr("round")) return replace(op, op->operand(0));
+    if (from == to && !op->hasAttr(AttrId::Round)) return replace(op, op->operand(0));
     const Attribute* c = constantOf(op->operand(0));
-    if (!c || from->kind != TypeKind::Scalar || to->kind != TypeKind::Scalar || op->hasAttr("round")) return;
+    if (!c || from->kind != TypeKind::Scalar || to->kind != TypeKind::Scalar || op->hasAttr(AttrId::Round)) return;
     if (isIntScalar(from) && isIntScalar(to) && c->kind == AttrKind::Int) {
       int64_t v = scalarClass(from->scalar) == ScalarClass::UInt ? static_cast<int64_t>(asUnsigned(c->i, from)) : c->i;
       if (to->scalar == ScalarKind::I1) v = asUnsigned(c->i, from) != 0;  // bool(x): x != 0, not its low bit
@@ -383,7 +383,7 @@ private:
     // One iteration (and not a pipelined loop): the body, once.
     Operation* yield = op->body().terminator();
     if (!yield || yield->numOperands() != op->numResults()) return;
-    if (ub->i - lb->i <= st->i && !op->hasAttr("prefetch")) {
+    if (ub->i - lb->i <= st->i && !op->hasAttr(AttrId::Prefetch)) {
       IRMapping map;
       map[op->body().arg(0)] = op->operand(0);
       for (size_t i = 0; i < inits.size(); ++i) map[op->body().arg(i + 1)] = inits[i];

@@ -32,17 +32,17 @@ public:
     for (Operation* f : m_.funcs()) byName_.emplace(f->funcName(), f);
     if (!checkRecursion()) return false;
     for (Operation* f : m_.funcs())
-      if (!f->hasAttr("device") || f->hasAttr("kernel"))
+      if (!f->hasAttr(AttrId::Device) || f->hasAttr(AttrId::Kernel))
         if (!expand(f)) return false;
     // Drop device functions that no expanded function calls any more.
     std::unordered_set<std::string> called;
     for (Operation* f : m_.funcs())
-      if (!f->hasAttr("device") || f->hasAttr("kernel"))
+      if (!f->hasAttr(AttrId::Device) || f->hasAttr(AttrId::Kernel))
         f->walk([&](Operation* op) {
-          if (op->id == OpId::FuncCall) called.insert(op->strAttr("callee"));
+          if (op->id == OpId::FuncCall) called.insert(op->strAttr(AttrId::Callee));
         });
     for (Operation* f : m_.funcs())
-      if (f->hasAttr("device") && !f->hasAttr("kernel") && !called.count(f->funcName())) m_.body().erase(f);
+      if (f->hasAttr(AttrId::Device) && !f->hasAttr(AttrId::Kernel) && !called.count(f->funcName())) m_.body().erase(f);
     return true;
   }
 
@@ -53,7 +53,7 @@ private:
   std::unordered_map<std::string, Operation*> byName_;  // Module::lookupFunc is a linear search
 
   Operation* calleeOf(Operation* call) {
-    auto it = byName_.find(call->strAttr("callee"));
+    auto it = byName_.find(call->strAttr(AttrId::Callee));
     return it != byName_.end() && !it->second->regions.empty() ? it->second : nullptr;
   }
 

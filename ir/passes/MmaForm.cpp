@@ -33,7 +33,7 @@ bool isOp(const Value* v, OpId id) { return v && v->defOp && v->defOp->id == id;
 
 // `v` is mem.dim `tensor` {axis}.
 bool isDim(const Value* v, const Value* tensor, int64_t axis) {
-  return isOp(v, OpId::MemDim) && v->defOp->operand(0) == tensor && v->defOp->intAttr("axis", -1) == axis;
+  return isOp(v, OpId::MemDim) && v->defOp->operand(0) == tensor && v->defOp->intAttr(AttrId::Axis, -1) == axis;
 }
 
 // A function argument (block argument of the function body) and its index.
@@ -43,7 +43,7 @@ int paramIndex(const Value* v, Block& body) {
 }
 
 bool sliceSizes(const Operation* s, int64_t r, int64_t c) {
-  const Attribute* a = s->attr("sizes");
+  const Attribute* a = s->attr(AttrId::Sizes);
   return a && a->kind == AttrKind::Array && a->array.size() == 2 && a->array[0].i == r && a->array[1].i == c;
 }
 
@@ -71,7 +71,7 @@ bool matchBody(Operation* loop, Value* A, Value* B, Value*& m0, Value*& n0, Valu
   if (slA->id != OpId::MemSlice || slA->numOperands() != 3 || slA->operand(0) != A || slA->operand(2) != k ||
       !sliceSizes(slA, f.bm, f.bk))
     return false;
-  f.tb = ops[6]->hasAttr("transpose_b");
+  f.tb = ops[6]->hasAttr(AttrId::TransposeB);
   if (slB->id != OpId::MemSlice || slB->numOperands() != 3 || slB->operand(0) != B ||
       slB->operand(f.tb ? 2 : 1) != k || !(f.tb ? sliceSizes(slB, f.bn, f.bk) : sliceSizes(slB, f.bk, f.bn)))
     return false;
@@ -126,8 +126,8 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
       return false;  // anything with an effect besides the loop and the store
     }
   }
-  if (loop && store && !loop->hasAttr("prefetch")) why = "its tile.mma loop has no prefetch=";
-  if (!loop || !store || loop->regions.empty() || !loop->hasAttr("prefetch") || loop->numOperands() != 4 ||
+  if (loop && store && !loop->hasAttr(AttrId::Prefetch)) why = "its tile.mma loop has no prefetch=";
+  if (!loop || !store || loop->regions.empty() || !loop->hasAttr(AttrId::Prefetch) || loop->numOperands() != 4 ||
       loop->numResults() != 1 || store->numOperands() != 2)
     return false;
   // The store: C[m0:m0+BM, n0:n0+BN] = convert?(loop result).
@@ -204,20 +204,20 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
 
 bool runMmaForm(Module& m, DiagnosticEngine&) {
   for (Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel") || f->regions.empty()) continue;
-    f->removeAttr("mma_form");
-    f->removeAttr("mma_form_missed");
+    if (!f->hasAttr(AttrId::Kernel) || f->regions.empty()) continue;
+    f->removeAttr(AttrId::MmaForm);
+    f->removeAttr(AttrId::MmaFormMissed);
     Form form;
     std::string why;
     if (matchFunction(f, form, why)) {
-      f->setAttr("mma_form", Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk, form.tb ? 1 : 0}));
+      f->setAttr(AttrId::MmaForm, Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk, form.tb ? 1 : 0}));
       continue;
     }
     // Why a kernel with a tile.mma has no form, said on the IR this pass saw (later passes, the
     // pipeline's above all, change the loop); code generation's -Rpass-missed remark reads it.
     bool hasMma = false;
     f->walk([&](Operation* op) { hasMma |= op->id == OpId::TileMma; });
-    if (hasMma) f->setAttr("mma_form_missed", Attribute::string(why));
+    if (hasMma) f->setAttr(AttrId::MmaFormMissed, Attribute::string(why));
   }
   return true;
 }
@@ -225,7 +225,7 @@ bool runMmaForm(Module& m, DiagnosticEngine&) {
 std::string mmaFormMismatch(Operation& f) {
   Form form;
   std::string why;
-  if (f.hasAttr("mma_form_missed")) return f.strAttr("mma_form_missed");
+  if (f.hasAttr(AttrId::MmaFormMissed)) return f.strAttr(AttrId::MmaFormMissed);
   if (f.regions.empty()) return "the kernel has no body";
   return matchFunction(&f, form, why) ? std::string() : why;
 }

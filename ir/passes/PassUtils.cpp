@@ -4,7 +4,7 @@ namespace tessera::ir {
 
 const Attribute* constantOf(const Value* v) {
   if (!v || !v->defOp || v->defOp->id != OpId::ArithConstant) return nullptr;
-  return v->defOp->attr("value");
+  return v->defOp->attr(AttrId::Value);
 }
 
 bool isMovablePure(const Operation* op) {

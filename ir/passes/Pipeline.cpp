@@ -59,8 +59,8 @@ public:
     for (Operation* loop : loops) {
       Operation* f = loop;
       while (f->parentOp()) f = f->parentOp();
-      remarks_ = !f->hasAttr("autotune_of");  // candidates share their kernel's remarks
-      if (loop->hasAttr("prefetch")) pipeline(loop);
+      remarks_ = !f->hasAttr(AttrId::AutotuneOf);  // candidates share their kernel's remarks
+      if (loop->hasAttr(AttrId::Prefetch)) pipeline(loop);
       else remarkUnasked(loop);
     }
     return true;
@@ -132,10 +132,10 @@ private:
   }
 
   bool pipeline(Operation* loop) {
-    int64_t k = loop->intAttr("prefetch", 1);
+    int64_t k = loop->intAttr(AttrId::Prefetch, 1);
     b_.setLoc(loop->loc);
     if (k <= 1) {
-      loop->removeAttr("prefetch");
+      loop->removeAttr(AttrId::Prefetch);
       remark(diag::remark_not_pipelined, loop, {"prefetch=1 asks for one stage: no overlap"});
       return true;
     }
@@ -207,7 +207,7 @@ private:
     // Steady state, at the top of the body.
     Value* iv = body.arg(0);
     b_.setInsertionPointToStart(body);
-    b_.create(OpId::AsyncWaitPending, {}, {}, {{"pending", Attribute::integer(k - 2)}});
+    b_.create(OpId::AsyncWaitPending, {}, {}, {{AttrId::Pending, Attribute::integer(k - 2)}});
     b_.create(OpId::TileBarrier, {}, {});
     Value* it = b_.binary(OpId::ArithDivSI, b_.binary(OpId::ArithSubI, iv, lb), step);
     Value* ivN = b_.binary(OpId::ArithAddI, iv, b_.binary(OpId::ArithMulI, b_.constInt(k - 1, ivType), step));
@@ -259,9 +259,9 @@ private:
     }
     // Drain after the loop.
     b_.setInsertionPointAfter(loop);
-    b_.create(OpId::AsyncWaitPending, {}, {}, {{"pending", Attribute::integer(0)}});
-    loop->removeAttr("prefetch");
-    loop->setAttr("stages", Attribute::integer(k));
+    b_.create(OpId::AsyncWaitPending, {}, {}, {{AttrId::Pending, Attribute::integer(0)}});
+    loop->removeAttr(AttrId::Prefetch);
+    loop->setAttr(AttrId::Stages, Attribute::integer(k));
     remark(diag::remark_pipelined, loop, {std::to_string(k), std::to_string(grown.list.size())});
     return true;
   }

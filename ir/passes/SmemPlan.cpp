@@ -54,7 +54,7 @@ int64_t bufferBytes(Type t) {
 }
 
 int64_t alignmentOf(Operation* alloc, Type t) {
-  int64_t a = std::max<int64_t>(16, alloc->intAttr("align", 16));
+  int64_t a = std::max<int64_t>(16, alloc->intAttr(AttrId::Align, 16));
   switch (t->swizzle) {
     case Swizzle::Xor32: a = std::max<int64_t>(a, 256); break;
     case Swizzle::Xor64: a = std::max<int64_t>(a, 512); break;
@@ -192,10 +192,10 @@ private:
       placed.push_back(b);
       total = std::max(total, off + b->bytes);
     }
-    for (Buffer& b : bufs) b.alloc->setAttr("offset", Attribute::integer(b.offset));
+    for (Buffer& b : bufs) b.alloc->setAttr(AttrId::Offset, Attribute::integer(b.offset));
     if (!bufs.empty()) {
-      f->setAttr("shared_used", Attribute::integer(total));
-      int64_t budget = f->intAttr("shared", kDeviceLimit);
+      f->setAttr(AttrId::SharedUsed, Attribute::integer(total));
+      int64_t budget = f->intAttr(AttrId::Shared, kDeviceLimit);
       budget = std::min(budget, kDeviceLimit);
       if (total > budget) {
         ok_ = false;
@@ -210,13 +210,13 @@ private:
   void placeGroupScratch(Operation* f, int64_t total) {
     bool reduces = false;
     f->walk([&](Operation* op) { reduces |= op->id == OpId::TileGroupReduce; });
-    const Attribute* group = f->attr("group");
+    const Attribute* group = f->attr(AttrId::Group);
     if (!reduces || !group) return;
     int64_t tiles = 1;
     for (const Attribute& d : group->array) tiles *= d.i;
-    int64_t at = (std::max(total, f->intAttr("shared", 0)) + 15) / 16 * 16;
+    int64_t at = (std::max(total, f->intAttr(AttrId::Shared, 0)) + 15) / 16 * 16;
     int64_t end = at + groupReduceScratchBytes(tiles);
-    f->setAttr("group_scratch", Attribute::integer(at));
+    f->setAttr(AttrId::GroupScratch, Attribute::integer(at));
     if (end > kDeviceLimit) {
       ok_ = false;
       diags_.report(diag::err_ir_smem_budget, locationOf(f)) << f->funcName() << end << kDeviceLimit;

@@ -48,7 +48,7 @@ std::unique_ptr<Module> buildScale() {
   Type f32 = ctx.scalar(ScalarKind::F32);
   Type xT = ctx.tensor(f32, {Dim{-1, "n"}}, MemSpace::Global, Access::Read);
   Type yT = ctx.tensor(f32, {Dim{-1, "n"}}, MemSpace::Global, Access::ReadWrite);
-  Operation* f = b.func("scale", {xT, yT, f32}, {}, {{"kernel", Attribute::unit()}});
+  Operation* f = b.func("scale", {xT, yT, f32}, {}, {{ir::AttrId::Kernel, Attribute::unit()}});
   Block& body = f->body();
   body.arg(0)->nameHint = std::string("x");
   body.arg(1)->nameHint = std::string("y");
@@ -56,7 +56,7 @@ std::unique_ptr<Module> buildScale() {
   b.setInsertionPointToEnd(body);
   Value* i = b.create(OpId::TileLinearId, {}, {ctx.index()})->result();
   i->nameHint = std::string("i");
-  Value* n = b.create(OpId::MemDim, {body.arg(0)}, {ctx.index()}, {{"axis", Attribute::integer(0)}})->result();
+  Value* n = b.create(OpId::MemDim, {body.arg(0)}, {ctx.index()}, {{ir::AttrId::Axis, Attribute::integer(0)}})->result();
   Value* c = b.cmpi("slt", i, n);
   Operation* iff = b.create(OpId::ScfIf, {c}, {});
   b.create(OpId::FuncReturn, {}, {});
@@ -300,4 +300,18 @@ TEST_CASE("uniformity analysis marks tile ids and what they reach") {
   CHECK(u.isDivergent(i));
   CHECK_FALSE(u.isDivergent(n));
   CHECK(u.violations.empty());
+}
+
+TEST_CASE("the attribute table: every row is found by its name, and nothing else is") {
+  for (unsigned i = 0; i < static_cast<unsigned>(AttrId::NumAttrs); ++i) {
+    auto id = static_cast<AttrId>(i);
+    const AttrId* back = attrIdOf(attrName(id));
+    REQUIRE(back);
+    CHECK(*back == id);
+  }
+  CHECK(attrIdOf("axes") == nullptr);
+  CHECK(attrInfo(AttrId::Axis).kindOk(AttrKind::Int));
+  CHECK_FALSE(attrInfo(AttrId::Axis).kindOk(AttrKind::String));
+  CHECK(attrInfo(AttrId::Value).kindOk(AttrKind::Float));
+  CHECK(std::string(attrInfo(AttrId::Pred).values).find("slt") != std::string::npos);
 }
