@@ -41,7 +41,7 @@ struct Form {
 };
 
 std::optional<Form> formOf(ir::Operation* f) {
-  const ir::Attribute* at = f->attr("attention_form");
+  const ir::Attribute* at = f->attr(ir::AttrId::AttentionForm);
   if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 7 || f->regions.empty()) return std::nullopt;
   Form form;
   form.q = static_cast<int>(at->array[0].i);
@@ -461,14 +461,14 @@ bool Emitter::emit() {
 void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
   size_t i = 0;
   for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel")) continue;
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
     if (i >= kernels.size()) break;
     KernelInterface& k = kernels[i++];
     auto form = formOf(f);
     if (!form) {
       // -Rpass-missed=tensor-cores: an attention-like kernel that keeps its portable form.
-      if (f->hasAttr("attention_form_missed"))
-        k.remarks.push_back({diag::remark_no_attention_form, f->loc, {k.name, f->strAttr("attention_form_missed")}});
+      if (f->hasAttr(ir::AttrId::AttentionFormMissed))
+        k.remarks.push_back({diag::remark_no_attention_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionFormMissed)}});
       continue;
     }
     std::string dims;
@@ -501,7 +501,7 @@ bool emitAttentionVariants(ir::Module& m, const std::vector<KernelInterface>& ke
                            std::string& error) {
   size_t i = 0;
   for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel")) continue;
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
     if (i >= kernels.size()) break;
     const KernelInterface& k = kernels[i++];
     auto form = formOf(f);

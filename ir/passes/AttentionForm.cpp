@@ -72,7 +72,7 @@ bool binary(const Value* v, OpId id, const std::function<bool(const Value*)>& x,
 }
 
 bool isDim(const Value* v, const Value* tensor, int64_t axis) {
-  return isOp(v, OpId::MemDim) && opnd(v, 0) == tensor && v->defOp->intAttr("axis", -1) == axis;
+  return isOp(v, OpId::MemDim) && opnd(v, 0) == tensor && v->defOp->intAttr(AttrId::Axis, -1) == axis;
 }
 
 int paramIndex(const Value* v, Block& body) {
@@ -180,7 +180,7 @@ bool Matcher::matchScores(const Value* s, Value* kb, Form& f, int64_t bkv) {
     const Value* mask = opnd(s, 0);
     if (!isFloat(unbroadcast(opnd(s, 2)), -INFINITY) || !isOp(mask, OpId::ArithCmpI))
       return fail("the causal mask is not where(key <= query, s, -inf)");
-    std::string pred = mask->defOp->strAttr("pred");
+    std::string pred = mask->defOp->strAttr(AttrId::Pred);
     const Value *col = opnd(mask, 0), *row = opnd(mask, 1);
     if (pred == "sge") std::swap(col, row);
     else if (pred != "sle") return fail("the causal mask is not where(key <= query, s, -inf)");
@@ -225,7 +225,7 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
   // m_new = max(m, tile.max(s, axis=1)).
   const Value* s = nullptr;
   auto isRowMax = [&](const Value* r) {
-    if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr("kind") != "max" || r->defOp->intAttr("axis", -1) != 1)
+    if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr(AttrId::Kind) != "max" || r->defOp->intAttr(AttrId::Axis, -1) != 1)
       return false;
     s = opnd(r, 0);
     return true;
@@ -247,7 +247,7 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
                                             [&](const Value* c) { return c == mNew; }, false);
   };
   auto isRowSum = [&](const Value* r) {
-    return isOp(r, OpId::TileReduce) && r->defOp->strAttr("kind") == "sum" && r->defOp->intAttr("axis", -1) == 1 &&
+    return isOp(r, OpId::TileReduce) && r->defOp->strAttr(AttrId::Kind) == "sum" && r->defOp->intAttr(AttrId::Axis, -1) == 1 &&
            isP(opnd(r, 0));
   };
   auto scaled = [&](const Value* carried) {
@@ -414,20 +414,20 @@ bool looksLikeAttention(Operation* f) {
 
 bool runAttentionForm(Module& m, DiagnosticEngine&) {
   for (Operation* f : m.funcs()) {
-    if (!f->hasAttr("kernel") || f->regions.empty()) continue;
-    f->removeAttr("attention_form");
-    f->removeAttr("attention_form_missed");
+    if (!f->hasAttr(AttrId::Kernel) || f->regions.empty()) continue;
+    f->removeAttr(AttrId::AttentionForm);
+    f->removeAttr(AttrId::AttentionFormMissed);
     Form form;
     std::string why;
     Block& body = f->body();
     if (Matcher(f, why).match(form)) {
-      f->setAttr("attention_form",
+      f->setAttr(AttrId::AttentionForm,
                  Attribute::ints({paramIndex(form.Q, body), paramIndex(form.K, body), paramIndex(form.V, body),
                                   paramIndex(form.O, body), paramIndex(form.scale, body),
                                   form.LSE ? paramIndex(form.LSE, body) : -1, form.causal ? 1 : 0}));
       continue;
     }
-    if (looksLikeAttention(f)) f->setAttr("attention_form_missed", Attribute::string(why));
+    if (looksLikeAttention(f)) f->setAttr(AttrId::AttentionFormMissed, Attribute::string(why));
   }
   return true;
 }
