@@ -113,10 +113,23 @@ bool checkNorms(DT dt, Rows s) {
     if (s.R > 2)
       for (int64_t j = 0; j < s.N; ++j) v[2 * s.N + j] = 0.0f;
     ok &= checkNorm(dt, s, v, layer, 1e-5f, "rows of " + std::to_string(big) + ", constant and zero rows");
+    // f32 rows near the top of the range, whose sums overflow (layernorm's scaled mean pass).
+    if (dt == DT::F32) {
+      std::vector<float> top = exec::randomFloats(s.R * s.N, -1.0f, 1.0f);
+      for (float& x : top) x *= 3e38f;
+      ok &= checkNorm(dt, s, top, layer, 1e-5f, "rows of 3e38");
+    }
   }
   // eps = 0: a zero row gives zeros, not NaN.
   ok &= checkNorm(dt, {2, s.N}, std::vector<float>(2 * s.N, 0.0f), false, 0.0f, "zero rows, eps 0");
   ok &= checkNorm(dt, {2, s.N}, std::vector<float>(2 * s.N, 0.0f), true, 0.0f, "zero rows, eps 0");
+  // eps = 0 and constant rows of a random value: variance exactly 0, so layernorm gives b (its
+  // mean is the row's value exactly, not a rounded sum over N).
+  std::vector<float> c(2 * s.N, exec::randomFloats(1, -100.0f, 100.0f)[0]);
+  float small = exec::randomFloats(1, -1e-3f, 1e-3f)[0];
+  for (int64_t j = 0; j < s.N; ++j) c[s.N + j] = small;
+  ok &= checkNorm(dt, {2, s.N}, c, false, 0.0f, "constant rows, eps 0");
+  ok &= checkNorm(dt, {2, s.N}, c, true, 0.0f, "constant rows, eps 0");
   return ok;
 }
 

@@ -9,6 +9,8 @@
 // law).
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 
 #include "StdTest.h"
 
@@ -47,37 +49,36 @@ float floatOf(uint32_t u) {
   return f;
 }
 
-float ln32(float u) {
-  uint32_t bits = bitsOf(u);
-  int32_t e = int32_t(bits >> 23) - 127;
-  float m = floatOf((bits & 0x007FFFFFu) | 0x3F800000u);
-  bool big = m > 1.4142135f;
-  if (big) m = m * 0.5f, e += 1;
-  float t = m - 1.0f;
-  float g = std::fma(0.0853331313f, t, -0.142692581f);
-  for (float c : {0.149774015f, -0.165779933f, 0.199559331f, -0.25001353f, 0.333341926f, -0.49999997f, 1.0f})
-    g = std::fma(g, t, c);
-  return std::fma(float(e), 0.693147182f, t * g);
+// -2 ln(u) (stdlib/random.tessera neg2ln32).
+float neg2ln32(float u) {
+  int32_t bits = int32_t(bitsOf(u));
+  int32_t e = (bits - 0x3F3504F3) >> 23;
+  float t = floatOf(uint32_t(bits - int32_t(uint32_t(e) << 23))) - 1.0f;
+  float h = std::fma(-0.17066626250743866f, t, 0.2853851616382599f);
+  for (float c : {-0.29954802989959717f, 0.3315598666667938f, -0.39911866188049316f, 0.500027060508728f,
+                  -0.6666838526725769f, 0.9999999403953552f})
+    h = std::fma(h, t, c);
+  return std::fma(float(e), -1.3862943649291992f, std::fma(t, t * h, -2.0f * t));
 }
 
+// (cos, sin) of 2 pi (w + 1/2) 2^-32 (stdlib/random.tessera cos_sin_turn).
 void cosSinTurn(uint32_t w, float& cOut, float& sOut) {
-  uint32_t q = w >> 30;
-  float f = std::fma(float(w & 0x3FFFFFFFu), 9.313225746154785e-10f, 4.656612873077393e-10f);
-  bool flip = f > 0.5f;
-  float x = (flip ? 1.0f - f : f) * 1.57079637f;
+  uint32_t q = w + 0x20000000u;
+  float x = float(int32_t(w * 4u + 2u)) * 3.65729529994141e-10f;
   float s = x * x;
-  float sn = std::fma(std::fma(std::fma(-0.000195039043f, s, 0.0083320355f), s, -0.166666508f), s, 1.0f) * x;
-  float cs = std::fma(std::fma(std::fma(std::fma(2.43798313e-05f, s, -0.0013886618f), s, 0.0416666158f), s, -0.5f), s, 1.0f);
-  float c = flip ? sn : cs, t = flip ? cs : sn;
-  bool odd = (q & 1) == 1;
-  float cq = odd ? t : c, tq = odd ? c : t;
-  cOut = (q == 1 || q == 2) ? -cq : cq;
-  sOut = q >= 2 ? -tq : tq;
+  float sn = std::fma(x * s, std::fma(std::fma(-0.00019503904331941158f, s, 0.00833203550428152f), s, -0.16666650772094727f), x);
+  float cs = std::fma(std::fma(std::fma(std::fma(2.437983130221255e-05f, s, -0.0013886617962270975f), s, 0.04166661575436592f), s, -0.5f),
+                      s, 1.0f);
+  bool odd = (q & 0x40000000u) != 0;
+  float c = odd ? sn : cs, t = odd ? cs : sn;
+  cOut = floatOf(bitsOf(c) ^ ((w + 0x60000000u) & 0x80000000u));
+  sOut = floatOf(bitsOf(t) ^ (q & 0x80000000u));
 }
+
+float uniformOpen(uint32_t a) { return std::fma(float(a), 2.3283064365386963e-10f, 1.1641532182693481e-10f); }
 
 void normalPair(uint32_t a, uint32_t b, float& z0, float& z1) {
-  float u = std::fma(float(a), 2.3283064365386963e-10f, 1.1641532182693481e-10f);
-  float r = std::sqrt(-2.0f * ln32(u));
+  float r = std::sqrt(neg2ln32(uniformOpen(a)));
   float c, s;
   cosSinTurn(b, c, s);
   z0 = r * c, z1 = r * s;
@@ -179,6 +180,51 @@ std::vector<float> draw(Gen g, DT dt, int64_t n, uint64_t seed, uint64_t offset,
   exec::check(g(opts, &t, seed, offset), "generator");
   exec::check(tessera_synchronize(), "synchronize");
   return out.read();
+}
+
+// Units in the last place of got against a float64 reference: |got - want| over the spacing of
+// f32 at want (its ulp).
+double ulps(float got, double want) {
+  float w = std::fabs(float(want));
+  double ulp = double(std::nextafter(w, INFINITY)) - double(w);
+  if (w == 0.0f) ulp = double(std::numeric_limits<float>::denorm_min());
+  return std::fabs(double(got) - want) / ulp;
+}
+
+// The accuracy of the generators' own elementary functions (docs/stdlib.md, "Generators"): ln of
+// every uniform u = (w + 1/2) 2^-32 that randn uses, and cos and sin of every turn, at 2^24 words
+// each (w = i 2^8 + random low bits, and the ends), against float64's log, cos and sin. The GPU
+// computes them bit for bit as this replica (the bits checks below).
+bool polynomialAccuracy() {
+  double lnWorst = 0, rWorst = 0, cWorst = 0, sWorst = 0;
+  uint32_t lnAt = 0, cAt = 0, sAt = 0;
+  std::mt19937 rng(5);
+  auto visit = [&](uint32_t w) {
+    float u = uniformOpen(w);
+    double e = ulps(-0.5f * neg2ln32(u), std::log(double(u)));
+    if (e > lnWorst) lnWorst = e, lnAt = w;
+    rWorst = std::max(rWorst, ulps(std::sqrt(neg2ln32(u)), std::sqrt(-2.0 * std::log(double(u)))));
+    float c, s;
+    cosSinTurn(w, c, s);
+    // The turn reduced exactly (integers) to the nearest quadrant k and the angle x from its
+    // centre, in float64: cos and sin of k pi / 2 + x.
+    int64_t k = (int64_t(w) + (int64_t(1) << 29)) >> 30;  // 0 .. 4
+    double x = 6.283185307179586 * (double(int64_t(w) - k * (int64_t(1) << 30)) + 0.5) * 0x1p-32;
+    k &= 3;
+    double cx = std::cos(x), sx = std::sin(x);
+    double wantC = k == 0 ? cx : k == 1 ? -sx : k == 2 ? -cx : sx, wantS = k == 0 ? sx : k == 1 ? cx : k == 2 ? -sx : -cx;
+    double ec = ulps(c, wantC), es = ulps(s, wantS);
+    if (ec > cWorst) cWorst = ec, cAt = w;
+    if (es > sWorst) sWorst = es, sAt = w;
+  };
+  for (uint32_t i = 0; i < (1u << 24); ++i) visit((i << 8) | (rng() & 0xFFu));
+  for (uint32_t w : {0u, 1u, 0x3FFFFFFFu, 0x40000000u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFEu, 0xFFFFFFFFu}) visit(w);
+  // The bounds the docs state (measured: see the printout).
+  bool ok = lnWorst <= 2.0 && rWorst <= 2.0 && cWorst <= 3.0 && sWorst <= 3.0;
+  std::printf("generator functions over 2^24 words against float64: ln %.3f ulps (at w = %u), sqrt(-2 ln u) %.3f, "
+              "cos %.3f (w = %u), sin %.3f (w = %u)%s\n",
+              lnWorst, lnAt, rWorst, cWorst, cAt, sWorst, sAt, ok ? "" : "  FAIL (bounds: 2 ulps for ln and r, 3 for cos and sin)");
+  return ok;
 }
 
 bool knownAnswers() {
@@ -323,6 +369,7 @@ bool poisson() {
 int main() {
   exec::requireDevice();
   bool ok = knownAnswers();
+  ok &= polynomialAccuracy();
   ok &= bits("rand_f32", tessera_std_random_rand_f32, DT::F32, randAt);
   ok &= bits("randn_f32", tessera_std_random_randn_f32, DT::F32, randnAt);
   ok &= bits("randn_bf16", tessera_std_random_randn_bf16, DT::BF16, randnAt);
