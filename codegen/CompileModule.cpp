@@ -1,6 +1,7 @@
 #include "codegen/CompileModule.h"
 
 #include "codegen/CudaToolkit.h"
+#include "codegen/HopperAttention.h"
 #include "codegen/HopperGemm.h"
 #include "codegen/HostModule.h"
 #include "codegen/LowerToLLVM.h"
@@ -71,10 +72,14 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     gpu.setTargetTriple(nvptxTriple());
     std::vector<KernelInterface> kernels;
     if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
-    // sm_90a images also get the Hopper forms of tile.mma loops (codegen/HopperGemm.cpp).
+    // sm_90a images also get the Hopper forms of tile.mma loops (codegen/HopperGemm.cpp) and of
+    // attention (codegen/HopperAttention.cpp).
     bool hopper = false;
     for (const GpuArch& arch : opts.archs) hopper |= arch.archSpecific && arch.sm == 90;
-    if (hopper) planHopperVariants(m, kernels);
+    if (hopper) {
+      planHopperVariants(m, kernels);
+      planAttentionVariants(m, kernels);
+    }
     out.gpuLLVM = printLLVM(gpu);
     host.kernels = kernels;
     if (stop == StopAfter::LLVM && opts.cpu == false) {
@@ -85,7 +90,9 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       std::vector<CudaToolkit::Image> images;
       for (const GpuArch& arch : opts.archs) {
         std::unique_ptr<llvm::Module> copy = llvm::CloneModule(gpu);
-        if (arch.archSpecific && arch.sm == 90 && !emitHopperVariants(m, kernels, *copy, error)) return false;
+        if (arch.archSpecific && arch.sm == 90 &&
+            (!emitHopperVariants(m, kernels, *copy, error) || !emitAttentionVariants(m, kernels, *copy, error)))
+          return false;
         if (!linkLibdevice(*copy, cuda, error)) return false;
         auto ptx = emitPTX(*copy, arch, opts.optLevel, error);
         if (!ptx) return false;

@@ -20,6 +20,7 @@
 #include <functional>
 #include <optional>
 
+#include "codegen/HopperKernel.h"
 #include "codegen/HopperPtx.h"
 #include "codegen/Lowering.h"
 #include "ir/IR.h"
@@ -108,23 +109,14 @@ std::string variantEntry(const std::string& kernel, unsigned cluster) {
   return kernel + (cluster > 1 ? "__sm90a_c" + std::to_string(cluster) : "__sm90a");
 }
 
-class Emitter {
+class Emitter : HopperKernelBuilder {
 public:
   Emitter(llvm::Module& out, ir::Operation& func, const Form& form, unsigned cluster)
-      : out_(out), c_(out.getContext()), b_(c_), func_(func), form_(form), cluster_(cluster) {}
+      : HopperKernelBuilder(out, func), form_(form), cluster_(cluster) {}
 
   bool emit(std::string& error);
 
 private:
-  llvm::BasicBlock* block(const char* name) { return llvm::BasicBlock::Create(c_, name, fn_); }
-  llvm::Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
-  // `rolled`: keep the loop a loop (code size and compile time; cold paths).
-  void forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
-               const std::function<void(llvm::Value*)>& body, bool rolled = false);
-  void ifThen(llvm::Value* cond, const std::function<void()>& body);
-  llvm::Value* tensorField(unsigned param, unsigned field, unsigned index);
-  llvm::Type* paramType(ir::Type t);
-  void declare();
   // (tile row, tile column) of output tile u.
   std::pair<llvm::Value*, llvm::Value*> tileOf(llvm::Value* u);
   llvm::Value* fullBar(llvm::Value* s) { return b_.CreateAdd(bars_, b_.CreateMul(s, i32(8))); }
@@ -141,119 +133,16 @@ private:
   void release(llvm::Value* empty);
   void epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb);
 
-  llvm::Module& out_;
-  llvm::LLVMContext& c_;
-  llvm::IRBuilder<> b_;
-  ir::Operation& func_;
   Form form_;
   unsigned cluster_ = 1;
-  llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* exit_ = nullptr;  // every thread leaves through it (cluster barrier first)
   llvm::Value *rank_ = nullptr, *unitRows_ = nullptr, *units_ = nullptr, *first_ = nullptr, *step_ = nullptr;
-  unsigned numParams_ = 0;  // IR parameters (the tensor maps follow the trailing three)
   llvm::Value *smem_ = nullptr, *bars_ = nullptr;  // 32-bit shared addresses
   llvm::Value *M_ = nullptr, *N_ = nullptr, *mt_ = nullptr, *nt_ = nullptr, *kt_ = nullptr, *tiles_ = nullptr;
   llvm::Value *tid_ = nullptr, *mapA_ = nullptr, *mapB_ = nullptr;
   llvm::Value *stage_ = nullptr, *phase_ = nullptr, *acc_ = nullptr;  // allocas
   llvm::Value *cData_ = nullptr, *cStride0_ = nullptr, *cStride1_ = nullptr, *vec16_ = nullptr, *staging_ = nullptr;
 };
-
-void Emitter::forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
-                      const std::function<void(llvm::Value*)>& body, bool rolled) {
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* head = block(name);
-  auto* bodyBB = block("loop.body");
-  auto* exit = block("loop.exit");
-  b_.CreateBr(head);
-  b_.SetInsertPoint(head);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2, "i");
-  i->addIncoming(start, pre);
-  b_.CreateCondBr(b_.CreateICmpSLT(i, end), bodyBB, exit);
-  b_.SetInsertPoint(bodyBB);
-  body(i);
-  i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
-  llvm::BranchInst* latch = b_.CreateBr(head);
-  if (rolled) {
-    llvm::MDNode* off = llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")});
-    llvm::MDNode* loop = llvm::MDNode::getDistinct(c_, {nullptr, off});
-    loop->replaceOperandWith(0, loop);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
-  }
-  b_.SetInsertPoint(exit);
-}
-
-void Emitter::ifThen(llvm::Value* cond, const std::function<void()>& body) {
-  auto* then = block("then");
-  auto* join = block("join");
-  b_.CreateCondBr(cond, then, join);
-  b_.SetInsertPoint(then);
-  body();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(join);
-}
-
-llvm::Value* Emitter::tensorField(unsigned param, unsigned field, unsigned index) {
-  auto* kt = detail::kernelTensorType(c_);
-  llvm::Value* p = field == 0 ? b_.CreateStructGEP(kt, fn_->getArg(param), 0)
-                              : b_.CreateGEP(kt, fn_->getArg(param), {i32(0), i32(field), i32(index)});
-  return b_.CreateLoad(field == 0 ? static_cast<llvm::Type*>(b_.getPtrTy()) : b_.getInt64Ty(), p);
-}
-
-// The scalar parameter types of the portable entry (Lowering::scalarType), so that both entries
-// take the same argument list.
-llvm::Type* Emitter::paramType(ir::Type t) {
-  using S = ir::ScalarKind;
-  switch (ir::baseScalar(t)) {
-    case S::I1: return b_.getInt1Ty();
-    case S::I4: case S::I8: case S::U8: case S::F8E4M3: case S::F8E5M2: return b_.getInt8Ty();
-    case S::I16: case S::U16: return b_.getInt16Ty();
-    case S::I32: case S::U32: return b_.getInt32Ty();
-    case S::F16: return b_.getHalfTy();
-    case S::BF16: return b_.getBFloatTy();
-    case S::F32: return b_.getFloatTy();
-    case S::F64: return b_.getDoubleTy();
-    default: return b_.getInt64Ty();
-  }
-}
-
-void Emitter::declare() {
-  auto* kt = detail::kernelTensorType(c_);
-  auto* mapTy = llvm::ArrayType::get(b_.getInt8Ty(), 128);  // CUtensorMap
-  std::vector<llvm::Type*> params;
-  ir::Block& body = func_.body();
-  numParams_ = body.numArgs();
-  for (auto& arg : body.args)
-    params.push_back(arg->type->kind == ir::TypeKind::Tensor ? static_cast<llvm::Type*>(b_.getPtrTy())
-                                                             : paramType(arg->type));
-  params.push_back(b_.getInt64Ty());  // launch_tiles (unused: the form walks C's tiles itself)
-  params.push_back(b_.getPtrTy());    // workspace (unused)
-  params.push_back(b_.getInt64Ty());  // workspace_group_bytes (unused)
-  params.push_back(b_.getPtrTy());    // tensor map of A
-  params.push_back(b_.getPtrTy());    // tensor map of B
-  fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::GlobalValue::ExternalLinkage,
-                               variantEntry(func_.funcName(), cluster_), out_);
-  fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  for (unsigned i = 0; i < numParams_; ++i)
-    if (body.arg(i)->type->kind == ir::TypeKind::Tensor) {
-      fn_->addParamAttr(i, llvm::Attribute::getWithByValType(c_, kt));
-      fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(c_, llvm::Align(8)));
-    }
-  for (unsigned i = numParams_ + 3; i < numParams_ + 5; ++i) {
-    fn_->addParamAttr(i, llvm::Attribute::getWithByValType(c_, mapTy));
-    fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(c_, llvm::Align(64)));
-  }
-  auto* md = out_.getOrInsertNamedMetadata("nvvm.annotations");
-  auto annotate = [&](const char* key, llvm::Metadata* v) {
-    md->addOperand(llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, key), v}));
-  };
-  auto num = [&](unsigned v) { return llvm::ValueAsMetadata::get(b_.getInt32(v)); };
-  annotate("kernel", num(1));
-  // A register cap at entry (384 threads, 1 CTA per SM: 168) is what setmaxnreg redistributes.
-  annotate("maxntidx", num(kThreads));
-  annotate("minctasm", num(1));
-  // The tensor maps stay in the parameter space: TMA reads them through their generic address.
-  annotate("grid_constant", llvm::MDNode::get(c_, {num(numParams_ + 4), num(numParams_ + 5)}));
-}
 
 std::pair<llvm::Value*, llvm::Value*> Emitter::tileOf(llvm::Value* u) {
   llvm::Value* perGroup = b_.CreateMul(i32(kGroupRows), nt_);
@@ -467,7 +356,7 @@ bool Emitter::emit(std::string& error) {
     error = "internal error: the Hopper form needs bf16 or f16 operands, or fp8 with B K-major";
     return false;
   }
-  declare();
+  declare(variantEntry(func_.funcName(), cluster_), 2, kThreads);
   b_.SetInsertPoint(block("entry"));
   stage_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "stage");
   phase_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "phase");
@@ -477,16 +366,7 @@ bool Emitter::emit(std::string& error) {
   llvm::Value* tid = ptx::threadIdX(b_);
   llvm::Value* wg = b_.CreateLShr(tid, 7);
   tid_ = b_.CreateAnd(tid, i32(127));  // thread in its warpgroup
-  // The dynamic shared window, aligned to 1 KB (the period of the 128-byte swizzle).
-  auto* smemTy = llvm::ArrayType::get(b_.getInt8Ty(), 0);
-  auto* gv = out_.getNamedGlobal("__tessera_hopper_smem");
-  if (!gv) {
-    gv = new llvm::GlobalVariable(out_, smemTy, false, llvm::GlobalValue::ExternalLinkage, nullptr,
-                                  "__tessera_hopper_smem", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-    gv->setAlignment(llvm::Align(16));
-  }
-  llvm::Value* base = b_.CreateTrunc(b_.CreatePtrToInt(gv, b_.getInt64Ty()), b_.getInt32Ty());
-  smem_ = b_.CreateAnd(b_.CreateAdd(base, i32(1023)), i32(~1023u));
+  smem_ = sharedBase();
   bars_ = b_.CreateAdd(smem_, i32(kStages * kStageBytes));
   staging_ = b_.CreateAdd(bars_, i32(kBarrierBytes));
   ifThen(b_.CreateICmpEQ(tid, i32(0)), [&] {
@@ -530,8 +410,8 @@ bool Emitter::emit(std::string& error) {
   llvm::Value* rows16 = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(cStride0_, b_.getInt64(outBytes)), b_.getInt64(15)),
                                         b_.getInt64(0));
   vec16_ = b_.CreateAnd(b_.CreateAnd(b_.CreateICmpEQ(cStride1_, b_.getInt64(1)), aligned), rows16);
-  mapA_ = b_.CreatePtrToInt(fn_->getArg(numParams_ + 3), b_.getInt64Ty());
-  mapB_ = b_.CreatePtrToInt(fn_->getArg(numParams_ + 4), b_.getInt64Ty());
+  mapA_ = tensorMap(0);
+  mapB_ = tensorMap(1);
   auto* prod = block("producer");
   auto* cons = block("consumer");
   exit_ = block("exit");

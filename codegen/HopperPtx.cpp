@@ -120,23 +120,21 @@ void wgmmaWait(llvm::IRBuilder<>& b, unsigned pending) {
   inlineAsm(b, b.getVoidTy(), "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", "", {});
 }
 
-std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
-                                llvm::Value* descA, llvm::Value* descB, bool transB) {
-  unsigned regs = n / 2;  // f32 accumulators per thread of m64nNk16 / m64nNk32
-  // 8-bit operands: k32, and no transpose immediates (both operands K-major).
-  bool fp8 = std::string(type) == "e4m3" || std::string(type) == "e5m2";
+namespace {
+
+// wgmma.mma_async with `regs` f32 accumulators tied in and out; `aOperand` is "$k" (a
+// descriptor) or "{$k, ..}" (registers), `args` what the operands name, before the accumulators.
+std::vector<llvm::Value*> wgmmaCall(llvm::IRBuilder<>& b, unsigned regs, const std::string& head,
+                                    const std::string& operands, const std::string& argConstraints,
+                                    std::vector<llvm::Value*> args, const std::vector<llvm::Value*>& acc) {
   std::string list, constraints;
   for (unsigned i = 0; i < regs; ++i) {
     list += (i ? ", $" : "$") + std::to_string(i);
     constraints += (i ? ",=f" : "=f");
   }
-  constraints += ",l,l";
+  constraints += argConstraints;
   for (unsigned i = 0; i < regs; ++i) constraints += "," + std::to_string(i);  // tied: acc in = acc out
-  std::string text = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + (fp8 ? "k32" : "k16") + ".f32." +
-                     type + "." + type + " {" + list + "}, $" + std::to_string(regs) + ", $" +
-                     std::to_string(regs + 1) + ", 1, 1, 1" + (fp8 ? "" : transB ? ", 0, 1" : ", 0, 0") + ";";
-  // scale-d is the immediate 1 (D = A*B + D): accumulators start at zero.
-  std::vector<llvm::Value*> args{descA, descB};
+  std::string text = head + " {" + list + "}, " + operands + ";";
   args.insert(args.end(), acc.begin(), acc.end());
   std::vector<llvm::Type*> fields(regs, b.getFloatTy());
   auto* ret = llvm::StructType::get(b.getContext(), fields);
@@ -144,6 +142,55 @@ std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* ty
   std::vector<llvm::Value*> out(regs);
   for (unsigned i = 0; i < regs; ++i) out[i] = b.CreateExtractValue(r, i);
   return out;
+}
+
+}  // namespace
+
+std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
+                                llvm::Value* descA, llvm::Value* descB, bool transB, bool accumulate) {
+  unsigned regs = n / 2;  // f32 accumulators per thread of m64nNk16 / m64nNk32
+  // 8-bit operands: k32, and no transpose immediates (both operands K-major).
+  bool fp8 = std::string(type) == "e4m3" || std::string(type) == "e5m2";
+  std::string head = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + (fp8 ? "k32" : "k16") + ".f32." +
+                     type + "." + type;
+  std::string ops = "$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + (accumulate ? ", 1" : ", 0") +
+                    ", 1, 1" + (fp8 ? "" : transB ? ", 0, 1" : ", 0, 0");
+  return wgmmaCall(b, regs, head, ops, ",l,l", {descA, descB}, acc);
+}
+
+std::vector<llvm::Value*> wgmmaRegA(llvm::IRBuilder<>& b, unsigned n, const char* type,
+                                    const std::vector<llvm::Value*>& acc, const std::vector<llvm::Value*>& a,
+                                    llvm::Value* descB, bool transB) {
+  unsigned regs = n / 2;
+  std::string head = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type;
+  std::string r = std::to_string(regs);
+  std::string ops = "{$" + r + ", $" + std::to_string(regs + 1) + ", $" + std::to_string(regs + 2) + ", $" +
+                    std::to_string(regs + 3) + "}, $" + std::to_string(regs + 4) + ", 1, 1, 1" + (transB ? ", 1" : ", 0");
+  return wgmmaCall(b, regs, head, ops, ",r,r,r,r,l", {a[0], a[1], a[2], a[3], descB}, acc);
+}
+
+void tmaLoad4d(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* bar,
+               const std::vector<llvm::Value*>& c) {
+  inlineAsm(b, b.getVoidTy(),
+            "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            " [$0], [$1, {$2, $3, $4, $5}], [$6];",
+            "r,l,r,r,r,r,r", {dst, map, c[0], c[1], c[2], c[3], bar});
+}
+
+llvm::Value* shuffleXor(llvm::IRBuilder<>& b, llvm::Value* v, unsigned laneMask) {
+  return intrinsic(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {b.getInt32(~0u), v, b.getInt32(laneMask), b.getInt32(31)});
+}
+
+llvm::Value* exp2Approx(llvm::IRBuilder<>& b, llvm::Value* v) {
+  return intrinsic(b, llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {v});
+}
+
+llvm::Value* log2Approx(llvm::IRBuilder<>& b, llvm::Value* v) {
+  return intrinsic(b, llvm::Intrinsic::nvvm_lg2_approx_f, {v});
+}
+
+void namedBarrier(llvm::IRBuilder<>& b, unsigned id, unsigned threads) {
+  intrinsic(b, llvm::Intrinsic::nvvm_barrier_sync_cnt, {b.getInt32(id), b.getInt32(threads)});
 }
 
 }  // namespace tessera::codegen::ptx

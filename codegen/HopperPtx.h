@@ -48,6 +48,21 @@ void tmaLoad2d(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::V
 void tmaLoad2dMulticast(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* bar, llvm::Value* c0,
                         llvm::Value* c1, llvm::Value* mask);
 
+// The same box of a tensor map of rank 4 (coordinates innermost first: c[0] contiguous, c[1] the
+// rows, c[2], c[3] the outer dimensions, which the box covers with extent 1).
+void tmaLoad4d(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* bar,
+               const std::vector<llvm::Value*>& c);
+
+// ---- warp and math
+// shfl.sync.bfly over the whole warp: `v` of the lane whose index is this lane's XOR `laneMask`.
+llvm::Value* shuffleXor(llvm::IRBuilder<>& b, llvm::Value* v, unsigned laneMask);
+// ex2.approx.ftz.f32 (relative error about 2^-22; 2^-inf = 0).
+llvm::Value* exp2Approx(llvm::IRBuilder<>& b, llvm::Value* v);
+// lg2.approx.f32 (absolute error about 2^-22 near 1).
+llvm::Value* log2Approx(llvm::IRBuilder<>& b, llvm::Value* v);
+// bar.sync `id`, `threads` over the threads that reach it (named barriers: warpgroups of a CTA).
+void namedBarrier(llvm::IRBuilder<>& b, unsigned id, unsigned threads);
+
 // ---- wgmma
 // Matrix descriptor of a shared-memory operand in the 128-byte swizzled layout: start address,
 // leading and stride byte offsets (PTX ISA "matrix descriptor format").
@@ -58,7 +73,14 @@ void wgmmaWait(llvm::IRBuilder<>& b, unsigned pending);
 // wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{type}.{type} (k32 for e4m3/e5m2): acc (n/2 f32
 // per thread) += A * B, both operands from shared memory; `transB`: B is MN-major (N contiguous),
 // which 16-bit types only allow (8-bit operands are K-major, and `transB` must be false).
+// `accumulate` false: scale-d = 0, acc's values are ignored (D = A*B).
 std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
-                                llvm::Value* descA, llvm::Value* descB, bool transB);
+                                llvm::Value* descA, llvm::Value* descB, bool transB, bool accumulate = true);
+// The same with A (64 x 16, 16-bit) from registers: four i32 a thread, each two elements of the
+// accumulator layout of a k16 column pair (PTX ISA "wgmma register fragment A"), so that an f32
+// accumulator of one wgmma, converted in place, is the A operand of the next.
+std::vector<llvm::Value*> wgmmaRegA(llvm::IRBuilder<>& b, unsigned n, const char* type,
+                                    const std::vector<llvm::Value*>& acc, const std::vector<llvm::Value*>& a,
+                                    llvm::Value* descB, bool transB);
 
 }  // namespace tessera::codegen::ptx

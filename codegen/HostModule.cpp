@@ -240,7 +240,7 @@ private:
             t_.tensorMap, {i32(t.param),
                            llvm::ConstantArray::get(llvm::ArrayType::get(llvm::Type::getInt32Ty(c_), 2),
                                                     {i32(t.box[0]), i32(t.box[1])}),
-                           i32(t.swizzle)}));
+                           i32(t.swizzle | (t.innerExtent << 16))}));
       variants.push_back(llvm::ConstantStruct::get(
           t_.variant, {str(v.entry), i32(v.minSm), i32(v.threads), i64(v.sharedBytes),
                        array<void>(t_.tensorMap, maps, "__tessera_tensor_maps"), i32(maps.size()), i32(v.cluster)}));

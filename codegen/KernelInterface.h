@@ -63,10 +63,12 @@ struct TensorMapRequest {
   int32_t param = 0;
   uint32_t box[2] = {0, 0};  // box extents: [0] along the contiguous dimension, [1] the other
   uint32_t swizzle = 128;    // bytes
+  uint32_t innerExtent = 0;  // the innermost extent the view must have (0: any; < 2^16)
 };
 
 // Another GPU entry of the same kernel for newer devices (tessera_gpu_variant): the sm_90a
-// wgmma + TMA form of a tile.mma loop (codegen/HopperGemm.cpp).
+// wgmma + TMA forms of a tile.mma loop (codegen/HopperGemm.cpp) and of attention
+// (codegen/HopperAttention.cpp).
 struct GpuVariant {
   std::string entry;
   uint32_t minSm = 90;

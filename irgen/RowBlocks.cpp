@@ -95,51 +95,49 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
   std::set<std::string> transposedOnly = onlyTransposed(def_->body);
   pushLoop(def_->body, def_->range, true);
   ++blockLoopDepth_;
-  buildLoop(
-      I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
-      [&](I::Value* rows) {
-        rows->nameHint = "rows";
-        for (size_t i = 0; i < params.size(); ++i) {
-          I::Value* p = top_->arg(static_cast<unsigned>(i));
-          I::Type t = p->type;
-          if (t->kind != I::TypeKind::Tensor || t->shape.empty()) continue;
-          if (t->shape.size() == 2 && t->shape[0].sym != rowSym && t->shape[1].sym == rowSym &&
-              transposedOnly.count(params[i]->name)) {
-            const I::Dim& k = t->shape[0];
-            if (!k.isStatic() && k.sym.empty())
-              error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"), 0u, params[i]->name);
-            I::Value* cols =
-                op1(I::OpId::MemSlice, {p, b_->constIndex(0), rows}, ctx().withShape(t, {k, I::Dim::fixed(kRowBlock)}),
-                    {{I::AttrId::Sizes,
-                      I::Attribute::arrayOf({k.isStatic() ? I::Attribute::integer(k.size) : I::Attribute::string(k.sym),
-                                             I::Attribute::integer(kRowBlock)})}});
-            cols->nameHint = params[i]->name + "_cols";
-            columnRoots[cols] = params[i]->name;
-            if (const Symbol* sym = info_->scope->lookupLocal(params[i]->name)) env_[sym] = Lowered::val(cols);
-            continue;
-          }
-          if (t->shape[0].sym != rowSym) continue;
-          std::vector<I::Value*> ops = {p, rows};
-          std::vector<I::Attribute> sizes = {I::Attribute::integer(kRowBlock)};
-          std::vector<I::Dim> shape = {I::Dim{kRowBlock, {}}};
-          for (size_t d = 1; d < t->shape.size(); ++d) {
-            const I::Dim& full = t->shape[d];
-            if (!full.isStatic() && full.sym.empty())
-              error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
-                    static_cast<unsigned>(d), params[i]->name);
-            ops.push_back(b_->constIndex(0));
-            sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
-            shape.push_back(full);
-          }
-          I::Value* slice = op1(I::OpId::MemSlice, ops, ctx().withShape(t, shape),
-                                {{I::AttrId::Sizes, I::Attribute::arrayOf(sizes)}});
-          slice->nameHint = params[i]->name + "_rows";
-          roots[slice] = params[i]->name;
-          const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
-          if (sym) env_[sym] = Lowered::val(slice);
-        }
-      },
-      {});
+  buildLoop(I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
+            [&](I::Value* rows) {
+              rows->nameHint = "rows";
+              for (size_t i = 0; i < params.size(); ++i) {
+                I::Value* p = top_->arg(static_cast<unsigned>(i));
+                I::Type t = p->type;
+                if (t->kind != I::TypeKind::Tensor || t->shape.empty()) continue;
+                if (t->shape.size() == 2 && t->shape[0].sym != rowSym && t->shape[1].sym == rowSym &&
+                    transposedOnly.count(params[i]->name)) {
+                  const I::Dim& k = t->shape[0];
+                  if (!k.isStatic() && k.sym.empty())
+                    error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"), 0u,
+                          params[i]->name);
+                  // Through slice(), as every view: the type follows the sizes attribute, so that an
+                  // extent expression (K/2) is the same dimension the verifier reads back from it.
+                  I::Value* cols = slice(p, {b_->constIndex(0), rows},
+                                         {k.isStatic() ? I::Attribute::integer(k.size) : I::Attribute::string(k.sym),
+                                          I::Attribute::integer(kRowBlock)},
+                                         {});
+                  cols->nameHint = params[i]->name + "_cols";
+                  columnRoots[cols] = params[i]->name;
+                  if (const Symbol* sym = info_->scope->lookupLocal(params[i]->name)) env_[sym] = Lowered::val(cols);
+                  continue;
+                }
+                if (t->shape[0].sym != rowSym) continue;
+                std::vector<I::Value*> offsets = {rows};
+                std::vector<I::Attribute> sizes = {I::Attribute::integer(kRowBlock)};
+                for (size_t d = 1; d < t->shape.size(); ++d) {
+                  const I::Dim& full = t->shape[d];
+                  if (!full.isStatic() && full.sym.empty())
+                    error(diag::err_lower_dynamic_tile_shape, params[i]->nameRange, std::string("?"),
+                          static_cast<unsigned>(d), params[i]->name);
+                  offsets.push_back(b_->constIndex(0));
+                  sizes.push_back(full.isStatic() ? I::Attribute::integer(full.size) : I::Attribute::string(full.sym));
+                }
+                I::Value* block = slice(p, offsets, sizes, {});
+                block->nameHint = params[i]->name + "_rows";
+                roots[block] = params[i]->name;
+                const Symbol* sym = info_->scope->lookupLocal(params[i]->name);
+                if (sym) env_[sym] = Lowered::val(block);
+              }
+            },
+            {});
   --blockLoopDepth_;
   popLoop();
   I::Operation* loop = nullptr;

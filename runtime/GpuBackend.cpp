@@ -219,7 +219,8 @@ public:
         const tessera_tensor_map_desc &req = v.tensor_maps[m];
         ok = req.param >= 0 && static_cast<uint32_t>(req.param) < k.num_params &&
              k.params[req.param].kind == TESSERA_PARAM_TENSOR &&
-             tensorMaps_.get(d_, plan.tensors[req.param], k.params[req.param].dtype, req, maps[m], why);
+             tensorMaps_.get(d_, plan.tensors[req.param], k.params[req.param].dtype, k.params[req.param].rank, req,
+                             maps[m], why);
       }
       if (!ok)
         continue;

@@ -602,8 +602,22 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       std::vector<Expr*> parts;
       if (auto* t = dyn_cast<TupleExpr>(shape)) parts = t->elements;
       else if (shape) parts = {shape};
+      // Each extent is a positive constant (an autotune candidate's included) or a shape symbol of
+      // the kernel (tile.zeros((128, D))), as the lowering sizes tiles.
       for (Expr* p : parts) {
+        if (auto* n = dyn_cast<NameExpr>(p); n && n->symbol && n->symbol->kind == SymbolKind::ShapeSymbol) {
+          dims.push_back(Extent::symbol(n->name));
+          continue;
+        }
         auto c = evalConst(p, nullptr);
+        if (c && c->kind == ConstValue::Int && c->i <= 0) {
+          diags.report(diag::err_tile_extent_not_positive, p->range) << c->i;
+          return T.error();
+        }
+        if (inKernel() && !(c && c->kind == ConstValue::Int) && !(p->type && p->type->isError())) {
+          diags.report(diag::err_argument_not_constant, p->range) << std::string("the extent of a tile");
+          return T.error();
+        }
         dims.push_back(c && c->kind == ConstValue::Int ? std::to_string(c->i) : text(p->range));
       }
       DType d = DType::FP32;

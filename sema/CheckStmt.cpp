@@ -103,8 +103,10 @@ void Checker::checkStmt(Stmt* s) {
     case NodeKind::IfStmt: {
       auto* i = cast<IfStmt>(s);
       check(i->cond);
+      carriers.push_back({"if", i->range.begin.offset});
       checkBlock(i->thenBlock);
       checkBlock(i->elseBlock);
+      carriers.pop_back();
       return;
     }
     case NodeKind::WhileStmt: {
@@ -112,7 +114,9 @@ void Checker::checkStmt(Stmt* s) {
       check(w->cond);
       ++loopDepth;
       unrolledLoops.push_back(false);
+      carriers.push_back({"while", w->range.begin.offset});
       checkBlock(w->body);
+      carriers.pop_back();
       unrolledLoops.pop_back();
       if (inKernel()) checkWhileCarries(w);
       --loopDepth;
@@ -253,7 +257,9 @@ void Checker::checkFor(ForStmt* s) {
   bool mma = callee && callee->kind == TypeKind::Builtin && callee->builtin && callee->builtin->id == BuiltinId::TileMma;
   ++loopDepth;
   unrolledLoops.push_back(isa<ListExpr>(s->iter) || isa<TupleExpr>(s->iter) || mma);
+  if (!unrolledLoops.back()) carriers.push_back({"for", s->range.begin.offset});
   checkBlock(s->body);
+  if (!unrolledLoops.back()) carriers.pop_back();
   unrolledLoops.pop_back();
   --loopDepth;
   checkBlock(s->elseBlock);
@@ -282,6 +288,10 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
             diags.report(diag::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
           else if (t->kind == TypeKind::Scalar)
             checkConversion(t, sym->type, value ? value->range : n->range, false, value);
+          else if (t->kind == TypeKind::Slice)
+            sym->type = t;  // a block variable of another tile.range: the lowering rebinds it
+          else
+            checkCarriedType(n, sym, t);
         } else if (!inKernel()) {
           sym->type = strengthen(T, t, value);
         }
@@ -345,6 +355,7 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
             << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str() << static_cast<unsigned>(slot->dims.size());
         return;
       }
+      if (inKernel() && !checkStoreExtents(target, slot, t, value)) return;
       checkConversion(t, slot, value ? value->range : target->range, true, value);
       return;
     }
@@ -361,6 +372,36 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
       check(target);  // literals, calls, ...: the parser reports the target
       return;
   }
+}
+
+// A tile stored into a slice or block has the slot's extents, dimension for dimension: code
+// generation broadcasts a scalar, never a tile (a size-1 extent included), so two constant
+// extents that differ are refused here rather than by the Tile IR verifier after `--check`.
+bool Checker::checkStoreExtents(Expr* target, const Type* slot, const Type* t, Expr* value) {
+  if (!slot->isTileLike() || !t->isTileLike() || !slot->rankKnown || !t->rankKnown ||
+      slot->dims.size() != t->dims.size())
+    return true;
+  for (size_t d = 0; d < slot->dims.size(); ++d) {
+    const Extent &want = slot->dims[d], &got = t->dims[d];
+    if (!want.isConst() || !got.isConst() || want.value() == got.value()) continue;
+    diags.report(diag::err_store_shape_mismatch, value ? value->range : target->range)
+        << t->str() << text(target->range) << slot->str() << got.str() << static_cast<unsigned>(d)
+        << want.str();
+    return false;
+  }
+  return true;
+}
+
+// A shared buffer or fragment assigned inside an if or loop to a local that held one before is
+// carried through the construct in one Tile IR value, so it keeps its type (shape and element).
+// (Tile values and views convert between each other in the lowering, which keeps the check.)
+void Checker::checkCarriedType(NameExpr* n, const Symbol* sym, const Type* t) {
+  const Type* was = sym->type;
+  if (was == t || was->kind != t->kind || (t->kind != TypeKind::Shared && t->kind != TypeKind::Fragment)) return;
+  if (t->kind == TypeKind::Shared && (t->dims.empty() || was->dims.empty())) return;  // sized by a copy
+  // The innermost construct, when the local was declared before it, merges the two values.
+  if (carriers.empty() || carriers.back().begin <= sym->declRange.begin.offset) return;
+  diags.report(diag::err_carried_type_change, n->range) << n->name << was->str() << carriers.back().keyword << t->str();
 }
 
 // ---------------------------------------------------------------- functions

@@ -28,6 +28,10 @@ public:
   void checkReturn(ReturnStmt* s);
   // Binds `target` to a value of type `t` (`value` is the source expression when there is one).
   void assignTo(Expr* target, const Type* t, Expr* value, bool augmented = false, BinaryOp augOp = BinaryOp::Add);
+  // A shared buffer or fragment reassigned in an if or loop keeps the type it had before it.
+  void checkCarriedType(NameExpr* n, const Symbol* sym, const Type* t);
+  // A tile stored into a slice has the slot's constant extents; reports and returns false if not.
+  bool checkStoreExtents(Expr* target, const Type* slot, const Type* t, Expr* value);
   void declareFunction(FunctionDefStmt* fn);  // decorators and signature
   void checkFunctionBody(FunctionDefStmt* fn);
 
@@ -138,6 +142,13 @@ public:
   // Per enclosing loop of the function: true for loops that kernels unroll (over a list of
   // constants) or that hand out tiles (tile.mma), where break and continue cannot be lowered.
   std::vector<bool> unrolledLoops;
+  // The enclosing constructs that carry the locals they assign (if, while, a for that is not
+  // unrolled), innermost last: the construct's keyword and where it begins.
+  struct Carrier {
+    const char* keyword;
+    uint32_t begin;
+  };
+  std::vector<Carrier> carriers;
   unsigned functionDepth = 0;
   // Names assigned at module level: function bodies may use them before the assignment runs.
   std::set<std::string> moduleGlobals;

@@ -1,7 +1,8 @@
 // Tile-value kernels on the GPU, in TFLOP/s (median of 30 event-timed runs after 5 warm-ups):
 // gemm_tc (bf16 in, f32 out) and gemm_tc_bf16 (bf16 out) at the GEMM shapes of issue 13,
 // examples/gemm_fp8 (fp8 e4m3 in, B given K-major, f32 and bf16 out) at 4096^3 and 8192^3,
-// flash_attention (online softmax, B=2 H=8 S=2048 D=128, causal and not) and fused_mlp. Their
+// flash_attention (online softmax, B=2 H=8 S=2048 D=128, causal and not), stdlib.nn
+// flash_attention_bf16 at B=4 H=32 S=4096 D=128 and B=8 H=16 S=8192 D=64, and fused_mlp. Their
 // peers run in the same device call: peer_gemm.cu (cuBLAS bf16 GEMM with f32 and bf16 output,
 // cuBLASLt fp8 e4m3 with bf16 output) and peer_attention.py (PyTorch SDPA on the same attention).
 //   bench_tiles [gemm | fp8 | attention | M N K]   (no argument: every kernel; `gemm`: the GEMM
@@ -17,6 +18,8 @@
 #include <cstring>
 #include <functional>
 #include <vector>
+
+#include <tessera/std.h>
 
 #include "BenchUtil.h"
 #include "flash_attention.h"
@@ -134,6 +137,39 @@ void gemmFp8(int64_t M, int64_t N, int64_t K, bool f32) {
   tessera_free(a), tessera_free(bt);
 }
 
+// flash_attention (the example, `stdlib` false) or stdlib.nn flash_attention_bf16 (with LSE),
+// causal and not, in TFLOP/s (causal: half the work, the FlashAttention papers' convention).
+void attention(int64_t B, int64_t H, int64_t S, int64_t D, bool stdlib) {
+  const int64_t n = B * H * S * D;
+  void* q = bf16Buffer(n);
+  void* k = bf16Buffer(n);
+  void* v = bf16Buffer(n);
+  void* o = bf16Buffer(n);
+  void* lse = nullptr;
+  check(tessera_malloc(&lse, B * H * S * 4), "malloc");
+  const float scale = 1.0f / std::sqrt(float(D));
+  for (bool causal : {false, true}) {
+    double ms = medianMs([&] {
+      tessera_tensor Q = view(q, TESSERA_BF16, {B, H, S, D}), K = view(k, TESSERA_BF16, {B, H, S, D}),
+                     V = view(v, TESSERA_BF16, {B, H, S, D}), O = view(o, TESSERA_BF16, {B, H, S, D}),
+                     L = view(lse, TESSERA_F32, {B, H, S});
+      if (stdlib)
+        check(causal ? tessera_std_nn_flash_attention_causal_bf16(nullptr, &Q, &K, &V, &O, &L, scale)
+                     : tessera_std_nn_flash_attention_bf16(nullptr, &Q, &K, &V, &O, &L, scale),
+              "stdlib flash_attention");
+      else
+        check(causal ? flash_attention::flash_attention_causal(Q, K, V, O, scale)
+                     : flash_attention::flash_attention(Q, K, V, O, scale),
+              "flash_attention");
+    });
+    char label[96];
+    std::snprintf(label, sizeof label, "%s B%lld H%lld S%lld D%lld%s", stdlib ? "stdlib flash_attention" : "flash_attention",
+                  (long long)B, (long long)H, (long long)S, (long long)D, causal ? " causal" : "");
+    std::printf("%-44s %10.3f %10.1f\n", label, ms, (causal ? 2.0 : 4.0) * B * H * S * S * D / ms / 1e9);
+  }
+  tessera_free(q), tessera_free(k), tessera_free(v), tessera_free(o), tessera_free(lse);
+}
+
 int main(int argc, char** argv) {
   check(tessera_init(), "init");
   std::printf("device: %s\n%-44s %10s %10s\n", tessera_device_name(), "kernel", "ms", "TFLOP/s");
@@ -158,27 +194,11 @@ int main(int argc, char** argv) {
     for (int64_t n : {4096, 8192})
       for (bool f32 : {false, true}) gemmFp8(n, n, n, f32);
   if (argc > 1 && std::strcmp(argv[1], "gemm") == 0) return 0;
-  // Attention at the problem of peer_attention.py (small enough for the workspace-resident tile
-  // values of today: see docs/performance.md).
-  for (bool causal : {false, true}) {
-    int64_t B = 2, H = 8, S = 2048, D = 128, n = B * H * S * D;
-    void* q = bf16Buffer(n);
-    void* k = bf16Buffer(n);
-    void* v = bf16Buffer(n);
-    void* o = bf16Buffer(n);
-    float scale = 0.08838834764831845f;  // 1 / sqrt(128)
-    double ms = medianMs([&] {
-      tessera_tensor Q = view(q, TESSERA_BF16, {B, H, S, D}), K = view(k, TESSERA_BF16, {B, H, S, D}),
-                     V = view(v, TESSERA_BF16, {B, H, S, D}), O = view(o, TESSERA_BF16, {B, H, S, D});
-      check(causal ? flash_attention::flash_attention_causal(Q, K, V, O, scale)
-                   : flash_attention::flash_attention(Q, K, V, O, scale),
-            "flash_attention");
-    });
-    // Causal attention does half the work (the FlashAttention papers' convention).
-    report(causal ? "flash_attention B2 H8 S2048 D128 causal" : "flash_attention B2 H8 S2048 D128", ms,
-           (causal ? 2.0 : 4.0) * B * H * S * S * D);
-    tessera_free(q), tessera_free(k), tessera_free(v), tessera_free(o);
-  }
+  // Attention at the shapes of peer_attention.py: the example at B=2 H=8 S=2048 D=128, the
+  // stdlib entries (with their log-sum-exp output) at issue 15's bar shapes.
+  attention(2, 8, 2048, 128, false);
+  struct Shape { int64_t B, H, S, D; } bar[] = {{4, 32, 4096, 128}, {8, 16, 8192, 64}};
+  for (const Shape& sh : bar) attention(sh.B, sh.H, sh.S, sh.D, true);
   if (attentionOnly) return 0;
   {
     int64_t M = 8192, D = 1024, H = 1024, E = 1024;

@@ -46,5 +46,16 @@ int main() {
               "static_add (default launch)");
   exec::check(tessera_synchronize(), "synchronize");
   ok &= exec::allEqual(dc3.read(), want3, "static A + B.T");
+
+  // Y = relu(Z) + Z with Z, Y: [M, K+1] (an extent expression through the row split).
+  std::vector<float> x4 = exec::randomFloats(M * K), z4 = exec::randomFloats(M * (K + 1)), want4(M * (K + 1)),
+                     y4(M * (K + 1), 0.0f);
+  for (size_t i = 0; i < z4.size(); ++i) want4[i] = (z4[i] > 0.0f ? z4[i] : 0.0f) + z4[i];
+  exec::DeviceArray<float> dx4(x4), dz4(z4), dy4(y4);
+  exec::check(whole_tensor::plus_one_col(dx4.view(TESSERA_F32, {M, K}), dz4.view(TESSERA_F32, {M, K + 1}),
+                                         dy4.view(TESSERA_F32, {M, K + 1})),
+              "plus_one_col");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= exec::allEqual(dy4.read(), want4, "relu(Z) + Z, Z: [M, K+1]");
   return exec::finish(ok);
 }

@@ -1,8 +1,7 @@
 // The thin entries over the tile kernels: stdlib.linalg gemm_bf16 / gemm_f16 (C = A @ B, f32
-// accumulation) and stdlib.nn flash_attention_bf16 (O = softmax(Q K^T) V over blocks of 128
-// rows), against float64 references, every element. Bounds: the sum over k of |a b| times
-// (K + 2) units of f32 rounding for the products; attention's bf16 output one rounding step
-// (2^-8 relative) plus the f32 error of its two products.
+// accumulation) and stdlib.nn flash_attention_{bf16,f16} and their causal forms (with the
+// log-sum-exp output), against float64 references, every element, at odd sequence lengths and head
+// dims 64 and 128. GEMM bound: the sum over k of |a b| times (K + 2) units of f32 rounding.
 #include "StdTest.h"
 
 using namespace stdtest;
@@ -30,33 +29,47 @@ bool gemm(DT dt) {
                                             std::to_string(N) + "x" + std::to_string(K));
 }
 
-bool attention() {
-  int64_t S = 128 * randomIn(1, 3), D = 16 * randomIn(1, 8);
-  Host q(DT::BF16, exec::randomFloats(S * D)), k(DT::BF16, exec::randomFloats(S * D)), v(DT::BF16, exec::randomFloats(S * D));
-  Dev dq(q), dk(k), dv(v), dout(DT::BF16, S * D);
-  tessera_tensor tq = dq.view({S, D}), tk = dk.view({S, D}), tv = dv.view({S, D}), to = dout.view({S, D});
-  exec::check(tessera_std_nn_flash_attention_bf16(nullptr, &tq, &tk, &tv, &to), "flash_attention_bf16");
+// O = softmax(scale Q K^T) V and LSE = log sum_j exp(scale q_i . k_j) per (batch, head, row), causal:
+// keys j <= i only. The bound for O is the output's rounding (2^-8 relative) plus 2^-8 of
+// sum_j p_j |v_j| / l (p rounded to the 16-bit type for the P V product); LSE is f32 arithmetic
+// over at most S terms.
+bool attention(DT dt, bool causal) {
+  int64_t B = randomIn(1, 2), H = randomIn(1, 3), S = 2 * randomIn(0, 120) + 1, D = 64 * randomIn(1, 2);
+  int64_t n = B * H * S * D;
+  Host q(dt, exec::randomFloats(n)), k(dt, exec::randomFloats(n)), v(dt, exec::randomFloats(n));
+  Dev dq(q), dk(k), dv(v), dout(dt, n), dlse(DT::F32, B * H * S);
+  tessera_tensor tq = dq.view({B, H, S, D}), tk = dk.view({B, H, S, D}), tv = dv.view({B, H, S, D}),
+                 to = dout.view({B, H, S, D}), tl = dlse.view({B, H, S});
+  float scale = 1.0f / std::sqrt(float(D));
+  auto entry = dt == DT::BF16 ? (causal ? tessera_std_nn_flash_attention_causal_bf16 : tessera_std_nn_flash_attention_bf16)
+                              : (causal ? tessera_std_nn_flash_attention_causal_f16 : tessera_std_nn_flash_attention_f16);
+  exec::check(entry(nullptr, &tq, &tk, &tv, &to, &tl, scale), "flash_attention");
   exec::check(tessera_synchronize(), "synchronize");
-  std::vector<double> want(S * D), bound(S * D);
-  for (int64_t b0 = 0; b0 < S; b0 += 128)
-    for (int64_t i = 0; i < 128; ++i) {
-      std::vector<double> p(128);
-      double m = -INFINITY, s = 0;
-      for (int64_t j = 0; j < 128; ++j) {
+  std::vector<double> want(n), bound(n), wantLse(B * H * S), boundLse(B * H * S);
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = 0; i < S; ++i) {
+      const int64_t base = bh * S * D, keys = causal ? i + 1 : S;
+      std::vector<double> p(keys);
+      double m = -INFINITY, l = 0;
+      for (int64_t j = 0; j < keys; ++j) {
         double acc = 0;
-        for (int64_t d = 0; d < D; ++d) acc += double(q.v[(b0 + i) * D + d]) * k.v[(b0 + j) * D + d];
-        p[j] = acc, m = std::max(m, acc);
+        for (int64_t d = 0; d < D; ++d) acc += double(q.v[base + i * D + d]) * k.v[base + j * D + d];
+        p[j] = double(scale) * acc, m = std::max(m, p[j]);
       }
-      for (double& x : p) s += std::exp(x - m);
-      for (double& x : p) x = std::exp(x - m) / s;
+      for (double& x : p) x = std::exp(x - m), l += x;
+      wantLse[bh * S + i] = m + std::log(l);
+      boundLse[bh * S + i] = 1e-6 * std::fabs(m) + 4 * keys * 0x1p-24 + 1e-5;
       for (int64_t d = 0; d < D; ++d) {
         double acc = 0, mag = 0;
-        for (int64_t j = 0; j < 128; ++j) acc += p[j] * v.v[(b0 + j) * D + d], mag += p[j] * std::fabs(v.v[(b0 + j) * D + d]);
-        want[(b0 + i) * D + d] = acc;
-        bound[(b0 + i) * D + d] = 0x1p-8 * std::fabs(acc) + 1e-4 * mag + 1e-6;
+        for (int64_t j = 0; j < keys; ++j) acc += p[j] * v.v[base + j * D + d], mag += p[j] * std::fabs(v.v[base + j * D + d]);
+        want[base + i * D + d] = acc / l;
+        bound[base + i * D + d] = 0x1p-8 * std::fabs(acc / l) + 0x1p-8 * mag / l + 1e-6;
       }
     }
-  return within(dout.read(), want, bound, "flash_attention_bf16 S=" + std::to_string(S) + " D=" + std::to_string(D));
+  std::string what = std::string("flash_attention") + (causal ? "_causal_" : "_") + name(dt) + " B=" + std::to_string(B) +
+                     " H=" + std::to_string(H) + " S=" + std::to_string(S) + " D=" + std::to_string(D);
+  bool ok = within(dout.read(), want, bound, what + " O");
+  return within(dlse.read(), wantLse, boundLse, what + " LSE") && ok;
 }
 
 }  // namespace
@@ -65,6 +78,7 @@ int main() {
   exec::requireDevice();
   bool ok = gemm(DT::BF16);
   ok &= gemm(DT::F16);
-  ok &= attention();
+  for (DT dt : {DT::BF16, DT::F16})
+    for (bool causal : {false, true}) ok &= attention(dt, causal);
   return exec::finish(ok);
 }

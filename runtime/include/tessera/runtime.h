@@ -236,9 +236,14 @@ typedef struct tessera_kernel_resources {
   uint32_t reserved;
 } tessera_kernel_resources;
 
-/* ABI 4: a tensor map (CUtensorMap) the runtime encodes at launch for a GPU variant: a rank-2
- * tensor parameter whose innermost stride is 1, tiled in boxes of box[0] contiguous elements by
- * box[1] rows, with a `swizzle`-byte shared-memory swizzle (128). */
+/* ABI 4: a tensor map (CUtensorMap) the runtime encodes at launch for a GPU variant: a tensor
+ * parameter of rank 2 to 5 whose innermost stride is 1, tiled in boxes of box[0] contiguous
+ * elements by box[1] rows (1 along the outer dimensions, whose coordinates follow), with a
+ * `swizzle`-byte shared-memory swizzle (32, 64 or 128) in the low 16 bits of `swizzle`. The high
+ * 16 bits, when not 0, are the innermost extent the view must have (a variant specialised for it,
+ * e.g. the attention form's head dimension): a view of another extent gets no map, so the variant
+ * does not run (runtimes before this field refuse the unknown swizzle: the same outcome). */
+#define TESSERA_TENSOR_MAP_SWIZZLE_MASK 0xFFFFu
 typedef struct tessera_tensor_map_desc {
   int32_t param;
   uint32_t box[2];

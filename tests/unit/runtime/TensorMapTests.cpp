@@ -56,3 +56,31 @@ TEST_CASE("tensor maps: views TMA cannot read are refused with the reason") {
   CHECK_FALSE(tensorMapShape(view(buffer, 64, 128, 128), TESSERA_BF16, {0, {128, 64}, 128}, s, why));
   CHECK(why.find("box") != std::string::npos);
 }
+
+TEST_CASE("tensor maps: a rank-4 [B, H, S, D] view gets a map over all four dimensions") {
+  TensorMapShape s;
+  std::string why;
+  tessera_kernel_tensor t{};
+  t.data = buffer;
+  const int64_t shape[4] = {2, 3, 77, 128};
+  for (int i = 0; i < 4; ++i) t.shape[i] = shape[i];
+  t.strides[3] = 1, t.strides[2] = 128, t.strides[1] = 77 * 128, t.strides[0] = 3 * 77 * 128;
+  const tessera_tensor_map_desc q{0, {64, 128}, 128 | (128u << 16)};
+  REQUIRE(tensorMapShape(t, TESSERA_BF16, q, s, why, 4));
+  CHECK(s.rank == 4);
+  CHECK(s.dims[0] == 128);
+  CHECK(s.dims[1] == 77);
+  CHECK(s.dims[2] == 3);
+  CHECK(s.dims[3] == 2);
+  CHECK(s.rowStrideBytes == 256);
+  CHECK(s.outerStrideBytes[0] == 77 * 256);
+  CHECK(s.outerStrideBytes[1] == 3 * 77 * 256);
+  CHECK(s.swizzle == 128);
+  // A form specialised for another head dimension gets no map, and says why.
+  CHECK_FALSE(tensorMapShape(t, TESSERA_BF16, {0, {64, 128}, 128 | (64u << 16)}, s, why, 4));
+  CHECK(why.find("specialised for 64") != std::string::npos);
+  // An outer stride that is not a multiple of 16 bytes is refused.
+  t.strides[1] = 77 * 128 + 1;
+  CHECK_FALSE(tensorMapShape(t, TESSERA_BF16, q, s, why, 4));
+  CHECK(why.find("dimension 1") != std::string::npos);
+}

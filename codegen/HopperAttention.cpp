@@ -1,0 +1,519 @@
+// The sm_90a form of online-softmax attention. Every CTA of a persistent grid runs three
+// warpgroups (384 threads) over units (batch, head, block of 128 query rows):
+//   - warpgroup 0, the producer: one thread loads the unit's Q block once (TMA, D/64 boxes of
+//     128 rows x 64 columns) and then each key/value block of 128 rows into a ring of stages, K
+//     and V on separate `full` mbarriers so that Q K^T starts before V has landed;
+//   - warpgroups 1 and 2, the consumers: each owns 64 query rows. Per key block: S = Q K^T by
+//     wgmma m64n128k16 (both operands from shared memory, K K-major), the online softmax on the
+//     accumulator registers (scores scaled by scale * log2(e), row maxima and sums over the 4
+//     lanes of a quad by shuffles, exp2), P converted to bf16/f16 in place and fed as the
+//     register A operand of O += P V (wgmma m64nDk16, V MN-major), O rescaled in registers;
+//     after the last block O / l is stored (bounds-checked) and, when asked, the log-sum-exp;
+//   - setmaxnreg gives the consumers 240 registers a thread and leaves the producer 24.
+// Causal kernels stop at the diagonal block and mask it; the last block of a sequence that is
+// not a multiple of 128 masks keys >= S (TMA zero-fills rows past S, so no other head's data is
+// read). docs/codegen.md ("Hopper form of attention") has the layouts and the schedule.
+#include "codegen/HopperAttention.h"
+
+#include <cmath>
+#include <optional>
+
+#include "codegen/HopperKernel.h"
+#include "codegen/HopperPtx.h"
+#include "ir/IR.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace tessera::codegen {
+
+namespace {
+
+// 128 query rows (two consumers of 64) and 128 keys per block; TMA boxes of 64 columns (128
+// bytes: the 128-byte swizzle's row) by 128 rows.
+constexpr unsigned kBM = 128, kBN = 128, kBox = 64, kThreads = 384;
+constexpr unsigned kProducerRegs = 24, kConsumerRegs = 240;  // 24 * 128 + 240 * 256 = 168 * 384
+constexpr unsigned kBarrierBytes = 128;
+
+struct Form {
+  int q = 0, k = 0, v = 0, o = 0, scale = 0, lse = -1;
+  bool causal = false;
+  ir::ScalarKind in = ir::ScalarKind::BF16, out = ir::ScalarKind::BF16;
+};
+
+std::optional<Form> formOf(ir::Operation* f) {
+  const ir::Attribute* at = f->attr(ir::AttrId::AttentionForm);
+  if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 7 || f->regions.empty()) return std::nullopt;
+  Form form;
+  form.q = static_cast<int>(at->array[0].i);
+  form.k = static_cast<int>(at->array[1].i);
+  form.v = static_cast<int>(at->array[2].i);
+  form.o = static_cast<int>(at->array[3].i);
+  form.scale = static_cast<int>(at->array[4].i);
+  form.lse = static_cast<int>(at->array[5].i);
+  form.causal = at->array[6].i != 0;
+  ir::Block& body = f->body();
+  auto tensor = [&](int i, size_t rank) {
+    if (i < 0 || i >= static_cast<int>(body.numArgs())) return false;
+    ir::Type t = body.arg(i)->type;
+    return t->kind == ir::TypeKind::Tensor && t->shape.size() == rank && t->elem;
+  };
+  if (!tensor(form.q, 4) || !tensor(form.k, 4) || !tensor(form.v, 4) || !tensor(form.o, 4) ||
+      (form.lse >= 0 && !tensor(form.lse, 3)) || form.scale < 0 || form.scale >= static_cast<int>(body.numArgs()))
+    return std::nullopt;
+  form.in = ir::baseScalar(body.arg(form.q)->type->elem);
+  form.out = ir::baseScalar(body.arg(form.o)->type->elem);
+  if (form.in != ir::ScalarKind::BF16 && form.in != ir::ScalarKind::F16) return std::nullopt;
+  return form;
+}
+
+// Head dimensions the kernel admits: its static D, or both when D is symbolic.
+std::vector<unsigned> headDims(ir::Operation* f, const Form& form) {
+  const ir::Dim& d = f->body().arg(form.q)->type->shape[3];
+  if (d.isStatic()) return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)}
+                                                         : std::vector<unsigned>{};
+  return {64, 128};
+}
+
+std::string variantEntry(const std::string& kernel, unsigned d) { return kernel + "__sm90a_d" + std::to_string(d); }
+
+// Shared memory: Q (128 x D), then per stage K and V (128 x D each), then the barriers; every
+// buffer a whole number of 1 KiB (the swizzle's period).
+struct Layout {
+  unsigned d, stages;
+  unsigned qBytes() const { return kBM * d * 2; }
+  unsigned kvBytes() const { return kBN * d * 2; }
+  unsigned k(unsigned s) const { return qBytes() + s * 2 * kvBytes(); }
+  unsigned v(unsigned s) const { return k(s) + kvBytes(); }
+  unsigned barriers() const { return qBytes() + stages * 2 * kvBytes(); }
+  unsigned sharedBytes() const { return barriers() + kBarrierBytes + 1024; }  // + alignment slack
+};
+Layout layoutFor(unsigned d) { return {d, d == 64 ? 4u : 2u}; }
+
+class Emitter : HopperKernelBuilder {
+public:
+  Emitter(llvm::Module& out, ir::Operation& func, const Form& form, unsigned d)
+      : HopperKernelBuilder(out, func), form_(form), lay_(layoutFor(d)) {}
+
+  bool emit();
+
+private:
+  // Barrier i: 0 Q full, 1 Q empty, then per stage K full, V full and empty.
+  llvm::Value* barrier(unsigned i) { return b_.CreateAdd(bars_, i32(8 * i)); }
+  llvm::Value* barrier(unsigned first, llvm::Value* s) {
+    return b_.CreateAdd(bars_, b_.CreateMul(b_.CreateAdd(s, i32(first)), i32(8)));
+  }
+  llvm::Value* fullK(llvm::Value* s) { return barrier(2, s); }
+  llvm::Value* fullV(llvm::Value* s) { return barrier(2 + lay_.stages, s); }
+  llvm::Value* empty(llvm::Value* s) { return barrier(2 + 2 * lay_.stages, s); }
+  llvm::Value* slot(unsigned (Layout::*at)(unsigned) const, llvm::Value* s) {
+    return b_.CreateAdd(smem_, b_.CreateAdd(i32((lay_.*at)(0)), b_.CreateMul(s, i32(2 * lay_.kvBytes()))));
+  }
+  llvm::Value* load(llvm::Value* p) { return b_.CreateLoad(b_.getInt32Ty(), p); }
+  void advance();
+  // (b, h, query block) of unit u: the units of one head in a row (CTAs running together share
+  // its K and V in L2), causal blocks from the last (the longest) down.
+  void unitOf(llvm::Value* u, llvm::Value*& b, llvm::Value*& h, llvm::Value*& qblk);
+  llvm::Value* blocksOf(llvm::Value* qblk);
+  void producer();
+  void loadBlock(llvm::Value* at, llvm::Value* map, llvm::Value* bar, llvm::Value* row, llvm::Value* b,
+                 llvm::Value* h, unsigned rows);
+  void consumer(llvm::Value* c);
+  void consumeBlock(llvm::Value* c, llvm::Value* j, llvm::Value* qblk);
+  std::vector<llvm::Value*> scores(llvm::Value* c, llvm::Value* s);
+  void mask(std::vector<llvm::Value*>& t, llvm::Value* j, llvm::Value* qblk, llvm::Value* c);
+  llvm::Value* quadReduce(llvm::Value* v, bool max);
+  void epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Value* qblk);
+  llvm::Value* rowOf(llvm::Value* c, llvm::Value* qblk, unsigned half);
+
+  Form form_;
+  Layout lay_;
+  llvm::Value *smem_ = nullptr, *bars_ = nullptr, *tid_ = nullptr;
+  llvm::Value *S_ = nullptr, *H_ = nullptr, *nq_ = nullptr, *nkv_ = nullptr, *units_ = nullptr;
+  llvm::Value *scaleLog2_ = nullptr;
+  llvm::Value *stage_ = nullptr, *phase_ = nullptr, *qPhase_ = nullptr;  // allocas (i32)
+  llvm::Value *o_ = nullptr, *m_ = nullptr, *l_ = nullptr;               // allocas (f32 arrays)
+};
+
+void Emitter::advance() {
+  llvm::Value* s = b_.CreateAdd(load(stage_), i32(1));
+  llvm::Value* wrap = b_.CreateICmpEQ(s, i32(lay_.stages));
+  llvm::Value* ph = load(phase_);
+  b_.CreateStore(b_.CreateSelect(wrap, i32(0), s), stage_);
+  b_.CreateStore(b_.CreateSelect(wrap, b_.CreateXor(ph, i32(1)), ph), phase_);
+}
+
+void Emitter::unitOf(llvm::Value* u, llvm::Value*& b, llvm::Value*& h, llvm::Value*& qblk) {
+  llvm::Value* bh = b_.CreateUDiv(u, nq_);
+  llvm::Value* r = b_.CreateURem(u, nq_);
+  qblk = form_.causal ? b_.CreateSub(b_.CreateSub(nq_, i32(1)), r) : r;
+  b = b_.CreateUDiv(bh, H_);
+  h = b_.CreateURem(bh, H_);
+}
+
+// Key blocks of a unit: all, or up to the diagonal (kBN == kBM: block qblk holds it).
+llvm::Value* Emitter::blocksOf(llvm::Value* qblk) {
+  if (!form_.causal) return nkv_;
+  llvm::Value* diag = b_.CreateAdd(qblk, i32(1));
+  return b_.CreateSelect(b_.CreateICmpULT(diag, nkv_), diag, nkv_);
+}
+
+// `rows` x D of a [B, H, S, D] tensor from row `row` of (b, h), in D / 64 boxes.
+void Emitter::loadBlock(llvm::Value* at, llvm::Value* map, llvm::Value* bar, llvm::Value* row, llvm::Value* b,
+                        llvm::Value* h, unsigned rows) {
+  for (unsigned box = 0; box < lay_.d / kBox; ++box)
+    ptx::tmaLoad4d(b_, b_.CreateAdd(at, i32(box * rows * 128)), map, bar, {i32(box * kBox), row, h, b});
+}
+
+void Emitter::producer() {
+  ptx::setMaxRegisters(b_, false, kProducerRegs);
+  llvm::Value *mapQ = tensorMap(0), *mapK = tensorMap(1), *mapV = tensorMap(2);
+  ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] {
+    forLoop(ptx::blockIdX(b_), units_, ptx::gridDimX(b_), "units", [&](llvm::Value* u) {
+      llvm::Value *b, *h, *qblk;
+      unitOf(u, b, h, qblk);
+      // The consumers are done with the previous unit's Q (the first wait passes).
+      ptx::mbarrierWait(b_, barrier(1), b_.CreateXor(load(qPhase_), i32(1)));
+      ptx::mbarrierArriveExpectTx(b_, barrier(0), lay_.qBytes());
+      loadBlock(smem_, mapQ, barrier(0), b_.CreateMul(qblk, i32(kBM)), b, h, kBM);
+      b_.CreateStore(b_.CreateXor(load(qPhase_), i32(1)), qPhase_);
+      forLoop(i32(0), blocksOf(qblk), i32(1), "kv", [&](llvm::Value* j) {
+        llvm::Value* s = load(stage_);
+        ptx::mbarrierWait(b_, empty(s), b_.CreateXor(load(phase_), i32(1)));
+        llvm::Value* row = b_.CreateMul(j, i32(kBN));
+        ptx::mbarrierArriveExpectTx(b_, fullK(s), lay_.kvBytes());
+        loadBlock(slot(&Layout::k, s), mapK, fullK(s), row, b, h, kBN);
+        ptx::mbarrierArriveExpectTx(b_, fullV(s), lay_.kvBytes());
+        loadBlock(slot(&Layout::v, s), mapV, fullV(s), row, b, h, kBN);
+        advance();
+      });
+    });
+  });
+}
+
+// S = Q K^T for consumer c's 64 rows and the 128 keys of stage s: 64 f32 a thread.
+std::vector<llvm::Value*> Emitter::scores(llvm::Value* c, llvm::Value* s) {
+  const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
+  std::vector<llvm::Value*> acc(kBN / 2, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
+  llvm::Value* q0 = b_.CreateAdd(smem_, b_.CreateMul(c, i32(64 * 128)));
+  llvm::Value* k0 = slot(&Layout::k, s);
+  ptx::wgmmaFence(b_);
+  for (unsigned kk = 0; kk < lay_.d / 16; ++kk) {
+    // Both K-major: box kk / 4 (64 columns of D), 32 bytes per k16 step inside it.
+    unsigned within = (kk % 4) * 32;
+    llvm::Value* da = ptx::wgmmaDescriptor(b_, b_.CreateAdd(q0, i32((kk / 4) * kBM * 128 + within)), 16, 1024);
+    llvm::Value* db = ptx::wgmmaDescriptor(b_, b_.CreateAdd(k0, i32((kk / 4) * kBN * 128 + within)), 16, 1024);
+    acc = ptx::wgmma(b_, kBN, type, acc, da, db, /*transB=*/false, /*accumulate=*/kk > 0);
+  }
+  ptx::wgmmaCommit(b_);
+  ptx::wgmmaWait(b_, 0);
+  return acc;
+}
+
+// Query row of accumulator half `half` (0: registers 4i, 4i+1; 1: 4i+2, 4i+3) of this thread.
+llvm::Value* Emitter::rowOf(llvm::Value* c, llvm::Value* qblk, unsigned half) {
+  llvm::Value* warp = b_.CreateLShr(tid_, 5);
+  llvm::Value* lane = b_.CreateAnd(tid_, i32(31));
+  llvm::Value* r = b_.CreateAdd(b_.CreateMul(warp, i32(16)), b_.CreateAdd(b_.CreateLShr(lane, 2), i32(8 * half)));
+  return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(qblk, i32(kBM)), b_.CreateMul(c, i32(64))), r);
+}
+
+// Keys at or past S, and (causal) keys after the query row, get -inf.
+void Emitter::mask(std::vector<llvm::Value*>& t, llvm::Value* j, llvm::Value* qblk, llvm::Value* c) {
+  llvm::Value* lane = b_.CreateAnd(tid_, i32(31));
+  llvm::Value* col0 = b_.CreateAdd(b_.CreateMul(j, i32(kBN)), b_.CreateMul(b_.CreateAnd(lane, i32(3)), i32(2)));
+  llvm::Value* ninf = llvm::ConstantFP::getInfinity(b_.getFloatTy(), true);
+  for (unsigned half = 0; half < 2; ++half) {
+    llvm::Value* limit = S_;  // keys < limit survive
+    if (form_.causal) {
+      llvm::Value* next = b_.CreateAdd(rowOf(c, qblk, half), i32(1));
+      limit = b_.CreateSelect(b_.CreateICmpULT(next, S_), next, S_);
+    }
+    for (unsigned i = 0; i < kBN / 8; ++i)
+      for (unsigned e = 0; e < 2; ++e) {
+        unsigned reg = 4 * i + 2 * half + e;
+        llvm::Value* key = b_.CreateAdd(col0, i32(8 * i + e));
+        t[reg] = b_.CreateSelect(b_.CreateICmpULT(key, limit), t[reg], ninf);
+      }
+  }
+}
+
+llvm::Value* Emitter::quadReduce(llvm::Value* v, bool max) {
+  for (unsigned lanes : {1u, 2u}) {
+    llvm::Value* other = ptx::shuffleXor(b_, v, lanes);
+    v = max ? b_.CreateMaxNum(v, other) : b_.CreateFAdd(v, other);
+  }
+  return v;
+}
+
+// One key block: scores, online softmax in registers, O = O * alpha + P V.
+void Emitter::consumeBlock(llvm::Value* c, llvm::Value* j, llvm::Value* qblk) {
+  auto arrTy = [&](unsigned n) { return llvm::ArrayType::get(b_.getFloatTy(), n); };
+  auto at = [&](llvm::Value* arr, unsigned n, unsigned i) { return b_.CreateConstGEP2_32(arrTy(n), arr, 0, i); };
+  const unsigned nO = lay_.d / 2;
+  llvm::Value* s = load(stage_);
+  llvm::Value* ph = load(phase_);
+  ptx::mbarrierWait(b_, fullK(s), ph);
+  std::vector<llvm::Value*> t = scores(c, s);
+  for (auto& x : t) x = b_.CreateFMul(x, scaleLog2_);
+  // Mask the blocks that reach past S or (causal) the diagonal; the branch is uniform.
+  llvm::Value* end = b_.CreateMul(b_.CreateAdd(j, i32(1)), i32(kBN));
+  llvm::Value* partial = b_.CreateICmpUGT(end, S_);
+  if (form_.causal) partial = b_.CreateOr(partial, b_.CreateICmpEQ(j, qblk));
+  {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* masked = block("mask");
+    auto* join = block("mask.done");
+    b_.CreateCondBr(partial, masked, join);
+    b_.SetInsertPoint(masked);
+    std::vector<llvm::Value*> mt = t;
+    mask(mt, j, qblk, c);
+    llvm::BasicBlock* maskedEnd = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    for (size_t i = 0; i < t.size(); ++i) {
+      llvm::PHINode* phi = b_.CreatePHI(b_.getFloatTy(), 2);
+      phi->addIncoming(t[i], pre);
+      phi->addIncoming(mt[i], maskedEnd);
+      t[i] = phi;
+    }
+  }
+  std::vector<llvm::Value*> alpha(2);
+  for (unsigned half = 0; half < 2; ++half) {
+    llvm::Value* mx = llvm::ConstantFP::getInfinity(b_.getFloatTy(), true);
+    for (unsigned i = 0; i < kBN / 8; ++i)
+      for (unsigned e = 0; e < 2; ++e) mx = b_.CreateMaxNum(mx, t[4 * i + 2 * half + e]);
+    mx = quadReduce(mx, true);
+    llvm::Value* mOld = b_.CreateLoad(b_.getFloatTy(), at(m_, 2, half));
+    llvm::Value* mNew = b_.CreateMaxNum(mOld, mx);
+    // A row with every key masked so far keeps m = -inf; subtract 0 instead (p = 0, no NaN).
+    llvm::Value* mUse = b_.CreateSelect(
+        b_.CreateFCmpOEQ(mNew, llvm::ConstantFP::getInfinity(b_.getFloatTy(), true)),
+        llvm::ConstantFP::get(b_.getFloatTy(), 0.0), mNew);
+    alpha[half] = ptx::exp2Approx(b_, b_.CreateFSub(mOld, mUse));
+    b_.CreateStore(mNew, at(m_, 2, half));
+    llvm::Value* sum = llvm::ConstantFP::get(b_.getFloatTy(), 0.0);
+    for (unsigned i = 0; i < kBN / 8; ++i)
+      for (unsigned e = 0; e < 2; ++e) {
+        unsigned reg = 4 * i + 2 * half + e;
+        t[reg] = ptx::exp2Approx(b_, b_.CreateFSub(t[reg], mUse));
+        sum = b_.CreateFAdd(sum, t[reg]);
+      }
+    // This thread's part of the row sum; the quad's parts are added in the epilogue.
+    llvm::Value* l = b_.CreateLoad(b_.getFloatTy(), at(l_, 2, half));
+    b_.CreateStore(b_.CreateFAdd(b_.CreateFMul(l, alpha[half]), sum), at(l_, 2, half));
+  }
+  std::vector<llvm::Value*> o(nO);
+  for (unsigned i = 0; i < nO; ++i)
+    o[i] = b_.CreateFMul(b_.CreateLoad(b_.getFloatTy(), at(o_, nO, i)), alpha[(i / 2) % 2]);
+  // P in the 16-bit type, packed in pairs: k16 step kk is accumulator columns 16kk .. 16kk + 15,
+  // which are the register A fragment of that step as they lie.
+  llvm::Type* half16 = form_.in == ir::ScalarKind::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
+  auto* pairTy = llvm::FixedVectorType::get(half16, 2);
+  auto pack = [&](llvm::Value* x, llvm::Value* y) {
+    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getFloatTy(), 2));
+    v = b_.CreateInsertElement(b_.CreateInsertElement(v, x, uint64_t(0)), y, uint64_t(1));
+    return b_.CreateBitCast(b_.CreateFPTrunc(v, pairTy), b_.getInt32Ty());
+  };
+  // Every register operand is written before the fence, so that the wgmmas issue back to back
+  // (a register written between two of them makes ptxas insert a warpgroup.arrive, C7519).
+  std::vector<std::vector<llvm::Value*>> a(kBN / 16);
+  for (unsigned kk = 0; kk < kBN / 16; ++kk)
+    for (unsigned r = 0; r < 4; ++r) a[kk].push_back(pack(t[8 * kk + 2 * r], t[8 * kk + 2 * r + 1]));
+  const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
+  ptx::mbarrierWait(b_, fullV(s), ph);
+  llvm::Value* v0 = slot(&Layout::v, s);
+  std::vector<llvm::Value*> db(kBN / 16);
+  for (unsigned kk = 0; kk < kBN / 16; ++kk)
+    // V MN-major: 16 key rows (2 KiB) per k16 step, 64-column boxes kBN * 128 bytes apart.
+    db[kk] = ptx::wgmmaDescriptor(b_, b_.CreateAdd(v0, i32(kk * 16 * 128)), kBN * 128, 1024);
+  ptx::wgmmaFence(b_);
+  for (unsigned kk = 0; kk < kBN / 16; ++kk) o = ptx::wgmmaRegA(b_, lay_.d, type, o, a[kk], db[kk], /*transB=*/true);
+  ptx::wgmmaCommit(b_);
+  ptx::wgmmaWait(b_, 0);
+  for (unsigned i = 0; i < nO; ++i) b_.CreateStore(o[i], at(o_, nO, i));
+  // The stage's K and V are read: one arrival per consumer warpgroup.
+  ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] { ptx::mbarrierArrive(b_, empty(s)); });
+  advance();
+}
+
+void Emitter::consumer(llvm::Value* wg) {
+  ptx::setMaxRegisters(b_, true, kConsumerRegs);
+  llvm::Value* c = b_.CreateSub(wg, i32(1));  // rows 64c .. 64c + 63 of the query block
+  const unsigned nO = lay_.d / 2;
+  forLoop(ptx::blockIdX(b_), units_, ptx::gridDimX(b_), "units", [&](llvm::Value* u) {
+    llvm::Value *b, *h, *qblk;
+    unitOf(u, b, h, qblk);
+    auto* f32 = b_.getFloatTy();
+    for (unsigned i = 0; i < nO; ++i)
+      b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, nO), o_, 0, i));
+    for (unsigned i = 0; i < 2; ++i) {
+      b_.CreateStore(llvm::ConstantFP::getInfinity(f32, true), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), m_, 0, i));
+      b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), l_, 0, i));
+    }
+    ptx::mbarrierWait(b_, barrier(0), load(qPhase_));
+    forLoop(i32(0), blocksOf(qblk), i32(1), "kv", [&](llvm::Value* j) { consumeBlock(c, j, qblk); });
+    // Q is read (every wgmma of this warpgroup has completed): the producer may load the next.
+    ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] { ptx::mbarrierArrive(b_, barrier(1)); });
+    b_.CreateStore(b_.CreateXor(load(qPhase_), i32(1)), qPhase_);
+    epilogue(c, b, h, qblk);
+  });
+}
+
+// O = acc / l converted to O's type, rows < S only; LSE = (m + log2 l) ln 2 from one lane a quad.
+void Emitter::epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Value* qblk) {
+  auto* f32 = b_.getFloatTy();
+  const unsigned nO = lay_.d / 2;
+  llvm::Type* outTy = paramType(func_.body().arg(form_.o)->type->elem);
+  llvm::Value* lane = b_.CreateAnd(tid_, i32(31));
+  llvm::Value* col0 = b_.CreateMul(b_.CreateAnd(lane, i32(3)), i32(2));
+  auto i64 = [&](llvm::Value* v) { return b_.CreateZExt(v, b_.getInt64Ty()); };
+  // (data, element offset of (b, h)) of a [B, H, S, ...] parameter.
+  auto base = [&](int param) {
+    llvm::Value* off = b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)),
+                                    b_.CreateMul(i64(h), tensorField(param, 2, 1)));
+    return std::make_pair(b_.CreateAddrSpaceCast(tensorField(param, 0, 0), b_.getPtrTy(1)), off);
+  };
+  auto [oData, oOff] = base(form_.o);
+  llvm::Value* oRow = tensorField(form_.o, 2, 2);
+  llvm::Value* oCol = tensorField(form_.o, 2, 3);
+  for (unsigned half = 0; half < 2; ++half) {
+    llvm::Value* row = rowOf(c, qblk, half);
+    llvm::Value* l = quadReduce(b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), l_, 0, half)), false);
+    llvm::Value* inv = b_.CreateFDiv(llvm::ConstantFP::get(f32, 1.0), l);
+    ifThen(b_.CreateICmpULT(row, S_), [&] {
+      llvm::Value* rowOff = b_.CreateAdd(oOff, b_.CreateMul(i64(row), oRow));
+      for (unsigned i = 0; i < lay_.d / 8; ++i)
+        for (unsigned e = 0; e < 2; ++e) {
+          unsigned reg = 4 * i + 2 * half + e;
+          llvm::Value* x = b_.CreateFMul(
+              b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, nO), o_, 0, reg)), inv);
+          if (!outTy->isFloatTy()) x = b_.CreateFPTrunc(x, outTy);
+          llvm::Value* col = b_.CreateAdd(col0, i32(8 * i + e));
+          b_.CreateStore(x, b_.CreateGEP(outTy, oData, b_.CreateAdd(rowOff, b_.CreateMul(i64(col), oCol))));
+        }
+      if (form_.lse < 0) return;
+      ifThen(b_.CreateICmpEQ(b_.CreateAnd(lane, i32(3)), i32(0)), [&] {
+        auto [lData, lOff] = base(form_.lse);
+        llvm::Value* m = b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), m_, 0, half));
+        llvm::Value* log2l = ptx::log2Approx(b_, l);
+        llvm::Value* lse = b_.CreateFMul(b_.CreateFAdd(m, log2l), llvm::ConstantFP::get(f32, std::log(2.0)));
+        // m is max(s) * scale * log2(e) (0 for an all-masked row, which has none here).
+        llvm::Value* at = b_.CreateAdd(lOff, b_.CreateMul(i64(row), tensorField(form_.lse, 2, 2)));
+        b_.CreateStore(lse, b_.CreateGEP(f32, lData, at));
+      });
+    });
+  }
+}
+
+bool Emitter::emit() {
+  declare(variantEntry(func_.funcName(), lay_.d), 3, kThreads);
+  b_.SetInsertPoint(block("entry"));
+  auto* f32 = b_.getFloatTy();
+  stage_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "stage");
+  phase_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "phase");
+  qPhase_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "qphase");
+  o_ = b_.CreateAlloca(llvm::ArrayType::get(f32, lay_.d / 2), nullptr, "o");
+  m_ = b_.CreateAlloca(llvm::ArrayType::get(f32, 2), nullptr, "m");
+  l_ = b_.CreateAlloca(llvm::ArrayType::get(f32, 2), nullptr, "l");
+  for (llvm::Value* a : {stage_, phase_, qPhase_}) b_.CreateStore(i32(0), a);
+  llvm::Value* tid = ptx::threadIdX(b_);
+  llvm::Value* wg = b_.CreateLShr(tid, 7);
+  tid_ = b_.CreateAnd(tid, i32(127));  // thread in its warpgroup
+  smem_ = sharedBase();
+  bars_ = b_.CreateAdd(smem_, i32(lay_.barriers()));
+  ifThen(b_.CreateICmpEQ(tid, i32(0)), [&] {
+    ptx::mbarrierInit(b_, barrier(0), 1);  // Q full: the producer's arrive (plus the TMA bytes)
+    ptx::mbarrierInit(b_, barrier(1), 2);  // Q empty: one arrive per consumer warpgroup
+    for (unsigned s = 0; s < lay_.stages; ++s) {
+      ptx::mbarrierInit(b_, fullK(i32(s)), 1);
+      ptx::mbarrierInit(b_, fullV(i32(s)), 1);
+      ptx::mbarrierInit(b_, empty(i32(s)), 2);
+    }
+    ptx::fenceMbarrierInit(b_);
+  });
+  ptx::blockBarrier(b_);
+  // Extents of Q (K and V have the same: the launch checks compare the kernel's symbols), in 32
+  // bits (TMA maps need extents below 2^31).
+  llvm::Value* B = b_.CreateTrunc(tensorField(form_.q, 1, 0), b_.getInt32Ty());
+  H_ = b_.CreateTrunc(tensorField(form_.q, 1, 1), b_.getInt32Ty());
+  S_ = b_.CreateTrunc(tensorField(form_.q, 1, 2), b_.getInt32Ty());
+  nq_ = b_.CreateUDiv(b_.CreateAdd(S_, i32(kBM - 1)), i32(kBM));
+  nkv_ = b_.CreateUDiv(b_.CreateAdd(S_, i32(kBN - 1)), i32(kBN));
+  units_ = b_.CreateMul(b_.CreateMul(B, H_), nq_);
+  scaleLog2_ = b_.CreateFMul(fn_->getArg(form_.scale), llvm::ConstantFP::get(f32, 1.4426950408889634));
+  auto* prod = block("producer");
+  auto* cons = block("consumer");
+  auto* exit = block("exit");
+  b_.CreateCondBr(b_.CreateICmpEQ(wg, i32(0)), prod, cons);
+  b_.SetInsertPoint(prod);
+  producer();
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(cons);
+  consumer(wg);
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  return true;
+}
+
+}  // namespace
+
+void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
+  size_t i = 0;
+  for (ir::Operation* f : m.funcs()) {
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
+    if (i >= kernels.size()) break;
+    KernelInterface& k = kernels[i++];
+    auto form = formOf(f);
+    if (!form) {
+      // -Rpass-missed=tensor-cores: an attention-like kernel that keeps its portable form.
+      if (f->hasAttr(ir::AttrId::AttentionFormMissed))
+        k.remarks.push_back({diag::remark_no_attention_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionFormMissed)}});
+      continue;
+    }
+    std::string dims;
+    for (unsigned d : headDims(f, *form)) {
+      Layout lay = layoutFor(d);
+      GpuVariant v;
+      v.entry = variantEntry(f->funcName(), d);
+      v.minSm = 90;
+      v.threads = kThreads;
+      v.sharedBytes = lay.sharedBytes();
+      // Q, K, V: boxes of 64 columns x 128 rows of the [B, H, S, D] view, for exactly this D.
+      for (int p : {form->q, form->k, form->v}) {
+        TensorMapRequest r;
+        r.param = p;
+        r.box[0] = kBox;
+        r.box[1] = p == form->q ? kBM : kBN;
+        r.swizzle = 128;
+        r.innerExtent = d;
+        v.tensorMaps.push_back(r);
+      }
+      k.gpuVariants.push_back(v);
+      dims += (dims.empty() ? "" : " or ") + std::to_string(d);
+    }
+    if (!dims.empty())
+      k.remarks.push_back({diag::remark_attention_wgmma, f->loc, {k.name, std::to_string(kBM), std::to_string(kBN), dims}});
+  }
+}
+
+bool emitAttentionVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
+                           std::string& error) {
+  size_t i = 0;
+  for (ir::Operation* f : m.funcs()) {
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
+    if (i >= kernels.size()) break;
+    const KernelInterface& k = kernels[i++];
+    auto form = formOf(f);
+    if (!form) continue;
+    for (const GpuVariant& v : k.gpuVariants)
+      for (unsigned d : headDims(f, *form))
+        if (v.entry == variantEntry(f->funcName(), d) && !Emitter(out, *f, *form, d).emit()) {
+          error = "kernel '" + k.name + "' (sm_90a attention form): internal error";
+          return false;
+        }
+  }
+  return true;
+}
+
+}  // namespace tessera::codegen

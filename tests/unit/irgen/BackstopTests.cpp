@@ -1,0 +1,85 @@
+// The lowering's checks of what sema now refuses (issue 11: sema reports them, so that `--check`
+// and the editor show them): each program's sema error is set aside and the typed module is
+// lowered anyway, and the lowering must still refuse it with its own diagnostic rather than
+// build invalid Tile IR. These checks have no lit test of their own, since no source reaches
+// them past sema (tests/lit/irgen/diagnostic-coverage.test counts this file).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "frontend/Parser.h"
+#include "irgen/IRGen.h"
+#include "irgen/IRGenDiagnostics.h"
+#include "sema/Sema.h"
+#include "sema/SemaDiagnostics.h"
+
+using namespace tessera;
+
+namespace {
+
+std::vector<DiagID> ids(const StoringDiagnosticConsumer& s) {
+  std::vector<DiagID> out;
+  for (const Diagnostic& d : s.diagnostics) out.push_back(d.id);
+  return out;
+}
+
+// Sema's diagnostic ids for `text`, and the lowering's when it lowers the module all the same.
+struct Backstop {
+  std::vector<DiagID> sema, lowering;
+  explicit Backstop(const std::string& text) {
+    SourceManager sm;
+    ASTContext ast;
+    DiagnosticEngine semaDiags(sm);
+    StoringDiagnosticConsumer semaStore;
+    semaDiags.addConsumer(&semaStore);
+    semaDiags.setErrorLimit(0);
+    FileID f = sm.addBuffer("t.tessera", text);
+    Module* module = parseBuffer(sm, f, ast, semaDiags);
+    SemaContext sc(sm, ast);
+    analyzeModule(*module, sc, semaDiags);
+    sema = ids(semaStore);
+    DiagnosticEngine lowerDiags(sm);
+    StoringDiagnosticConsumer lowerStore;
+    lowerDiags.addConsumer(&lowerStore);
+    lowerToTileIR(*module, sc, lowerDiags);
+    lowering = ids(lowerStore);
+  }
+  static bool has(const std::vector<DiagID>& v, DiagID id) { return std::find(v.begin(), v.end(), id) != v.end(); }
+};
+
+}  // namespace
+
+TEST_CASE("a whole tensor[T] parameter used as a tile value: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel
+def whole(X: tensor[f32], Y: mut f32[n, m]):
+    Y[:] = tile.relu(X) + X[0, 0]
+)");
+  CHECK(Backstop::has(b.sema, diag::err_dynamic_tile_shape));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_dynamic_tile_shape));
+}
+
+TEST_CASE("a shared buffer of another shape carried through an if: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel tile[(128,)]
+def k(x: f32[n], y: mut f32[n]):
+    a = tshared.alloc[f32](128)
+    b = tshared.alloc[f32](64)
+    i = tile.linear_id()
+    buf = a
+    if x[0] > 0.0:
+        buf = b
+    y[i] = buf[0]
+)");
+  CHECK(Backstop::has(b.sema, diag::err_carried_type_change));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_type_change));
+}
+
+TEST_CASE("an unsized shared buffer read before any copy: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel tile[(128,)]
+def k(y: mut f32[n]):
+    buf = tile.alloc_shared[f32]()
+    i = tile.linear_id()
+    y[i] = buf[i]
+)");
+  CHECK(Backstop::has(b.sema, diag::err_shared_shape_unknown));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_shared_shape_unknown));
+}
