@@ -16,6 +16,7 @@
 #include "codegen/HopperAttention.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "codegen/HopperKernel.h"
@@ -32,7 +33,7 @@ namespace {
 // bytes: the 128-byte swizzle's row) by 128 rows.
 constexpr unsigned kBM = 128, kBN = 128, kBox = 64, kThreads = 384;
 constexpr unsigned kProducerRegs = 24, kConsumerRegs = 240;  // 24 * 128 + 240 * 256 = 168 * 384
-constexpr unsigned kBarrierBytes = 128;
+constexpr unsigned kBarrierBytes = 256;
 
 struct Form {
   int q = 0, k = 0, v = 0, o = 0, scale = 0, lse = -1;
@@ -97,14 +98,16 @@ public:
   bool emit();
 
 private:
-  // Barrier i: 0 Q full, 1 Q empty, then per stage K full, V full and empty.
+  // Barrier i: 0 Q full, 1 Q empty, then per stage K full, V full, K empty and V empty (K is
+  // released once Q K^T has completed, V once P V has: a stage's K slot refills a block earlier).
   llvm::Value* barrier(unsigned i) { return b_.CreateAdd(bars_, i32(8 * i)); }
   llvm::Value* barrier(unsigned first, llvm::Value* s) {
     return b_.CreateAdd(bars_, b_.CreateMul(b_.CreateAdd(s, i32(first)), i32(8)));
   }
   llvm::Value* fullK(llvm::Value* s) { return barrier(2, s); }
   llvm::Value* fullV(llvm::Value* s) { return barrier(2 + lay_.stages, s); }
-  llvm::Value* empty(llvm::Value* s) { return barrier(2 + 2 * lay_.stages, s); }
+  llvm::Value* emptyK(llvm::Value* s) { return barrier(2 + 2 * lay_.stages, s); }
+  llvm::Value* emptyV(llvm::Value* s) { return barrier(2 + 3 * lay_.stages, s); }
   llvm::Value* slot(unsigned (Layout::*at)(unsigned) const, llvm::Value* s) {
     return b_.CreateAdd(smem_, b_.CreateAdd(i32((lay_.*at)(0)), b_.CreateMul(s, i32(2 * lay_.kvBytes()))));
   }
@@ -118,8 +121,17 @@ private:
   void loadBlock(llvm::Value* at, llvm::Value* map, llvm::Value* bar, llvm::Value* row, llvm::Value* b,
                  llvm::Value* h, unsigned rows);
   void consumer(llvm::Value* c);
-  void consumeBlock(llvm::Value* c, llvm::Value* j, llvm::Value* qblk);
-  std::vector<llvm::Value*> scores(llvm::Value* c, llvm::Value* s);
+  void keyBlocks(llvm::Value* c, llvm::Value* qblk);
+  // One thread of the consumer warpgroup arrives on `bar` (its reads of that slot are complete).
+  void release(llvm::Value* bar) {
+    ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] { ptx::mbarrierArrive(b_, bar); });
+  }
+  std::vector<llvm::Value*> issueScores(llvm::Value* c, llvm::Value* s);
+  std::vector<llvm::Value*> vDescriptors(llvm::Value* s);
+  std::vector<llvm::Value*> issuePV(const std::vector<llvm::Value*>& o, const std::vector<llvm::Value*>& p,
+                                    const std::vector<llvm::Value*>& db);
+  std::pair<std::vector<llvm::Value*>, std::vector<llvm::Value*>> softmax(std::vector<llvm::Value*> t, llvm::Value* j,
+                                                                          llvm::Value* qblk, llvm::Value* c);
   void mask(std::vector<llvm::Value*>& t, llvm::Value* j, llvm::Value* qblk, llvm::Value* c);
   llvm::Value* quadReduce(llvm::Value* v, bool max);
   void epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Value* qblk);
@@ -132,6 +144,7 @@ private:
   llvm::Value *scaleLog2_ = nullptr;
   llvm::Value *stage_ = nullptr, *phase_ = nullptr, *qPhase_ = nullptr;  // allocas (i32)
   llvm::Value *o_ = nullptr, *m_ = nullptr, *l_ = nullptr;               // allocas (f32 arrays)
+  llvm::Value* p_ = nullptr;  // alloca: the previous block's packed P (i32 array)
 };
 
 void Emitter::advance() {
@@ -178,10 +191,12 @@ void Emitter::producer() {
       b_.CreateStore(b_.CreateXor(load(qPhase_), i32(1)), qPhase_);
       forLoop(i32(0), blocksOf(qblk), i32(1), "kv", [&](llvm::Value* j) {
         llvm::Value* s = load(stage_);
-        ptx::mbarrierWait(b_, empty(s), b_.CreateXor(load(phase_), i32(1)));
+        llvm::Value* free = b_.CreateXor(load(phase_), i32(1));
         llvm::Value* row = b_.CreateMul(j, i32(kBN));
+        ptx::mbarrierWait(b_, emptyK(s), free);
         ptx::mbarrierArriveExpectTx(b_, fullK(s), lay_.kvBytes());
         loadBlock(slot(&Layout::k, s), mapK, fullK(s), row, b, h, kBN);
+        ptx::mbarrierWait(b_, emptyV(s), free);
         ptx::mbarrierArriveExpectTx(b_, fullV(s), lay_.kvBytes());
         loadBlock(slot(&Layout::v, s), mapV, fullV(s), row, b, h, kBN);
         advance();
@@ -190,13 +205,13 @@ void Emitter::producer() {
   });
 }
 
-// S = Q K^T for consumer c's 64 rows and the 128 keys of stage s: 64 f32 a thread.
-std::vector<llvm::Value*> Emitter::scores(llvm::Value* c, llvm::Value* s) {
+// Issues S = Q K^T for consumer c's 64 rows and the 128 keys of stage s (64 f32 a thread, valid
+// after the group completes) and commits it as one wgmma group.
+std::vector<llvm::Value*> Emitter::issueScores(llvm::Value* c, llvm::Value* s) {
   const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
   std::vector<llvm::Value*> acc(kBN / 2, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
   llvm::Value* q0 = b_.CreateAdd(smem_, b_.CreateMul(c, i32(64 * 128)));
   llvm::Value* k0 = slot(&Layout::k, s);
-  ptx::wgmmaFence(b_);
   for (unsigned kk = 0; kk < lay_.d / 16; ++kk) {
     // Both K-major: box kk / 4 (64 columns of D), 32 bytes per k16 step inside it.
     unsigned within = (kk % 4) * 32;
@@ -205,8 +220,30 @@ std::vector<llvm::Value*> Emitter::scores(llvm::Value* c, llvm::Value* s) {
     acc = ptx::wgmma(b_, kBN, type, acc, da, db, /*transB=*/false, /*accumulate=*/kk > 0);
   }
   ptx::wgmmaCommit(b_);
-  ptx::wgmmaWait(b_, 0);
   return acc;
+}
+
+// Issues O += P V (P: 32 packed registers, the register A fragments of the 8 k16 steps; db: the
+// V block's descriptors, vDescriptors) and commits it. The descriptors are computed first: with only wgmmas between
+// the caller's fence and the commit, ptxas inserts no warpgroup.arrive (C7519).
+std::vector<llvm::Value*> Emitter::issuePV(const std::vector<llvm::Value*>& o, const std::vector<llvm::Value*>& p,
+                                           const std::vector<llvm::Value*>& db) {
+  const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
+  std::vector<llvm::Value*> acc = o;
+  for (unsigned kk = 0; kk < kBN / 16; ++kk)
+    acc = ptx::wgmmaRegA(b_, lay_.d, type, acc, {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]}, db[kk],
+                         /*transB=*/true);
+  ptx::wgmmaCommit(b_);
+  return acc;
+}
+
+// V MN-major: 16 key rows (2 KiB) per k16 step, 64-column boxes kBN * 128 bytes apart.
+std::vector<llvm::Value*> Emitter::vDescriptors(llvm::Value* s) {
+  llvm::Value* v0 = slot(&Layout::v, s);
+  std::vector<llvm::Value*> db(kBN / 16);
+  for (unsigned kk = 0; kk < kBN / 16; ++kk)
+    db[kk] = ptx::wgmmaDescriptor(b_, b_.CreateAdd(v0, i32(kk * 16 * 128)), kBN * 128, 1024);
+  return db;
 }
 
 // Query row of accumulator half `half` (0: registers 4i, 4i+1; 1: 4i+2, 4i+3) of this thread.
@@ -245,53 +282,50 @@ llvm::Value* Emitter::quadReduce(llvm::Value* v, bool max) {
   return v;
 }
 
-// One key block: scores, online softmax in registers, O = O * alpha + P V.
-void Emitter::consumeBlock(llvm::Value* c, llvm::Value* j, llvm::Value* qblk) {
-  auto arrTy = [&](unsigned n) { return llvm::ArrayType::get(b_.getFloatTy(), n); };
-  auto at = [&](llvm::Value* arr, unsigned n, unsigned i) { return b_.CreateConstGEP2_32(arrTy(n), arr, 0, i); };
-  const unsigned nO = lay_.d / 2;
-  llvm::Value* s = load(stage_);
-  llvm::Value* ph = load(phase_);
-  ptx::mbarrierWait(b_, fullK(s), ph);
-  std::vector<llvm::Value*> t = scores(c, s);
+// The online softmax of block j's scores t (64 f32 a thread, overwritten): scale, mask, row
+// maxima and the thread's partial row sums (m_, l_ updated). Returns alpha for the thread's two
+// rows and P rounded to the 16-bit type, packed in pairs (32 i32): k16 step kk is accumulator
+// columns 16kk .. 16kk + 15, which are the register A fragment of that step as they lie.
+std::pair<std::vector<llvm::Value*>, std::vector<llvm::Value*>> Emitter::softmax(std::vector<llvm::Value*> t,
+                                                                                llvm::Value* j, llvm::Value* qblk,
+                                                                                llvm::Value* c) {
+  auto* f32 = b_.getFloatTy();
+  auto at = [&](llvm::Value* arr, unsigned i) { return b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), arr, 0, i); };
   for (auto& x : t) x = b_.CreateFMul(x, scaleLog2_);
   // Mask the blocks that reach past S or (causal) the diagonal; the branch is uniform.
   llvm::Value* end = b_.CreateMul(b_.CreateAdd(j, i32(1)), i32(kBN));
   llvm::Value* partial = b_.CreateICmpUGT(end, S_);
   if (form_.causal) partial = b_.CreateOr(partial, b_.CreateICmpEQ(j, qblk));
-  {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* masked = block("mask");
-    auto* join = block("mask.done");
-    b_.CreateCondBr(partial, masked, join);
-    b_.SetInsertPoint(masked);
-    std::vector<llvm::Value*> mt = t;
-    mask(mt, j, qblk, c);
-    llvm::BasicBlock* maskedEnd = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-    for (size_t i = 0; i < t.size(); ++i) {
-      llvm::PHINode* phi = b_.CreatePHI(b_.getFloatTy(), 2);
-      phi->addIncoming(t[i], pre);
-      phi->addIncoming(mt[i], maskedEnd);
-      t[i] = phi;
-    }
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* masked = block("mask");
+  auto* join = block("mask.done");
+  b_.CreateCondBr(partial, masked, join);
+  b_.SetInsertPoint(masked);
+  std::vector<llvm::Value*> mt = t;
+  mask(mt, j, qblk, c);
+  llvm::BasicBlock* maskedEnd = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  for (size_t i = 0; i < t.size(); ++i) {
+    llvm::PHINode* phi = b_.CreatePHI(f32, 2);
+    phi->addIncoming(t[i], pre);
+    phi->addIncoming(mt[i], maskedEnd);
+    t[i] = phi;
   }
+  llvm::Value* ninf = llvm::ConstantFP::getInfinity(f32, true);
   std::vector<llvm::Value*> alpha(2);
   for (unsigned half = 0; half < 2; ++half) {
-    llvm::Value* mx = llvm::ConstantFP::getInfinity(b_.getFloatTy(), true);
+    llvm::Value* mx = ninf;
     for (unsigned i = 0; i < kBN / 8; ++i)
       for (unsigned e = 0; e < 2; ++e) mx = b_.CreateMaxNum(mx, t[4 * i + 2 * half + e]);
     mx = quadReduce(mx, true);
-    llvm::Value* mOld = b_.CreateLoad(b_.getFloatTy(), at(m_, 2, half));
+    llvm::Value* mOld = b_.CreateLoad(f32, at(m_, half));
     llvm::Value* mNew = b_.CreateMaxNum(mOld, mx);
     // A row with every key masked so far keeps m = -inf; subtract 0 instead (p = 0, no NaN).
-    llvm::Value* mUse = b_.CreateSelect(
-        b_.CreateFCmpOEQ(mNew, llvm::ConstantFP::getInfinity(b_.getFloatTy(), true)),
-        llvm::ConstantFP::get(b_.getFloatTy(), 0.0), mNew);
+    llvm::Value* mUse = b_.CreateSelect(b_.CreateFCmpOEQ(mNew, ninf), llvm::ConstantFP::get(f32, 0.0), mNew);
     alpha[half] = ptx::exp2Approx(b_, b_.CreateFSub(mOld, mUse));
-    b_.CreateStore(mNew, at(m_, 2, half));
-    llvm::Value* sum = llvm::ConstantFP::get(b_.getFloatTy(), 0.0);
+    b_.CreateStore(mNew, at(m_, half));
+    llvm::Value* sum = llvm::ConstantFP::get(f32, 0.0);
     for (unsigned i = 0; i < kBN / 8; ++i)
       for (unsigned e = 0; e < 2; ++e) {
         unsigned reg = 4 * i + 2 * half + e;
@@ -299,40 +333,76 @@ void Emitter::consumeBlock(llvm::Value* c, llvm::Value* j, llvm::Value* qblk) {
         sum = b_.CreateFAdd(sum, t[reg]);
       }
     // This thread's part of the row sum; the quad's parts are added in the epilogue.
-    llvm::Value* l = b_.CreateLoad(b_.getFloatTy(), at(l_, 2, half));
-    b_.CreateStore(b_.CreateFAdd(b_.CreateFMul(l, alpha[half]), sum), at(l_, 2, half));
+    llvm::Value* l = b_.CreateLoad(f32, at(l_, half));
+    b_.CreateStore(b_.CreateFAdd(b_.CreateFMul(l, alpha[half]), sum), at(l_, half));
   }
-  std::vector<llvm::Value*> o(nO);
-  for (unsigned i = 0; i < nO; ++i)
-    o[i] = b_.CreateFMul(b_.CreateLoad(b_.getFloatTy(), at(o_, nO, i)), alpha[(i / 2) % 2]);
-  // P in the 16-bit type, packed in pairs: k16 step kk is accumulator columns 16kk .. 16kk + 15,
-  // which are the register A fragment of that step as they lie.
   llvm::Type* half16 = form_.in == ir::ScalarKind::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
   auto* pairTy = llvm::FixedVectorType::get(half16, 2);
-  auto pack = [&](llvm::Value* x, llvm::Value* y) {
-    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getFloatTy(), 2));
-    v = b_.CreateInsertElement(b_.CreateInsertElement(v, x, uint64_t(0)), y, uint64_t(1));
-    return b_.CreateBitCast(b_.CreateFPTrunc(v, pairTy), b_.getInt32Ty());
+  std::vector<llvm::Value*> p;
+  for (unsigned r = 0; r < kBN / 4; ++r) {
+    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(f32, 2));
+    v = b_.CreateInsertElement(b_.CreateInsertElement(v, t[2 * r], uint64_t(0)), t[2 * r + 1], uint64_t(1));
+    p.push_back(b_.CreateBitCast(b_.CreateFPTrunc(v, pairTy), b_.getInt32Ty()));
+  }
+  return {alpha, p};
+}
+
+// The key blocks of a unit, two products in flight: block j's Q K^T is issued together with block
+// j - 1's P V, so that the softmax of block j runs while the tensor cores compute P V
+// (FlashAttention-3's intra-warpgroup pipeline). O is rescaled by block j's alpha once that
+// P V has completed; the last block's P V follows the loop.
+void Emitter::keyBlocks(llvm::Value* c, llvm::Value* qblk) {
+  auto* f32 = b_.getFloatTy();
+  const unsigned nO = lay_.d / 2, nP = kBN / 4;
+  auto oAt = [&](unsigned i) { return b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, nO), o_, 0, i); };
+  auto pAt = [&](unsigned i) { return b_.CreateConstGEP2_32(llvm::ArrayType::get(b_.getInt32Ty(), nP), p_, 0, i); };
+  auto loadAll = [&](llvm::Type* t, const std::function<llvm::Value*(unsigned)>& at, unsigned n) {
+    std::vector<llvm::Value*> v(n);
+    for (unsigned i = 0; i < n; ++i) v[i] = b_.CreateLoad(t, at(i));
+    return v;
   };
-  // Every register operand is written before the fence, so that the wgmmas issue back to back
-  // (a register written between two of them makes ptxas insert a warpgroup.arrive, C7519).
-  std::vector<std::vector<llvm::Value*>> a(kBN / 16);
-  for (unsigned kk = 0; kk < kBN / 16; ++kk)
-    for (unsigned r = 0; r < 4; ++r) a[kk].push_back(pack(t[8 * kk + 2 * r], t[8 * kk + 2 * r + 1]));
-  const char* type = form_.in == ir::ScalarKind::BF16 ? "bf16" : "f16";
-  ptx::mbarrierWait(b_, fullV(s), ph);
-  llvm::Value* v0 = slot(&Layout::v, s);
-  std::vector<llvm::Value*> db(kBN / 16);
-  for (unsigned kk = 0; kk < kBN / 16; ++kk)
-    // V MN-major: 16 key rows (2 KiB) per k16 step, 64-column boxes kBN * 128 bytes apart.
-    db[kk] = ptx::wgmmaDescriptor(b_, b_.CreateAdd(v0, i32(kk * 16 * 128)), kBN * 128, 1024);
+  auto storeP = [&](const std::vector<llvm::Value*>& p) {
+    for (unsigned i = 0; i < nP; ++i) b_.CreateStore(p[i], pAt(i));
+  };
+  // Block 0: its scores alone (O is zero: no rescale).
+  llvm::Value* s = load(stage_);
+  ptx::mbarrierWait(b_, fullK(s), load(phase_));
   ptx::wgmmaFence(b_);
-  for (unsigned kk = 0; kk < kBN / 16; ++kk) o = ptx::wgmmaRegA(b_, lay_.d, type, o, a[kk], db[kk], /*transB=*/true);
-  ptx::wgmmaCommit(b_);
+  std::vector<llvm::Value*> t = issueScores(c, s);
   ptx::wgmmaWait(b_, 0);
-  for (unsigned i = 0; i < nO; ++i) b_.CreateStore(o[i], at(o_, nO, i));
-  // The stage's K and V are read: one arrival per consumer warpgroup.
-  ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] { ptx::mbarrierArrive(b_, empty(s)); });
+  release(emptyK(s));
+  storeP(softmax(t, i32(0), qblk, c).second);
+  forLoop(i32(1), blocksOf(qblk), i32(1), "kv", [&](llvm::Value* j) {
+    llvm::Value* prev = load(stage_);
+    llvm::Value* prevPhase = load(phase_);
+    advance();
+    llvm::Value* cur = load(stage_);
+    ptx::mbarrierWait(b_, fullK(cur), load(phase_));
+    // V of the previous block landed long ago; waiting here keeps every operand register's
+    // definition before the fence (no warpgroup.arrive between the two products).
+    ptx::mbarrierWait(b_, fullV(prev), prevPhase);
+    std::vector<llvm::Value*> o = loadAll(f32, oAt, nO), p = loadAll(b_.getInt32Ty(), pAt, nP);
+    std::vector<llvm::Value*> db = vDescriptors(prev);
+    ptx::wgmmaFence(b_);
+    std::vector<llvm::Value*> sc = issueScores(c, cur);
+    o = issuePV(o, p, db);
+    ptx::wgmmaWait(b_, 1);  // the scores are in: this block's K is free
+    release(emptyK(cur));
+    auto [alpha, pNext] = softmax(sc, j, qblk, c);
+    ptx::wgmmaWait(b_, 0);  // P V is done: the previous block's V is free, O may be rescaled
+    release(emptyV(prev));
+    for (unsigned i = 0; i < nO; ++i) b_.CreateStore(b_.CreateFMul(o[i], alpha[(i / 2) % 2]), oAt(i));
+    storeP(pNext);
+  });
+  llvm::Value* last = load(stage_);
+  std::vector<llvm::Value*> o = loadAll(f32, oAt, nO), p = loadAll(b_.getInt32Ty(), pAt, nP);
+  std::vector<llvm::Value*> db = vDescriptors(last);
+  ptx::mbarrierWait(b_, fullV(last), load(phase_));
+  ptx::wgmmaFence(b_);
+  o = issuePV(o, p, db);
+  ptx::wgmmaWait(b_, 0);
+  for (unsigned i = 0; i < nO; ++i) b_.CreateStore(o[i], oAt(i));
+  release(emptyV(last));
   advance();
 }
 
@@ -351,7 +421,7 @@ void Emitter::consumer(llvm::Value* wg) {
       b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), l_, 0, i));
     }
     ptx::mbarrierWait(b_, barrier(0), load(qPhase_));
-    forLoop(i32(0), blocksOf(qblk), i32(1), "kv", [&](llvm::Value* j) { consumeBlock(c, j, qblk); });
+    keyBlocks(c, qblk);
     // Q is read (every wgmma of this warpgroup has completed): the producer may load the next.
     ifThen(b_.CreateICmpEQ(tid_, i32(0)), [&] { ptx::mbarrierArrive(b_, barrier(1)); });
     b_.CreateStore(b_.CreateXor(load(qPhase_), i32(1)), qPhase_);
@@ -415,6 +485,7 @@ bool Emitter::emit() {
   o_ = b_.CreateAlloca(llvm::ArrayType::get(f32, lay_.d / 2), nullptr, "o");
   m_ = b_.CreateAlloca(llvm::ArrayType::get(f32, 2), nullptr, "m");
   l_ = b_.CreateAlloca(llvm::ArrayType::get(f32, 2), nullptr, "l");
+  p_ = b_.CreateAlloca(llvm::ArrayType::get(b_.getInt32Ty(), kBN / 4), nullptr, "p");
   for (llvm::Value* a : {stage_, phase_, qPhase_}) b_.CreateStore(i32(0), a);
   llvm::Value* tid = ptx::threadIdX(b_);
   llvm::Value* wg = b_.CreateLShr(tid, 7);
@@ -427,7 +498,8 @@ bool Emitter::emit() {
     for (unsigned s = 0; s < lay_.stages; ++s) {
       ptx::mbarrierInit(b_, fullK(i32(s)), 1);
       ptx::mbarrierInit(b_, fullV(i32(s)), 1);
-      ptx::mbarrierInit(b_, empty(i32(s)), 2);
+      ptx::mbarrierInit(b_, emptyK(i32(s)), 2);  // one arrive per consumer warpgroup
+      ptx::mbarrierInit(b_, emptyV(i32(s)), 2);
     }
     ptx::fenceMbarrierInit(b_);
   });
