@@ -531,17 +531,14 @@ bool Emitter::emit() {
 }  // namespace
 
 void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
-  size_t i = 0;
-  for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
-    if (i >= kernels.size()) break;
-    KernelInterface& k = kernels[i++];
+  forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
+    KernelInterface& k = kernels[i];
     auto form = formOf(f);
     if (!form) {
       // -Rpass-missed=tensor-cores: an attention-like kernel that keeps its portable form.
       if (f->hasAttr(ir::AttrId::AttentionFormMissed))
         k.remarks.push_back({diag::remark_no_attention_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionFormMissed)}});
-      continue;
+      return true;
     }
     std::string dims;
     for (unsigned d : headDims(f, *form)) {
@@ -566,26 +563,24 @@ void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels)
     }
     if (!dims.empty())
       k.remarks.push_back({diag::remark_attention_wgmma, f->loc, {k.name, std::to_string(kBM), std::to_string(kBN), dims}});
-  }
+    return true;
+  });
 }
 
 bool emitAttentionVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
                            std::string& error) {
-  size_t i = 0;
-  for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
-    if (i >= kernels.size()) break;
-    const KernelInterface& k = kernels[i++];
+  return forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
+    const KernelInterface& k = kernels[i];
     auto form = formOf(f);
-    if (!form) continue;
+    if (!form) return true;
     for (const GpuVariant& v : k.gpuVariants)
       for (unsigned d : headDims(f, *form))
         if (v.entry == variantEntry(f->funcName(), d) && !Emitter(out, *f, *form, d).emit()) {
           error = "kernel '" + k.name + "' (sm_90a attention form): internal error";
           return false;
         }
-  }
-  return true;
+    return true;
+  });
 }
 
 }  // namespace tessera::codegen

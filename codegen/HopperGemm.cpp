@@ -430,11 +430,8 @@ bool Emitter::emit(std::string& error) {
 }  // namespace
 
 void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
-  size_t i = 0;
-  for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
-    if (i >= kernels.size()) break;
-    KernelInterface& k = kernels[i++];
+  forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
+    KernelInterface& k = kernels[i];
     k.gpuVariants.clear();
     auto form = formOf(f);
     if (!form) {
@@ -442,16 +439,16 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
       bool hasMma = false;
       f->walk([&](ir::Operation* op) { hasMma |= op->id == ir::OpId::TileMma; });
       if (hasMma) k.remarks.push_back({diag::remark_no_wgmma, f->loc, {k.name, ir::mmaFormMismatch(*f)}});
-      continue;
+      return true;
     }
     // Autotune candidates differ in the mma.sync form's tile sizes only; the Hopper form picks
     // its own, so they share their kernel's Hopper entries (one copy of the code, same bits).
     if (!k.autotuneOf.empty()) {
-      auto base = std::find_if(kernels.begin(), kernels.begin() + (i - 1),
+      auto base = std::find_if(kernels.begin(), kernels.begin() + i,
                                [&](const KernelInterface& b) { return b.name == k.autotuneOf; });
-      if (base != kernels.begin() + (i - 1) && !base->gpuVariants.empty()) {
+      if (base != kernels.begin() + i && !base->gpuVariants.empty()) {
         k.gpuVariants = base->gpuVariants;
-        continue;
+        return true;
       }
     }
     k.remarks.push_back({diag::remark_tensor_cores_wgmma, f->loc,
@@ -476,19 +473,17 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
         v.tensorMaps.push_back({form->b, {kBoxN, bk}, 128});
       k.gpuVariants.push_back(v);
     }
-  }
+    return true;
+  });
 }
 
 bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
                         std::string& error) {
-  size_t i = 0;
-  for (ir::Operation* f : m.funcs()) {
-    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
-    if (i >= kernels.size()) break;
-    const KernelInterface& k = kernels[i++];
-    if (k.gpuVariants.empty()) continue;
+  return forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
+    const KernelInterface& k = kernels[i];
+    if (k.gpuVariants.empty()) return true;
     auto form = formOf(f);
-    if (!form) continue;
+    if (!form) return true;
     for (const GpuVariant& v : k.gpuVariants) {
       if (v.entry != variantEntry(f->funcName(), v.cluster)) continue;  // shared with its kernel
       Emitter e(out, *f, *form, v.cluster);
@@ -497,8 +492,8 @@ bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kerne
         return false;
       }
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 }  // namespace tessera::codegen

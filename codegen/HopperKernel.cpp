@@ -4,6 +4,16 @@
 
 namespace tessera::codegen {
 
+bool forEachKernel(ir::Module& m, size_t count, const std::function<bool(ir::Operation*, size_t)>& visit) {
+  size_t i = 0;
+  for (ir::Operation* f : m.funcs()) {
+    if (!f->hasAttr(ir::AttrId::Kernel)) continue;
+    if (i >= count) break;
+    if (!visit(f, i++)) return false;
+  }
+  return true;
+}
+
 void HopperKernelBuilder::forLoop(llvm::Value* start, llvm::Value* end, llvm::Value* step, const char* name,
                                   const std::function<void(llvm::Value*)>& body, bool rolled) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();

@@ -13,6 +13,11 @@
 
 namespace tessera::codegen {
 
+// Visits the kernels of `m` in module order with their index in lowerKernels' list (the first
+// `count`), until `visit` returns false; returns whether every visit returned true. Each form
+// plans and emits its variants kernel by kernel through it.
+bool forEachKernel(ir::Module& m, size_t count, const std::function<bool(ir::Operation*, size_t)>& visit);
+
 class HopperKernelBuilder {
 public:
   HopperKernelBuilder(llvm::Module& out, ir::Operation& func)

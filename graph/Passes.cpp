@@ -21,6 +21,17 @@ const PassInfo kPasses[] = {
 
 }  // namespace
 
+void rewriteUntilFixed(Graph& g, const std::function<bool(Graph&, Node*)>& rewrite) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& n : g.nodes)
+      if (rewrite(g, n.get())) {
+        changed = true;
+        break;  // the node list changed under the iterator
+      }
+  }
+}
+
 std::vector<std::string> defaultPipeline() {
   std::vector<std::string> out;
   for (const PassInfo& p : kPasses) out.push_back(p.name);

@@ -1,6 +1,7 @@
 // The graph pipeline (graph/GraphPasses.def).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,10 @@ namespace tessera::graph {
 
 #define GRAPH_PASS(FN, NAME, DOC) bool run##FN(Graph& g, DiagnosticEngine& diags);
 #include "graph/GraphPasses.def"
+
+// Applies `rewrite` to nodes in order until it applies to none: after each rewrite the walk starts
+// again, since a rewrite may erase nodes the iteration holds. The pattern passes' driver.
+void rewriteUntilFixed(Graph& g, const std::function<bool(Graph&, Node*)>& rewrite);
 
 // The default pipeline, every pass of the table in order.
 std::vector<std::string> defaultPipeline();

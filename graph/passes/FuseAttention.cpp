@@ -71,15 +71,7 @@ bool tryFuse(Graph& g, Node* second) {
 }  // namespace
 
 bool runFuseAttention(Graph& g, DiagnosticEngine&) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (auto& n : g.nodes)
-      if (tryFuse(g, n.get())) {
-        changed = true;
-        break;
-      }
-  }
+  rewriteUntilFixed(g, tryFuse);
   return true;
 }
 

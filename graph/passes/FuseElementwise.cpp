@@ -91,15 +91,7 @@ bool tryFuse(Graph& g, Node* user) {
 }  // namespace
 
 bool runFuseElementwise(Graph& g, DiagnosticEngine&) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (auto& n : g.nodes)
-      if (tryFuse(g, n.get())) {
-        changed = true;
-        break;  // the list changed under the iterator
-      }
-  }
+  rewriteUntilFixed(g, tryFuse);
   return true;
 }
 
