@@ -72,13 +72,15 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     gpu.setTargetTriple(nvptxTriple());
     std::vector<KernelInterface> kernels;
     if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
-    // sm_90a images also get the Hopper forms of tile.mma loops (codegen/HopperGemm.cpp) and of
-    // attention (codegen/HopperAttention.cpp).
+    // sm_90a images also get the Hopper forms of tile.mma loops and chains of products
+    // (codegen/HopperGemm.cpp) and of attention (codegen/HopperAttention.cpp).
     bool hopper = false;
     for (const GpuArch& arch : opts.archs) hopper |= arch.archSpecific && arch.sm == 90;
     if (hopper) {
       planHopperVariants(m, kernels);
       planAttentionVariants(m, kernels);
+    } else {
+      remarkChainsWithoutHopper(m, kernels);
     }
     out.gpuLLVM = printLLVM(gpu);
     host.kernels = kernels;

@@ -560,6 +560,7 @@ bool planChain(ir::Operation* f, KernelInterface& k) {
   k.remarks.push_back({diag::remark_chain_wgmma, f->loc,
                        {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(first.bk()),
                         epilogue.empty() ? "rounding" : epilogue, ir::printType(first.outElem)}});
+  k.remarks.push_back({diag::remark_chain_launch_test, f->loc, {k.name, "8"}});
   return true;
 }
 
@@ -600,6 +601,18 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
       v.cluster = cluster;
       k.gpuVariants.push_back(v);
     }
+    return true;
+  });
+}
+
+void remarkChainsWithoutHopper(ir::Module& m, std::vector<KernelInterface>& kernels) {
+  forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
+    if (f->hasAttr(ir::AttrId::ChainForm))
+      kernels[i].remarks.push_back({diag::remark_no_chain_form, f->loc,
+                                    {kernels[i].name, "no sm_90a among the GPU targets (--gpu)"}});
+    else if (f->hasAttr(ir::AttrId::ChainFormMissed))
+      kernels[i].remarks.push_back({diag::remark_no_chain_form, f->loc,
+                                    {kernels[i].name, f->strAttr(ir::AttrId::ChainFormMissed)}});
     return true;
   });
 }

@@ -22,6 +22,10 @@ namespace tessera::codegen {
 // (`kernels` in module order, as lowerKernels returns them).
 void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels);
 
+// Without an sm_90a target: the -Rpass-missed=tensor-cores remark of each chain of products
+// (ir/passes/ChainForm.cpp) that keeps the portable form.
+void remarkChainsWithoutHopper(ir::Module& m, std::vector<KernelInterface>& kernels);
+
 // Emits the variants planned by planHopperVariants into `out`, an sm_90a module.
 bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
                         std::string& error);

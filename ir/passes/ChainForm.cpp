@@ -29,6 +29,11 @@ namespace {
 
 bool isOp(const Value* v, OpId id) { return v && v->defOp && v->defOp->id == id; }
 
+bool isZero(const Value* v) {
+  const Attribute* a = constantOf(v);
+  return a && a->kind == AttrKind::Int && a->i == 0;
+}
+
 int paramIndex(const Value* v, Block& body) {
   if (!v || !v->isBlockArg() || v->ownerBlock != &body) return -1;
   return static_cast<int>(v->index);
@@ -92,7 +97,7 @@ bool coversRows(Operation* loop, Value* Out, const Dim& rowsPerBlock) {
   bool dimOk = isOp(end, OpId::MemDim) && end->defOp->operand(0) == Out && end->defOp->intAttr(AttrId::Axis, -1) == 0;
   if (!dimOk) {
     const Attribute* e = constantOf(end);
-    dimOk = e && Out->type->shape[0].isStatic() && e->i == Out->type->shape[0].size;
+    dimOk = e && e->kind == AttrKind::Int && Out->type->shape[0].isStatic() && e->i == Out->type->shape[0].size;
   }
   return dimOk && scaled(loop->operand(0), OpId::TileGroupId) && scaled(loop->operand(2), OpId::TileNumGroups);
 }
@@ -126,16 +131,17 @@ bool matchChain(Operation* func, Chain& c, std::string& why) {
   // Out's rows: the store's target is Out[rows:, 0:] or a full slice of it.
   Value* dst = store->operand(1);
   if (isOp(dst, OpId::MemSlice) && dst->defOp->numOperands() == 3 && isOp(dst->defOp->operand(0), OpId::MemSlice)) {
-    const Attribute* r0 = constantOf(dst->defOp->operand(1));
-    const Attribute* c0 = constantOf(dst->defOp->operand(2));
-    if (!r0 || !c0 || r0->i != 0 || c0->i != 0 || dst->type->shape != dst->defOp->operand(0)->type->shape) return false;
+    if (!isZero(dst->defOp->operand(1)) || !isZero(dst->defOp->operand(2)) ||
+        dst->type->shape != dst->defOp->operand(0)->type->shape)
+      return false;
     dst = dst->defOp->operand(0);
   }
   auto rowSlice = [&](Value* s) -> Value* {
     if (!isOp(s, OpId::MemSlice) || s->defOp->numOperands() != 3 || s->defOp->operand(1) != rows) return nullptr;
-    const Attribute* c0 = constantOf(s->defOp->operand(2));
     Value* t = s->defOp->operand(0);
-    if (!c0 || c0->i != 0 || !isMatrix(t) || s->type->shape[1] != t->type->shape[1]) return nullptr;
+    if (!isZero(s->defOp->operand(2)) || !isMatrix(t) || s->type->shape.size() != 2 ||
+        s->type->shape[1] != t->type->shape[1])
+      return nullptr;
     return t;
   };
   Value* Out = rowSlice(dst);
