@@ -10,9 +10,11 @@ int main() {
   std::vector<float> x = exec::randomFloats(n, -4.0f, 4.0f);
   bool ok = true;
   exec::DeviceArray<float> dx(x);
+  tessera_launch_options one{};  // one group: the kernels address the first 128 elements
+  one.grid[0] = one.grid[1] = one.grid[2] = 1;
   for (int trips : {0, 1, 5}) {
     exec::DeviceArray<float> dy(std::vector<float>(n, 0.0f));
-    exec::check(carried_values::loop_view(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), trips), "loop_view");
+    exec::check(carried_values::loop_view(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), trips, &one), "loop_view");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> want(n);
     for (int64_t i = 0; i < n; ++i) {
@@ -25,7 +27,7 @@ int main() {
   }
   for (float s : {-1.0f, 0.75f}) {
     exec::DeviceArray<float> dy(std::vector<float>(n, 0.0f));
-    exec::check(carried_values::if_view(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), s), "if_view");
+    exec::check(carried_values::if_view(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), s, &one), "if_view");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> want(n);
     for (int64_t i = 0; i < n; ++i) want[i] = s > 0.0f ? x[i] * s : x[i];
@@ -34,7 +36,7 @@ int main() {
   }
   for (int flag : {0, 1}) {
     exec::DeviceArray<float> dy(std::vector<float>(n, 0.0f));
-    exec::check(carried_values::one_path_copy(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), flag), "one_path_copy");
+    exec::check(carried_values::one_path_copy(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), flag, &one), "one_path_copy");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> want(n);
     for (int64_t i = 0; i < n; ++i) want[i] = flag > 0 ? x[i] * 2.0f : -1.0f;
