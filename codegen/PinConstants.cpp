@@ -32,10 +32,16 @@ namespace {
 // lifetime, and row kernels near their register budget would spill.
 constexpr unsigned kMaxPinned = 16;
 
+// The ABI's launch_tiles: the third parameter from the end of a kernel (docs/abi.md, section 4),
+// never negative. Found by position, not by name alone: a user parameter of that name would take
+// the name and the ABI's would become launch_tiles1.
 llvm::Argument* launchTilesArg(llvm::Function& f) {
-  for (llvm::Argument& a : f.args())
-    if (a.getName() == "launch_tiles" && a.getType()->isIntegerTy(64)) return &a;
-  return nullptr;
+  if (f.arg_size() < 3) return nullptr;
+  llvm::Argument* a = f.getArg(f.arg_size() - 3);
+  bool abi = a->getName() == "launch_tiles" && a->getType()->isIntegerTy(64) &&
+             f.getArg(f.arg_size() - 2)->getName() == "workspace_base" &&
+             f.getArg(f.arg_size() - 1)->getName() == "workspace_group_bytes";
+  return abi ? a : nullptr;
 }
 
 bool isConst(llvm::Value* v) { return llvm::isa<llvm::ConstantFP>(v) || llvm::isa<llvm::ConstantInt>(v); }
