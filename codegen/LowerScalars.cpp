@@ -78,7 +78,7 @@ bool Lowering::lowerMath(ir::Operation& op) {
     case OpId::MathFloor: r = unary(llvm::Intrinsic::floor); break;
     case OpId::MathCeil: r = unary(llvm::Intrinsic::ceil); break;
     case OpId::MathAbs: r = unary(llvm::Intrinsic::fabs); break;
-    case OpId::MathRelu: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, llvm::ConstantFP::get(ct, 0.0)); break;
+    case OpId::MathRelu: r = floatMinMax(true, x, llvm::ConstantFP::get(ct, 0.0)); break;
     case OpId::MathFma:
       r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {x, in(get(op.operand(1))), in(get(op.operand(2)))});
       break;
