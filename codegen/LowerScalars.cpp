@@ -1,13 +1,14 @@
 // Scalar arithmetic that needs more than one LLVM instruction: math functions, total integer
 // division and shifts (docs/language.md "Integer semantics"), and conversions between every
 // pair of dtypes, including the software formats (MiniFloat.h), scales and rounding policies.
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "codegen/Lowering.h"
 #include "codegen/MiniFloat.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
-#include "llvm/IR/PatternMatch.h"
 
 namespace tessera::codegen::detail {
 
@@ -24,18 +25,35 @@ namespace {
 // as sqrt.rn.f32 (checked on an H100 over every f32 from 0 to +inf; docs/codegen.md, "Square
 // roots of clamped values") and so as the CPU executor's sqrtf. Returns null where the range is
 // not known.
-llvm::Value* sqrtOfClamped(llvm::IRBuilder<>& b, llvm::Value* x) {
-  using namespace llvm::PatternMatch;
-  const llvm::APFloat* lo = nullptr;
-  const llvm::APFloat* hi = nullptr;
-  llvm::Value* y = nullptr;
-  bool twoSided = match(x, m_Intrinsic<llvm::Intrinsic::minnum>(
-                               m_Intrinsic<llvm::Intrinsic::maxnum>(m_Value(y), m_APFloat(lo)), m_APFloat(hi)));
-  if (!twoSided && !match(x, m_Intrinsic<llvm::Intrinsic::maxnum>(m_Value(y), m_APFloat(lo)))) return nullptr;
-  float least = 0x1p-100f;
-  if (!x->getType()->isFloatTy() || lo->convertToFloat() < least || (hi && !hi->isFinite()) ||
-      (hi && hi->convertToFloat() < lo->convertToFloat()))
+// The constant an operand is, if it is one.
+std::optional<double> constantOf(ir::Value* v) {
+  if (!v->defOp || v->defOp->id != OpId::ArithConstant) return std::nullopt;
+  return v->defOp->attr(ir::AttrId::Value)->f;
+}
+
+// [lo, hi] of a Tile IR value min(max(y, lo), hi) (either operand order; hi = +inf for max(y, lo)
+// alone), or nullopt.
+std::optional<std::pair<double, double>> clampOf(ir::Value* v) {
+  double hi = HUGE_VAL;
+  ir::Operation* op = v->defOp;
+  if (op && op->id == OpId::ArithMinF) {
+    auto c0 = constantOf(op->operand(0)), c1 = constantOf(op->operand(1));
+    if (!c0 == !c1) return std::nullopt;
+    hi = c0 ? *c0 : *c1;
+    op = (c0 ? op->operand(1) : op->operand(0))->defOp;
+  }
+  if (!op || op->id != OpId::ArithMaxF) return std::nullopt;
+  auto c0 = constantOf(op->operand(0)), c1 = constantOf(op->operand(1));
+  if (!c0 == !c1) return std::nullopt;
+  return std::make_pair(c0 ? *c0 : *c1, hi);
+}
+
+llvm::Value* sqrtOfClamped(llvm::IRBuilder<>& b, llvm::Value* x, ir::Value* source) {
+  auto range = clampOf(source);
+  if (!range || !x->getType()->isFloatTy() || range->first < 0x1p-100 || range->second < range->first ||
+      (range->second != HUGE_VAL && range->second > 3.4028234663852886e38))
     return nullptr;
+  bool twoSided = range->second != HUGE_VAL;
   llvm::Type* t = x->getType();
   llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rsqrt_approx_ftz_f, {}, {x});
   llvm::Value* s = b.CreateFMul(x, r);
@@ -71,7 +89,7 @@ bool Lowering::lowerMath(ir::Operation& op) {
   llvm::Value* r = nullptr;
   switch (op.id) {
     case OpId::MathSqrt:
-      if (hooks_->isGpu() && !widen) r = sqrtOfClamped(b_, x);
+      if (hooks_->isGpu() && !widen) r = sqrtOfClamped(b_, x, op.operand(0));
       if (!r) r = unary(llvm::Intrinsic::sqrt);
       break;
     case OpId::MathRsqrt: r = b_.CreateFDiv(llvm::ConstantFP::get(ct, 1.0), unary(llvm::Intrinsic::sqrt)); break;
