@@ -218,9 +218,8 @@ int run(const DriverOptions& opts) {
     if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(*module, sema, *lowered, diags);
     // Host functions: their generated kernels join the module, their entry points the object.
     std::vector<codegen::HostEntry> entries;
-    bool hostOk = true;
-    if (lowered && graphs && !diags.hasErrors())
-      hostOk = compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
+    bool hostOk = !lowered || !graphs || diags.hasErrors() ||
+                  compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
     if (!lowered || !hostOk || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
       diags.finish();
       if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output
