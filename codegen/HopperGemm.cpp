@@ -17,6 +17,7 @@
 
 #include <algorithm>
 
+#include <array>
 #include <functional>
 #include <optional>
 
@@ -57,10 +58,25 @@ constexpr unsigned kProducerRegs = 40, kConsumerRegs = 232;
 constexpr unsigned kClusters16[] = {1};
 constexpr unsigned kClusters8[] = {2, 1};
 
+// (parameter, axis) that an extent of the product is read from.
+struct ExtentOf {
+  int param = 0;
+  unsigned axis = 0;
+};
+
 struct Form {
   int a = 0, b = 0, c = 0;
   bool tb = false;  // B given K-major (`Bt.T`)
   ir::ScalarKind in = ir::ScalarKind::BF16, out = ir::ScalarKind::F32;
+  ir::Type outElem = nullptr;  // what C holds
+  ExtentOf m, n, k;            // M and N of C, K of the product
+  // A step of a chain of products (ir/passes/ChainForm.cpp): C is the scratch matrix (the entry's
+  // workspace argument, row-major M x N) instead of parameter c; the epilogue adds `bias` (a
+  // rank-1 parameter along N, -1: none) and applies relu before rounding.
+  bool cScratch = false;
+  int bias = -1;
+  bool relu = false;
+  std::string entrySuffix = "__sm90a";
   // @scale of A times @scale of B over C's (stored values are value / scale): the product is
   // scaled once, in the epilogue.
   double scale = 1;
@@ -84,6 +100,10 @@ std::optional<Form> formOf(ir::Operation* f) {
   }
   form.in = ir::baseScalar(body.arg(form.a)->type->elem);
   form.out = ir::baseScalar(body.arg(form.c)->type->elem);
+  form.outElem = body.arg(form.c)->type->elem;
+  form.m = {form.c, 0};
+  form.n = {form.c, 1};
+  form.k = {form.a, 1};
   bool in16 = form.in == ir::ScalarKind::BF16 || form.in == ir::ScalarKind::F16;
   bool out = form.out == ir::ScalarKind::F32 || form.out == ir::ScalarKind::BF16 || form.out == ir::ScalarKind::F16;
   if (!(in16 || (form.fp8() && form.tb)) || !out || ir::baseScalar(body.arg(form.b)->type->elem) != form.in)
@@ -102,11 +122,50 @@ std::optional<Form> formOf(ir::Operation* f) {
   return form;
 }
 
+// The two steps of a chain of products (chain_form = [x, w1, b1, w2, b2, out, relu]):
+// scratch = relu?(X W1 + b1) rounded to X's type, then Out = scratch W2 + b2.
+std::optional<std::array<Form, 2>> chainOf(ir::Operation* f) {
+  const ir::Attribute* at = f->attr(ir::AttrId::ChainForm);
+  if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 7 || f->regions.empty()) return std::nullopt;
+  ir::Block& body = f->body();
+  const int n = static_cast<int>(body.numArgs());
+  int x = static_cast<int>(at->array[0].i), w1 = static_cast<int>(at->array[1].i), b1 = static_cast<int>(at->array[2].i),
+      w2 = static_cast<int>(at->array[3].i), b2 = static_cast<int>(at->array[4].i), out = static_cast<int>(at->array[5].i);
+  auto tensorOf = [&](int i, size_t rank) {
+    if (i < 0 || i >= n) return false;
+    ir::Type t = body.arg(i)->type;
+    return t->kind == ir::TypeKind::Tensor && t->shape.size() == rank && t->elem;
+  };
+  if (!tensorOf(x, 2) || !tensorOf(w1, 2) || !tensorOf(w2, 2) || !tensorOf(out, 2) || (b1 >= 0 && !tensorOf(b1, 1)) ||
+      (b2 >= 0 && !tensorOf(b2, 1)))
+    return std::nullopt;
+  ir::Type xe = body.arg(x)->type->elem;
+  std::array<Form, 2> s;
+  s[0].a = x, s[0].b = w1, s[0].c = -1;
+  s[0].outElem = xe;
+  s[0].m = {x, 0}, s[0].n = {w1, 1}, s[0].k = {x, 1};
+  s[0].cScratch = true;
+  s[0].bias = b1;
+  s[0].relu = at->array[6].i != 0;
+  s[0].entrySuffix = "__sm90a_s0";
+  s[1].a = n, s[1].b = w2, s[1].c = out;  // A: the scratch matrix (tensor map param n)
+  s[1].outElem = body.arg(out)->type->elem;
+  s[1].m = {out, 0}, s[1].n = {out, 1}, s[1].k = {w2, 0};
+  s[1].bias = b2;
+  s[1].entrySuffix = "__sm90a_s1";
+  for (Form& step : s) {
+    step.in = ir::baseScalar(xe);
+    step.out = ir::baseScalar(step.outElem);
+  }
+  if (s[0].in != ir::ScalarKind::BF16 && s[0].in != ir::ScalarKind::F16) return std::nullopt;
+  return s;
+}
+
 // cluster 2: pairs of CTAs (a cluster) take vertically adjacent tiles and share B: each loads half
 // of the B block and multicasts it to both, and a slot is empty once all four consumer
 // warpgroups of the pair are done with it.
-std::string variantEntry(const std::string& kernel, unsigned cluster) {
-  return kernel + (cluster > 1 ? "__sm90a_c" + std::to_string(cluster) : "__sm90a");
+std::string variantEntry(const std::string& kernel, unsigned cluster, const std::string& suffix = "__sm90a") {
+  return kernel + suffix + (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
 
 class Emitter : HopperKernelBuilder {
@@ -132,6 +191,8 @@ private:
   // A consumer warpgroup is done with a slot: arrive on its empty barrier in every CTA sharing it.
   void release(llvm::Value* empty);
   void epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb);
+  // v + bias[col] (0 past the bias's end), then relu, as the portable form computes them in f32.
+  llvm::Value* biasRelu(llvm::Value* v, llvm::Value* col);
 
   Form form_;
   unsigned cluster_ = 1;
@@ -142,7 +203,24 @@ private:
   llvm::Value *tid_ = nullptr, *mapA_ = nullptr, *mapB_ = nullptr;
   llvm::Value *stage_ = nullptr, *phase_ = nullptr, *acc_ = nullptr;  // allocas
   llvm::Value *cData_ = nullptr, *cStride0_ = nullptr, *cStride1_ = nullptr, *vec16_ = nullptr, *staging_ = nullptr;
+  llvm::Value *biasData_ = nullptr, *biasStride_ = nullptr;
 };
+
+llvm::Value* Emitter::biasRelu(llvm::Value* v, llvm::Value* col) {
+  if (form_.bias >= 0) {
+    llvm::Type* bt = paramType(func_.body().arg(form_.bias)->type->elem);
+    llvm::Value* c64 = b_.CreateSExt(col, b_.getInt64Ty());
+    llvm::Value* inside = b_.CreateICmpSLT(c64, N_);
+    // Columns past N read element 0 (always present when N > 0) and are never stored.
+    llvm::Value* at = b_.CreateGEP(bt, biasData_, b_.CreateMul(b_.CreateSelect(inside, c64, b_.getInt64(0)), biasStride_));
+    llvm::Value* x = b_.CreateLoad(bt, at);
+    if (!bt->isFloatTy()) x = b_.CreateFPExt(x, b_.getFloatTy());
+    v = b_.CreateFAdd(v, x);
+  }
+  if (form_.relu)
+    v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
+  return v;
+}
 
 std::pair<llvm::Value*, llvm::Value*> Emitter::tileOf(llvm::Value* u) {
   llvm::Value* perGroup = b_.CreateMul(i32(kGroupRows), nt_);
@@ -270,7 +348,7 @@ void Emitter::release(llvm::Value* empty) {
 // stored element by element from the buffer.
 void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
   auto* accTy = llvm::ArrayType::get(b_.getFloatTy(), 128);
-  llvm::Type* outTy = paramType(func_.body().arg(form_.c)->type->elem);
+  llvm::Type* outTy = paramType(form_.outElem);
   const unsigned eb = outTy->isFloatTy() ? 4 : 2;
   const unsigned rowBytes = stagingRowBytes(eb);
   const unsigned perLane = 16 / eb;                    // elements in a 16-byte segment
@@ -308,6 +386,12 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
         if (form_.scale != 1) {
           llvm::Value* sc = llvm::ConstantFP::get(b_.getFloatTy(), form_.scale);
           v0 = b_.CreateFMul(v0, sc), v1 = b_.CreateFMul(v1, sc);
+        }
+        if (form_.bias >= 0 || form_.relu) {
+          llvm::Value* col = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), fragCol),
+                                          i32(chunk * kStageCols + 8 * ii));
+          v0 = biasRelu(v0, col);
+          v1 = biasRelu(v1, b_.CreateAdd(col, i32(1)));
         }
         if (!outTy->isFloatTy()) v0 = b_.CreateFPTrunc(v0, outTy), v1 = b_.CreateFPTrunc(v1, outTy);
         llvm::Value* pair = llvm::PoisonValue::get(pairTy);
@@ -356,7 +440,7 @@ bool Emitter::emit(std::string& error) {
     error = "internal error: the Hopper form needs bf16 or f16 operands, or fp8 with B K-major";
     return false;
   }
-  declare(variantEntry(func_.funcName(), cluster_), 2, kThreads);
+  declare(variantEntry(func_.funcName(), cluster_, form_.entrySuffix), 2, kThreads);
   b_.SetInsertPoint(block("entry"));
   stage_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "stage");
   phase_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "phase");
@@ -385,9 +469,9 @@ bool Emitter::emit(std::string& error) {
   }
   // Extents: M, N from C; K from A. Tile counts in 32 bits (the runtime takes this form only
   // for extents below 2^31).
-  M_ = tensorField(form_.c, 1, 0);
-  N_ = tensorField(form_.c, 1, 1);
-  llvm::Value* K = tensorField(form_.a, 1, 1);
+  M_ = tensorField(form_.m.param, 1, form_.m.axis);
+  N_ = tensorField(form_.n.param, 1, form_.n.axis);
+  llvm::Value* K = tensorField(form_.k.param, 1, form_.k.axis);
   auto ceilDiv = [&](llvm::Value* x, unsigned d) {
     return b_.CreateTrunc(b_.CreateUDiv(b_.CreateAdd(x, b_.getInt64(d - 1)), b_.getInt64(d)), b_.getInt32Ty());
   };
@@ -399,12 +483,22 @@ bool Emitter::emit(std::string& error) {
   units_ = b_.CreateMul(unitRows_, nt_);
   first_ = b_.CreateUDiv(ptx::blockIdX(b_), i32(cluster_));
   step_ = b_.CreateUDiv(ptx::gridDimX(b_), i32(cluster_));
-  cData_ = b_.CreateAddrSpaceCast(tensorField(form_.c, 0, 0), b_.getPtrTy(1));
-  cStride0_ = tensorField(form_.c, 2, 0);
-  cStride1_ = tensorField(form_.c, 2, 1);
+  if (form_.cScratch) {
+    cData_ = b_.CreateAddrSpaceCast(fn_->getArg(numParams_ + 1), b_.getPtrTy(1));
+    cStride0_ = N_;
+    cStride1_ = b_.getInt64(1);
+  } else {
+    cData_ = b_.CreateAddrSpaceCast(tensorField(form_.c, 0, 0), b_.getPtrTy(1));
+    cStride0_ = tensorField(form_.c, 2, 0);
+    cStride1_ = tensorField(form_.c, 2, 1);
+  }
+  if (form_.bias >= 0) {
+    biasData_ = b_.CreateAddrSpaceCast(tensorField(form_.bias, 0, 0), b_.getPtrTy(1));
+    biasStride_ = tensorField(form_.bias, 2, 0);
+  }
   // 16-byte row segments of C can be stored whole: aligned data, contiguous rows of a multiple of
   // 16 bytes apart.
-  unsigned outBytes = form_.out == ir::ScalarKind::F32 ? 4 : 2;
+  unsigned outBytes = ir::baseScalar(form_.outElem) == ir::ScalarKind::F32 ? 4 : 2;
   llvm::Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(cData_, b_.getInt64Ty()), b_.getInt64(15)),
                                          b_.getInt64(0));
   llvm::Value* rows16 = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(cStride0_, b_.getInt64(outBytes)), b_.getInt64(15)),
@@ -429,10 +523,54 @@ bool Emitter::emit(std::string& error) {
 
 }  // namespace
 
+namespace {
+
+GpuVariant stepVariant(const std::string& entry, const Form& form) {
+  GpuVariant v;
+  v.entry = entry;
+  v.minSm = 90;
+  v.threads = kThreads;
+  v.sharedBytes = kSharedBytes;
+  unsigned bk = form.bk();
+  v.tensorMaps.push_back({form.a, {bk, kBM}, 128});  // A: BK contiguous elements x BM rows
+  // B: 64 contiguous columns x BK rows, or (K-major) BK contiguous elements x 64 rows.
+  if (form.tb)
+    v.tensorMaps.push_back({form.b, {bk, kBoxN}, 128});
+  else
+    v.tensorMaps.push_back({form.b, {kBoxN, bk}, 128});
+  return v;
+}
+
+// A chain of products: its two steps, in order, as the kernel's variant chain.
+bool planChain(ir::Operation* f, KernelInterface& k) {
+  auto steps = chainOf(f);
+  if (!steps) {
+    if (f->hasAttr(ir::AttrId::ChainFormMissed))
+      k.remarks.push_back({diag::remark_no_chain_form, f->loc, {k.name, f->strAttr(ir::AttrId::ChainFormMissed)}});
+    return false;
+  }
+  for (const Form& s : *steps) k.gpuVariants.push_back(stepVariant(variantEntry(f->funcName(), 1, s.entrySuffix), s));
+  const Form& first = (*steps)[0];
+  k.chain.steps = 2;
+  k.chain.scratchDtype = k.params[first.a].dtype;
+  k.chain.rowsParam = first.m.param, k.chain.rowsAxis = static_cast<int32_t>(first.m.axis);
+  k.chain.colsParam = first.n.param, k.chain.colsAxis = static_cast<int32_t>(first.n.axis);
+  std::string epilogue = first.bias >= 0 || (*steps)[1].bias >= 0 ? "bias" : "";
+  if (first.relu) epilogue += epilogue.empty() ? "relu" : " and relu";
+  k.remarks.push_back({diag::remark_chain_wgmma, f->loc,
+                       {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(first.bk()),
+                        epilogue.empty() ? "rounding" : epilogue, ir::printType(first.outElem)}});
+  return true;
+}
+
+}  // namespace
+
 void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
   forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
     KernelInterface& k = kernels[i];
     k.gpuVariants.clear();
+    k.chain = {};
+    if (planChain(f, k)) return true;
     auto form = formOf(f);
     if (!form) {
       // -Rpass-missed=tensor-cores: a tile.mma kernel that keeps its mma.sync form on sm_90a.
@@ -458,19 +596,8 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
     std::vector<unsigned> clusters = form->fp8() ? std::vector<unsigned>(std::begin(kClusters8), std::end(kClusters8))
                                                  : std::vector<unsigned>(std::begin(kClusters16), std::end(kClusters16));
     for (unsigned cluster : clusters) {
-      GpuVariant v;
-      v.entry = variantEntry(f->funcName(), cluster);
-      v.minSm = 90;
-      v.threads = kThreads;
+      GpuVariant v = stepVariant(variantEntry(f->funcName(), cluster), *form);
       v.cluster = cluster;
-      v.sharedBytes = kSharedBytes;
-      unsigned bk = form->bk();
-      v.tensorMaps.push_back({form->a, {bk, kBM}, 128});  // A: BK contiguous elements x BM rows
-      // B: 64 contiguous columns x BK rows, or (K-major) BK contiguous elements x 64 rows.
-      if (form->tb)
-        v.tensorMaps.push_back({form->b, {bk, kBoxN}, 128});
-      else
-        v.tensorMaps.push_back({form->b, {kBoxN, bk}, 128});
       k.gpuVariants.push_back(v);
     }
     return true;
@@ -482,6 +609,14 @@ bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kerne
   return forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
     const KernelInterface& k = kernels[i];
     if (k.gpuVariants.empty()) return true;
+    if (auto steps = chainOf(f)) {
+      for (const Form& s : *steps)
+        if (!Emitter(out, *f, s, 1).emit(error)) {
+          error = "kernel '" + k.name + "' (sm_90a chain form): " + error;
+          return false;
+        }
+      return true;
+    }
     auto form = formOf(f);
     if (!form) return true;
     for (const GpuVariant& v : k.gpuVariants) {

@@ -44,7 +44,7 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 struct AbiTypes {
   llvm::PointerType* ptr;
   llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *resources, *tensorMap, *variant,
-      *kernelDesc, *autotune, *moduleDesc, *arg;
+      *kernelDesc, *autotune, *moduleDesc, *arg, *chain;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -59,10 +59,11 @@ struct AbiTypes {
         "tessera_kernel_resources");
     tensorMap = llvm::StructType::create(c, {i32, llvm::ArrayType::get(i32, 2), i32}, "tessera_tensor_map_desc");
     variant = llvm::StructType::create(c, {ptr, i32, i32, i64, ptr, i32, i32}, "tessera_gpu_variant");
+    chain = llvm::StructType::create(c, {i32, i32, i32, i32, i32, i32}, "tessera_variant_chain");
     kernelDesc = llvm::StructType::create(c,
                                           {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
                                            ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr, ptr, i32, i32,
-                                           ptr, ptr},
+                                           ptr, ptr, ptr},
                                           "tessera_kernel_desc");
     autotune = llvm::StructType::create(c, {i32, i32, ptr, ptr, ptr, i64, i32, i32}, "tessera_autotune_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
@@ -245,6 +246,12 @@ private:
           t_.variant, {str(v.entry), i32(v.minSm), i32(v.threads), i64(v.sharedBytes),
                        array<void>(t_.tensorMap, maps, "__tessera_tensor_maps"), i32(maps.size()), i32(v.cluster)}));
     }
+    llvm::Constant* chain = null();
+    if (k.chain.steps)
+      chain = global(llvm::ConstantStruct::get(t_.chain, {i32(k.chain.steps), i32(k.chain.scratchDtype),
+                                                          i32(k.chain.rowsParam), i32(k.chain.rowsAxis),
+                                                          i32(k.chain.colsParam), i32(k.chain.colsAxis)}),
+                     "__tessera_variant_chain");
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
                      (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0) |
                      (k.exactGrid ? TESSERA_KERNEL_EXACT_GRID : 0) |
@@ -263,7 +270,7 @@ private:
          array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0), resources(k),
          i32(k.resources.size()), i32(k.flops.size()), exprProgram(k.flops, "__tessera_flops"),
          array<void>(t_.variant, variants, "__tessera_gpu_variants"), i32(variants.size()), i32(0), null(),
-         autotune});
+         autotune, chain});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a

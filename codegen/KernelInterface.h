@@ -127,6 +127,14 @@ struct KernelInterface {
   std::vector<ExtentOp> flops;
   std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
   std::vector<GpuVariant> gpuVariants;  // tried before gpuEntry where the device allows
+  // A chain (tessera_variant_chain): gpuVariants[0 .. steps) run in order as the launch, sharing a
+  // scratch matrix of params[rowsParam].shape[rowsAxis] x params[colsParam].shape[colsAxis]
+  // elements of scratchDtype. steps == 0: the variants are alternatives.
+  struct VariantChain {
+    uint32_t steps = 0;
+    int32_t scratchDtype = 0;
+    int32_t rowsParam = 0, rowsAxis = 0, colsParam = 0, colsAxis = 0;
+  } chain;
   // Autotune candidates (irgen/Autotune.cpp): a candidate names the kernel it tunes and is
   // emitted in that kernel's candidate table instead of on its own; the kernel itself is
   // candidate 0. `autotuneConfig` is the candidate's value of every tuned parameter, and

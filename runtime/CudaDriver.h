@@ -28,7 +28,7 @@ namespace tessera::rt {
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)  \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)             \
   X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuStreamIsCapturing) X(cuEventQuery)    \
-  X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters) \
+  X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters)      \
   X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute)
 
 // What the distributed runtime (runtime/dist: stream polling for timeouts, strided copies)

@@ -61,6 +61,9 @@ bool isFault(CUresult r) {
   }
 }
 
+// Memory the default pool keeps reserved between launches (see the constructor).
+constexpr uint64_t kPoolKeepBytes = uint64_t(1) << 30;
+
 class GpuBackend final : public Backend {
 public:
   GpuBackend(const CudaDriver &d, CUdevice dev, CUcontext ctx, int ordinal)
@@ -71,6 +74,15 @@ public:
     d_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
     d_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_);
     name_ = std::string(buf) + " (sm_" + std::to_string(major * 10 + minor) + ")";
+    // Stream-ordered allocations (the workspace of tile values, the scratch matrix of variant
+    // chains) come from the device's default pool, whose default release threshold (0) hands its
+    // memory back at every synchronisation, so that the next launch maps it again (tens of
+    // microseconds for a 16 MiB scratch matrix). Keep up to kPoolKeepBytes between launches.
+    CUmemoryPool pool = nullptr;
+    if (d_.cuDeviceGetDefaultMemPool(&pool, dev_) == CUDA_SUCCESS && pool) {
+      cuuint64_t keep = kPoolKeepBytes;
+      d_.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+    }
     auto attr = [&](CUdevice_attribute a, uint32_t fallback) {
       int v = 0;
       return d_.cuDeviceGetAttribute(&v, a, dev_) == CUDA_SUCCESS && v > 0 ? uint32_t(v) : fallback;
@@ -197,65 +209,136 @@ public:
     return variantFunctions_[&v] = f;
   }
 
+  // Encodes the tensor maps of variant v into maps; a map whose param is num_params reads
+  // `scratch` (the chain's scratch matrix, of scratchDtype). False when a view cannot have one.
+  bool variantMaps(const LaunchPlan &plan, const tessera_gpu_variant &v, const tessera_kernel_tensor *scratch,
+                   int32_t scratchDtype, CUtensorMap *maps) {
+    const tessera_kernel_desc &k = *plan.kernel;
+    std::string why;
+    for (uint32_t m = 0; m < v.num_tensor_maps; ++m) {
+      const tessera_tensor_map_desc &req = v.tensor_maps[m];
+      bool ok = false;
+      if (scratch && static_cast<uint32_t>(req.param) == k.num_params)
+        ok = tensorMaps_.get(d_, *scratch, scratchDtype, 2, req, maps[m], why);
+      else
+        ok = req.param >= 0 && static_cast<uint32_t>(req.param) < k.num_params &&
+             k.params[req.param].kind == TESSERA_PARAM_TENSOR &&
+             tensorMaps_.get(d_, plan.tensors[req.param], k.params[req.param].dtype, k.params[req.param].rank, req,
+                             maps[m], why);
+      if (!ok)
+        return false;
+    }
+    return true;
+  }
+
+  // Launches variant v (function f) as a persistent grid of at most `groups` groups, one per
+  // multiprocessor (and no more clusters than fit at once); each walks the output tiles.
+  // `workspace`, when not null, is passed as the workspace argument. `launched` stays false when
+  // no cluster of the variant's size fits.
+  tessera_status launchVariant(const LaunchPlan &plan, const tessera_gpu_variant &v, CUfunction f, CUtensorMap *maps,
+                               CUdeviceptr *workspace, uint64_t groups, tessera_stream stream, bool &launched) {
+    TESSERA_TRY(optInShared(f, v.shared_bytes, plan.kernel->name));
+    std::vector<void *> args = plan.argPtrs;
+    if (workspace)
+      args[plan.kernel->num_params + 1] = workspace;
+    for (uint32_t m = 0; m < v.num_tensor_maps; ++m)
+      args.push_back(&maps[m]);
+    const uint32_t cluster = v.cluster_dim > 1 ? v.cluster_dim : 1;
+    uint64_t grid = std::min<uint64_t>(std::max<uint64_t>(groups, cluster), multiprocessors_);
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig cfg{};
+    cfg.blockDimX = v.block_threads;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.sharedMemBytes = static_cast<unsigned>(v.shared_bytes);
+    cfg.hStream = raw(stream);
+    cfg.attrs = &attr;
+    cfg.numAttrs = cluster > 1 ? 1 : 0;
+    if (cluster > 1) {
+      grid = std::min<uint64_t>(grid, maxClusters(f, cfg) * cluster);
+      grid -= grid % cluster;
+      if (grid == 0)
+        return TESSERA_SUCCESS; // no cluster of this size fits: try the next variant
+    }
+    cfg.gridDimX = static_cast<unsigned>(grid);
+    launched = true;
+    return check(d_.cuLaunchKernelEx(&cfg, f, args.data(), nullptr), "cuLaunchKernelEx");
+  }
+
   // Launches the first GPU variant of the kernel that this device and launch allow (docs/abi.md:
-  // default grid, sm version, an image with the entry, tensor maps for every view it names).
-  // `launched` stays false when none applies; the portable entry runs then.
+  // default grid, sm version, an image with the entry, tensor maps for every view it names), or
+  // every step of its variant chain. `launched` stays false when none applies; the portable
+  // entry runs then.
   tessera_status tryVariants(const LaunchPlan &plan, tessera_stream stream, bool &launched) {
     const tessera_kernel_desc &k = *plan.kernel;
     launched = false;
     if (!variantsEnabled_ || !plan.defaultGrid || !tessera_kernel_has_v4(&k) || !k.gpu_variants)
       return TESSERA_SUCCESS;
+    if (const tessera_variant_chain *chain = tessera_kernel_chain(&k))
+      return tryChain(plan, *chain, stream, launched);
     for (uint32_t i = 0; i < k.num_gpu_variants; ++i) {
       const tessera_gpu_variant &v = k.gpu_variants[i];
       if (sm_ < v.min_sm || v.num_tensor_maps > 4 || v.block_threads == 0 ||
           (onlyVariant_ >= 0 && static_cast<uint32_t>(onlyVariant_) != i))
         continue;
       CUfunction f = variantFunction(plan, v);
-      if (!f)
-        continue;
       CUtensorMap maps[4];
-      bool ok = true;
-      std::string why;
-      for (uint32_t m = 0; m < v.num_tensor_maps && ok; ++m) {
-        const tessera_tensor_map_desc &req = v.tensor_maps[m];
-        ok = req.param >= 0 && static_cast<uint32_t>(req.param) < k.num_params &&
-             k.params[req.param].kind == TESSERA_PARAM_TENSOR &&
-             tensorMaps_.get(d_, plan.tensors[req.param], k.params[req.param].dtype, k.params[req.param].rank, req,
-                             maps[m], why);
-      }
-      if (!ok)
+      if (!f || !variantMaps(plan, v, nullptr, 0, maps))
         continue;
-      TESSERA_TRY(optInShared(f, v.shared_bytes, k.name));
-      std::vector<void *> args = plan.argPtrs;
-      for (uint32_t m = 0; m < v.num_tensor_maps; ++m)
-        args.push_back(&maps[m]);
-      // Persistent: at most one group per multiprocessor (and no more clusters than fit at
-      // once); each walks the output tiles.
-      const uint32_t cluster = v.cluster_dim > 1 ? v.cluster_dim : 1;
-      uint64_t grid = std::min<uint64_t>(std::max<uint64_t>(plan.groups, cluster), multiprocessors_);
-      CUlaunchAttribute attr{};
-      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      attr.value.clusterDim.x = cluster;
-      attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-      CUlaunchConfig cfg{};
-      cfg.blockDimX = v.block_threads;
-      cfg.blockDimY = cfg.blockDimZ = 1;
-      cfg.gridDimY = cfg.gridDimZ = 1;
-      cfg.sharedMemBytes = static_cast<unsigned>(v.shared_bytes);
-      cfg.hStream = raw(stream);
-      cfg.attrs = &attr;
-      cfg.numAttrs = cluster > 1 ? 1 : 0;
-      if (cluster > 1) {
-        grid = std::min<uint64_t>(grid, maxClusters(f, cfg) * cluster);
-        grid -= grid % cluster;
-        if (grid == 0)
-          continue; // no cluster of this size fits: try the next variant
-      }
-      cfg.gridDimX = static_cast<unsigned>(grid);
-      launched = true;
-      return check(d_.cuLaunchKernelEx(&cfg, f, args.data(), nullptr), "cuLaunchKernelEx");
+      TESSERA_TRY(launchVariant(plan, v, f, maps, nullptr, plan.groups, stream, launched));
+      if (launched)
+        return TESSERA_SUCCESS;
     }
     return TESSERA_SUCCESS;
+  }
+
+  // A variant chain (docs/abi.md 4.3): every step or none. The scratch matrix is allocated for
+  // the launch and freed after its last step, stream-ordered like the workspace. Only with every
+  // variant allowed (TESSERA_GPU_VARIANTS unset): one step alone is not the kernel.
+  tessera_status tryChain(const LaunchPlan &plan, const tessera_variant_chain &chain, tessera_stream stream,
+                          bool &launched) {
+    const tessera_kernel_desc &k = *plan.kernel;
+    constexpr uint32_t kMaxSteps = 4;
+    if (onlyVariant_ >= 0 || chain.num_steps > kMaxSteps)
+      return TESSERA_SUCCESS;
+    CUfunction fs[kMaxSteps];
+    for (uint32_t i = 0; i < chain.num_steps; ++i) {
+      const tessera_gpu_variant &v = k.gpu_variants[i];
+      if (sm_ < v.min_sm || v.num_tensor_maps > 4 || v.block_threads == 0 || v.cluster_dim > 1 ||
+          !(fs[i] = variantFunction(plan, v)))
+        return TESSERA_SUCCESS;
+    }
+    tessera_kernel_tensor scratch{};
+    scratch.shape[0] = plan.tensors[chain.rows_param].shape[chain.rows_axis];
+    scratch.shape[1] = plan.tensors[chain.cols_param].shape[chain.cols_axis];
+    scratch.strides[0] = scratch.shape[1];
+    scratch.strides[1] = 1;
+    uint64_t bytes = static_cast<uint64_t>(scratch.shape[0]) * static_cast<uint64_t>(scratch.shape[1]) *
+                     tessera_dtype_bits(chain.scratch_dtype) / 8;
+    if (scratch.shape[0] <= 0 || scratch.shape[1] <= 0 || bytes == 0)
+      return TESSERA_SUCCESS;
+    CUdeviceptr buffer = 0;
+    CUresult r = d_.cuMemAllocAsync(&buffer, bytes, raw(stream));
+    if (r != CUDA_SUCCESS)
+      return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER, "kernel '",
+                  k.name, "': cannot allocate ", bytes, " bytes of scratch for its chain of products: ",
+                  d_.describe(r));
+    scratch.data = reinterpret_cast<void *>(buffer);
+    CUtensorMap maps[kMaxSteps][4];
+    bool ok = true;
+    for (uint32_t i = 0; i < chain.num_steps && ok; ++i)
+      ok = variantMaps(plan, k.gpu_variants[i], &scratch, chain.scratch_dtype, maps[i]);
+    tessera_status s = TESSERA_SUCCESS;
+    for (uint32_t i = 0; i < chain.num_steps && ok && s == TESSERA_SUCCESS; ++i) {
+      bool stepLaunched = false;
+      s = launchVariant(plan, k.gpu_variants[i], fs[i], maps[i], &buffer, multiprocessors_, stream, stepLaunched);
+      launched = true;  // from the first step on, the chain is the kernel's launch
+    }
+    tessera_status f2 = check(d_.cuMemFreeAsync(buffer, raw(stream)), "cuMemFreeAsync");
+    return s != TESSERA_SUCCESS ? s : f2;
   }
 
   // How many clusters of cfg's shape can be resident at once (queried once per function).
@@ -371,18 +454,12 @@ public:
       return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), nullptr), "cuMemFreeAsync");
     return check(d_.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
   }
-  // The device's default memory pool, which keeps freed memory for reuse (its release
-  // threshold is raised once, so synchronisations do not hand it back to the driver): an
-  // entry point's temporaries cost no cuMemAlloc/cuMemFree (and no implied synchronisation)
-  // after the first call, as PyTorch's caching allocator.
+  // From the device's default memory pool, which keeps freed memory for reuse (the constructor
+  // raises its release threshold): an entry point's results and temporaries cost no
+  // cuMemAlloc/cuMemFree (and no implied synchronisation) after the first call, as with
+  // PyTorch's caching allocator.
   tessera_status allocateAsync(void **ptr, size_t bytes, tessera_stream stream) override {
     TESSERA_TRY(enter());
-    std::call_once(poolReady_, [&] {
-      CUmemoryPool pool = nullptr;
-      cuuint64_t keep = ~cuuint64_t(0);
-      if (d_.cuDeviceGetDefaultMemPool(&pool, dev_) == CUDA_SUCCESS)
-        d_.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
-    });
     CUdeviceptr p = 0;
     CUresult r = d_.cuMemAllocAsync(&p, bytes ? bytes : 1, raw(stream));
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
@@ -559,7 +636,6 @@ private:
   std::mutex mutex_;
   std::string faultMessage_;
   std::unordered_set<CUdeviceptr> asyncPtrs_; // from allocateAsync, not yet released
-  std::once_flag poolReady_;
   std::unordered_map<const tessera_module_desc *, CUmodule> modules_;
   std::unordered_map<const tessera_kernel_desc *, CUfunction> functions_;
   std::unordered_map<CUfunction, uint64_t> sharedOptIn_;

@@ -25,6 +25,7 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
   size_t want = m->abi_version == 2   ? TESSERA_KERNEL_DESC_V2_SIZE
                 : m->abi_version == 3 ? TESSERA_KERNEL_DESC_V3_SIZE
                 : m->abi_version == 4 ? TESSERA_KERNEL_DESC_V4_SIZE
+                : m->abi_version == 5 ? TESSERA_KERNEL_DESC_V5_SIZE
                                       : sizeof(tessera_kernel_desc);
   if (k.struct_size != want)
     return fail(TESSERA_ERROR_ABI_MISMATCH, "module '", m->name, "': kernel '", kname,
@@ -91,13 +92,22 @@ static tessera_status validateKernel(const tessera_module_desc *m, const tessera
   if (tessera_kernel_has_v4(&k)) {
     if (k.num_gpu_variants && !k.gpu_variants)
       return bad("num_gpu_variants is ", k.num_gpu_variants, " but gpu_variants is null");
+    const tessera_variant_chain *chain = tessera_kernel_chain(&k);
+    auto tensorParam = [&](int32_t p) {
+      return p >= 0 && static_cast<uint32_t>(p) < k.num_params && k.params[p].kind == TESSERA_PARAM_TENSOR;
+    };
+    if (chain && (chain->num_steps < 1 || chain->num_steps > k.num_gpu_variants || chain->scratch_dtype <= 0 ||
+                  !tensorParam(chain->rows_param) || chain->rows_axis >= k.params[chain->rows_param].rank ||
+                  !tensorParam(chain->cols_param) || chain->cols_axis >= k.params[chain->cols_param].rank))
+      return bad("the variant chain names steps or scratch extents the kernel does not have");
     for (uint32_t j = 0; j < k.num_gpu_variants; ++j) {
       const tessera_gpu_variant &v = k.gpu_variants[j];
       if (!v.gpu_entry || !*v.gpu_entry || (v.num_tensor_maps && !v.tensor_maps))
         return bad("GPU variant ", j, " has no entry name or a null tensor-map list");
       for (uint32_t t = 0; t < v.num_tensor_maps; ++t) {
         int32_t p = v.tensor_maps[t].param;
-        if (p < 0 || static_cast<uint32_t>(p) >= k.num_params || k.params[p].kind != TESSERA_PARAM_TENSOR)
+        bool scratch = chain && j < chain->num_steps && static_cast<uint32_t>(p) == k.num_params;
+        if (!scratch && !tensorParam(p))
           return bad("GPU variant ", j, ": tensor map ", t, " names parameter ", p, ", not a tensor parameter");
       }
     }
@@ -152,7 +162,7 @@ static tessera_status validateAutotune(const tessera_module_desc *m, const tesse
       return bad("parameter ", p, " has no name");
   for (uint32_t i = 0; i < t->num_candidates; ++i) {
     const tessera_kernel_desc &c = *tessera_autotune_candidate(t, i);
-    if (c.struct_size != sizeof(tessera_kernel_desc) || c.autotune)
+    if (c.struct_size != k.struct_size || c.autotune)
       return bad("candidate ", i, " is not a plain ABI ", TESSERA_ABI_VERSION, " kernel descriptor");
     TESSERA_TRY(validateKernel(m, c));
     bool same = c.num_params == k.num_params && c.num_symbols == k.num_symbols;

@@ -20,10 +20,10 @@ extern "C" {
 #endif
 
 /* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc, 4 the
- * GPU variants, 5 the variants' resources and the autotune candidates; the runtime still
+ * GPU variants, 5 the variants' resources and the autotune candidates, 6 the variant chain; the runtime still
  * registers modules of every version from TESSERA_ABI_MIN_VERSION on (their kernel descriptors
  * are shorter: struct_size says which fields exist, see tessera_module_kernel). */
-#define TESSERA_ABI_VERSION 5
+#define TESSERA_ABI_VERSION 6
 #define TESSERA_ABI_MIN_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
@@ -274,6 +274,22 @@ typedef struct tessera_gpu_variant {
   uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
 } tessera_gpu_variant;
 
+/* ABI 6: the GPU variants of a kernel that run together, in order, as one launch: the sm_90a
+ * form of a whole-tensor chain of products (examples/fused_mlp.tessera, docs/abi.md 4.3).
+ * gpu_variants[0 .. num_steps) are the steps; the runtime launches all of them on the launch's
+ * stream or none (then gpu_entry runs). The steps share a scratch matrix of rows x cols elements
+ * of scratch_dtype, row-major and 16-byte aligned, allocated for the launch (stream-ordered) and
+ * passed as each step's workspace argument; rows is shape[rows_axis] of parameter rows_param,
+ * cols likewise. A tensor map whose param is num_params names the scratch matrix. */
+typedef struct tessera_variant_chain {
+  uint32_t num_steps;
+  int32_t scratch_dtype; /* tessera_dtype */
+  int32_t rows_param;
+  uint32_t rows_axis;
+  int32_t cols_param;
+  uint32_t cols_axis;
+} tessera_variant_chain;
+
 struct tessera_kernel_desc;
 
 /* ABI 5: the compiled candidates of an autotuned kernel (@kernel.autotune(space=...)). Candidate
@@ -330,6 +346,8 @@ typedef struct tessera_kernel_desc {
   const tessera_kernel_resources *variant_resources; /* num_gpu_variants entries: what each
                                                       * variant's code uses on its architecture */
   const tessera_autotune_desc *autotune;            /* NULL unless several candidates were compiled */
+  /* ABI 6: present when struct_size covers it (tessera_kernel_has_v6). */
+  const tessera_variant_chain *chain; /* NULL: the variants are alternatives, the first that applies runs */
 } tessera_kernel_desc;
 
 /* Size of an ABI 2 kernel descriptor: the fields up to `reserved`. */
@@ -346,9 +364,19 @@ static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
 static inline int tessera_kernel_has_v4(const tessera_kernel_desc *k) {
   return k->struct_size >= TESSERA_KERNEL_DESC_V4_SIZE;
 }
+/* Size of an ABI 5 kernel descriptor: the fields up to `autotune`. */
+#define TESSERA_KERNEL_DESC_V5_SIZE offsetof(tessera_kernel_desc, chain)
 /* Whether `k` carries the ABI 5 fields (variant_resources, autotune). */
 static inline int tessera_kernel_has_v5(const tessera_kernel_desc *k) {
+  return k->struct_size >= TESSERA_KERNEL_DESC_V5_SIZE;
+}
+/* Whether `k` carries the ABI 6 field (chain). */
+static inline int tessera_kernel_has_v6(const tessera_kernel_desc *k) {
   return k->struct_size >= sizeof(tessera_kernel_desc);
+}
+/* The variant chain of `k`, or NULL. */
+static inline const tessera_variant_chain *tessera_kernel_chain(const tessera_kernel_desc *k) {
+  return tessera_kernel_has_v6(k) ? k->chain : NULL;
 }
 /* Candidate i of an autotune table (descriptors are struct_size bytes apart). */
 static inline const tessera_kernel_desc *tessera_autotune_candidate(const tessera_autotune_desc *t, uint32_t i) {

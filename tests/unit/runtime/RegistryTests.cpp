@@ -56,7 +56,7 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
   m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 6, this runtime implements ABI 2 to 5") == 0);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 7, this runtime implements ABI 2 to 6") == 0);
   m.desc()->abi_version = TESSERA_ABI_VERSION;
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
@@ -166,7 +166,7 @@ TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still 
   CHECK(msg().find("descriptor size") != std::string::npos);
   v2.abi_version = 1;
   CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("implements ABI 2 to 5") != std::string::npos);
+  CHECK(msg().find("implements ABI 2 to 6") != std::string::npos);
 }
 
 TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") {
@@ -226,4 +226,52 @@ TEST_CASE("registry: GPU variants must name an entry and tensor parameters") {
   v.gpu_entry = nullptr;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
   CHECK(msg().find("GPU variant 0 has no entry name") != std::string::npos);
+}
+
+TEST_CASE("registry: a variant chain names its steps, its scratch extents and maps of the scratch matrix") {
+  TestModule m("reg_chain", {simple("k")}, nullptr, 0, false);
+  tessera_tensor_map_desc maps[2] = {{0, {64, 64}, 128}, {1, {64, 128}, 128}};  // 1 == num_params: the scratch
+  tessera_gpu_variant steps[2] = {{"k__sm90a_s0", 90, 384, 1024, &maps[0], 1, 1},
+                                  {"k__sm90a_s1", 90, 384, 1024, &maps[1], 1, 1}};
+  m.mutableKernel()->gpu_variants = steps;
+  m.mutableKernel()->num_gpu_variants = 2;
+  // Without a chain, a map of parameter num_params is malformed.
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("tensor map 0 names parameter 1") != std::string::npos);
+  tessera_variant_chain chain{2, TESSERA_BF16, 0, 0, 0, 0};
+  m.mutableKernel()->chain = &chain;
+  REQUIRE(tessera_register_module(m.desc()) == TESSERA_SUCCESS);
+  const tessera_kernel_desc *k = nullptr;
+  REQUIRE(tessera_find_kernel("reg_chain", "k", &k) == TESSERA_SUCCESS);
+  CHECK(tessera_kernel_has_v6(k));
+  CHECK(tessera_kernel_chain(k) == &chain);
+  CHECK(tessera_unregister_module(m.desc()) == TESSERA_SUCCESS);
+  chain.num_steps = 3;  // more steps than variants
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("the variant chain names steps or scratch extents the kernel does not have") != std::string::npos);
+  chain.num_steps = 2;
+  chain.cols_axis = 1;  // y has rank 1
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("registry: modules built for ABI 5 (no variant chain) still register") {
+  TestModule built("reg_v6_source", {simple("k1"), simple("k2")}, nullptr, 0, false);
+  size_t stride = TESSERA_KERNEL_DESC_V5_SIZE;
+  std::vector<unsigned char> packed(2 * stride);
+  for (uint32_t i = 0; i < 2; ++i) {
+    tessera_kernel_desc d = *built.kernel(i);
+    d.struct_size = static_cast<uint32_t>(stride);
+    std::memcpy(packed.data() + i * stride, &d, stride);
+  }
+  tessera_module_desc v5 = *built.desc();
+  v5.name = "reg_v5";
+  v5.abi_version = 5;
+  v5.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  REQUIRE(tessera_register_module(&v5) == TESSERA_SUCCESS);
+  const tessera_kernel_desc *k = nullptr;
+  REQUIRE(tessera_find_kernel("reg_v5", "k2", &k) == TESSERA_SUCCESS);
+  CHECK(tessera_kernel_has_v5(k));
+  CHECK_FALSE(tessera_kernel_has_v6(k));
+  CHECK(tessera_kernel_chain(k) == nullptr);
+  CHECK(tessera_unregister_module(&v5) == TESSERA_SUCCESS);
 }
