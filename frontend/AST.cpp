@@ -4,8 +4,10 @@ namespace tessera {
 
 const char* nodeKindName(NodeKind k) {
   switch (k) {
-#define EXPR(NAME) case NodeKind::NAME##Expr: return #NAME "Expr";
-#define STMT(NAME) case NodeKind::NAME##Stmt: return #NAME "Stmt";
+#define EXPR(NAME) \
+  case NodeKind::NAME##Expr: return #NAME "Expr";
+#define STMT(NAME) \
+  case NodeKind::NAME##Stmt: return #NAME "Stmt";
 #include "frontend/ASTNodes.def"
   }
   return "?";
@@ -14,8 +16,10 @@ const char* nodeKindName(NodeKind k) {
 // Nodes have no virtual destructor (they are plain data); destroy through the concrete type.
 void ASTContext::Deleter::operator()(Node* n) const {
   switch (n->kind) {
-#define EXPR(NAME) case NodeKind::NAME##Expr: static_cast<NAME##Expr*>(n)->~NAME##Expr(); return;
-#define STMT(NAME) case NodeKind::NAME##Stmt: static_cast<NAME##Stmt*>(n)->~NAME##Stmt(); return;
+#define EXPR(NAME) \
+  case NodeKind::NAME##Expr: static_cast<NAME##Expr*>(n)->~NAME##Expr(); return;
+#define STMT(NAME) \
+  case NodeKind::NAME##Stmt: static_cast<NAME##Stmt*>(n)->~NAME##Stmt(); return;
 #include "frontend/ASTNodes.def"
   }
 }

@@ -5,9 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <deque>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -27,10 +27,31 @@ const char* nodeKindName(NodeKind k);  // "NameExpr", "ForStmt", ...
 
 enum class UnaryOp : uint8_t { Neg, Pos, Invert, Not };
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, MatMul,
-  BitAnd, BitOr, BitXor, Shl, Shr,
-  And, Or,
-  Eq, Ne, Lt, Le, Gt, Ge, In, NotIn, Is, IsNot,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  MatMul,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
+  And,
+  Or,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  In,
+  NotIn,
+  Is,
+  IsNot,
 };
 const char* unaryOpSpelling(UnaryOp op);    // "-", "not", ...
 const char* binaryOpSpelling(BinaryOp op);  // "+", "@", "not in", ...
@@ -39,7 +60,8 @@ bool isComparison(BinaryOp op);
 struct Node {
   NodeKind kind;
   SourceRange range;
-protected:
+
+ protected:
   Node(NodeKind k, SourceRange r) : kind(k), range(r) {}
 };
 
@@ -48,13 +70,14 @@ protected:
 struct Expr : Node {
   const Type* type = nullptr;  // set by sema
   static bool classof(const Node* n) { return n->kind <= NodeKind::ErrorExpr; }
-protected:
+
+ protected:
   using Node::Node;
 };
 
-#define TESSERA_NODE(NAME, BASE)                                                   \
-  static constexpr NodeKind Kind = NodeKind::NAME;                                 \
-  static bool classof(const Node* n) { return n->kind == NodeKind::NAME; }        \
+#define TESSERA_NODE(NAME, BASE)                                           \
+  static constexpr NodeKind Kind = NodeKind::NAME;                         \
+  static bool classof(const Node* n) { return n->kind == NodeKind::NAME; } \
   explicit NAME(SourceRange r) : BASE(NodeKind::NAME, r) {}
 
 struct NameExpr : Expr {
@@ -81,10 +104,10 @@ struct StringLiteralExpr : Expr {
 // f"cuda:{i}": literal text and replacement fields, in order.
 struct FStringPart {
   SourceRange range;
-  std::string literal;       // when expr is null
+  std::string literal;  // when expr is null
   struct Expr* expr = nullptr;
-  std::string conversion;    // "", "r", "s", "a" (after '!')
-  std::string formatSpec;    // after ':'
+  std::string conversion;  // "", "r", "s", "a" (after '!')
+  std::string formatSpec;  // after ':'
 };
 struct FStringExpr : Expr {
   TESSERA_NODE(FStringExpr, Expr)
@@ -223,7 +246,8 @@ struct ErrorExpr : Expr {
 
 struct Stmt : Node {
   static bool classof(const Node* n) { return n->kind >= NodeKind::ExprStmt; }
-protected:
+
+ protected:
   using Node::Node;
 };
 
@@ -382,7 +406,7 @@ struct Module {
 // in place when the context dies, so a 100,000-line module is freed in a few milliseconds instead
 // of one free() per node.
 class ASTContext {
-public:
+ public:
   ASTContext() = default;
   ASTContext(const ASTContext&) = delete;
   ASTContext& operator=(const ASTContext&) = delete;
@@ -401,7 +425,7 @@ public:
     return modules_.back().get();
   }
 
-private:
+ private:
   struct Deleter {
     void operator()(Node* n) const;  // runs the node's destructor (the slab owns the memory)
   };
@@ -415,14 +439,24 @@ private:
 
 // LLVM-style checked casts over NodeKind.
 template <class T>
-bool isa(const Node* n) { return n && T::classof(n); }
+bool isa(const Node* n) {
+  return n && T::classof(n);
+}
 template <class T>
-T* dyn_cast(Node* n) { return isa<T>(n) ? static_cast<T*>(n) : nullptr; }
+T* dyn_cast(Node* n) {
+  return isa<T>(n) ? static_cast<T*>(n) : nullptr;
+}
 template <class T>
-const T* dyn_cast(const Node* n) { return isa<T>(n) ? static_cast<const T*>(n) : nullptr; }
+const T* dyn_cast(const Node* n) {
+  return isa<T>(n) ? static_cast<const T*>(n) : nullptr;
+}
 template <class T>
-T* cast(Node* n) { return static_cast<T*>(n); }
+T* cast(Node* n) {
+  return static_cast<T*>(n);
+}
 template <class T>
-const T* cast(const Node* n) { return static_cast<const T*>(n); }
+const T* cast(const Node* n) {
+  return static_cast<const T*>(n);
+}
 
 }  // namespace tessera

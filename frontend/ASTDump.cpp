@@ -1,9 +1,10 @@
 // dumpAST: one node per line, `KindName L:C-L:C key=value ...`, children indented two spaces.
 // Slots that need naming (decorators, clauses, parameters, arguments, blocks) get labelled lines.
 // Dispatch on the node kind is the generated visitor's (frontend/ASTVisitor.h).
+#include "frontend/ASTDump.h"
+
 #include <charconv>
 
-#include "frontend/ASTDump.h"
 #include "frontend/ASTVisitor.h"
 
 namespace tessera {
@@ -11,7 +12,7 @@ namespace tessera {
 namespace {
 
 class Dumper : public ConstASTVisitor<Dumper, void, int> {
-public:
+ public:
   Dumper(const SourceManager& sm, std::ostream& os, const ASTAnnotator& annotate)
       : sm_(sm), os_(os), annotate_(annotate) {}
 
@@ -22,7 +23,7 @@ public:
     for (const Stmt* s : m.stmts) stmt(s, 1);
   }
 
-private:
+ private:
   std::string range(SourceRange r) const {
     if (!r.valid()) return "<invalid>";
     LineColumn b = sm_.lineColumn(r.begin);
@@ -106,7 +107,7 @@ private:
   }
   void stmt(const Stmt* s, int depth) { visit(s, depth); }
 
-public:
+ public:
   // One visit a kind (frontend/ASTVisitor.h): the header line with the node's keys, then its
   // children one level deeper. Kinds without keys or children print the header alone.
   void visitNode(const Node* n, int depth) {
@@ -332,7 +333,7 @@ public:
     block("body:", f->body, d);
   }
 
-private:
+ private:
   void importNames(const std::vector<ImportName>& names, int depth) {
     for (const ImportName& n : names) {
       indent(depth);

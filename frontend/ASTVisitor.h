@@ -71,30 +71,53 @@ void all(F& f, const std::vector<Argument>& args) {
 }  // namespace ast_detail
 
 // Leaves.
-template <class F> void childrenOf(NameExpr&, F&) {}
-template <class F> void childrenOf(IntLiteralExpr&, F&) {}
-template <class F> void childrenOf(FloatLiteralExpr&, F&) {}
-template <class F> void childrenOf(StringLiteralExpr&, F&) {}
-template <class F> void childrenOf(BoolLiteralExpr&, F&) {}
-template <class F> void childrenOf(NoneLiteralExpr&, F&) {}
-template <class F> void childrenOf(EllipsisExpr&, F&) {}
-template <class F> void childrenOf(ErrorExpr&, F&) {}
-template <class F> void childrenOf(PassStmt&, F&) {}
-template <class F> void childrenOf(BreakStmt&, F&) {}
-template <class F> void childrenOf(ContinueStmt&, F&) {}
-template <class F> void childrenOf(ImportStmt&, F&) {}
-template <class F> void childrenOf(ImportFromStmt&, F&) {}
-template <class F> void childrenOf(ErrorStmt&, F&) {}
+template <class F>
+void childrenOf(NameExpr&, F&) {}
+template <class F>
+void childrenOf(IntLiteralExpr&, F&) {}
+template <class F>
+void childrenOf(FloatLiteralExpr&, F&) {}
+template <class F>
+void childrenOf(StringLiteralExpr&, F&) {}
+template <class F>
+void childrenOf(BoolLiteralExpr&, F&) {}
+template <class F>
+void childrenOf(NoneLiteralExpr&, F&) {}
+template <class F>
+void childrenOf(EllipsisExpr&, F&) {}
+template <class F>
+void childrenOf(ErrorExpr&, F&) {}
+template <class F>
+void childrenOf(PassStmt&, F&) {}
+template <class F>
+void childrenOf(BreakStmt&, F&) {}
+template <class F>
+void childrenOf(ContinueStmt&, F&) {}
+template <class F>
+void childrenOf(ImportStmt&, F&) {}
+template <class F>
+void childrenOf(ImportFromStmt&, F&) {}
+template <class F>
+void childrenOf(ErrorStmt&, F&) {}
 
 // Expressions.
 template <class F>
 void childrenOf(FStringExpr& e, F& f) {
   for (FStringPart& p : e.parts) ast_detail::each(f, p.expr);
 }
-template <class F> void childrenOf(UnaryExpr& e, F& f) { ast_detail::each(f, e.operand); }
-template <class F> void childrenOf(BinaryExpr& e, F& f) { ast_detail::each(f, e.lhs, e.rhs); }
+template <class F>
+void childrenOf(UnaryExpr& e, F& f) {
+  ast_detail::each(f, e.operand);
+}
+template <class F>
+void childrenOf(BinaryExpr& e, F& f) {
+  ast_detail::each(f, e.lhs, e.rhs);
+}
 // `then if cond else other`
-template <class F> void childrenOf(ConditionalExpr& e, F& f) { ast_detail::each(f, e.thenExpr, e.cond, e.elseExpr); }
+template <class F>
+void childrenOf(ConditionalExpr& e, F& f) {
+  ast_detail::each(f, e.thenExpr, e.cond, e.elseExpr);
+}
 template <class F>
 void childrenOf(CallExpr& e, F& f) {
   ast_detail::each(f, e.callee);
@@ -105,10 +128,22 @@ void childrenOf(SubscriptExpr& e, F& f) {
   ast_detail::each(f, e.base);
   ast_detail::all(f, e.indices);
 }
-template <class F> void childrenOf(SliceExpr& e, F& f) { ast_detail::each(f, e.lower, e.upper, e.step); }
-template <class F> void childrenOf(AttributeExpr& e, F& f) { ast_detail::each(f, e.base); }
-template <class F> void childrenOf(TupleExpr& e, F& f) { ast_detail::all(f, e.elements); }
-template <class F> void childrenOf(ListExpr& e, F& f) { ast_detail::all(f, e.elements); }
+template <class F>
+void childrenOf(SliceExpr& e, F& f) {
+  ast_detail::each(f, e.lower, e.upper, e.step);
+}
+template <class F>
+void childrenOf(AttributeExpr& e, F& f) {
+  ast_detail::each(f, e.base);
+}
+template <class F>
+void childrenOf(TupleExpr& e, F& f) {
+  ast_detail::all(f, e.elements);
+}
+template <class F>
+void childrenOf(ListExpr& e, F& f) {
+  ast_detail::all(f, e.elements);
+}
 template <class F>
 void childrenOf(DictExpr& e, F& f) {
   for (DictEntry& d : e.entries) ast_detail::each(f, d.key, d.value);
@@ -121,19 +156,37 @@ void childrenOf(ComprehensionExpr& e, F& f) {
     ast_detail::all(f, c.conditions);
   }
 }
-template <class F> void childrenOf(MutExpr& e, F& f) { ast_detail::each(f, e.type); }
-template <class F> void childrenOf(StarredExpr& e, F& f) { ast_detail::each(f, e.value); }
+template <class F>
+void childrenOf(MutExpr& e, F& f) {
+  ast_detail::each(f, e.type);
+}
+template <class F>
+void childrenOf(StarredExpr& e, F& f) {
+  ast_detail::each(f, e.value);
+}
 
 // Statements: the expressions written in the statement, then the statements of its blocks.
-template <class F> void childrenOf(ExprStmt& s, F& f) { ast_detail::each(f, s.expr); }
+template <class F>
+void childrenOf(ExprStmt& s, F& f) {
+  ast_detail::each(f, s.expr);
+}
 template <class F>
 void childrenOf(AssignStmt& s, F& f) {
   ast_detail::all(f, s.targets);
   ast_detail::each(f, s.value);
 }
-template <class F> void childrenOf(AugAssignStmt& s, F& f) { ast_detail::each(f, s.target, s.value); }
-template <class F> void childrenOf(AnnAssignStmt& s, F& f) { ast_detail::each(f, s.target, s.annotation, s.value); }
-template <class F> void childrenOf(ReturnStmt& s, F& f) { ast_detail::each(f, s.value); }
+template <class F>
+void childrenOf(AugAssignStmt& s, F& f) {
+  ast_detail::each(f, s.target, s.value);
+}
+template <class F>
+void childrenOf(AnnAssignStmt& s, F& f) {
+  ast_detail::each(f, s.target, s.annotation, s.value);
+}
+template <class F>
+void childrenOf(ReturnStmt& s, F& f) {
+  ast_detail::each(f, s.value);
+}
 template <class F>
 void childrenOf(IfStmt& s, F& f) {
   ast_detail::each(f, s.cond);

@@ -29,7 +29,8 @@ bool isPolicyName(std::string_view s) {
 }
 
 std::string_view rstrip(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\f')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\f'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -39,7 +40,7 @@ struct Frame {
 };
 
 class Formatter {
-public:
+ public:
   Formatter(const SourceManager& sm, FileID file, const std::vector<Token>& toks)
       : sm_(sm), toks_(toks), base_(sm.bufferStart(file).offset), text_(sm.bufferText(file)) {}
 
@@ -56,9 +57,7 @@ public:
           if (depth_ > 0) --depth_;
           if (indentCols_.size() > 1) indentCols_.pop_back();
           continue;
-        case TK::Newline:
-          endLine();
-          continue;
+        case TK::Newline: endLine(); continue;
         case TK::Eof:
           flushComments(0);
           endLine();
@@ -70,8 +69,7 @@ public:
           }
           emitTrailingComment(t);
           continue;
-        default:
-          emitToken(i);
+        default: emitToken(i);
       }
     }
     while (!out_.empty() && out_.back() == '\n') out_.pop_back();
@@ -79,7 +77,7 @@ public:
     return out_;
   }
 
-private:
+ private:
   uint32_t offsetOf(const Token& t) const { return t.range.begin.offset - base_; }
   uint32_t endOf(const Token& t) const { return t.range.end.offset - base_; }
   unsigned columnOf(uint32_t absOffset) const {
@@ -180,10 +178,14 @@ private:
 
   void track(size_t i) {
     TK k = toks_[i].kind;
-    if (isOpen(k)) frames_.push_back({k});
-    else if (isClose(k) && !frames_.empty()) frames_.pop_back();
-    else if (k == TK::comma && !frames_.empty()) frames_.back().sawColon = false;
-    else if (k == TK::colon && !frames_.empty()) frames_.back().sawColon = true;
+    if (isOpen(k))
+      frames_.push_back({k});
+    else if (isClose(k) && !frames_.empty())
+      frames_.pop_back();
+    else if (k == TK::comma && !frames_.empty())
+      frames_.back().sawColon = false;
+    else if (k == TK::colon && !frames_.empty())
+      frames_.back().sawColon = true;
   }
 
   // Is the token at `i` a prefix operator (unary -, +, ~, *, **, or a decorator's @)?
@@ -214,10 +216,14 @@ private:
     int depth = 0;
     for (size_t j = i; j < toks_.size() && !isLayout(toks_[j].kind); ++j) {
       TK k = toks_[j].kind;
-      if (isOpen(k)) ++depth;
-      else if (isClose(k) && depth-- == 0) return false;
-      else if (depth == 0 && k == TK::comma) return false;
-      else if (depth == 0 && k == TK::colon) return true;
+      if (isOpen(k))
+        ++depth;
+      else if (isClose(k) && depth-- == 0)
+        return false;
+      else if (depth == 0 && k == TK::comma)
+        return false;
+      else if (depth == 0 && k == TK::colon)
+        return true;
     }
     return false;
   }
@@ -236,7 +242,7 @@ private:
     if (c == TK::comma || c == TK::semi || isClose(c)) return false;
     if (isOpen(p)) return false;
     if (p == TK::comma || p == TK::semi) return true;
-    if (p == TK::period) return c == TK::kw_import;  // `from . import x`
+    if (p == TK::period) return c == TK::kw_import;                  // `from . import x`
     if (c == TK::period) return isKeyword(p) && !isValueKeyword(p);  // `from .mod import`
     if (c == TK::colon) return false;
     if (p == TK::colon) return inner != TK::l_square;  // slices have no spaces

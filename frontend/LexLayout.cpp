@@ -19,7 +19,7 @@ struct Level {
 };
 
 class Layout {
-public:
+ public:
   Layout(Scanner& s, DiagnosticEngine& diags, LexOptions opts, std::vector<Token>& out)
       : s_(s), diags_(diags), opts_(opts), out_(out) {
     levels_.reserve(16);
@@ -66,7 +66,7 @@ public:
     }
   }
 
-private:
+ private:
   // Measures the leading blanks of a line; on a line with a token, emits Indent or Dedents.
   void indentation() {
     const unsigned char* lineStart = s_.cur;

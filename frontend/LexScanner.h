@@ -16,7 +16,7 @@ struct RawToken {
 };
 
 class Scanner {
-public:
+ public:
   // Scans [start, end); *end must be '\0' (the sentinel). `textBase` is where `start` lies in the
   // SourceManager's buffer (the same pointer, or the original of a copy) and `baseOffset` its
   // global offset, so locations and token texts refer to the original buffer.
@@ -48,7 +48,7 @@ public:
   const unsigned char* cur;  // the next character to scan
   bool startIsLineStart = true;
 
-private:
+ private:
   RawToken make(TokenKind k, const unsigned char* b) const { return {k, b, cur}; }
   RawToken scanString(const unsigned char* start, const unsigned char* quote);
   RawToken finishInt(const unsigned char* start);

@@ -29,16 +29,32 @@ int binaryPrecedence(TokenKind k, BinaryOp& op) {
 
 bool isOperatorToken(TokenKind k) {
   switch (k) {
-    case TokenKind::pipe: case TokenKind::caret: case TokenKind::amp: case TokenKind::lessless:
-    case TokenKind::greatergreater: case TokenKind::plus: case TokenKind::minus: case TokenKind::star:
-    case TokenKind::slash: case TokenKind::slashslash: case TokenKind::percent: case TokenKind::at:
-    case TokenKind::starstar: case TokenKind::tilde: case TokenKind::less: case TokenKind::greater:
-    case TokenKind::lessequal: case TokenKind::greaterequal: case TokenKind::equalequal:
-    case TokenKind::exclaimequal: case TokenKind::kw_and: case TokenKind::kw_or: case TokenKind::kw_not:
-    case TokenKind::kw_in: case TokenKind::kw_is:
-      return true;
-    default:
-      return false;
+    case TokenKind::pipe:
+    case TokenKind::caret:
+    case TokenKind::amp:
+    case TokenKind::lessless:
+    case TokenKind::greatergreater:
+    case TokenKind::plus:
+    case TokenKind::minus:
+    case TokenKind::star:
+    case TokenKind::slash:
+    case TokenKind::slashslash:
+    case TokenKind::percent:
+    case TokenKind::at:
+    case TokenKind::starstar:
+    case TokenKind::tilde:
+    case TokenKind::less:
+    case TokenKind::greater:
+    case TokenKind::lessequal:
+    case TokenKind::greaterequal:
+    case TokenKind::equalequal:
+    case TokenKind::exclaimequal:
+    case TokenKind::kw_and:
+    case TokenKind::kw_or:
+    case TokenKind::kw_not:
+    case TokenKind::kw_in:
+    case TokenKind::kw_is: return true;
+    default: return false;
   }
 }
 }  // namespace
@@ -186,8 +202,7 @@ Expr* Parser::parseComparison() {
         consume();
         opRange.end = tok().range.end;
         break;
-      default:
-        goto done;
+      default: goto done;
     }
     if (!enterExprLevel()) goto done;
     consume();
@@ -544,9 +559,7 @@ Expr* Parser::parsePrimary() {
           << (t.is(TokenKind::kw_await) ? "'await' expressions" : "'yield' expressions");
       consume();
       return makeError(t.range.begin);
-    case TokenKind::Error:
-      swallowLexError();
-      return ctx_.make<ErrorExpr>(t.range);
+    case TokenKind::Error: swallowLexError(); return ctx_.make<ErrorExpr>(t.range);
     default: break;
   }
   SourceRange here = hereRange();

@@ -7,7 +7,6 @@
 
 namespace tessera {
 
-
 Expr* Parser::parseFieldExpr(SourceRange fieldRange) {
   Expr* e = parseExprList(false);
   if (!panic_ && !at(TokenKind::Eof) && !swallowLexError())
@@ -97,8 +96,7 @@ void Parser::splitFString(const Token& t, FStringExpr* fs) {
         ++depth;
       } else if ((d == ')' || d == ']' || d == '}') && depth > 0) {
         --depth;
-      } else if (depth == 0 &&
-                 (d == '}' || d == ':' || (d == '!' && !(k + 1 < contentEnd && text[k + 1] == '=')))) {
+      } else if (depth == 0 && (d == '}' || d == ':' || (d == '!' && !(k + 1 < contentEnd && text[k + 1] == '=')))) {
         break;
       }
     }
@@ -130,8 +128,10 @@ void Parser::splitFString(const Token& t, FStringExpr* fs) {
       size_t sb = ++k;
       int nest = 0;
       for (; k < contentEnd; ++k) {
-        if (text[k] == '{') ++nest;
-        else if (text[k] == '}' && nest-- == 0) break;
+        if (text[k] == '{')
+          ++nest;
+        else if (text[k] == '}' && nest-- == 0)
+          break;
       }
       part.formatSpec.assign(text.substr(sb, k - sb));
     }

@@ -110,7 +110,8 @@ void Parser::parseStatementInto(std::vector<Stmt*>& out) {
   switch (t.kind) {
     case TokenKind::Indent: {
       SourceRange r = peek().range;
-      error(diag::err_parse_unexpected_indent, SourceRange(r.begin, r.begin.valid() ? SourceLoc{r.begin.offset + 1} : r.end));
+      error(diag::err_parse_unexpected_indent,
+            SourceRange(r.begin, r.begin.valid() ? SourceLoc{r.begin.offset + 1} : r.end));
       consume();
       blockColumns_.push_back(sm_.lineColumn(tok().range.begin).column);
       while (!at(TokenKind::Dedent) && !at(TokenKind::Eof) && !diags_.stopped()) {
@@ -217,12 +218,8 @@ Stmt* Parser::parseSimpleStatement() {
     case TokenKind::at:
       fail(diag::err_parse_compound_on_same_line, t.range) << (t.is(TokenKind::at) ? "@" : std::string(t.text));
       return nullptr;
-    case TokenKind::kw_elif:
-      fail(diag::err_parse_elif_without_if, t.range);
-      return nullptr;
-    case TokenKind::kw_else:
-      fail(diag::err_parse_else_without_if, t.range);
-      return nullptr;
+    case TokenKind::kw_elif: fail(diag::err_parse_elif_without_if, t.range); return nullptr;
+    case TokenKind::kw_else: fail(diag::err_parse_else_without_if, t.range); return nullptr;
     default:
       if (const char* what = unsupportedWhat(t.kind)) {
         fail(diag::err_parse_unsupported, t.range) << what;
@@ -238,8 +235,7 @@ void Parser::checkAssignTarget(Expr* e, bool augmented) {
     case NodeKind::NameExpr:
     case NodeKind::AttributeExpr:
     case NodeKind::SubscriptExpr:
-    case NodeKind::ErrorExpr:
-      return;
+    case NodeKind::ErrorExpr: return;
     default: break;
   }
   if (augmented) {
@@ -276,8 +272,7 @@ void Parser::checkForTarget(Expr* e) {
     case NodeKind::NameExpr:
     case NodeKind::AttributeExpr:
     case NodeKind::SubscriptExpr:
-    case NodeKind::ErrorExpr:
-      return;
+    case NodeKind::ErrorExpr: return;
     case NodeKind::TupleExpr:
     case NodeKind::ListExpr: {
       const auto& elts = isa<TupleExpr>(e) ? cast<TupleExpr>(e)->elements : cast<ListExpr>(e)->elements;
@@ -412,9 +407,12 @@ Stmt* Parser::parseImportFrom() {
   consume();
   auto* s = ctx_.make<ImportFromStmt>(SourceRange());
   for (;;) {
-    if (tryConsume(TokenKind::period)) s->level += 1;
-    else if (tryConsume(TokenKind::ellipsis)) s->level += 3;
-    else break;
+    if (tryConsume(TokenKind::period))
+      s->level += 1;
+    else if (tryConsume(TokenKind::ellipsis))
+      s->level += 3;
+    else
+      break;
   }
   if (at(TokenKind::Identifier)) {
     if (!parseDottedName(s->module, s->moduleRange)) return nullptr;
@@ -540,8 +538,8 @@ Stmt* Parser::parseIf(bool isElif) {
   auto* s = ctx_.make<IfStmt>(SourceRange());
   s->isElif = isElif;
   s->cond = parseCondition(isElif ? "an 'elif' condition" : "an 'if' condition");
-  parseSuite(s->thenBlock, isElif ? "'elif' condition" : "'if' condition", isElif ? "'elif' statement" : "'if' statement",
-             begin);
+  parseSuite(s->thenBlock, isElif ? "'elif' condition" : "'if' condition",
+             isElif ? "'elif' statement" : "'if' statement", begin);
   if (!diags_.stopped()) {
     bool elifNext = at(TokenKind::kw_elif) || (at(TokenKind::kw_else) && peek().is(TokenKind::kw_if));
     if (elifNext && elifDepth_ >= kMaxElifs) {
@@ -660,11 +658,11 @@ Expr* Parser::parseParamAnnotation() {
     auto* m = ctx_.make<MutExpr>(SourceRange());
     m->type = parseTrailers(e, begin);
     m->range = rangeFrom(begin);
-    std::string fixed = "mut " + std::string(sm_.text(e->range)) +
-                        std::string(sm_.text(SourceRange(mutRange.end, prevEnd_)));
+    std::string fixed =
+        "mut " + std::string(sm_.text(e->range)) + std::string(sm_.text(SourceRange(mutRange.end, prevEnd_)));
     error(diag::err_parse_mut_after_dtype, mutRange)
-        .fixit(SourceRange(dtypeEnd, mutRange.end), "")
-        .fixitInsert(begin, "mut ")
+            .fixit(SourceRange(dtypeEnd, mutRange.end), "")
+            .fixitInsert(begin, "mut ")
         << fixed;
     return m;
   }
@@ -687,7 +685,8 @@ void Parser::parseParameters(FunctionDefStmt* fn) {
   while (!at(TokenKind::r_paren)) {
     Param p;
     SourceLoc pb = startLoc();
-    if (kwargs && !reportedAfterKwargs && (at(TokenKind::Identifier) || at(TokenKind::star) || at(TokenKind::starstar))) {
+    if (kwargs && !reportedAfterKwargs &&
+        (at(TokenKind::Identifier) || at(TokenKind::star) || at(TokenKind::starstar))) {
       error(diag::err_parse_param_after_kwargs, tok().range) << fn->params[kwargsIndex].name;
       reportedAfterKwargs = true;
     }

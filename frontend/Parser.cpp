@@ -41,8 +41,12 @@ Parser::Parser(const std::vector<Token>& tokens, const SourceManager& sm, ASTCon
   unsigned depth = 0;
   for (size_t i = 0; i < toks_->size(); ++i) {
     switch ((*toks_)[i].kind) {
-      case TokenKind::l_paren: case TokenKind::l_square: case TokenKind::l_brace: ++depth; break;
-      case TokenKind::r_paren: case TokenKind::r_square: case TokenKind::r_brace:
+      case TokenKind::l_paren:
+      case TokenKind::l_square:
+      case TokenKind::l_brace: ++depth; break;
+      case TokenKind::r_paren:
+      case TokenKind::r_square:
+      case TokenKind::r_brace:
         if (depth) --depth;
         break;
       default: break;
@@ -117,8 +121,12 @@ void Parser::resyncLayout() {
       }
     }
     switch (t.kind) {
-      case TokenKind::l_paren: case TokenKind::l_square: case TokenKind::l_brace: ++depth; break;
-      case TokenKind::r_paren: case TokenKind::r_square: case TokenKind::r_brace:
+      case TokenKind::l_paren:
+      case TokenKind::l_square:
+      case TokenKind::l_brace: ++depth; break;
+      case TokenKind::r_paren:
+      case TokenKind::r_square:
+      case TokenKind::r_brace:
         if (depth) --depth;
         break;
       default: break;
@@ -157,8 +165,10 @@ bool Parser::enterExprLevel() {
 void Parser::skipIndentedBlock() {
   unsigned open = 0;
   do {
-    if (at(TokenKind::Indent)) ++open;
-    else if (at(TokenKind::Dedent)) --open;
+    if (at(TokenKind::Indent))
+      ++open;
+    else if (at(TokenKind::Dedent))
+      --open;
     consume();
   } while (open > 0 && !at(TokenKind::Eof));
 }
@@ -230,15 +240,26 @@ bool Parser::neverClosed(const Token& opener) const {
 
 bool Parser::startsExpr(const Token& t) {
   switch (t.kind) {
-    case TokenKind::Identifier: case TokenKind::IntLiteral: case TokenKind::FloatLiteral:
-    case TokenKind::StringLiteral: case TokenKind::FStringLiteral: case TokenKind::kw_True:
-    case TokenKind::kw_False: case TokenKind::kw_None: case TokenKind::kw_not: case TokenKind::ellipsis:
-    case TokenKind::l_paren: case TokenKind::l_square: case TokenKind::l_brace: case TokenKind::minus:
-    case TokenKind::plus: case TokenKind::tilde: case TokenKind::kw_lambda: case TokenKind::kw_await:
-    case TokenKind::kw_mut:
-      return true;
-    default:
-      return false;
+    case TokenKind::Identifier:
+    case TokenKind::IntLiteral:
+    case TokenKind::FloatLiteral:
+    case TokenKind::StringLiteral:
+    case TokenKind::FStringLiteral:
+    case TokenKind::kw_True:
+    case TokenKind::kw_False:
+    case TokenKind::kw_None:
+    case TokenKind::kw_not:
+    case TokenKind::ellipsis:
+    case TokenKind::l_paren:
+    case TokenKind::l_square:
+    case TokenKind::l_brace:
+    case TokenKind::minus:
+    case TokenKind::plus:
+    case TokenKind::tilde:
+    case TokenKind::kw_lambda:
+    case TokenKind::kw_await:
+    case TokenKind::kw_mut: return true;
+    default: return false;
   }
 }
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "frontend/AST.h"
 #include "frontend/Token.h"
 
 namespace tessera {

@@ -14,21 +14,21 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "frontend/AST.h"
 #include "frontend/Token.h"
 
 namespace tessera {
 
 class Parser {
-public:
+ public:
   Parser(const std::vector<Token>& tokens, const SourceManager& sm, ASTContext& ctx, DiagnosticEngine& diags);
 
   Module* parseModule(FileID file);
   // Parses a whole f-string replacement field (tokens from lexFragment): one expression list.
   Expr* parseFieldExpr(SourceRange fieldRange);
 
-private:
+ private:
   // ---------------------------------------------------------------- tokens
   const Token& tok() const { return (*toks_)[pos_]; }
   const Token& peek(size_t n = 1) const {
@@ -155,8 +155,8 @@ private:
   const std::vector<Token>* toks_;
   // Token streams rebuilt by resyncLayout (kept alive: earlier tokens may still be referenced).
   std::deque<std::vector<Token>> repaired_;
-  bool unbalancedAtEof_ = false;   // the scanner reached the end inside an open bracket
-  size_t lastLogicalLineStart_ = 0;  // index of the first token of the final logical line
+  bool unbalancedAtEof_ = false;        // the scanner reached the end inside an open bracket
+  size_t lastLogicalLineStart_ = 0;     // index of the first token of the final logical line
   std::vector<uint32_t> blockColumns_;  // indentation column of each open block (module: 1)
   size_t pos_ = 0;
   SourceLoc prevEnd_;

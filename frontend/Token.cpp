@@ -109,9 +109,12 @@ std::optional<uint64_t> decodeIntLiteral(std::string_view text) {
   size_t i = 0;
   if (text.size() >= 2 && text[0] == '0') {
     char p = static_cast<char>(text[1] | 0x20);
-    if (p == 'x') base = 16, i = 2;
-    else if (p == 'o') base = 8, i = 2;
-    else if (p == 'b') base = 2, i = 2;
+    if (p == 'x')
+      base = 16, i = 2;
+    else if (p == 'o')
+      base = 8, i = 2;
+    else if (p == 'b')
+      base = 2, i = 2;
   }
   // Size suffix: the last '_' that is followed by a letter that is not a digit of the base.
   unsigned shift = 0;

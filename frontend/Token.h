@@ -36,7 +36,9 @@ struct Token {
   bool is(TokenKind k) const { return kind == k; }
   bool isNot(TokenKind k) const { return kind != k; }
   template <class... Ks>
-  bool isOneOf(Ks... ks) const { return ((kind == ks) || ...); }
+  bool isOneOf(Ks... ks) const {
+    return ((kind == ks) || ...);
+  }
 };
 
 // Literal decoding, shared by the parser and sema. The scanner has already diagnosed malformed

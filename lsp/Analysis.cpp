@@ -37,7 +37,8 @@ const Token* Analysis::tokenAt(uint32_t offset) const {
 
 uint32_t Analysis::offsetFor(Position p) const {
   auto o = lines.offset(p);
-  if (!o) throw LSPError(ErrorCode::InvalidParams, "line " + std::to_string(p.line) + " is past the end of the document");
+  if (!o)
+    throw LSPError(ErrorCode::InvalidParams, "line " + std::to_string(p.line) + " is past the end of the document");
   return *o;
 }
 

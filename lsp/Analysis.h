@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "frontend/AST.h"
 #include "frontend/Token.h"
 #include "lsp/Protocol.h"
-
 #include "sema/Sema.h"
 
 namespace tessera::lsp {

@@ -21,7 +21,9 @@ std::string builtinMarkdown(const BuiltinInfo& b) {
     for (size_t i = 0; i < b.aliases.size(); ++i) s += (i ? ", `" : "`") + b.aliases[i] + "`";
   }
   s += "\n\nAllowed in: ";
-  s += b.context == BuiltinContext::Kernel ? "kernels" : b.context == BuiltinContext::Host ? "host code" : "kernels and host code";
+  s += b.context == BuiltinContext::Kernel ? "kernels"
+       : b.context == BuiltinContext::Host ? "host code"
+                                           : "kernels and host code";
   if (b.effects) s += "  \nEffects: " + effectNames(b.effects);
   return s;
 }

@@ -15,15 +15,26 @@
 namespace tessera::lsp {
 
 namespace {
-enum ItemKind { kFunction = 3, kVariable = 6, kModule = 9, kProperty = 10, kValue = 12, kKeyword = 14, kConstant = 21,
-                kTypeParameter = 25, kMethod = 2 };
+enum ItemKind {
+  kFunction = 3,
+  kVariable = 6,
+  kModule = 9,
+  kProperty = 10,
+  kValue = 12,
+  kKeyword = 14,
+  kConstant = 21,
+  kTypeParameter = 25,
+  kMethod = 2
+};
 
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 bool fuzzy(std::string_view pattern, std::string_view label) {
   size_t i = 0;
   for (char c : label)
-    if (i < pattern.size() && std::tolower(static_cast<unsigned char>(c)) == std::tolower(static_cast<unsigned char>(pattern[i]))) ++i;
+    if (i < pattern.size() &&
+        std::tolower(static_cast<unsigned char>(c)) == std::tolower(static_cast<unsigned char>(pattern[i])))
+      ++i;
   return i == pattern.size();
 }
 
@@ -41,9 +52,9 @@ struct Items {
   }
 };
 
-const char* const kKeywords[] = {"and", "as", "break", "continue", "def", "elif", "else", "False", "for", "from",
-                                 "if", "import", "in", "is", "mut", "None", "not", "or", "pass", "return",
-                                 "True", "while", "with"};
+const char* const kKeywords[] = {"and", "as",   "break", "continue", "def",  "elif",  "else", "False",
+                                 "for", "from", "if",    "import",   "in",   "is",    "mut",  "None",
+                                 "not", "or",   "pass",  "return",   "True", "while", "with"};
 
 void addNamespaceMembers(Items& items, const std::string& ns) {
   for (const std::string& m : builtinMembers(ns)) {
@@ -59,7 +70,8 @@ void addNamespaceMembers(Items& items, const std::string& ns) {
 }
 
 void addDTypes(Items& items) {
-  for (auto& [spelling, d] : allDTypeSpellings()) items.add(spelling, kTypeParameter, "dtype", dtypeMarkdown(d, spelling), "1");
+  for (auto& [spelling, d] : allDTypeSpellings())
+    items.add(spelling, kTypeParameter, "dtype", dtypeMarkdown(d, spelling), "1");
   items.add("mut", kKeyword, "writable tensor", "", "2");
   items.add("Tensor", kFunction, "tensor type", "", "3");
   items.add("Region", kFunction, "privilege-qualified tensor", "", "3");
@@ -72,7 +84,8 @@ void addPolicies(Items& items) {
 
 void addDecorators(Items& items) {
   for (const BuiltinInfo& b : allBuiltins())
-    if (!b.isMethod && b.sig.result == "decorator") items.add(b.name, kFunction, builtinLabel(b), builtinMarkdown(b), "1");
+    if (!b.isMethod && b.sig.result == "decorator")
+      items.add(b.name, kFunction, builtinLabel(b), builtinMarkdown(b), "1");
 }
 
 const char* symbolItemKind(const Symbol* s, int& kind) {
@@ -165,10 +178,14 @@ void addMethodsOf(Items& items, const Analysis& a, uint32_t offset, const std::s
   }
   const Type* t = sym->type;
   std::string receiver;
-  if (t->kind == TypeKind::Tensor || t->kind == TypeKind::Tile) receiver = "Tensor";
-  else if (t->kind == TypeKind::Opaque) receiver = t->name;
-  else if (t->kind == TypeKind::Function && t->functionKind == FunctionKind::Kernel) receiver = "KernelFn";
-  else if (sym->kind == SymbolKind::Function) receiver = "KernelFn";
+  if (t->kind == TypeKind::Tensor || t->kind == TypeKind::Tile)
+    receiver = "Tensor";
+  else if (t->kind == TypeKind::Opaque)
+    receiver = t->name;
+  else if (t->kind == TypeKind::Function && t->functionKind == FunctionKind::Kernel)
+    receiver = "KernelFn";
+  else if (sym->kind == SymbolKind::Function)
+    receiver = "KernelFn";
   if (receiver.empty()) return;
   for (const BuiltinInfo& b : allBuiltins()) {
     std::string n = b.name;
@@ -192,10 +209,14 @@ LineContext lineContext(std::string_view before) {
       if (ch == quote) quote = 0;
       continue;
     }
-    if (ch == '"' || ch == '\'') quote = ch;
-    else if (ch == '(' || ch == '[' || ch == '{') ++c.parenDepth;
-    else if ((ch == ')' || ch == ']' || ch == '}') && c.parenDepth > 0) --c.parenDepth;
-    else if (ch == '#') break;
+    if (ch == '"' || ch == '\'')
+      quote = ch;
+    else if (ch == '(' || ch == '[' || ch == '{')
+      ++c.parenDepth;
+    else if ((ch == ')' || ch == ']' || ch == '}') && c.parenDepth > 0)
+      --c.parenDepth;
+    else if (ch == '#')
+      break;
   }
   return c;
 }
@@ -223,8 +244,10 @@ bool inCommentOrString(std::string_view before) {
   for (size_t i = 0; i < before.size(); ++i) {
     char ch = before[i];
     if (quote) {
-      if (ch == '\\') ++i;
-      else if (ch == quote) quote = 0;
+      if (ch == '\\')
+        ++i;
+      else if (ch == quote)
+        quote = 0;
     } else if (ch == '#') {
       return true;
     } else if (ch == '"' || ch == '\'') {
@@ -258,8 +281,10 @@ json completion(const Analysis& a, std::string_view text, Position pos) {
     if (path.empty() || std::isdigit(static_cast<unsigned char>(path[0]))) return result;  // `1.` is a float
     std::string ns(stripTesseraPrefix(path));
     if (path == "tessera" || path == "ts") ns.clear();
-    if (ns.empty() || isBuiltinNamespace(ns)) addNamespaceMembers(items, ns);
-    else if (path.find('.') == std::string::npos) addMethodsOf(items, a, offset, path);
+    if (ns.empty() || isBuiltinNamespace(ns))
+      addNamespaceMembers(items, ns);
+    else if (path.find('.') == std::string::npos)
+      addMethodsOf(items, a, offset, path);
   } else {
     std::string_view trimmed = lead;
     while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) trimmed.remove_suffix(1);
@@ -274,10 +299,14 @@ json completion(const Analysis& a, std::string_view text, Position pos) {
     } else {
       addScopeNames(items, a, offset);
       for (const std::string& n : preludeNames()) {
-        if (const BuiltinInfo* b = lookupBuiltin(n)) items.add(n, kFunction, builtinLabel(*b), builtinMarkdown(*b), "4");
-        else if (isBuiltinNamespace(n)) items.add(n, kModule, "namespace " + n, "", "4");
-        else if (auto d = lookupDType(n)) items.add(n, kTypeParameter, "dtype", dtypeMarkdown(*d, n), "4");
-        else items.add(n, kValue, "", "", "4");
+        if (const BuiltinInfo* b = lookupBuiltin(n))
+          items.add(n, kFunction, builtinLabel(*b), builtinMarkdown(*b), "4");
+        else if (isBuiltinNamespace(n))
+          items.add(n, kModule, "namespace " + n, "", "4");
+        else if (auto d = lookupDType(n))
+          items.add(n, kTypeParameter, "dtype", dtypeMarkdown(*d, n), "4");
+        else
+          items.add(n, kValue, "", "", "4");
       }
       for (const char* k : kKeywords) items.add(k, kKeyword, "", "", "6");
     }

@@ -40,8 +40,8 @@ json diagnosticsJSON(const Analysis& a) {
     if (!d.notes.empty()) {
       json related = json::array();
       for (const DiagNote& n : d.notes)
-        related.push_back({{"location", {{"uri", a.uri}, {"range", toJSON(rangeOrStart(a, n.range))}}},
-                           {"message", n.message}});
+        related.push_back(
+            {{"location", {{"uri", a.uri}, {"range", toJSON(rangeOrStart(a, n.range))}}}, {"message", n.message}});
       j["relatedInformation"] = related;
     }
     out.push_back(std::move(j));
@@ -68,13 +68,16 @@ json codeActions(const Analysis& a, const Range& range) {
       if (!sameBuffer(a, f.range)) continue;
       edits.push_back({{"range", toJSON(a.range(f.range))}, {"newText", f.replacement}});
       if (title.empty())
-        title = f.replacement.empty()                ? "Remove '" + std::string(a.sm.text(f.range)) + "'"
+        title = f.replacement.empty()          ? "Remove '" + std::string(a.sm.text(f.range)) + "'"
                 : f.range.begin == f.range.end ? "Insert '" + f.replacement + "'"
                                                : "Change to '" + f.replacement + "'";
     }
     if (edits.empty()) continue;
-    json diag = {{"range", toJSON(dr)}, {"severity", lspSeverity(d.severity)}, {"code", diagInfo(d.id).name},
-                 {"source", "tessera"}, {"message", d.message}};
+    json diag = {{"range", toJSON(dr)},
+                 {"severity", lspSeverity(d.severity)},
+                 {"code", diagInfo(d.id).name},
+                 {"source", "tessera"},
+                 {"message", d.message}};
     out.push_back({{"title", title},
                    {"kind", "quickfix"},
                    {"diagnostics", json::array({diag})},

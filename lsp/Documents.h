@@ -20,7 +20,7 @@ struct Document {
 };
 
 class DocumentStore {
-public:
+ public:
   Document& open(const std::string& uri, std::string text, int64_t version);
   bool close(const std::string& uri);
   Document* find(const std::string& uri);
@@ -33,7 +33,7 @@ public:
   // Adds code generation's remarks to each analysis when set (tessera-lsp --remarks).
   RemarkProvider remarks;
 
-private:
+ private:
   std::map<std::string, Document> docs_;
 };
 

@@ -20,8 +20,7 @@ json formattingEdits(const Analysis& a) {
          text[text.size() - 1 - suf] == r.text[r.text.size() - 1 - suf])
     ++suf;
   while (suf > 0 && (static_cast<unsigned char>(text[text.size() - suf]) & 0xC0) == 0x80) --suf;
-  Range range{a.lines.position(static_cast<uint32_t>(pre)),
-              a.lines.position(static_cast<uint32_t>(text.size() - suf))};
+  Range range{a.lines.position(static_cast<uint32_t>(pre)), a.lines.position(static_cast<uint32_t>(text.size() - suf))};
   edits.push_back({{"range", toJSON(range)}, {"newText", r.text.substr(pre, r.text.size() - pre - suf)}});
   return edits;
 }

@@ -14,7 +14,8 @@ std::string code(const std::string& s) { return "```tessera\n" + s + "\n```"; }
 
 std::string functionHeader(const Analysis& a, const FunctionDefStmt* f) {
   std::string s;
-  for (const Decorator& d : f->decorators) s += "@" + std::string(a.sm.text(SourceRange(d.expr ? d.expr->range.begin : d.range.begin, d.range.end))) + "\n";
+  for (const Decorator& d : f->decorators)
+    s += "@" + std::string(a.sm.text(SourceRange(d.expr ? d.expr->range.begin : d.range.begin, d.range.end))) + "\n";
   s += "def " + f->name + "(";
   for (size_t i = 0; i < f->params.size(); ++i) s += (i ? ", " : "") + std::string(a.sm.text(f->params[i].range));
   s += ")";
@@ -111,14 +112,19 @@ json hover(const Analysis& a, uint32_t offset) {
     md = typeMarkdown(a, t);
   } else if (t.kind == Target::Name) {
     // Unresolved: builtins and policies by name (`accum` in `fp6 @accum(fp32)`).
-    if (auto* b = lookupBuiltin(stripTesseraPrefix(t.name))) md = builtinMarkdown(*b);
-    else if (auto p = lookupPolicy(t.name)) md = policyMarkdown(policyInfo(*p));
-    else if (auto d = lookupDType(t.name)) md = dtypeMarkdown(*d, t.name);
+    if (auto* b = lookupBuiltin(stripTesseraPrefix(t.name)))
+      md = builtinMarkdown(*b);
+    else if (auto p = lookupPolicy(t.name))
+      md = policyMarkdown(policyInfo(*p));
+    else if (auto d = lookupDType(t.name))
+      md = dtypeMarkdown(*d, t.name);
   }
   if (md.empty()) {
     // Declarations as written (always available, with or without sema).
-    if (t.kind == Target::FunctionName) md = code(functionHeader(a, t.function)) + (t.function->docstring.empty() ? "" : "\n\n" + t.function->docstring);
-    else if (t.kind == Target::ParamName) md = code("(parameter) " + std::string(a.sm.text(t.param->range)));
+    if (t.kind == Target::FunctionName)
+      md = code(functionHeader(a, t.function)) + (t.function->docstring.empty() ? "" : "\n\n" + t.function->docstring);
+    else if (t.kind == Target::ParamName)
+      md = code("(parameter) " + std::string(a.sm.text(t.param->range)));
   }
   if (md.empty()) return nullptr;
   return json{{"contents", {{"kind", "markdown"}, {"value", md}}}, {"range", toJSON(a.range(t.range))}};

@@ -24,7 +24,8 @@ std::string bytesText(long long bytes) {
 
 void targetNames(const Expr* e, std::vector<const NameExpr*>& out) {
   if (!e) return;
-  if (auto* n = dyn_cast<NameExpr>(e)) out.push_back(n);
+  if (auto* n = dyn_cast<NameExpr>(e))
+    out.push_back(n);
   else if (auto* t = dyn_cast<TupleExpr>(e))
     for (const Expr* x : t->elements) targetNames(x, out);
 }

@@ -117,8 +117,7 @@ json prepareRename(const Analysis& a, uint32_t offset) {
 }
 
 json rename(const Analysis& a, uint32_t offset, const std::string& newName) {
-  if (!isIdentifier(newName))
-    throw LSPError(ErrorCode::InvalidParams, "'" + newName + "' is not a valid identifier");
+  if (!isIdentifier(newName)) throw LSPError(ErrorCode::InvalidParams, "'" + newName + "' is not a valid identifier");
   Target t = targetAt(a, offset);
   const Symbol* s = renameable(a, t);
   refuseCollision(a, s, newName);

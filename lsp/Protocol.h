@@ -3,13 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tessera::lsp {
 
@@ -49,7 +48,7 @@ Range rangeFromJSON(const json& j);
 
 // Line starts of a text, and exact conversion between byte offsets and LSP positions.
 class LineTable {
-public:
+ public:
   LineTable() = default;
   explicit LineTable(std::string_view text);
   size_t lineCount() const { return starts_.size(); }
@@ -62,7 +61,7 @@ public:
   // The line's text without its terminator.
   std::string_view lineText(uint32_t line) const;
 
-private:
+ private:
   std::string_view text_;
   std::vector<uint32_t> starts_;
 };

@@ -11,8 +11,21 @@
 namespace tessera::lsp {
 
 namespace {
-enum TokType { tNamespace, tType, tFunction, tParameter, tVariable, tProperty, tKeyword, tComment, tString, tNumber,
-               tOperator, tDecorator, tTypeParameter };
+enum TokType {
+  tNamespace,
+  tType,
+  tFunction,
+  tParameter,
+  tVariable,
+  tProperty,
+  tKeyword,
+  tComment,
+  tString,
+  tNumber,
+  tOperator,
+  tDecorator,
+  tTypeParameter
+};
 enum TokMod { mDeclaration = 1, mReadonly = 2, mDefaultLibrary = 4 };
 
 struct Kind {
@@ -24,10 +37,10 @@ bool isOperatorToken(TokenKind k) {
   switch (k) {
 #define PUNCT(NAME, SPELLING) case TokenKind::NAME:
 #include "frontend/TokenKinds.def"
-      return !(k == TokenKind::l_paren || k == TokenKind::r_paren || k == TokenKind::l_square ||
-               k == TokenKind::r_square || k == TokenKind::l_brace || k == TokenKind::r_brace ||
-               k == TokenKind::comma || k == TokenKind::colon || k == TokenKind::semi || k == TokenKind::period ||
-               k == TokenKind::at || k == TokenKind::ellipsis);
+    return !(k == TokenKind::l_paren || k == TokenKind::r_paren || k == TokenKind::l_square ||
+             k == TokenKind::r_square || k == TokenKind::l_brace || k == TokenKind::r_brace || k == TokenKind::comma ||
+             k == TokenKind::colon || k == TokenKind::semi || k == TokenKind::period || k == TokenKind::at ||
+             k == TokenKind::ellipsis);
     default: return false;
   }
 }
@@ -80,8 +93,10 @@ std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
         if (auto* nm = dyn_cast<NameExpr>(e)) out[nm->range.begin.offset] = {tDecorator};
         // Clauses: `tile[(128,)]`, `shared(8_KiB)`.
         for (const Expr* c : d.clauses) {
-          if (auto* call = dyn_cast<CallExpr>(c)) c = call->callee;
-          else if (auto* sub = dyn_cast<SubscriptExpr>(c)) c = sub->base;
+          if (auto* call = dyn_cast<CallExpr>(c))
+            c = call->callee;
+          else if (auto* sub = dyn_cast<SubscriptExpr>(c))
+            c = sub->base;
           if (auto* cn = dyn_cast<NameExpr>(c)) out[cn->range.begin.offset] = {tDecorator};
         }
       }
@@ -91,9 +106,12 @@ std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
       out.emplace(at->nameRange.begin.offset, k);
     } else if (auto* nm = dyn_cast<NameExpr>(n)) {
       Kind k{tVariable};
-      if (auto s = fromSymbol(nm->symbol)) k = *s;
-      else if (lookupDType(nm->name)) k = Kind{tType, mDefaultLibrary};  // annotations: f32, bf16
-      else if (lookupPolicy(nm->name)) k = Kind{tDecorator, mDefaultLibrary};  // @accum(...)
+      if (auto s = fromSymbol(nm->symbol))
+        k = *s;
+      else if (lookupDType(nm->name))
+        k = Kind{tType, mDefaultLibrary};  // annotations: f32, bf16
+      else if (lookupPolicy(nm->name))
+        k = Kind{tDecorator, mDefaultLibrary};  // @accum(...)
       if (nm->symbol && nm->symbol->declRange.begin == nm->range.begin) k.mods |= mDeclaration;
       out.emplace(nm->range.begin.offset, k);
     }
@@ -103,7 +121,7 @@ std::map<uint32_t, Kind> classifyNames(const Analysis& a) {
 }
 
 class Encoder {
-public:
+ public:
   explicit Encoder(const Analysis& a) : a_(a) {}
   // Adds a token covering [b, e) (buffer offsets), split at line ends.
   void add(uint32_t b, uint32_t e, Kind k) {
@@ -128,7 +146,7 @@ public:
   }
   json result() const { return json{{"data", data_}}; }
 
-private:
+ private:
   const Analysis& a_;
   std::vector<uint32_t> data_;
   uint32_t line_ = 0, col_ = 0;
@@ -136,8 +154,9 @@ private:
 }  // namespace
 
 json semanticTokensLegend() {
-  return json{{"tokenTypes", {"namespace", "type", "function", "parameter", "variable", "property", "keyword",
-                              "comment", "string", "number", "operator", "decorator", "typeParameter"}},
+  return json{{"tokenTypes",
+               {"namespace", "type", "function", "parameter", "variable", "property", "keyword", "comment", "string",
+                "number", "operator", "decorator", "typeParameter"}},
               {"tokenModifiers", {"declaration", "readonly", "defaultLibrary"}}};
 }
 
@@ -164,8 +183,10 @@ json semanticTokens(const Analysis& a) {
         case TokenKind::FloatLiteral: k = Kind{tNumber}; break;
         case TokenKind::Identifier: k = Kind{tVariable}; break;
         default:
-          if (isKeyword(t.kind)) k = Kind{tKeyword};
-          else if (isOperatorToken(t.kind)) k = Kind{tOperator};
+          if (isKeyword(t.kind))
+            k = Kind{tKeyword};
+          else if (isOperatorToken(t.kind))
+            k = Kind{tOperator};
       }
     }
     if (k) enc.add(b, e, *k);

@@ -8,7 +8,8 @@ namespace tessera::lsp {
 
 namespace {
 const json& member(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key)) throw LSPError(ErrorCode::InvalidParams, std::string("missing '") + key + "'");
+  if (!j.is_object() || !j.contains(key))
+    throw LSPError(ErrorCode::InvalidParams, std::string("missing '") + key + "'");
   return j[key];
 }
 const std::string& stringMember(const json& j, const char* key) {
@@ -17,7 +18,8 @@ const std::string& stringMember(const json& j, const char* key) {
   return v.get_ref<const std::string&>();
 }
 int64_t versionOf(const json& td) {
-  if (td.is_object() && td.contains("version") && td["version"].is_number_integer()) return td["version"].get<int64_t>();
+  if (td.is_object() && td.contains("version") && td["version"].is_number_integer())
+    return td["version"].get<int64_t>();
   return 0;
 }
 }  // namespace
@@ -133,7 +135,8 @@ void Server::handle(const json& msg) {
       // A notification has no reply: tell the editor with a message instead of dropping it
       // silently (after a failed change, the document may differ from the editor's).
       std::string what = method + " failed: " + e.what();
-      if (method == "textDocument/didChange") what += "; the server's copy of the document may now differ from the editor's (close and reopen it)";
+      if (method == "textDocument/didChange")
+        what += "; the server's copy of the document may now differ from the editor's (close and reopen it)";
       notify("window/showMessage", {{"type", 1}, {"message", what}});
     }
     return;
@@ -243,8 +246,9 @@ void Server::publishDiagnostics(Document& doc) {
 
 int Server::msUntilDue() const {
   if (pending_.empty()) return -1;
-  auto next = std::min_element(pending_.begin(), pending_.end(),
-                               [](const auto& x, const auto& y) { return x.second < y.second; })->second;
+  auto next = std::min_element(pending_.begin(), pending_.end(), [](const auto& x, const auto& y) {
+                return x.second < y.second;
+              })->second;
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
   return ms < 0 ? 0 : static_cast<int>(ms);
 }
@@ -270,7 +274,9 @@ Document& Server::documentFor(const json& params) {
   return *d;
 }
 
-std::shared_ptr<const Analysis> Server::analysisFor(const json& params) { return docs_.analysisOf(documentFor(params)); }
+std::shared_ptr<const Analysis> Server::analysisFor(const json& params) {
+  return docs_.analysisOf(documentFor(params));
+}
 
 uint32_t Server::offsetFor(const Analysis& a, const json& params) {
   return a.offsetFor(positionFromJSON(member(params, "position")));

@@ -24,7 +24,7 @@ struct ServerOptions {
 };
 
 class Server {
-public:
+ public:
   using Output = std::function<void(const json&)>;
   using Clock = std::chrono::steady_clock;
 
@@ -45,7 +45,7 @@ public:
   int exitCode() const { return shutdown_ ? 0 : 1; }
   DocumentStore& documents() { return docs_; }
 
-private:
+ private:
   using Handler = json (Server::*)(const json& params);
   void reply(const json& id, json result);
   void replyError(const json& id, int code, const std::string& message);

@@ -9,9 +9,9 @@ namespace tessera::lsp {
 
 namespace {
 struct CallSite {
-  std::string callee;           // dotted
-  unsigned argIndex = 0;        // positional index of the argument under the cursor
-  std::string keyword;          // `name=` of the argument under the cursor, if any
+  std::string callee;     // dotted
+  unsigned argIndex = 0;  // positional index of the argument under the cursor
+  std::string keyword;    // `name=` of the argument under the cursor, if any
   bool found = false;
 };
 
@@ -20,7 +20,8 @@ CallSite findCall(const Analysis& a, uint32_t offset) {
   SourceLoc at = a.locAt(offset);
   // The tokens before the cursor, innermost unclosed '(' first.
   size_t end = 0;
-  while (end < a.tokens.size() && a.tokens[end].range.end.offset <= at.offset && a.tokens[end].kind != TokenKind::Eof) ++end;
+  while (end < a.tokens.size() && a.tokens[end].range.end.offset <= at.offset && a.tokens[end].kind != TokenKind::Eof)
+    ++end;
   if (end < a.tokens.size() && a.tokens[end].range.begin.offset < at.offset) ++end;  // inside a token
   int depth = 0;
   unsigned commas = 0;
@@ -73,7 +74,8 @@ json paramOffsets(const std::string& label, size_t open, const std::vector<std::
   size_t from = open + 1;
   for (const std::string& n : names) {
     size_t s = label.find(n, from);
-    while (s != std::string::npos && s > 0 && (std::isalnum(static_cast<unsigned char>(label[s - 1])) || label[s - 1] == '_'))
+    while (s != std::string::npos && s > 0 &&
+           (std::isalnum(static_cast<unsigned char>(label[s - 1])) || label[s - 1] == '_'))
       s = label.find(n, s + 1);
     if (s == std::string::npos) break;
     if (s > 0 && label[s - 1] == '*') --s;
@@ -81,9 +83,12 @@ json paramOffsets(const std::string& label, size_t open, const std::vector<std::
     size_t e = s;
     for (; e < label.size(); ++e) {
       char c = label[e];
-      if (c == '[' || c == '(') ++d;
-      else if ((c == ']' || c == ')') && d-- == 0) break;
-      else if (c == ',' && d == 0) break;
+      if (c == '[' || c == '(')
+        ++d;
+      else if ((c == ']' || c == ')') && d-- == 0)
+        break;
+      else if (c == ',' && d == 0)
+        break;
     }
     params.push_back({{"label", {s, e}}});
     from = e;
@@ -117,7 +122,8 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
       }
   }
   if (label.empty() && !fn)
-    if (size_t dot = site.callee.find('.'); dot != std::string::npos && site.callee.find('.', dot + 1) == std::string::npos)
+    if (size_t dot = site.callee.find('.');
+        dot != std::string::npos && site.callee.find('.', dot + 1) == std::string::npos)
       if (const Symbol* m = moduleMember(lookupAt(a, offset, site.callee.substr(0, dot)), site.callee.substr(dot + 1));
           m && m->kind == SymbolKind::Function)
         fn = m->function;
@@ -157,8 +163,8 @@ json signatureHelp(const Analysis& a, uint32_t offset) {
   json sig = {{"label", label}, {"parameters", params}};
   if (!doc.empty()) sig["documentation"] = {{"kind", "markdown"}, {"value", doc}};
   if (active >= 0 && static_cast<size_t>(active) < params.size()) sig["activeParameter"] = active;
-  return json{{"signatures", json::array({sig})}, {"activeSignature", 0},
-              {"activeParameter", active >= 0 ? active : 0}};
+  return json{
+      {"signatures", json::array({sig})}, {"activeSignature", 0}, {"activeParameter", active >= 0 ? active : 0}};
 }
 
 }  // namespace tessera::lsp

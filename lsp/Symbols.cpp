@@ -46,7 +46,9 @@ json symbol(const Analysis& a, const std::string& name, int kind, SourceRange fu
             const std::string& detail = "") {
   if (!sel.valid()) sel = full;
   Range r = a.range(full), s = a.range(sel);
-  json j = {{"name", name.empty() ? "<anonymous>" : name}, {"kind", kind}, {"range", toJSON(r)},
+  json j = {{"name", name.empty() ? "<anonymous>" : name},
+            {"kind", kind},
+            {"range", toJSON(r)},
             {"selectionRange", toJSON(s)}};
   if (!detail.empty()) j["detail"] = detail;
   return j;
@@ -55,7 +57,8 @@ json symbol(const Analysis& a, const std::string& name, int kind, SourceRange fu
 // Names bound by an assignment target (a, (a, b), *a).
 void targetNames(const Expr* e, std::vector<const NameExpr*>& out) {
   if (!e) return;
-  if (auto* n = dyn_cast<NameExpr>(e)) out.push_back(n);
+  if (auto* n = dyn_cast<NameExpr>(e))
+    out.push_back(n);
   else if (auto* t = dyn_cast<TupleExpr>(e))
     for (const Expr* x : t->elements) targetNames(x, out);
   else if (auto* l = dyn_cast<ListExpr>(e))
@@ -64,7 +67,8 @@ void targetNames(const Expr* e, std::vector<const NameExpr*>& out) {
     targetNames(s->value, out);
 }
 
-void collect(const Analysis& a, const std::vector<Stmt*>& stmts, bool moduleLevel, json& out, std::set<std::string>& seen);
+void collect(const Analysis& a, const std::vector<Stmt*>& stmts, bool moduleLevel, json& out,
+             std::set<std::string>& seen);
 
 void collectBlock(const Analysis& a, const Block& b, bool moduleLevel, json& out, std::set<std::string>& seen) {
   collect(a, b.stmts, moduleLevel, out, seen);
@@ -97,12 +101,13 @@ void addTargets(const Analysis& a, const Expr* target, const Stmt* s, bool modul
   for (const NameExpr* n : names) {
     if (!seen.insert(n->name).second) continue;
     int kind = moduleLevel && isConstantName(n->name) ? kConstant : kVariable;
-    out.push_back(symbol(a, n->name, kind, s->range, n->range,
-                         annotation ? std::string(a.sm.text(annotation->range)) : ""));
+    out.push_back(
+        symbol(a, n->name, kind, s->range, n->range, annotation ? std::string(a.sm.text(annotation->range)) : ""));
   }
 }
 
-void collect(const Analysis& a, const std::vector<Stmt*>& stmts, bool moduleLevel, json& out, std::set<std::string>& seen) {
+void collect(const Analysis& a, const std::vector<Stmt*>& stmts, bool moduleLevel, json& out,
+             std::set<std::string>& seen) {
   for (const Stmt* s : stmts) {
     if (!s) continue;
     switch (s->kind) {
@@ -143,7 +148,8 @@ bool fuzzyMatch(const std::string& query, const std::string& name) {
   return qi == query.size();
 }
 
-void flatten(const json& syms, const std::string& uri, const std::string& container, const std::string& query, json& out) {
+void flatten(const json& syms, const std::string& uri, const std::string& container, const std::string& query,
+             json& out) {
   for (const json& s : syms) {
     const std::string& name = s["name"].get_ref<const std::string&>();
     if (fuzzyMatch(query, name)) {

@@ -1,11 +1,10 @@
 #include "lsp/Transport.h"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <poll.h>
+#include <unistd.h>
 
 namespace tessera::lsp {
 
@@ -136,8 +135,10 @@ MessageReader::Status MessageReader::read(std::string& out, int timeoutMs) {
     char chunk[65536];
     ssize_t n = ::read(fd_, chunk, sizeof chunk);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) eof_ = true;
-    else buf_.append(chunk, static_cast<size_t>(n));
+    if (n <= 0)
+      eof_ = true;
+    else
+      buf_.append(chunk, static_cast<size_t>(n));
   }
 }
 

@@ -10,7 +10,7 @@ namespace tessera::lsp {
 enum class InputStyle { Standard, Delimited };
 
 class MessageReader {
-public:
+ public:
   enum class Status { Message, Malformed, Timeout, End };
   MessageReader(int fd, InputStyle style) : fd_(fd), style_(style) {}
   // Waits at most timeoutMs (negative: no limit) for the next message. Malformed: a header
@@ -21,7 +21,7 @@ public:
   // the input has ended. The fuzz target drives this directly.
   static Status extract(std::string& buffer, InputStyle style, bool atEnd, std::string& out);
 
-private:
+ private:
   int fd_;
   InputStyle style_;
   std::string buf_;

@@ -6,7 +6,7 @@
 #   check-format.sh [--fix] [PATH...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FORMATTED=(basic irgen)
+FORMATTED=(basic irgen frontend lsp tools)
 fix=0
 if [ "${1:-}" = "--fix" ]; then fix=1; shift; fi
 paths=("$@")

@@ -5,6 +5,7 @@
 // the editor's diagnostics are the front end's and sema's. It lives in the driver, not in lsp/,
 // which stays above sema only: the server calls it through ServerOptions::remarkProvider.
 #include "basic/Remarks.h"
+
 #include "codegen/CompileModule.h"
 #include "codegen/GpuTarget.h"
 #include "codegen/KernelRemarks.h"

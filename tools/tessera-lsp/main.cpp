@@ -6,16 +6,14 @@
 //   --pretty                  indent the JSON written (tests)
 //   --debounce-ms=N           delay of diagnostics after a change (default 50; 0: at once)
 //   --remarks                 code generation's remarks (-Rpass) as hints
-#include <pthread.h>
-#include <unistd.h>
-
 #include <csignal>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <pthread.h>
 #include <string>
 #include <string_view>
+#include <unistd.h>
 
 #include "lsp/Server.h"
 #include "lsp/Transport.h"
@@ -59,14 +57,21 @@ int serve(int argc, char** argv) {
   opts.remarkProvider = addCodegenRemarks;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (a == "--input-style=delimited") style = InputStyle::Delimited;
-    else if (a == "--input-style=standard") style = InputStyle::Standard;
-    else if (a == "--pretty") pretty = true;
-    else if (a.substr(0, 14) == "--debounce-ms=") opts.debounceMs = std::atoi(std::string(a.substr(14)).c_str());
-    else if (a == "--remarks") opts.remarks = true;
-    else if (a == "--stdio") continue;  // what editors pass; stdio is the only transport
+    if (a == "--input-style=delimited")
+      style = InputStyle::Delimited;
+    else if (a == "--input-style=standard")
+      style = InputStyle::Standard;
+    else if (a == "--pretty")
+      pretty = true;
+    else if (a.substr(0, 14) == "--debounce-ms=")
+      opts.debounceMs = std::atoi(std::string(a.substr(14)).c_str());
+    else if (a == "--remarks")
+      opts.remarks = true;
+    else if (a == "--stdio")
+      continue;  // what editors pass; stdio is the only transport
     else if (a == "-h" || a == "--help") {
-      std::puts("usage: tessera-lsp [--stdio] [--input-style=standard|delimited] [--pretty] [--debounce-ms=N] [--remarks]");
+      std::puts(
+          "usage: tessera-lsp [--stdio] [--input-style=standard|delimited] [--pretty] [--debounce-ms=N] [--remarks]");
       return 0;
     } else {
       std::fprintf(stderr, "tessera-lsp: unknown option '%s'\n", argv[i]);
@@ -92,9 +97,7 @@ int serve(int argc, char** argv) {
       case MessageReader::Status::Message: server.handleRaw(body); break;
       case MessageReader::Status::Malformed: server.handleBadFrame(body); break;
       case MessageReader::Status::Timeout: server.runDue(); break;
-      case MessageReader::Status::End:
-        server.runDue(true);
-        return server.exitCode();
+      case MessageReader::Status::End: server.runDue(true); return server.exitCode();
     }
     if (server.exitRequested()) return server.exitCode();
     server.runDue();

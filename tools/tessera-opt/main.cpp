@@ -82,14 +82,22 @@ int main(int argc, char** argv) {
   opts.log = &std::cerr;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-o" && i + 1 < argc) output = argv[++i];
-    else if (a.rfind("--passes=", 0) == 0) passes = a.substr(9);
-    else if (a == "--verify-each") opts.verifyEach = true;
-    else if (a == "--no-verify") verifyInput = false;
-    else if (a == "--print-after-all") opts.printAfterAll = true;
-    else if (a == "--time-passes") opts.timePasses = true;
-    else if (a == "--split-input-file") split = true;
-    else if (a == "--graph") graphInput = true;
+    if (a == "-o" && i + 1 < argc)
+      output = argv[++i];
+    else if (a.rfind("--passes=", 0) == 0)
+      passes = a.substr(9);
+    else if (a == "--verify-each")
+      opts.verifyEach = true;
+    else if (a == "--no-verify")
+      verifyInput = false;
+    else if (a == "--print-after-all")
+      opts.printAfterAll = true;
+    else if (a == "--time-passes")
+      opts.timePasses = true;
+    else if (a == "--split-input-file")
+      split = true;
+    else if (a == "--graph")
+      graphInput = true;
     else if (a.rfind("--error-limit=", 0) == 0) {
       errorLimit = static_cast<unsigned>(std::strtoul(a.c_str() + 14, nullptr, 10));
       errorLimitSet = true;
@@ -103,7 +111,8 @@ int main(int argc, char** argv) {
       std::cerr << "tessera-opt: error: unknown option '" << a << "'\n";
       usage(std::cerr);
       return 2;
-    } else if (input.empty()) input = a;
+    } else if (input.empty())
+      input = a;
     else {
       std::cerr << "tessera-opt: error: more than one input file\n";
       return 2;

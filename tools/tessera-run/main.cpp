@@ -31,20 +31,20 @@ struct Options {
   int ranks = 0;
   int port = 0;
   double grace = 30;
-  std::vector<char *> command;
+  std::vector<char*> command;
 };
 
-int usage(const char *why) {
+int usage(const char* why) {
   std::fprintf(stderr, "tessera-run: %s\nusage: tessera-run -n N [--port P] [--grace SECONDS] [--] program [args...]\n",
                why);
   return 2;
 }
 
-bool parse(int argc, char **argv, Options &o, std::string &error) {
+bool parse(int argc, char** argv, Options& o, std::string& error) {
   int i = 1;
   for (; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char *name) -> const char * {
+    auto value = [&](const char* name) -> const char* {
       if (i + 1 >= argc) {
         error = std::string(name) + " needs a value";
         return nullptr;
@@ -52,19 +52,16 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       return argv[++i];
     };
     if (a == "-n" || a == "--nproc" || a == "-np") {
-      const char *v = value("-n");
-      if (!v)
-        return false;
+      const char* v = value("-n");
+      if (!v) return false;
       o.ranks = std::atoi(v);
     } else if (a == "--port") {
-      const char *v = value("--port");
-      if (!v)
-        return false;
+      const char* v = value("--port");
+      if (!v) return false;
       o.port = std::atoi(v);
     } else if (a == "--grace") {
-      const char *v = value("--grace");
-      if (!v)
-        return false;
+      const char* v = value("--grace");
+      if (!v) return false;
       o.grace = std::atof(v);
     } else if (a == "--") {
       ++i;
@@ -76,8 +73,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       break;
     }
   }
-  for (; i < argc; ++i)
-    o.command.push_back(argv[i]);
+  for (; i < argc; ++i) o.command.push_back(argv[i]);
   o.command.push_back(nullptr);
   if (o.ranks < 1)
     error = "-n N (the number of ranks, at least 1) is required";
@@ -96,26 +92,23 @@ int freePort() {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
   int port = 29500;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
     port = ntohs(addr.sin_port);
-  if (fd >= 0)
-    ::close(fd);
+  if (fd >= 0) ::close(fd);
   return port;
 }
 
 std::vector<pid_t> children;
 void forward(int sig) {
   for (pid_t p : children)
-    if (p > 0)
-      ::kill(p, sig);
+    if (p > 0) ::kill(p, sig);
 }
 
-pid_t spawn(const Options &o, int rank, int port) {
+pid_t spawn(const Options& o, int rank, int port) {
   pid_t pid = ::fork();
-  if (pid != 0)
-    return pid;
-  auto set = [](const char *k, const std::string &v) { ::setenv(k, v.c_str(), 1); };
+  if (pid != 0) return pid;
+  auto set = [](const char* k, const std::string& v) { ::setenv(k, v.c_str(), 1); };
   set("RANK", std::to_string(rank));
   set("WORLD_SIZE", std::to_string(o.ranks));
   set("LOCAL_RANK", std::to_string(rank));
@@ -129,18 +122,16 @@ pid_t spawn(const Options &o, int rank, int port) {
 
 int statusCode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   Options o;
   std::string error;
-  if (!parse(argc, argv, o, error))
-    return usage(error.c_str());
+  if (!parse(argc, argv, o, error)) return usage(error.c_str());
   int port = o.port ? o.port : freePort();
   std::signal(SIGINT, forward);
   std::signal(SIGTERM, forward);
-  for (int r = 0; r < o.ranks; ++r)
-    children.push_back(spawn(o, r, port));
+  for (int r = 0; r < o.ranks; ++r) children.push_back(spawn(o, r, port));
 
   using Clock = std::chrono::steady_clock;
   int running = o.ranks, firstFailure = 0;
@@ -170,8 +161,7 @@ int main(int argc, char **argv) {
       }
       continue;
     }
-    if (pid < 0 && errno != EINTR)
-      break;
+    if (pid < 0 && errno != EINTR) break;
     if (Clock::now() >= deadline) {
       std::fprintf(stderr, "tessera-run: %s the %d remaining rank(s) after %.0f s of grace\n",
                    terminated ? "killing" : "terminating", running, o.grace);

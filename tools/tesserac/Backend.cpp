@@ -7,12 +7,12 @@
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
 #include "codegen/KernelRemarks.h"
-#include "runtime/include/tessera/runtime.h"
 #include "codegen/ResourceUsage.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
-#include "sema/Sema.h"
 #include "ir/Verifier.h"
+#include "runtime/include/tessera/runtime.h"
+#include "sema/Sema.h"
 
 namespace tessera {
 
@@ -53,7 +53,9 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   pmOpts.timePasses = opts.timePasses;
   pmOpts.log = &std::cerr;
   ir::PassManager pm(pmOpts);
-  std::string pipeline = !opts.passes.empty() ? opts.passes : opts.optLevel == 0 ? ir::kDefaultPipelineO0 : ir::kDefaultPipeline;
+  std::string pipeline = !opts.passes.empty() ? opts.passes
+                         : opts.optLevel == 0 ? ir::kDefaultPipelineO0
+                                              : ir::kDefaultPipeline;
   // The pipeline's result is verified once more: inlined device functions meet their kernel's
   // rules (a group shape for group features) here, with the builtin's source position.
   if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
@@ -82,15 +84,16 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
   if ((emit == EmitKind::PTX || emit == EmitKind::Cubin) && co.archs.size() != 1)
     return fail("--emit=ptx and --emit=cubin need exactly one GPU architecture (--gpu=sm_XX)");
 
-  codegen::StopAfter stop = emit == EmitKind::LLVM   ? codegen::StopAfter::LLVM
+  codegen::StopAfter stop = emit == EmitKind::LLVM    ? codegen::StopAfter::LLVM
                             : emit == EmitKind::PTX   ? codegen::StopAfter::PTX
                             : emit == EmitKind::Cubin ? codegen::StopAfter::Cubin
                                                       : codegen::StopAfter::Object;
   if (emit == EmitKind::Header) stop = codegen::StopAfter::LLVM;
   if (opts.resourceUsage != DriverOptions::ResourceUsage::Off &&
       (co.archs.empty() || stop == codegen::StopAfter::LLVM || stop == codegen::StopAfter::PTX))
-    return fail("--resource-usage reads the cubins: it needs GPU code (--target=all or gpu) and an output that "
-                "assembles them (an object or --emit=cubin)");
+    return fail(
+        "--resource-usage reads the cubins: it needs GPU code (--target=all or gpu) and an output that "
+        "assembles them (an object or --emit=cubin)");
   codegen::CompileOutput out;
   if (!codegen::compileModule(m, co, stop, out, error)) return fail(error);
   codegen::emitKernelRemarks(m, out.kernels, co.archs.empty() ? "on the CPU executor" : "on the GPU", diags);

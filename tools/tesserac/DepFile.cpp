@@ -38,7 +38,7 @@ bool writeDepFile(const DriverOptions& opts, const std::string& defaultOutput, c
     size_t slash = defaultOutput.find_last_of('/');
     size_t dot = defaultOutput.find_last_of('.');
     path = (dot == std::string::npos || (slash != std::string::npos && dot < slash) ? defaultOutput
-                                                                                     : defaultOutput.substr(0, dot)) +
+                                                                                    : defaultOutput.substr(0, dot)) +
            ".d";
   }
   std::vector<std::string> targets = opts.depTargets;

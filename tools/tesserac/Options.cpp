@@ -2,7 +2,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace tessera {
 
@@ -12,10 +15,9 @@ struct EmitName {
   EmitKind kind;
 };
 const EmitName kEmitNames[] = {
-    {"tokens", EmitKind::Tokens}, {"ast", EmitKind::AST},   {"sema", EmitKind::Sema},
-    {"graph", EmitKind::Graph},
-    {"tile-ir", EmitKind::TileIR}, {"llvm", EmitKind::LLVM}, {"ptx", EmitKind::PTX},
-    {"cubin", EmitKind::Cubin},   {"obj", EmitKind::Obj},   {"header", EmitKind::Header},
+    {"tokens", EmitKind::Tokens},  {"ast", EmitKind::AST},       {"sema", EmitKind::Sema}, {"graph", EmitKind::Graph},
+    {"tile-ir", EmitKind::TileIR}, {"llvm", EmitKind::LLVM},     {"ptx", EmitKind::PTX},   {"cubin", EmitKind::Cubin},
+    {"obj", EmitKind::Obj},        {"header", EmitKind::Header},
 };
 
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -45,12 +47,44 @@ bool parseErrorLimit(std::string_view text, DriverOptions& opts, std::string& er
   opts.errorLimit = static_cast<unsigned>(lim);
   return true;
 }
+
+// The values of an option that names one of a few choices, and the error when it names none.
+template <typename T>
+bool chooseValue(std::string_view value, std::initializer_list<std::pair<std::string_view, T>> choices, T& out,
+                 std::string& error, std::string_view what, std::string_view expected) {
+  for (const auto& [name, v] : choices)
+    if (value == name) {
+      out = v;
+      return true;
+    }
+  error = "unknown " + std::string(what) + " '" + std::string(value) + "' (expected " + std::string(expected) + ")";
+  return false;
+}
+
+bool parseDiagnosticsFormat(std::string_view f, DriverOptions& opts, std::string& error) {
+  return chooseValue<bool>(f, {{"json", true}, {"text", false}}, opts.jsonDiagnostics, error, "diagnostics format",
+                           "text or json");
+}
+
+bool parseColor(std::string_view c, DriverOptions& opts, std::string& error) {
+  using C = DriverOptions::Color;
+  return chooseValue<C>(c, {{"auto", C::Auto}, {"always", C::Always}, {"never", C::Never}}, opts.color, error,
+                        "--color value", "auto, always or never");
+}
+
+bool parseTarget(std::string_view t, DriverOptions& opts, std::string& error) {
+  using T = DriverOptions::Target;
+  return chooseValue<T>(t, {{"all", T::All}, {"gpu", T::Gpu}, {"cuda", T::Gpu}, {"cpu", T::Cpu}}, opts.target, error,
+                        "--target", "all, gpu or cpu");
+}
 }  // namespace
 
 // --graph-passes=a,b (the graph pipeline) and --disable-graph-pass=NAME.
 static void readGraphPassOption(std::string_view a, DriverOptions& opts) {
-  if (startsWith(a, "--graph-passes=")) opts.graphPasses = std::string(a.substr(15));
-  else opts.disabledGraphPasses.push_back(std::string(a.substr(21)));
+  if (startsWith(a, "--graph-passes="))
+    opts.graphPasses = std::string(a.substr(15));
+  else
+    opts.disabledGraphPasses.push_back(std::string(a.substr(21)));
 }
 
 bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string& error) {
@@ -71,7 +105,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     std::string v;
     if (a == "-h" || a == "--help") {
       opts.showHelp = true;
-    // --- build tools (issue 19)
+      // --- build tools (issue 19)
     } else if (a == "--version") {
       opts.showVersion = true;
     } else if (a == "-MD") {
@@ -99,14 +133,14 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     } else if (startsWith(a, "--resource-usage=")) {
       error = "unknown --resource-usage format '" + std::string(a.substr(17)) + "' (expected text or json)";
       return false;
-    // --- end build tools
+      // --- end build tools
     } else if (a == "-o" || (startsWith(a, "-o") && a.size() > 2)) {
       if (!value("-o", v)) return false;
       opts.output = v;
     } else if (a == "-I" || (startsWith(a, "-I") && a.size() > 2)) {
       if (!value("-I", v)) return false;
       opts.includePaths.push_back(v);
-    // --- standard library (issue 14)
+      // --- standard library (issue 14)
     } else if (startsWith(a, "--stdlib-dir=")) {
       opts.stdlibDir = std::string(a.substr(13));
       opts.stdlibDirGiven = true;
@@ -116,7 +150,7 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
         error = "--module-name needs a name";
         return false;
       }
-    // --- end standard library
+      // --- end standard library
     } else if (startsWith(a, "--emit=")) {
       if (!parseEmit(a.substr(7), opts, error)) return false;
     } else if (a == "--check") {
@@ -124,43 +158,23 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
     } else if (a == "--parse-only") {
       opts.parseOnly = true;
     } else if (startsWith(a, "--diagnostics-format=")) {
-      std::string_view f = a.substr(21);
-      if (f == "json") opts.jsonDiagnostics = true;
-      else if (f == "text") opts.jsonDiagnostics = false;
-      else {
-        error = "unknown diagnostics format '" + std::string(f) + "' (expected text or json)";
-        return false;
-      }
+      if (!parseDiagnosticsFormat(a.substr(21), opts, error)) return false;
     } else if (startsWith(a, "--color=")) {
-      std::string_view c = a.substr(8);
-      if (c == "auto") opts.color = DriverOptions::Color::Auto;
-      else if (c == "always") opts.color = DriverOptions::Color::Always;
-      else if (c == "never") opts.color = DriverOptions::Color::Never;
-      else {
-        error = "unknown --color value '" + std::string(c) + "' (expected auto, always or never)";
-        return false;
-      }
+      if (!parseColor(a.substr(8), opts, error)) return false;
     } else if (startsWith(a, "--error-limit=")) {
       if (!parseErrorLimit(a.substr(14), opts, error)) return false;
     } else if (a == "--print-builtins-markdown") {
       opts.printBuiltinsMarkdown = true;
     } else if (a == "-Werror") {
       opts.warningsAsErrors = true;
-    // --- code generation (issue 5, 6)
+      // --- code generation (issue 5, 6)
     } else if (a == "-H" || (startsWith(a, "-H") && a.size() > 2)) {
       if (!value("-H", v)) return false;
       opts.headerOutput = v;
     } else if (startsWith(a, "--gpu=")) {
       opts.gpuArchs = std::string(a.substr(6));
     } else if (startsWith(a, "--target=")) {
-      std::string_view t = a.substr(9);
-      if (t == "all") opts.target = DriverOptions::Target::All;
-      else if (t == "gpu" || t == "cuda") opts.target = DriverOptions::Target::Gpu;
-      else if (t == "cpu") opts.target = DriverOptions::Target::Cpu;
-      else {
-        error = "unknown --target '" + std::string(t) + "' (expected all, gpu or cpu)";
-        return false;
-      }
+      if (!parseTarget(a.substr(9), opts, error)) return false;
     } else if (a.size() == 3 && startsWith(a, "-O") && a[2] >= '0' && a[2] <= '3') {
       opts.optLevel = static_cast<unsigned>(a[2] - '0');
     } else if (a == "-g") {
@@ -177,13 +191,13 @@ bool parseDriverOptions(int argc, char** argv, DriverOptions& opts, std::string&
       opts.timePasses = true;
     } else if (a == "--verify-each") {
       opts.verifyEach = true;
-    // --- end code generation
-    // --- formatter (issue 7)
+      // --- end code generation
+      // --- formatter (issue 7)
     } else if (a == "--format") {
       opts.format = true;
     } else if (a == "-i") {
       opts.formatInPlace = true;
-    // --- end formatter
+      // --- end formatter
     } else if (startsWith(a, "-") && a != "-") {
       error = "unknown option '" + std::string(a) + "' (see --help)";
       return false;

@@ -1,7 +1,7 @@
 #include "tools/tesserac/Version.h"
 
-#include "llvm/Config/llvm-config.h"
 #include "codegen/CudaToolkit.h"
+#include "llvm/Config/llvm-config.h"
 
 #ifndef TESSERA_VERSION
 #define TESSERA_VERSION "unknown"

@@ -4,11 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <tuple>
 #include <memory>
-#include <utility>
-
+#include <tuple>
 #include <unistd.h>
+#include <utility>
 
 #include "basic/Diagnostics.h"
 #include "basic/Remarks.h"
@@ -39,7 +38,7 @@ namespace {
 // Where --emit output goes: the -o file, or stdout. The file is created when the first output
 // is written, so that a compilation that fails leaves no empty or stale file behind.
 class OutputFile {
-public:
+ public:
   explicit OutputFile(std::string path) : path_(std::move(path)) {}
   std::ostream& os() {
     if (path_.empty() || path_ == "-") return std::cout;
@@ -50,7 +49,7 @@ public:
     return *file_;
   }
 
-private:
+ private:
   std::string path_;
   std::unique_ptr<std::ofstream> file_;
 };
