@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "codegen/PinConstants.h"
+
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -153,6 +155,7 @@ std::optional<std::string> emitPTX(llvm::Module& module, const GpuArch& arch, un
     return std::nullopt;
   }
   optimizeModule(module, *tm, optLevel);
+  if (optLevel > 0) pinLoopConstants(module);
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;

@@ -19,10 +19,27 @@ llvm::Value* Lowering::combine(const std::string& kind, llvm::Value* a, llvm::Va
   bool isF = a->getType()->isFloatingPointTy();
   if (kind == "sum") return isF ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
   if (kind == "max")
-    return isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, b)
+    return isF ? floatMinMax(true, a, b)
                : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b), a, b);
-  return isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, b)
+  return isF ? floatMinMax(false, a, b)
              : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b), a, b);
+}
+
+// llvm.maxnum/minnum leave the sign of a zero result open (LangRef), and x86 and NVPTX, -O0's
+// instruction selection and -O2's constant folding each pick differently; llvm.maximumnum is
+// not lowered by every LLVM 19 target. So: the larger (smaller) operand, the other one where
+// `a` is NaN (b NaN too: b), and for equal operands the AND (OR) of their bits, which is +0
+// (-0) for zeros of both signs and the value itself otherwise.
+llvm::Value* Lowering::floatMinMax(bool isMax, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* t = a->getType();
+  llvm::Type* it = t->isVectorTy() ? static_cast<llvm::Type*>(llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(t)))
+                                   : b_.getIntNTy(t->getPrimitiveSizeInBits());
+  llvm::Value* better = isMax ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b);
+  llvm::Value* pick = b_.CreateSelect(b_.CreateOr(better, b_.CreateFCmpUNO(b, b)), a, b);
+  llvm::Value* ai = b_.CreateBitCast(a, it);
+  llvm::Value* bi = b_.CreateBitCast(b, it);
+  llvm::Value* same = b_.CreateBitCast(isMax ? b_.CreateAnd(ai, bi) : b_.CreateOr(ai, bi), t);
+  return b_.CreateSelect(b_.CreateFCmpOEQ(a, b), same, pick);
 }
 
 // The pairwise tree without a copy: the value a[lo] holds once the levels below `len` are done

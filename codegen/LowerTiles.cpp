@@ -516,7 +516,7 @@ bool Lowering::lowerTileSoftmax(ir::Operation& op) {
   };
   forEachIndex(lines, [&](llvm::Value* line) {
     llvm::Value* m = pass(llvm::ConstantFP::getInfinity(ct, true), [&](llvm::Value* acc, llvm::Value* j) {
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc, in(loadElem(x, at(line, j), elem)));
+      return floatMinMax(true, acc, in(loadElem(x, at(line, j), elem)));
     });
     llvm::Value* s = pass(llvm::ConstantFP::get(ct, 0.0), [&](llvm::Value* acc, llvm::Value* j) {
       llvm::Value* e = b_.CreateCall(expf, {b_.CreateFSub(in(loadElem(x, at(line, j), elem)), m)});
@@ -549,7 +549,7 @@ bool Lowering::lowerTileReduce(ir::Operation& op) {
   auto combine = [&](llvm::Value* a, llvm::Value* v) -> llvm::Value* {
     if (kind == "sum") return isF ? b_.CreateFAdd(a, v) : b_.CreateAdd(a, v);
     bool mx = kind == "max";
-    if (isF) return b_.CreateBinaryIntrinsic(mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, a, v);
+    if (isF) return floatMinMax(mx, a, v);
     llvm::Value* c = mx ? (isUnsigned(elem) ? b_.CreateICmpUGT(v, a) : b_.CreateICmpSGT(v, a))
                         : (isUnsigned(elem) ? b_.CreateICmpULT(v, a) : b_.CreateICmpSLT(v, a));
     return b_.CreateSelect(c, v, a);
@@ -557,7 +557,9 @@ bool Lowering::lowerTileReduce(ir::Operation& op) {
   auto identity = [&]() -> llvm::Value* {
     if (kind == "sum") return isF ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0);
     bool mx = kind == "max";
-    if (isF) return llvm::ConstantFP::getInfinity(et, mx);
+    // NaN, the identity of maximumNumber/minimumNumber: a line of NaN alone gives NaN, as
+    // reduce_max's tree does (-inf gave -inf).
+    if (isF) return llvm::ConstantFP::getNaN(et);
     unsigned bits = et->getIntegerBitWidth();
     if (isUnsigned(elem)) return mx ? llvm::ConstantInt::get(et, 0) : llvm::ConstantInt::get(et, llvm::APInt::getMaxValue(bits));
     return llvm::ConstantInt::get(et, mx ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));

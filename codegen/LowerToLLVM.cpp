@@ -390,8 +390,8 @@ bool Lowering::lowerArith(ir::Operation& op) {
     case OpId::ArithMulF: r = b_.CreateFMul(a, b); break;
     case OpId::ArithDivF: r = b_.CreateFDiv(a, b); break;
     case OpId::ArithRemF: r = b_.CreateFRem(a, b); break;
-    case OpId::ArithMinF: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, b); break;
-    case OpId::ArithMaxF: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, b); break;
+    case OpId::ArithMinF: r = floatMinMax(false, a, b); break;
+    case OpId::ArithMaxF: r = floatMinMax(true, a, b); break;
     case OpId::ArithNegF: r = b_.CreateFNeg(a); break;
     case OpId::ArithCmpI: {
       static const std::map<std::string, llvm::CmpInst::Predicate> preds = {

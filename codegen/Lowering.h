@@ -233,6 +233,10 @@ private:
   llvm::Value* reduceTreeInRegisters(View& v, int64_t n, ir::Type elem, const std::string& kind);
   llvm::Value* reduceTreeStreaming(View& v, llvm::Value* n, ir::Type elem, const std::string& kind);
   llvm::Value* combine(const std::string& kind, llvm::Value* a, llvm::Value* b, ir::Type elem);
+  // max()/min() of floats: IEEE 754-2019 maximumNumber/minimumNumber (NaN ignored, -0 < +0), as
+  // compares and selects, so that every device and -O level gives the same bits
+  // (docs/language.md, "Floating-point max and min").
+  llvm::Value* floatMinMax(bool isMax, llvm::Value* a, llvm::Value* b);
   std::pair<llvm::Value*, llvm::Value*> combineArg(bool isMax, llvm::Value* a, llvm::Value* ia, llvm::Value* b,
                                                    llvm::Value* ib, ir::Type valueType, ir::Type indexType);
   bool lowerGroupReduce(ir::Operation& op);

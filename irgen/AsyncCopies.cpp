@@ -70,12 +70,16 @@ void FunctionContext::asyncCopy(I::Value* dst, I::Value* src, SourceRange at) {
 
 // The shared buffer a copy writes: an unsized `tile.alloc_shared()` takes its first copy's shape.
 I::Value* FunctionContext::sharedFor(Lowered& dst, I::Value* srcView, SourceRange at) {
+  if (dst.kind == Lowered::Unsized && dst.sym && sizedShared_.count(dst.sym)) dst = Lowered::val(sizedShared_[dst.sym]);
   if (dst.kind == Lowered::Unsized) {
     I::Type elem = srcView->type->elem;
     I::Value* buf =
         prologue(I::OpId::SmemAlloc, ctx().smem(elem, srcView->type->shape, I::Layout::Row, I::Swizzle::None))
             ->result();
-    if (dst.sym) buf->nameHint = dst.sym->name;
+    if (dst.sym) {
+      buf->nameHint = dst.sym->name;
+      sizedShared_[dst.sym] = buf;
+    }
     Lowered sized = Lowered::val(buf);
     if (dst.sym)
       for (auto& [s, v] : env_)

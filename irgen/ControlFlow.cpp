@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "irgen/FunctionContext.h"
+#include "sema/ASTWalk.h"
 
 namespace tessera::irgen {
 
@@ -92,8 +93,10 @@ I::Type FunctionContext::carriedType(const Symbol* s, const Lowered& v, SourceRa
 
 I::Value* FunctionContext::carriedValue(const Symbol* s, I::Value* v, I::Type t, SourceRange at,
                                         const char* construct) {
+  // A view of a tensor where the carried value is a tile (the other path computed one) is loaded.
+  bool viewAsTile = t->kind == I::TypeKind::Tile && v->type->kind == I::TypeKind::Tensor && v->type->shape == t->shape;
   bool ok = v->type == t || (I::isScalar(v->type) && I::isScalar(t)) ||
-            (isShapedValue(t) && (isShapedValue(v->type) || I::isScalar(v->type)));
+            (isShapedValue(t) && (isShapedValue(v->type) || I::isScalar(v->type))) || viewAsTile;
   if (!ok) error(diag::err_lower_type_change, at, s->name, I::printType(t), construct, I::printType(v->type));
   return coerce(v, t, at);
 }
@@ -226,6 +229,27 @@ void FunctionContext::prepareReturns() {
   I::Value* z = constant(0, scalarType(rt->dtype, rt->policy));
   z->nameHint = "result";
   env_[retVal_] = Lowered::val(z);
+}
+
+bool FunctionContext::assignsComputedValue(const tessera::Block& body, const Symbol* s) {
+  bool computed = false;
+  auto names = [&](Expr* t) {
+    auto* n = dyn_cast<NameExpr>(t);
+    return n && n->symbol == s;
+  };
+  walkStmts(
+      body,
+      [&](Stmt* st) {
+        if (auto* a = dyn_cast<AssignStmt>(st)) {
+          bool view = isa<SubscriptExpr>(a->value) || isa<NameExpr>(a->value);
+          for (Expr* t : a->targets)
+            if (names(t) && !view) computed = true;
+        } else if (auto* au = dyn_cast<AugAssignStmt>(st)) {
+          if (names(au->target)) computed = true;
+        }
+      },
+      [](Expr*) {});
+  return computed;
 }
 
 }  // namespace tessera::irgen

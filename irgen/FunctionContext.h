@@ -145,7 +145,11 @@ class FunctionContext {
   I::Operation* prologueLast_ = nullptr;          // the last op of the prologue (shared buffers, extents)
   std::map<const Symbol*, Lowered> env_;          // locals and parameters -> their current values
   std::map<const Symbol*, std::string> dropped_;  // symbol -> construct that left it undefined
-  std::map<std::string, I::Value*> shapeDims_;    // shape symbols read from parameters
+  // Unsized shared buffers (`tile.alloc_shared()`) by the variable that names them, once their
+  // first copy in source order sized them: the buffer is allocated at the function's entry, so
+  // it serves every later use whatever path the copy was on.
+  std::map<const Symbol*, I::Value*> sizedShared_;
+  std::map<std::string, I::Value*> shapeDims_;  // shape symbols read from parameters
   std::map<const Symbol*, unsigned> paramIndex_;
   unsigned depth_ = 0;       // region nesting (if, loops)
   bool needsGroup_ = false;  // uses group features without a declared group shape
@@ -210,6 +214,9 @@ class FunctionContext {
   // The value `v` of local `s` at the end of a region, as the carried type `t`; a value of
   // another kind is reported as err_lower_type_change.
   I::Value* carriedValue(const Symbol* s, I::Value* v, I::Type t, SourceRange at, const char* construct);
+  // Whether `body` assigns local `s` a computed value (not a slice or another name): a view of a
+  // tensor carried through it is then carried as a tile value (loaded once before).
+  static bool assignsComputedValue(const tessera::Block& body, const Symbol* s);
 
   // ---- the enclosing `for m, n, k in tile.mma(...)` loop (HandleLoop.cpp)
   struct MmaLoop {

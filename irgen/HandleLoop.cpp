@@ -20,6 +20,12 @@ void FunctionContext::buildLoop(I::OpId id, I::Value* lb, I::Value* ub, I::Value
     if (exclude.count(s)) continue;
     auto it = env_.find(s);
     if (it == env_.end()) continue;
+    if (it->second.kind == Lowered::Unsized && sizedShared_.count(it->second.sym))
+      it->second = Lowered::val(sizedShared_[it->second.sym]);
+    // `v = x[0:128]` then `v = v + 1.0` in the body: the loop carries a tile value.
+    if (it->second.kind == Lowered::Val && it->second.v->type->kind == I::TypeKind::Tensor &&
+        assignsComputedValue(bodyStmts, s))
+      it->second = Lowered::val(asTile(it->second.v, at));
     I::Type t = carriedType(s, it->second, at, construct);
     carried.push_back(s);
     types.push_back(t);
@@ -120,8 +126,8 @@ void FunctionContext::lowerRangeLoop(ForStmt* s, CallExpr* call, const SymSet& t
     ub = scalarValue(pos[1], ivT);
   }
   if (pos.size() >= 3) {
-    auto c = constInt(pos[2]);
-    if (c && *c <= 0) unsupported(pos[2]->range, "a range with a step that is not positive");
+    // A negative step counts down (Python's range; the trip count is computed in codegen/
+    // LowerControl.cpp); sema refuses a constant zero step.
     step = scalarValue(pos[2], ivT);
   } else {
     step = b_->constInt(1, ivT);

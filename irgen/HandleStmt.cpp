@@ -241,6 +241,10 @@ void FunctionContext::lowerIfCore(I::Value* c, const std::function<void()>& then
     auto b0 = before.find(sym);
     const Lowered& ref = b0 != before.end() ? b0->second : t->second;
     I::Type ty = carriedType(sym, ref, at, "if");
+    // A view of a tensor on one path and a computed tile on the other: the if yields a tile.
+    auto isTile = [](const Lowered& l) { return l.kind == Lowered::Val && l.v->type->kind == I::TypeKind::Tile; };
+    if (ty->kind == I::TypeKind::Tensor && (isTile(t->second) || isTile(e->second)))
+      ty = ctx().tile(ty->elem, ty->shape);
     if (t->second.kind != Lowered::Val || e->second.kind != Lowered::Val)
       error(diag::err_lower_type_change, at, sym->name, I::printType(ty), "if", "a value of another kind");
     carried.push_back(sym);

@@ -10,69 +10,9 @@
 
 namespace tessera::irgen {
 
-// A kernel is a whole-tensor tile program when it declares no group shape, computes with tile
-// values (tile ops, `@`, `.T`), and uses no ids, no block loops (tile.range, tile.mma) and no
-// cooperative groups: nothing says which part of the data a group owns, so the compiler decides.
-bool FunctionContext::wholeTensorProgram() {
-  if (!kernel_ || !info_ || !info_->groupShape.empty()) return false;
-  bool tileOps = false, explicitTiles = false;
-  walkStmts(
-      def_->body,
-      [&](Stmt* s) {
-        if (auto* f = dyn_cast<ForStmt>(s))
-          if (auto* c = dyn_cast<CallExpr>(f->iter))
-            if (const BuiltinInfo* b = builtinOf(c->callee);
-                b && (b->id == BuiltinId::TileRange || b->id == BuiltinId::TileMma))
-              explicitTiles = true;
-      },
-      [&](Expr* e) {
-        if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
-        if (auto* a = dyn_cast<AttributeExpr>(e)) {
-          if (a->name == "T") tileOps = true;
-          if (a->name == "grid_groups") explicitTiles = true;
-        }
-        if (auto* n = dyn_cast<NameExpr>(e); n && n->name == "grid_groups") explicitTiles = true;
-        auto* c = dyn_cast<CallExpr>(e);
-        const BuiltinInfo* b = c ? builtinOf(c->callee) : nullptr;
-        if (!b) return;
-        if (b->elementwise) tileOps = true;
-        switch (b->id) {
-          case BuiltinId::TileLinearId:
-          case BuiltinId::TileLaneId:
-          case BuiltinId::TileWarpId:
-          case BuiltinId::LaunchThreadId:
-          case BuiltinId::GroupLinearId:
-          case BuiltinId::GroupTileCount:
-          case BuiltinId::CooperativeGroup:
-          case BuiltinId::TileMmaSync: explicitTiles = true; break;
-          case BuiltinId::TileDot:
-          case BuiltinId::TileMma:
-          case BuiltinId::TileSoftmax:
-          case BuiltinId::TileSum:
-          case BuiltinId::TileMax:
-          case BuiltinId::TileZeros:
-          case BuiltinId::TileFull: tileOps = true; break;
-          default: break;
-        }
-      });
-  return tileOps && !explicitTiles;
-}
-
-// Parameters that the body uses only transposed (`P.T`), each as often as it names them.
-static std::set<std::string> onlyTransposed(const tessera::Block& body) {
-  std::map<std::string, int> uses, transposed;
-  walkStmts(
-      body, [](Stmt*) {},
-      [&](Expr* e) {
-        if (auto* n = dyn_cast<NameExpr>(e)) ++uses[n->name];
-        if (auto* a = dyn_cast<AttributeExpr>(e); a && a->name == "T")
-          if (auto* n = dyn_cast<NameExpr>(a->base)) ++transposed[n->name];
-      });
-  std::set<std::string> out;
-  for (auto& [name, n] : transposed)
-    if (uses[name] == n) out.insert(name);
-  return out;
-}
+// Whole-tensor tile programs and the parameters used only transposed: sema's definitions
+// (sema/RowSplit.cpp), which checks the same rules as checkRowsIndependent on the typed AST.
+bool FunctionContext::wholeTensorProgram() { return kernel_ && info_ && isWholeTensorProgram(*def_, *info_); }
 
 // The body of a whole-tensor program runs once per block of kRowBlock rows of the output,
 // grid-stride over groups, as if written `for rows in tile.range(Out, axis=0, step=16)`: every
@@ -92,7 +32,7 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
                      ctx().index());
   distributed_.push_back({static_cast<int64_t>(outIdx), 0, kRowBlock});
   std::map<const I::Value*, std::string> roots, columnRoots;
-  std::set<std::string> transposedOnly = onlyTransposed(def_->body);
+  std::set<std::string> transposedOnly = namesUsedOnlyTransposed(def_->body);
   pushLoop(def_->body, def_->range, true);
   ++blockLoopDepth_;
   buildLoop(I::OpId::TileRange, lb, ub, st, {}, def_->body, def_->range, "for",
@@ -146,6 +86,8 @@ void FunctionContext::lowerRowBlocks(const std::vector<const Param*>& params, un
   if (loop) checkRowsIndependent(loop, roots, columnRoots, rowSym, params[outIdx]->name);
 }
 
+// Sema makes these checks first (err_rows_not_independent, err_rows_not_split); these stay as a
+// backstop, and decide alone for kernels with unannotated parameters.
 // Rows of different blocks must not meet: a row-block value may not be the right operand of a
 // matrix product (it contracts over rows), be transposed, reduced or softmaxed along axis 0,
 // broadcast along the rows of a larger tile, sliced across rows, or indexed element by element.

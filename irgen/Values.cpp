@@ -124,7 +124,10 @@ I::Value* FunctionContext::value(const Lowered& lv, SourceRange at) {
     case Lowered::Val: return lv.v;
     case Lowered::Block:
       unsupported(at, "using a block of 'tile.range' as a value", "index a tensor with it (Q[block])");
-    case Lowered::Unsized: error(diag::err_lower_shared_shape_unknown, at, lv.sym ? lv.sym->name : text(at));
+    case Lowered::Unsized:
+      if (auto it = lv.sym ? sizedShared_.find(lv.sym) : sizedShared_.end(); it != sizedShared_.end())
+        return it->second;
+      error(diag::err_lower_shared_shape_unknown, at, lv.sym ? lv.sym->name : text(at));
     case Lowered::Tuple: unsupported(at, "a tuple value here");
     default: unsupported(at, "an expression without a value here");
   }

@@ -334,6 +334,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     if (rt && rt->kind == TypeKind::Scalar && isFloat(rt->dtype))
       diags.report(diag::err_float_atomic, at) << b.name << rt->str();
   }
+  checkConstantArguments(bc, at);
   if (const Type* t = specialBuiltinResult(bc, typeArg)) return t;
   return genericBuiltinResult(bc, at);
 }
@@ -412,6 +413,30 @@ const Type* Checker::bitcastResult(const BoundBuiltinCall& bc) {
     return T.error();
   }
   return T.scalar(d->dtype);
+}
+
+// Arguments whose value code generation needs: the axis of a reduction (it lays the result out
+// by it), and a range's step (a constant zero step is an error, as Python's ValueError; a
+// negative one counts down).
+void Checker::checkConstantArguments(const BoundBuiltinCall& bc, SourceRange at) {
+  switch (bc.b.id) {
+    case BuiltinId::ReduceSum:
+    case BuiltinId::ReduceMax:
+    case BuiltinId::ReduceMin:
+    case BuiltinId::TileSum:
+    case BuiltinId::TileMax:
+    case BuiltinId::TileSoftmax:
+      if (Expr* axis = bc.arg("axis"); axis && inKernel())
+        requireConstInt(axis, at, "the axis of '" + std::string(bc.b.name) + "'", LLONG_MIN, LLONG_MAX);
+      break;
+    case BuiltinId::Range:
+      if (Expr* step = bc.arg("step")) {
+        auto c = evalConst(step, nullptr);
+        if (c && c->kind == ConstValue::Int && c->i == 0) diags.report(diag::err_range_step_zero, step->range);
+      }
+      break;
+    default: break;
+  }
 }
 
 // tile.range: blocks (slices) of a tensor's axis; with axis=(0, 1, 2) an i64 index of each

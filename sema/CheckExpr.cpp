@@ -415,6 +415,23 @@ bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* 
   return false;
 }
 
+// In a kernel, the extents that meet in an elementwise operation must agree at compile time:
+// tile code is laid out by its static shape, so a shape symbol (`D`) against a constant other
+// than 1 (`64`) cannot be compiled either way round (the Tile IR verifier refused one order;
+// the other would have been laid out by the constant whatever D is at launch).
+bool Checker::extentsAgreeStatically(BinaryOp op, const Extent& a, const Extent& b, const Type* l, const Type* r,
+                                     SourceRange opRange) {
+  if (!inKernel()) return true;
+  auto symbolic = [](const Extent& e) { return !e.isConst() && !e.isUnknown(); };
+  auto wide = [](const Extent& e) { return e.isConst() && e.value() != 1; };
+  if (!(symbolic(a) && wide(b)) && !(wide(a) && symbolic(b))) return true;
+  const Extent& sym = symbolic(a) ? a : b;
+  const Extent& num = symbolic(a) ? b : a;
+  diags.report(diag::err_extent_not_static, opRange) << binaryOpSpelling(op) << l->str() << r->str() << sym.str()
+                                                     << num.str();
+  return false;
+}
+
 const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole) {
   if (l->isError() || r->isError()) return T.error();
   auto bad = [&] {
@@ -507,6 +524,7 @@ const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, Sou
           diags.report(diag::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
           return T.error();
         }
+        if (!extentsAgreeStatically(op, a, b, l, r, opRange)) return T.error();
         dims.push_back(a == "1" || a == "?" ? b : a);
       }
     } else if (l->rankKnown && r->rankKnown && !(l->kind == TypeKind::Shared && l->dims.empty()) &&
@@ -521,6 +539,7 @@ const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, Sou
           diags.report(diag::err_shape_mismatch, opRange) << binaryOpSpelling(op) << l->str() << r->str();
           return T.error();
         }
+        if (!extentsAgreeStatically(op, a, b, l, r, opRange)) return T.error();
         if (a == "1" || a == "?") a = b;
       }
     } else if (l->rankKnown && r->rankKnown) {

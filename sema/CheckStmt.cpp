@@ -508,6 +508,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   if (info.isKernel() && !diags.stopped()) {
     checkKernelUniformity(f, info, diags);
     checkGroupRaces(f, info, diags);
+    if (diags.errorCount() == errorsBefore) checkRowSplit(f, info, diags);
     checkSharedMemory(f, info, diags);
     // The inference reads the typed body: after an error in it, types are missing.
     if (diags.errorCount() == errorsBefore) inferKernelParams(f, info, sc.sm, diags);

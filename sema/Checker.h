@@ -46,6 +46,8 @@ public:
   const Type* checkConditional(ConditionalExpr* e);
   const Type* checkComprehension(ComprehensionExpr* e);
   const Type* binaryResult(BinaryOp op, const Type* l, const Type* r, SourceRange opRange, SourceRange whole);
+  bool extentsAgreeStatically(BinaryOp op, const Extent& a, const Extent& b, const Type* l, const Type* r,
+                              SourceRange opRange);
   // The inner extents of a matrix product (`tile.dot`, `tile.mma`, `@`): static ones must agree;
   // reports and returns false when they do not.
   bool checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* rhs, const Type* r, SourceRange at);
@@ -87,6 +89,7 @@ public:
   bool checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vector<BindError>& errors);
   const Type* bitcastResult(const BoundBuiltinCall& bc);
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
+  void checkConstantArguments(const BoundBuiltinCall& bc, SourceRange at);
   const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
   void checkWhileCarries(WhileStmt* w);
   const Type* tileDotResult(const BoundBuiltinCall& bc);
@@ -176,6 +179,9 @@ void checkEarlyReturns(const FunctionDefStmt* fn, const FunctionInfo& info, Diag
 // Views and copies into shared memory whose extents code generation must know (ViewExtents.cpp).
 void checkViewExtents(const FunctionDefStmt* fn, const FunctionInfo& info, const SemaContext& sc,
                       DiagnosticEngine& diags);
+// Whole-tensor tile programs: rows of different blocks never meet, whole-rows values never meet
+// a block (RowSplit.cpp; irgen/RowBlocks.cpp keeps the same checks on the Tile IR as a backstop).
+void checkRowSplit(const FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
 // Every candidate of every autotune space other than the first, each analysed on its own
 // (AutotuneCandidates.cpp); the first is the module's own analysis.
 void checkAutotuneCandidates(Module& module, SemaContext& sc, DiagnosticEngine& diags);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,12 @@ std::string defaultStdlibDir();
 // Folds a compile-time expression (literals, module constants, autotune parameters, arithmetic).
 // Reports division by zero and overflow when `diags` is given.
 std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags);
+// A kernel that declares no group shape, computes with tile values and uses no ids, block loops
+// or cooperative groups: the compiler splits its output's rows across groups (RowSplit.cpp;
+// docs/language.md, "Whole-tensor tile programs").
+bool isWholeTensorProgram(const FunctionDefStmt& def, const FunctionInfo& info);
+// The names that `body` uses only as `name.T` (each as often as it names them).
+std::set<std::string> namesUsedOnlyTransposed(const Block& body);
 // One binary operator on two constants (evalConst's rules); errors are reported at `at` when
 // `diags` is given, otherwise the result is just empty.
 std::optional<ConstValue> foldBinaryConst(BinaryOp op, const ConstValue& l, const ConstValue& r, const Expr* at,

@@ -21,6 +21,15 @@ bool isExactFloat(Type t) {
   return t->kind == TypeKind::Scalar && (t->scalar == ScalarKind::F32 || t->scalar == ScalarKind::F64);
 }
 
+// max()/min() as code generation computes them (IEEE 754-2019 maximumNumber/minimumNumber: NaN
+// ignored, -0 < +0; docs/language.md); std::fmax leaves the sign of a zero result open.
+double minMaxNumber(bool isMax, double a, double b) {
+  if (std::isnan(b)) return a;
+  if (std::isnan(a)) return b;
+  if (a == b) return std::signbit(a) == isMax ? b : a;
+  return (a > b) == isMax ? a : b;
+}
+
 // Wraps `v` to the width and signedness of integer type `t`.
 int64_t wrapInt(int64_t v, Type t) {
   unsigned bits = scalarBits(t->scalar);
@@ -225,8 +234,8 @@ private:
         case OpId::ArithSubF: r = t->scalar == ScalarKind::F32 ? double(float(a) - float(b)) : a - b; break;
         case OpId::ArithMulF: r = t->scalar == ScalarKind::F32 ? double(float(a) * float(b)) : a * b; break;
         case OpId::ArithDivF: r = t->scalar == ScalarKind::F32 ? double(float(a) / float(b)) : a / b; break;
-        case OpId::ArithMinF: r = std::fmin(a, b); break;
-        case OpId::ArithMaxF: r = std::fmax(a, b); break;
+        case OpId::ArithMinF: r = minMaxNumber(false, a, b); break;
+        case OpId::ArithMaxF: r = minMaxNumber(true, a, b); break;
         default: return;
       }
       return replace(op, constFloat(op, r, t));

@@ -19,10 +19,14 @@ bool definedOutside(const Value* v, const Operation* loop) {
   return !(owner && owner->isInside(loop));
 }
 
+// Constant bounds and a constant positive step with lb < ub (a negative or zero step with
+// lb < ub runs no iteration: Python's range).
 bool runsAtLeastOnce(Operation* loop) {
   const Attribute* lb = constantOf(loop->operand(0));
   const Attribute* ub = constantOf(loop->operand(1));
-  return lb && ub && lb->kind == AttrKind::Int && ub->kind == AttrKind::Int && lb->i < ub->i;
+  const Attribute* st = constantOf(loop->operand(2));
+  return lb && ub && st && lb->kind == AttrKind::Int && ub->kind == AttrKind::Int && st->kind == AttrKind::Int &&
+         st->i > 0 && lb->i < ub->i;
 }
 
 bool hoistable(Operation* op, Operation* loop) {

@@ -1,5 +1,6 @@
 // range(start, stop, step) with the step's sign known only at run time, positive, negative,
-// empty and zero-step cases: counts and sums of the visited values match Python's range.
+// empty and zero-step cases: counts and sums of the visited values match Python's range. Then
+// constant negative steps, and a loop that never runs whose invariant load is out of range.
 #include "ExecTest.h"
 #include "range_steps.h"
 
@@ -21,6 +22,21 @@ int main() {
     std::vector<int32_t> want(64, cnt * 1000000 + sum);
     std::printf("range(%d, %d, %d): ", c[0], c[1], c[2]);
     ok &= exec::allEqual(out.read(), want, "out");
+  }
+  {
+    exec::DeviceArray<int32_t> out(std::vector<int32_t>(4, -1));
+    exec::check(range_steps::count_down(out.view(TESSERA_I32, {4})), "count_down");
+    exec::check(tessera_synchronize(), "synchronize");
+    // range(7, -1, -2): 7 5 3 1; range(-1, 3, -2): none; range(10, 0, -3): 10 7 4 1; range(3, 3, -1): none.
+    std::printf("constant negative steps: ");
+    ok &= exec::allEqual(out.read(), std::vector<int32_t>{4 * 1000000 + 16, 0, 4 * 1000000 + 22, 0}, "count_down");
+  }
+  {
+    exec::DeviceArray<float> x(std::vector<float>{1.0f, 2.0f}), out(std::vector<float>{-1.0f});
+    exec::check(range_steps::never_runs(x.view(TESSERA_F32, {2}), out.view(TESSERA_F32, {1}), -1), "never_runs");
+    exec::check(tessera_synchronize(), "synchronize");
+    std::printf("a loop that never runs: ");
+    ok &= exec::allEqual(out.read(), std::vector<float>{0.0f}, "never_runs");
   }
   return exec::finish(ok);
 }

@@ -1,7 +1,8 @@
 // Fuzzes the back half of the compiler on programs: source -> parse -> sema -> Tile IR (lowering,
 // verifier, the default pass pipeline) -> LLVM IR for the CPU and for the GPU, then the LLVM
-// optimiser and the NVPTX back end to PTX (no ptxas). Any input may be rejected with a message;
-// a crash, hang or sanitizer report is a bug, and so is an error without a message.
+// optimiser and the NVPTX back end to PTX (no ptxas), with bounds checking. Any input may be
+// rejected with a message; a crash, hang or sanitizer report is a bug, and so is an error
+// without a message.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -36,6 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   codegen::CompileOptions opts;
   opts.moduleName = "fuzz";
   opts.sourceName = "fuzz.tessera";
+  // With bounds checking, as the execution tests and exec_fuzz run (issue 11's bar); the examples
+  // and benchmarks build the unchecked code.
+  opts.boundsCheck = true;
   std::string error;
   std::optional<codegen::GpuArch> arch = codegen::parseGpuArch("sm_90a", error);
   if (!arch) __builtin_trap();

@@ -77,8 +77,12 @@ void cosSinTurn(uint32_t w, float& cOut, float& sOut) {
 
 float uniformOpen(uint32_t a) { return std::fma(float(a), 2.3283064365386963e-10f, 1.1641532182693481e-10f); }
 
+// r = sqrt(-2 ln u) with -2 ln u clamped to [2^-100, 64] (stdlib/random.tessera normal_pair:
+// only u = 1 changes, r = 2^-50 there).
+float radius(float u) { return std::sqrt(std::fmin(std::fmax(neg2ln32(u), 0x1p-100f), 64.0f)); }
+
 void normalPair(uint32_t a, uint32_t b, float& z0, float& z1) {
-  float r = std::sqrt(neg2ln32(uniformOpen(a)));
+  float r = radius(uniformOpen(a));
   float c, s;
   cosSinTurn(b, c, s);
   z0 = r * c, z1 = r * s;
@@ -203,7 +207,7 @@ bool polynomialAccuracy() {
     float u = uniformOpen(w);
     double e = ulps(-0.5f * neg2ln32(u), std::log(double(u)));
     if (e > lnWorst) lnWorst = e, lnAt = w;
-    rWorst = std::max(rWorst, ulps(std::sqrt(neg2ln32(u)), std::sqrt(-2.0 * std::log(double(u)))));
+    rWorst = std::max(rWorst, ulps(radius(u), std::sqrt(std::fmax(-2.0 * std::log(double(u)), 0x1p-100))));
     float c, s;
     cosSinTurn(w, c, s);
     // The turn reduced exactly (integers) to the nearest quadrant k and the angle x from its

@@ -83,3 +83,31 @@ def k(y: mut f32[n]):
   CHECK(Backstop::has(b.sema, diag::err_shared_shape_unknown));
   CHECK(Backstop::has(b.lowering, diag::err_lower_shared_shape_unknown));
 }
+
+TEST_CASE("the axis of a reduction given as a run-time value: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel tile[(128,)]
+def k(x: f32[n, m], y: mut f32[n], a: i32):
+    y[0:128] = tile.sum(x[0:128, 0:4], axis=a)
+)");
+  CHECK(Backstop::has(b.sema, diag::err_argument_not_constant));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_not_constant));
+}
+
+TEST_CASE("rows of different blocks meeting in a whole-tensor program: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel
+def gram(W: f32[M, M], X: f32[M, D], Out: mut f32[M, D]):
+    Out[:] = tile.dot(W, X)
+)");
+  CHECK(Backstop::has(b.sema, diag::err_rows_not_independent));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_rows_not_independent));
+}
+
+TEST_CASE("a whole-rows value stored into a block of rows: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel
+def whole_rows(W: f32[K, M], X: f32[K, N], C: mut f32[M, N]):
+    Z = W + W
+    C[:] = tile.dot(Z.T, X)
+)");
+  CHECK(Backstop::has(b.sema, diag::err_rows_not_split));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_rows_not_split));
+}

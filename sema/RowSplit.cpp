@@ -1,0 +1,347 @@
+// Whole-tensor tile programs (docs/language.md, section 4): the compiler splits the rows of the
+// output into blocks across groups, and every parameter with the output's leading extent stands
+// for its block of rows (a rank-2 parameter with that extent second, used only transposed, for
+// its block of columns). Rows of different blocks must never meet, and a value computed from
+// whole tensors that has the output's rows must not meet a block: the checks the lowering makes
+// on the Tile IR (irgen/RowBlocks.cpp, kept as a backstop), made here on the typed AST so that
+// `--check` and the editor show them. Kernels with unannotated tensor parameters are left to
+// the lowering: the extent names of those come from it (irgen/UntypedParams.cpp).
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "sema/ASTWalk.h"
+#include "sema/Checker.h"
+#include "sema/SemaDiagnostics.h"
+
+namespace tessera {
+
+namespace {
+
+const BuiltinInfo* builtinOf(const CallExpr* c) {
+  if (!c || !c->callee || !c->callee->type || c->callee->type->kind != TypeKind::Builtin) return nullptr;
+  return c->callee->type->builtin;
+}
+
+}  // namespace
+
+bool isWholeTensorProgram(const FunctionDefStmt& def, const FunctionInfo& info) {
+  if (!info.isKernel() || !info.groupShape.empty()) return false;
+  bool tileOps = false, explicitTiles = false;
+  walkStmts(
+      def.body,
+      [&](Stmt* s) {
+        if (auto* f = dyn_cast<ForStmt>(s))
+          if (const BuiltinInfo* b = builtinOf(dyn_cast<CallExpr>(f->iter));
+              b && (b->id == BuiltinId::TileRange || b->id == BuiltinId::TileMma))
+            explicitTiles = true;
+      },
+      [&](Expr* e) {
+        if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
+        if (auto* a = dyn_cast<AttributeExpr>(e)) {
+          if (a->name == "T") tileOps = true;
+          if (a->name == "grid_groups") explicitTiles = true;
+        }
+        if (auto* n = dyn_cast<NameExpr>(e); n && n->name == "grid_groups") explicitTiles = true;
+        const BuiltinInfo* b = builtinOf(dyn_cast<CallExpr>(e));
+        if (!b) return;
+        if (b->elementwise) tileOps = true;
+        switch (b->id) {
+          case BuiltinId::TileLinearId:
+          case BuiltinId::TileLaneId:
+          case BuiltinId::TileWarpId:
+          case BuiltinId::LaunchThreadId:
+          case BuiltinId::GroupLinearId:
+          case BuiltinId::GroupTileCount:
+          case BuiltinId::CooperativeGroup:
+          case BuiltinId::TileMmaSync: explicitTiles = true; break;
+          case BuiltinId::TileDot:
+          case BuiltinId::TileMma:
+          case BuiltinId::TileSoftmax:
+          case BuiltinId::TileSum:
+          case BuiltinId::TileMax:
+          case BuiltinId::TileZeros:
+          case BuiltinId::TileFull: tileOps = true; break;
+          default: break;
+        }
+      });
+  return tileOps && !explicitTiles;
+}
+
+std::set<std::string> namesUsedOnlyTransposed(const Block& body) {
+  std::map<std::string, int> uses, transposed;
+  walkStmts(
+      body, [](Stmt*) {},
+      [&](Expr* e) {
+        if (auto* n = dyn_cast<NameExpr>(e)) ++uses[n->name];
+        if (auto* a = dyn_cast<AttributeExpr>(e); a && a->name == "T")
+          if (auto* n = dyn_cast<NameExpr>(a->base)) ++transposed[n->name];
+      });
+  std::set<std::string> out;
+  for (auto& [name, n] : transposed)
+    if (uses[name] == n) out.insert(name);
+  return out;
+}
+
+namespace {
+
+// What a value is with respect to the row split: a block of rows of a parameter, a block of
+// columns (transposed, a block of rows), or neither. `wholeRows`: neither, but its leading extent
+// is the output's row symbol (computed from whole tensors).
+struct Split {
+  enum Kind { None, Rows, Cols } kind = None;
+  std::string src;  // the parameter the block is of
+  bool rows() const { return kind == Rows; }
+};
+
+class RowSplit {
+public:
+  RowSplit(const FunctionDefStmt& def, const FunctionInfo& info, DiagnosticEngine& diags)
+      : def_(def), info_(info), diags_(diags) {}
+
+  void run() {
+    const Type* out = nullptr;
+    for (const Param& p : def_.params) {
+      const Symbol* sym = info_.scope ? info_.scope->lookupLocal(p.name) : nullptr;
+      const Type* t = sym ? sym->type : nullptr;
+      if (!t || t->kind != TypeKind::Tensor || !t->rankKnown) {
+        if (!t || t->isDynamic()) return;  // unannotated: the lowering names its extents
+        continue;
+      }
+      if (t->mut && !out) out = t, outName_ = p.name;
+    }
+    if (!out || out->dims.empty() || out->dims[0].isConst() || out->dims[0].isUnknown()) return;
+    rowSym_ = out->dims[0];
+    std::set<std::string> transposedOnly = namesUsedOnlyTransposed(def_.body);
+    for (const Param& p : def_.params) {
+      const Symbol* sym = info_.scope->lookupLocal(p.name);
+      const Type* t = sym ? sym->type : nullptr;
+      if (!t || t->kind != TypeKind::Tensor || t->dims.empty()) continue;
+      if (t->dims.size() == 2 && t->dims[0] != rowSym_ && t->dims[1] == rowSym_ && transposedOnly.count(p.name))
+        vars_[sym] = {Split::Cols, p.name};
+      else if (t->dims[0] == rowSym_)
+        vars_[sym] = {Split::Rows, p.name};
+    }
+    block(def_.body);
+  }
+
+private:
+  void block(const Block& b) {
+    for (Stmt* s : b.stmts) {
+      if (done_) return;
+      stmt(s);
+    }
+  }
+
+  void stmt(Stmt* s) {
+    if (auto* a = dyn_cast<AssignStmt>(s)) {
+      Split v = eval(a->value);
+      for (Expr* t : a->targets) assign(t, v, a->value, s);
+    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
+      Split v = eval(au->value);
+      Split t = eval(au->target);
+      meet(t, au->target, v, au->value, s->range);
+      if (!done_) assign(au->target, t.rows() ? t : v, au->value, s);
+    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
+      if (an->value) assign(an->target, eval(an->value), an->value, s);
+    } else if (auto* e = dyn_cast<ExprStmt>(s)) {
+      eval(e->expr);
+    } else if (auto* i = dyn_cast<IfStmt>(s)) {
+      eval(i->cond);
+      block(i->thenBlock);
+      block(i->elseBlock);
+    } else if (auto* f = dyn_cast<ForStmt>(s)) {
+      eval(f->iter);
+      block(f->body);
+    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
+      eval(w->cond);
+      block(w->body);
+    }
+  }
+
+  // `target = value`: a local takes the value's split; a store into a block of rows must not
+  // store a value that has all the output's rows.
+  void assign(Expr* target, const Split& v, Expr* value, Stmt* s) {
+    if (done_) return;
+    if (auto* n = dyn_cast<NameExpr>(target)) {
+      if (n->symbol && v.kind != Split::None) vars_[n->symbol] = v;
+      else if (n->symbol) vars_.erase(n->symbol);
+      return;
+    }
+    if (auto* sub = dyn_cast<SubscriptExpr>(target)) {
+      Split dst = eval(sub);
+      if (dst.rows() && !v.rows() && wholeRows(value)) notSplit(s->range, "storing it into a block of rows");
+    }
+  }
+
+  bool wholeRows(const Expr* e) const {
+    const Type* t = e ? e->type : nullptr;
+    return t && t->isTileLike() && t->rankKnown && !t->dims.empty() && t->dims[0] == rowSym_;
+  }
+
+  static int rankOf(const Expr* e) {
+    const Type* t = e ? e->type : nullptr;
+    return t && t->isTileLike() && t->rankKnown ? static_cast<int>(t->dims.size()) : 0;
+  }
+
+  // Two operands of an elementwise operation: a block of rows broadcast along the rows of a
+  // larger tile mixes its rows; a whole-rows value broadcast to a block gives every block the
+  // same rows.
+  void meet(const Split& a, Expr* ae, const Split& b, Expr* be, SourceRange at) {
+    for (int side = 0; side < 2 && !done_; ++side) {
+      const Split& x = side ? b : a;
+      Expr *xe = side ? be : ae, *ye = side ? ae : be;
+      const Split& y = side ? a : b;
+      if (!x.rows()) continue;
+      if (rankOf(xe) > 0 && rankOf(xe) < rankOf(ye)) independent(at, x.src, "broadcasting it along the rows of a larger tile");
+      else if (!y.rows() && wholeRows(ye)) notSplit(at, "broadcasting it to a block of rows");
+    }
+  }
+
+  static std::optional<long long> axisOf(CallExpr* c) {
+    for (const Argument& a : c->args)
+      if (a.keyword == "axis") {
+        auto v = evalConst(a.value, nullptr);
+        if (!v || v->kind != ConstValue::Int) return std::nullopt;
+        return v->i;
+      }
+    return -1;
+  }
+
+  static Expr* positional(CallExpr* c, size_t i) {
+    size_t k = 0;
+    for (const Argument& a : c->args)
+      if (a.kind == Argument::Positional && k++ == i) return a.value;
+    return nullptr;
+  }
+
+  Split call(CallExpr* c) {
+    const BuiltinInfo* b = builtinOf(c);
+    std::vector<Split> args;
+    for (const Argument& a : c->args) args.push_back(eval(a.value));
+    if (done_) return {};
+    Split first;
+    for (const Split& s : args)
+      if (s.rows() && !first.rows()) first = s;
+    if (!b) return first;
+    Expr* x = positional(c, 0);
+    Split xs = x ? eval(x) : Split{};
+    switch (b->id) {
+      case BuiltinId::TileDot:
+      case BuiltinId::TileMma:
+        if (Expr* r = positional(c, 1); r && eval(r).rows())
+          independent(c->range, eval(r).src, "the right operand of a matrix product (it contracts over rows)");
+        return xs;
+      case BuiltinId::TileSoftmax:
+      case BuiltinId::TileSum:
+      case BuiltinId::TileMax:
+      case BuiltinId::ReduceSum:
+      case BuiltinId::ReduceMax:
+      case BuiltinId::ReduceMin: {
+        if (!xs.rows()) return first;
+        auto axis = axisOf(c);
+        bool reduceAll = (b->id == BuiltinId::ReduceSum || b->id == BuiltinId::ReduceMax ||
+                          b->id == BuiltinId::ReduceMin) && axis == -1 && !c->args.empty() &&
+                         std::none_of(c->args.begin(), c->args.end(), [](const Argument& a) { return a.keyword == "axis"; });
+        if (reduceAll) independent(c->range, xs.src, "a reduction over all its elements");
+        else if (axis && (*axis == 0 || *axis + rankOf(x) == 0))
+          independent(c->range, xs.src, b->id == BuiltinId::TileSoftmax ? "a softmax along axis 0" : "a reduction along axis 0");
+        return xs;
+      }
+      default: break;
+    }
+    if (b->elementwise)
+      for (size_t i = 0; i + 1 < c->args.size(); ++i)
+        meet(args[i], c->args[i].value, args[i + 1], c->args[i + 1].value, c->range);
+    return first;
+  }
+
+  Split subscript(SubscriptExpr* s) {
+    Split base = eval(s->base);
+    bool allInts = true;
+    for (size_t i = 0; i < s->indices.size(); ++i) {
+      Expr* ix = s->indices[i].value;
+      auto* sl = dyn_cast<SliceExpr>(ix);
+      if (!sl) {
+        if (eval(ix).rows()) independent(s->range, eval(ix).src, "indexing with it");
+      } else {
+        allInts = false;
+        for (Expr* b : {sl->lower, sl->upper, sl->step})
+          if (b && eval(b).rows()) independent(s->range, eval(b).src, "indexing with it");
+        if (i == 0 && base.rows() && (sl->lower || sl->upper)) independent(s->range, base.src, "slicing its rows");
+      }
+    }
+    if (base.rows() && allInts && !s->indices.empty()) independent(s->range, base.src, "indexing single elements");
+    return base;
+  }
+
+  Split eval(Expr* e) {
+    if (!e || done_) return {};
+    if (auto* n = dyn_cast<NameExpr>(e)) {
+      auto it = n->symbol ? vars_.find(n->symbol) : vars_.end();
+      if (it == vars_.end() || it->second.kind == Split::Cols) return {};
+      return it->second;
+    }
+    if (auto* a = dyn_cast<AttributeExpr>(e)) {
+      if (a->name == "T") {
+        if (auto* n = dyn_cast<NameExpr>(a->base); n && n->symbol && vars_.count(n->symbol) &&
+                                                   vars_[n->symbol].kind == Split::Cols)
+          return {Split::Rows, vars_[n->symbol].src};
+        Split b = eval(a->base);
+        if (b.rows()) independent(a->range, b.src, "a transpose ('.T')");
+        return {};
+      }
+      eval(a->base);
+      return {};
+    }
+    if (auto* b = dyn_cast<BinaryExpr>(e)) {
+      Split l = eval(b->lhs), r = eval(b->rhs);
+      if (done_) return {};
+      if (b->op == BinaryOp::MatMul) {
+        if (r.rows()) independent(b->range, r.src, "the right operand of a matrix product (it contracts over rows)");
+        return l;
+      }
+      meet(l, b->lhs, r, b->rhs, b->range);
+      return l.rows() ? l : r;
+    }
+    if (auto* u = dyn_cast<UnaryExpr>(e)) return eval(u->operand);
+    if (auto* c = dyn_cast<CallExpr>(e)) return call(c);
+    if (auto* s = dyn_cast<SubscriptExpr>(e)) return subscript(s);
+    if (auto* c = dyn_cast<ConditionalExpr>(e)) {
+      eval(c->cond);
+      Split t = eval(c->thenExpr), f = eval(c->elseExpr);
+      return t.rows() ? t : f;
+    }
+    forEachSubexpression(e, [&](Expr* x) { eval(x); });
+    return {};
+  }
+
+  void independent(SourceRange at, const std::string& src, const char* what) {
+    if (done_) return;
+    diags_.report(diag::err_rows_not_independent, at) << src << what << outName_;
+    done_ = true;
+  }
+  void notSplit(SourceRange at, const char* what) {
+    if (done_) return;
+    diags_.report(diag::err_rows_not_split, at) << rowSym_.str() << what << outName_;
+    done_ = true;
+  }
+
+  const FunctionDefStmt& def_;
+  const FunctionInfo& info_;
+  DiagnosticEngine& diags_;
+  Extent rowSym_;
+  std::string outName_;
+  std::map<const Symbol*, Split> vars_;
+  bool done_ = false;  // one error per kernel, as the lowering stops at its first
+};
+
+}  // namespace
+
+void checkRowSplit(const FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags) {
+  if (!isWholeTensorProgram(*fn, info)) return;
+  RowSplit(*fn, info, diags).run();
+}
+
+}  // namespace tessera
