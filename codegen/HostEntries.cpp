@@ -3,9 +3,12 @@
 //
 //   tessera_status m_f(const tessera_launch_options *opts, <parameters>, tessera_tensor *out...)
 //     bind the symbols from the tensor parameters' shapes
-//     tessera_malloc every result and temporary (dense, row-major), tessera_tensor_init them
-//     tessera_launch each step's kernel on opts->stream with default launch sizes
-//     on success: tessera_synchronize() when there are temporaries, free them, fill *out
+//     tessera_malloc_async every result and temporary on opts->stream (dense, row-major),
+//     tessera_tensor_init them
+//     tessera_launch each step's kernel on opts->stream with default launch sizes (a view
+//     argument: tessera_tensor_view of its buffer, no copy)
+//     on success: tessera_free_async the temporaries on the stream (stream-ordered: no wait),
+//     fill *out
 //     on failure: free everything allocated, leave *out untouched, return the first error
 //
 // Every check of arguments happens in tessera_launch (each kernel checks dtypes, ranks and that
@@ -17,6 +20,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 #include "runtime/include/tessera/runtime.h"
 
@@ -62,6 +66,7 @@ class EntryWriter {
     b_.SetInsertPoint(next);
   }
   llvm::Value* allocate(const HostEntryTensor& t, const char* what);
+  llvm::Value* viewOf(llvm::Value* t, const HostEntryArg& a);
   bool launch(const HostEntryStep& s, const HostEntry& e, llvm::Value* opts, std::string& error);
 
   llvm::Module& m_;
@@ -77,6 +82,7 @@ class EntryWriter {
   std::vector<llvm::Value*> symbols_;
   std::vector<llvm::Value*> dataSlots_;  // every allocation, null until made
   std::vector<llvm::Value*> outputs_, temps_, params_;
+  llvm::Value* stream_ = nullptr;  // opts->stream
 };
 
 llvm::Value* EntryWriter::extent(const std::vector<ExtentOp>& program) {
@@ -129,12 +135,31 @@ llvm::Value* EntryWriter::allocate(const HostEntryTensor& t, const char* what) {
   llvm::BasicBlock* init = llvm::BasicBlock::Create(c_, "init", f_);
   b_.CreateCondBr(b_.CreateICmpSGT(numel, b_.getInt64(0)), alloc, init);
   b_.SetInsertPoint(alloc);
-  check(b_.CreateCall(fn("tessera_malloc", i32_, {ptr_, i64_}), {data, bytes}));
+  check(b_.CreateCall(fn("tessera_malloc_async", i32_, {ptr_, i64_, ptr_}), {data, bytes, stream_}));
   b_.CreateBr(init);
   b_.SetInsertPoint(init);
   b_.CreateCall(
       fn("tessera_tensor_init", b_.getVoidTy(), {ptr_, ptr_, i32_, i32_, ptr_, i32_}),
       {view, b_.CreateLoad(ptr_, data), b_.getInt32(t.dtype), b_.getInt32(t.shape.size()), shape, b_.getInt32(0)});
+  return view;
+}
+
+// A view of tensor `t` (tessera_tensor_view checks that t is dense and holds the view).
+llvm::Value* EntryWriter::viewOf(llvm::Value* t, const HostEntryArg& a) {
+  llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+  llvm::Value* view = entry.CreateAlloca(tensorTy_, nullptr, "view");
+  auto* shapeTy = llvm::ArrayType::get(i64_, TESSERA_MAX_RANK);
+  llvm::Value* extents = entry.CreateAlloca(shapeTy, nullptr, "view_shape");
+  for (size_t i = 0; i < a.view.size(); ++i)
+    b_.CreateStore(extent(a.view[i]), b_.CreateConstInBoundsGEP2_64(shapeTy, extents, 0, i));
+  llvm::Value* strides = llvm::ConstantPointerNull::get(llvm::PointerType::get(c_, 0));
+  if (!a.viewStrides.empty()) {
+    strides = entry.CreateAlloca(shapeTy, nullptr, "view_strides");
+    for (size_t i = 0; i < a.viewStrides.size(); ++i)
+      b_.CreateStore(extent(a.viewStrides[i]), b_.CreateConstInBoundsGEP2_64(shapeTy, strides, 0, i));
+  }
+  check(b_.CreateCall(fn("tessera_tensor_view", i32_, {ptr_, i64_, i32_, ptr_, ptr_, ptr_}),
+                      {t, extent(a.viewOffset), b_.getInt32(a.view.size()), extents, strides, view}));
   return view;
 }
 
@@ -157,6 +182,18 @@ bool EntryWriter::launch(const HostEntryStep& s, const HostEntry& e, llvm::Value
       b_.CreateStore(extent(a.extent), value);
       continue;
     }
+    if (a.kind == HostEntryArg::Kind::Float) {
+      b_.CreateStore(b_.getInt32(TESSERA_PARAM_SCALAR), b_.CreateStructGEP(argTy_, slot, 0));
+      b_.CreateStore(b_.getInt32(a.dtype), b_.CreateStructGEP(argTy_, slot, 1));
+      llvm::Type* ft = scalarLLVMType(c_, a.dtype);
+      llvm::Value* x = llvm::ConstantFP::get(ft, a.value);
+      if (a.invSqrt) {
+        llvm::Value* root = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateSIToFP(extent(a.extent), ft));
+        x = b_.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), root);
+      }
+      b_.CreateStore(x, value);
+      continue;
+    }
     if (a.kind == HostEntryArg::Kind::ScalarParam) {
       b_.CreateStore(b_.getInt32(TESSERA_PARAM_SCALAR), b_.CreateStructGEP(argTy_, slot, 0));
       b_.CreateStore(b_.getInt32(e.params[a.index].dtype), b_.CreateStructGEP(argTy_, slot, 1));
@@ -166,6 +203,7 @@ bool EntryWriter::launch(const HostEntryStep& s, const HostEntry& e, llvm::Value
     llvm::Value* t = a.kind == HostEntryArg::Kind::Param    ? params_[a.index]
                      : a.kind == HostEntryArg::Kind::Output ? outputs_[a.index]
                                                             : temps_[a.index];
+    if (!a.view.empty()) t = viewOf(t, a);
     b_.CreateStore(b_.getInt32(TESSERA_PARAM_TENSOR), b_.CreateStructGEP(argTy_, slot, 0));
     b_.CreateStore(b_.getInt32(0), b_.CreateStructGEP(argTy_, slot, 1));
     b_.CreateStore(t, value);
@@ -191,6 +229,14 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   fail_ = llvm::BasicBlock::Create(c_, "fail", f_);
   statusSlot_ = b_.CreateAlloca(i32_, nullptr, "status");
   for (size_t i = 0; i < e.params.size(); ++i) params_.push_back(f_->getArg(i + 1));
+  // The caller's stream, default launch sizes.
+  llvm::Value* opts = b_.CreateAlloca(optsTy_, nullptr, "opts");
+  b_.CreateStore(llvm::Constant::getNullValue(optsTy_), opts);
+  // opts->stream when opts is given (read through a select of pointers: a select of loads would
+  // read through a null opts).
+  llvm::Value* from = b_.CreateSelect(b_.CreateIsNull(f_->getArg(0)), opts, f_->getArg(0));
+  stream_ = b_.CreateLoad(ptr_, from, "stream");
+  b_.CreateStore(stream_, opts);
   // Null views or result pointers.
   llvm::Value* anyNull = b_.getFalse();
   for (size_t i = 0; i < e.params.size(); ++i)
@@ -205,26 +251,19 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   }
   for (const HostEntryTensor& t : e.outputs) outputs_.push_back(allocate(t, "result"));
   for (const HostEntryTensor& t : e.temps) temps_.push_back(allocate(t, "temp"));
-  // The caller's stream, default launch sizes.
-  llvm::Value* opts = b_.CreateAlloca(optsTy_, nullptr, "opts");
-  b_.CreateStore(llvm::Constant::getNullValue(optsTy_), opts);
-  // opts->stream when opts is given (read through a select of pointers: a select of loads would
-  // read through a null opts).
-  llvm::Value* from = b_.CreateSelect(b_.CreateIsNull(f_->getArg(0)), opts, f_->getArg(0));
-  b_.CreateStore(b_.CreateLoad(ptr_, from), opts);
   for (const HostEntryStep& s : e.steps)
     if (!launch(s, e, opts, error)) return false;
-  // Success: the temporaries are freed once the launches that read them are done.
-  auto freeFn = fn("tessera_free", i32_, {ptr_});
-  if (!e.temps.empty()) check(b_.CreateCall(fn("tessera_synchronize", i32_, {}), {}));
-  for (size_t i = e.outputs.size(); i < dataSlots_.size(); ++i)
-    b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, dataSlots_[i])});
+  // Success: the temporaries go back to the pool once the launches that read them are done
+  // (stream-ordered: the entry does not wait).
+  auto freeFn = fn("tessera_free_async", i32_, {ptr_, ptr_});
+  for (size_t i = e.outputs.size(); i < e.outputs.size() + e.temps.size(); ++i)
+    b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, dataSlots_[i]), stream_});
   for (size_t i = 0; i < e.outputs.size(); ++i)
     b_.CreateStore(b_.CreateLoad(tensorTy_, outputs_[i]), f_->getArg(1 + e.params.size() + i));
   b_.CreateRet(b_.getInt32(0));
   // Failure: free what was allocated (null slots are no-ops), return the first error.
   b_.SetInsertPoint(fail_);
-  for (llvm::Value* slot : dataSlots_) b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, slot)});
+  for (llvm::Value* slot : dataSlots_) b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, slot), stream_});
   b_.CreateRet(b_.CreateLoad(i32_, statusSlot_));
   return true;
 }
@@ -243,7 +282,7 @@ bool emitHostEntries(llvm::Module& m, const std::string& module, const std::vect
 
 std::string hostEntryDeclaration(const std::string& module, const HostEntry& e) {
   std::string s = "/* " + e.signature + "\n * Host function: launches " + std::to_string(e.steps.size()) +
-                  " kernel(s) in order on opts->stream. Each result is allocated with tessera_malloc\n"
+                  " kernel(s) in order on opts->stream. Each result is allocated with tessera_malloc_async\n"
                   " * and owned by the caller (tessera_free(out->data)); on an error nothing is\n"
                   " * returned and nothing leaks. */\n";
   s += "tessera_status " + hostEntryName(module, e) + "(const tessera_launch_options *opts";

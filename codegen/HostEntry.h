@@ -34,10 +34,18 @@ struct HostEntrySymbol {
 };
 
 struct HostEntryArg {
-  // Extent: an i64 scalar evaluated from the bound symbols (the element count of a mean).
-  enum class Kind : uint8_t { Param, Output, Temp, ScalarParam, Extent } kind = Kind::Param;
+  // Extent: an i64 scalar evaluated from the bound symbols (the element count of a mean);
+  // Float: a constant f32/f64 scalar.
+  enum class Kind : uint8_t { Param, Output, Temp, ScalarParam, Extent, Float } kind = Kind::Param;
   unsigned index = 0;
-  std::vector<ExtentOp> extent;  // Extent
+  std::vector<ExtentOp> extent;  // Extent; Float with invSqrt
+  // Param/Output/Temp: when `view` is not empty, a view of the buffer (tessera_tensor_view):
+  // extents, element strides (empty: dense), first element.
+  std::vector<std::vector<ExtentOp>> view, viewStrides;
+  std::vector<ExtentOp> viewOffset;
+  double value = 0;                         // Float
+  bool invSqrt = false;                     // Float: 1 / sqrt(extent) instead of value
+  int32_t dtype = 0;                        // Float: tessera_dtype
 };
 
 struct HostEntryStep {

@@ -4,18 +4,15 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
-#include <set>
-#include <sstream>
 
-#include "graph/GraphDiagnostics.h"
 #include "graph/KernelForms.h"
+#include "graph/PlanWriter.h"
 #include "graph/Printer.h"
 #include "graph/ShapeRules.h"
 
 namespace tessera::graph {
 
-namespace {
+namespace kernelgen {
 
 // A double as Tessera source that reads back to the same value at the kernel's dtype.
 std::string literal(double v) {
@@ -48,31 +45,6 @@ std::string splice(const std::string& expr, const std::vector<std::string>& term
   return out;
 }
 
-// One generated kernel: its parameters in order and its body, written as Tessera source.
-class KernelText {
- public:
-  explicit KernelText(std::string name) : name_(std::move(name)) {}
-  // A tensor parameter with the given extents (symbols of this kernel or constants).
-  std::string tensor(const std::string& name, DType d, const std::vector<std::string>& extents, bool mut = false) {
-    std::string p = name + ": " + (mut ? "mut " : "") + dtypeName(d) + "[";
-    for (size_t i = 0; i < extents.size(); ++i) p += (i ? ", " : "") + extents[i];
-    params_.push_back(p + "]");
-    return name;
-  }
-  void scalar(const std::string& name, DType d) { params_.push_back(name + ": " + dtypeName(d)); }
-  void line(int indent, const std::string& text) { body_ += std::string(4 * indent, ' ') + text + "\n"; }
-  std::string str() const {
-    std::string s = "@kernel\ndef " + name_ + "(";
-    for (size_t i = 0; i < params_.size(); ++i) s += (i ? ", " : "") + params_[i];
-    return s + "):\n" + body_ + "\n";
-  }
-
- private:
-  std::string name_;
-  std::vector<std::string> params_;
-  std::string body_;
-};
-
 // The index variables i0..i{r-1} of an output of extents d[] from the tile's linear id, inside
 // `if t < numel:` at indent 2. Returns the guard's product.
 void decomposeIndex(KernelText& k, const std::vector<std::string>& d) {
@@ -88,7 +60,7 @@ void decomposeIndex(KernelText& k, const std::vector<std::string>& d) {
   }
 }
 
-std::string indexList(size_t rank, size_t skip = 0) {
+std::string indexList(size_t rank, size_t skip) {
   std::string s;
   for (size_t i = skip; i < rank; ++i) s += (i > skip ? ", " : "") + ("i" + std::to_string(i));
   return s;
@@ -111,142 +83,11 @@ void safeInvRms(KernelText& k, int at, const std::string& row, const std::string
   k.line(at, "s = " + dt + "(1.0) / a if a >= 1.0 else " + dt + "(1.0)");
   k.line(at, "inv = " + dt + "(0.0) if q == 0.0 else s / sqrt(q)");
 }
-
-class PlanWriter {
- public:
-  PlanWriter(const Graph& g, std::string& source, DiagnosticEngine& diags) : g_(g), source_(source), diags_(diags) {}
-
-  bool run(HostPlan& plan) {
-    plan_.name = g_.name;
-    for (size_t i = 0; i < g_.params.size(); ++i) {
-      const Param& p = g_.params[i];
-      plan_.params.push_back({p.value->name, p.value->type.isTensor(), p.value->type.dtype, p.value->type.shape,
-                              p.access != Access::Read});
-      if (p.value->type.isTensor())
-        buffers_[p.value.get()] = {PlanBuffer::Kind::Param, static_cast<unsigned>(i)};
-      else
-        scalarParams_[p.value.get()] = static_cast<unsigned>(i);
-    }
-    for (const Value* r : g_.results) {
-      if (!r->type.isTensor()) return refuse(nullptr, "it returns a scalar, which entry points do not return yet");
-      plan_.outputs.push_back({r->type.dtype, planShape(r->type)});
-    }
-    claimed_.assign(g_.results.size(), false);
-    for (const auto& n : g_.nodes)
-      if (!node(*n)) return false;
-    for (size_t i = 0; i < g_.results.size(); ++i)
-      if (!claimed_[i] && !copyResult(i)) return false;
-    if (!symbolsBound()) return false;
-    plan_.signature = signature();
-    plan = std::move(plan_);
-    return true;
-  }
-
- private:
-  bool refuse(const Node* n, const std::string& why) {
-    diags_.report(diag::warn_graph_no_entry, n ? n->loc : g_.loc) << g_.name << why;
-    return false;
-  }
-  static bool supportedDType(DType d) { return d == DType::FP32 || d == DType::FP64; }
-
-  // <function>__k<step>_<op>, spelled as a Tessera identifier whatever the graph's name is.
-  std::string nextKernel(const char* what) {
-    std::string name = g_.name + "__k" + std::to_string(plan_.steps.size()) + "_" + what;
-    for (char& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    return std::isdigit(static_cast<unsigned char>(name[0])) ? "_" + name : name;
-  }
-  // The buffer of a node result: the caller's result when the graph returns it (the first
-  // result that names it); the caller's tensor when plan-memory stores it in place; the slot
-  // plan-memory gave it ({buffers}); else a temporary of its own.
-  PlanBuffer allocate(const Value* v) {
-    for (size_t i = 0; i < g_.results.size(); ++i)
-      if (g_.results[i] == v && !claimed_[i]) {
-        claimed_[i] = true;
-        return buffers_[v] = {PlanBuffer::Kind::Output, static_cast<unsigned>(i)};
-      }
-    if (v->users.size() == 1 && v->users[0]->is(OpId::Store) && v->users[0]->attrs.getBool("in_place", false))
-      return buffers_[v] = buffers_.at(v->users[0]->operands[0]);
-    int64_t slot = -1;
-    if (const Attr* b = v->def ? v->def->attrs.get("buffers") : nullptr)
-      if (b->isList() && v->index < b->asList().size() && b->asList()[v->index].isInt())
-        slot = b->asList()[v->index].asInt();
-    if (slot >= 0 && slots_.count(slot) && plan_.temps[slots_[slot]].dtype == v->type.dtype &&
-        plan_.temps[slots_[slot]].shape == planShape(v->type))
-      return buffers_[v] = {PlanBuffer::Kind::Temp, slots_[slot]};
-    plan_.temps.push_back({v->type.dtype, planShape(v->type)});
-    unsigned t = static_cast<unsigned>(plan_.temps.size() - 1);
-    if (slot >= 0) slots_[slot] = t;
-    return buffers_[v] = {PlanBuffer::Kind::Temp, t};
-  }
-  PlanArg tensorArg(const Value* v) { return {PlanArg::Kind::Tensor, buffers_.at(v), 0}; }
-
-  // The extents of what the entry point allocates must follow from its parameters' shapes.
-  bool symbolsBound() {
-    std::set<std::string> bound, used;
-    for (const PlanParam& p : plan_.params)
-      for (const Dim& d : p.shape)
-        if (d.isSymbol()) bound.insert(d.name());
-    for (const auto* list : {&plan_.outputs, &plan_.temps})
-      for (const PlanTensor& t : *list)
-        for (const Dim& d : t.shape) d.collectSymbols(used);
-    for (const PlanStep& s : plan_.steps)
-      for (const PlanArg& a : s.args)
-        if (a.kind == PlanArg::Kind::Extent) a.extent.collectSymbols(used);
-    for (const std::string& s : used)
-      if (!bound.count(s))
-        return refuse(nullptr,
-                      "extent '" + s + "' is not the extent of a parameter, so a call cannot size its results");
-    return true;
-  }
-  std::string signature() const {
-    std::string s = g_.name + "(";
-    for (size_t i = 0; i < g_.params.size(); ++i) {
-      const Param& p = g_.params[i];
-      s += (i ? ", " : "") + p.value->name + ": " +
-           (p.access != Access::Read ? std::string(accessName(p.access)) + " " : "") + p.value->type.str();
-    }
-    s += ") -> (";
-    for (size_t i = 0; i < g_.results.size(); ++i) s += (i ? ", " : "") + g_.results[i]->type.str();
-    return s + ")";
-  }
-  bool node(const Node& n);
-  bool elementwise(const Node* n, const std::string& label, const std::vector<std::string>& steps,
-                   const std::vector<const Value*>& operands, const Value* out, PlanBuffer outBuffer);
-  bool matmul(const Node& n);
-  bool rows(const Node& n);
-  bool stdlibRowsNode(const Node& n);
-  PlanBuffer filledTemp(DType d, const Dim& extent, double value);
-  bool attention(const Node& n);
-  bool referenceAttention(const Node& n, const std::string& name);
-  bool rowsGrad(const Node& n);
-  bool rmsnormGrad(const Node& n);
-  bool sumTo(const Node& n);
-  bool reduce(const Node& n);
-  bool transpose(const Node& n);
-  bool split(const Node& n);
-  bool reshape(const Node& n);
-  bool copyResult(size_t i);
-
-  const Graph& g_;
-  std::string& source_;
-  DiagnosticEngine& diags_;
-  HostPlan plan_;
-  std::map<const Value*, PlanBuffer> buffers_;
-  std::map<const Value*, unsigned> scalarParams_;
-  std::map<int64_t, unsigned> slots_;  // plan-memory's slots -> temporaries
-  std::vector<bool> claimed_;
-  bool usesStdlibNN_ = false;
-
- public:
-  bool usesStdlibNN() const { return usesStdlibNN_; }
-};
-
 bool PlanWriter::node(const Node& n) {
   for (const auto& r : n.results)
     if (r->type.isTensor() && !supportedDType(r->type.dtype))
       return refuse(&n, std::string(n.info().name) + " on " + dtypeName(r->type.dtype) +
-                            " tensors has no kernel yet (f32 and f64 do)");
+                            " tensors has no kernel yet (bf16, f16, f32 and f64 do)");
   if (n.is(OpId::Constant) || n.is(OpId::DimValue)) return true;  // folds into the kernels that use it
   if (n.is(OpId::Store)) {
     // The stored value is the parameter's final value (for Region[reduce_sum], the builder
@@ -384,203 +225,6 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
   return true;
 }
 
-// y = a @ b (operands read transposed per {transpose_a, transpose_b}): f32 in the tiled form
-// (graph/KernelForms.cpp); tile_shape is a hint the form does not take yet.
-bool PlanWriter::matmul(const Node& n) {
-  const Value *a = n.operands[0], *b = n.operands[1];
-  if (a->type.rank() != 2 || b->type.rank() != 2)
-    return refuse(&n, "a batched graph.matmul has no kernel yet (two matrices do)");
-  if (a->type.dtype != n.result()->type.dtype || b->type.dtype != n.result()->type.dtype)
-    return refuse(&n, "graph.matmul of mixed dtypes has no kernel yet");
-  DType d = n.result()->type.dtype;
-  bool ta = n.attrs.getBool("transpose_a", false), tb = n.attrs.getBool("transpose_b", false);
-  std::string name = nextKernel("matmul");
-  PlanBuffer out = allocate(n.result());
-  plan_.steps.push_back({name, {tensorArg(a), tensorArg(b), {PlanArg::Kind::Tensor, out, 0}}});
-  if (d == DType::FP32) {
-    source_ += tiledMatmul(name, d, ta, tb);
-    return true;
-  }
-  // f64: tile.dot accumulates in f32, so f64 keeps the reference form (one tile per element,
-  // k in order at f64).
-  KernelText k(name);
-  k.tensor("a", d, ta ? std::vector<std::string>{"K", "M"} : std::vector<std::string>{"M", "K"});
-  k.tensor("b", d, tb ? std::vector<std::string>{"N", "K"} : std::vector<std::string>{"K", "N"});
-  k.tensor("y", d, {"M", "N"}, true);
-  decomposeIndex(k, {"M", "N"});
-  std::string dt = dtypeName(d);
-  k.line(2, "acc = " + dt + "(0.0)");
-  k.line(2, "for k in range(K):");
-  k.line(3, std::string("acc += ") + (ta ? "a[k, i0]" : "a[i0, k]") + " * " + (tb ? "b[i1, k]" : "b[k, i1]"));
-  k.line(2, "y[i0, i1] = acc");
-  source_ += k.str();
-  return true;
-}
-
-// Row operations along the last axis of a matrix: every tile recomputes its row's statistics
-// in the same order, so all elements of a row see the same bits.
-bool PlanWriter::rows(const Node& n) {
-  const Value* x = n.operands[0];
-  if (x->type.rank() != 2) return refuse(&n, std::string(n.info().name) + " of rank other than 2 has no kernel yet");
-  DType d = x->type.dtype;
-  if (d == DType::FP32) return stdlibRowsNode(n);
-  if (n.is(OpId::LayerNorm)) return refuse(&n, "graph.layernorm on f64 tensors has no kernel yet (f32 does)");
-  std::string dt = dtypeName(d);
-  std::string name = nextKernel(n.info().name + 6);
-  KernelText k(name);
-  k.tensor("x", d, {"R", "C"});
-  PlanStep step{name, {tensorArg(x)}};
-  bool weight = n.is(OpId::RMSNorm) && n.operands.size() > 1;
-  if (weight) {
-    if (n.operands[1]->type.dtype != d) return refuse(&n, "a weight of another dtype has no kernel form yet");
-    k.tensor("w", d, {"C"});
-    step.args.push_back(tensorArg(n.operands[1]));
-  }
-  k.tensor("y", d, {"R", "C"}, true);
-  step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result()), 0});
-  decomposeIndex(k, {"R", "C"});
-  if (n.is(OpId::RMSNorm)) {
-    // Safe RMS (as stdlib.nn.rmsnorm_safe): statistics of x / max|x|, so squares never overflow.
-    safeInvRms(k, 2, "i0", dt, n.attrs.getFloat("eps", 1e-6));
-    k.line(2, std::string("y[i0, i1] = x[i0, i1] * inv") + (weight ? " * w[i1]" : ""));
-  } else {
-    k.line(2, "m = " + dt + "(-inf)");
-    k.line(2, "for c in range(C):");
-    k.line(3, "m = max(m, x[i0, c])");
-    k.line(2, "s = " + dt + "(0.0)");
-    k.line(2, "for c in range(C):");
-    k.line(3, "s += exp(x[i0, c] - m)");
-    k.line(2, n.is(OpId::Softmax) ? "y[i0, i1] = exp(x[i0, i1] - m) / s" : "y[i0, i1] = x[i0, i1] - m - log(s)");
-  }
-  source_ += k.str();
-  plan_.steps.push_back(std::move(step));
-  return true;
-}
-
-// An f32 row op through stdlib.nn's row helpers (graph/KernelForms.cpp). The norms' missing
-// weight is a tensor of ones and layernorm's missing bias one of zeros, so the one stdlib form
-// serves every variant.
-bool PlanWriter::stdlibRowsNode(const Node& n) {
-  const Value* x = n.operands[0];
-  RowsForm form = n.is(OpId::Softmax)      ? RowsForm::Softmax
-                  : n.is(OpId::LogSoftmax) ? RowsForm::LogSoftmax
-                  : n.is(OpId::RMSNorm)    ? RowsForm::RMSNorm
-                                           : RowsForm::LayerNorm;
-  for (const Value* v : n.operands)
-    if (v->type.dtype != DType::FP32) return refuse(&n, "a weight of another dtype has no kernel form yet");
-  PlanStep step{"", {tensorArg(x)}};
-  const Dim& C = x->type.shape[1];
-  if (form == RowsForm::RMSNorm || form == RowsForm::LayerNorm) {
-    step.args.push_back(n.operands.size() > 1 ? tensorArg(n.operands[1])
-                                              : PlanArg{PlanArg::Kind::Tensor, filledTemp(DType::FP32, C, 1.0), 0});
-    if (form == RowsForm::LayerNorm)
-      step.args.push_back(n.operands.size() > 2 ? tensorArg(n.operands[2])
-                                                : PlanArg{PlanArg::Kind::Tensor, filledTemp(DType::FP32, C, 0.0), 0});
-  }
-  step.kernel = nextKernel(n.info().name + 6);
-  step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result()), 0});
-  source_ += stdlibRows(step.kernel, form, literal(n.attrs.getFloat("eps", 1e-6)));
-  usesStdlibNN_ = true;
-  plan_.steps.push_back(std::move(step));
-  return true;
-}
-
-// A temporary vector of `extent` elements, all `value` (one fill kernel).
-PlanBuffer PlanWriter::filledTemp(DType d, const Dim& extent, double value) {
-  plan_.temps.push_back({d, {extent}});
-  PlanBuffer b{PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
-  std::string name = nextKernel("fill");
-  KernelText k(name);
-  k.tensor("y", d, {"d0"}, true);
-  decomposeIndex(k, {"d0"});
-  k.line(2, "y[i0] = " + std::string(dtypeName(d)) + "(" + literal(value) + ")");
-  source_ += k.str();
-  plan_.steps.push_back({name, {{PlanArg::Kind::Tensor, b, 0}}});
-  return b;
-}
-
-// {scale} as Tessera source; by default 1/sqrt(D), D the kernel's head extent.
-std::string attentionScale(const Node& n, const std::string& dt) {
-  return n.attrs.has("scale") ? dt + "(" + literal(n.attrs.getFloat("scale", 1)) + ")"
-                              : dt + "(1.0) / sqrt(" + dt + "(D))";
-}
-
-// o = softmax(scale * q k^T) v per head (heads side by side in the last axes; the default scale
-// is 1/sqrt of the head dim): f32 in the tiled form (graph/KernelForms.cpp) when the head dims
-// are constants or there is one head, else (and for f64) the reference form.
-bool PlanWriter::attention(const Node& n) {
-  const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
-  DType d = q->type.dtype;
-  for (const Value* x : {q, kk, v})
-    if (x->type.rank() != 2 || x->type.dtype != d)
-      return refuse(&n, "graph.flash_attention of other than three matrices of one dtype has no kernel yet");
-  if (n.result(1)->type.dtype != d) return refuse(&n, "a log-sum-exp of another dtype has no kernel yet");
-  std::string dt = dtypeName(d);
-  std::string name = nextKernel("flash_attention");
-  int64_t heads = n.attrs.getInt("heads", 1);
-  const Dim &D = q->type.shape[1], &E = v->type.shape[1];
-  // The tiled form needs constant head dims when there are several heads.
-  bool constHeads = heads == 1 || (D.isConst() && E.isConst());
-  if (d != DType::FP32 || !constHeads) return referenceAttention(n, name);
-  PlanBuffer o = allocate(n.result(0));
-  PlanBuffer lse = allocate(n.result(1));
-  std::string scale = heads == 1 ? attentionScale(n, dt)
-                                 : n.attrs.has("scale") ? attentionScale(n, dt)
-                                                        : dt + "(" + literal(1.0 / std::sqrt(double(D.value() / heads))) + ")";
-  source_ += tiledAttention(name, d, scale, n.attrs.getBool("causal", false), heads,
-                            heads == 1 ? 0 : D.value() / heads, heads == 1 ? 0 : E.value() / heads);
-  plan_.steps.push_back(
-      {name,
-       {tensorArg(q), tensorArg(kk), tensorArg(v), {PlanArg::Kind::Tensor, o, 0}, {PlanArg::Kind::Tensor, lse, 0}}});
-  return true;
-}
-
-// The reference form (f64: tile.dot accumulates in f32): one tile per output element, the
-// online softmax over the keys in order; lse[0, i] = m + log(l), written by column 0's tiles.
-bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
-  const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
-  DType d = q->type.dtype;
-  std::string dt = dtypeName(d);
-  int64_t heads = n.attrs.getInt("heads", 1);
-  std::string H = std::to_string(heads);
-  KernelText k(name);
-  k.tensor("q", d, {"S", "D"});
-  k.tensor("k", d, {"T", "D"});
-  k.tensor("v", d, {"T", "E"});
-  k.tensor("o", d, {"S", "E"}, true);
-  k.tensor("lse", d, {H, "S"}, true);
-  PlanBuffer o = allocate(n.result(0));
-  PlanBuffer lse = allocate(n.result(1));
-  decomposeIndex(k, {"S", "E"});
-  // Head h = i1 // (E / heads) reads columns h * (D / heads) ... of q and k.
-  k.line(2, "h = i1 // (E // " + H + ")");
-  k.line(2, "c0 = h * (D // " + H + ")");
-  std::string scale = n.attrs.has("scale") ? attentionScale(n, dt) : dt + "(1.0) / sqrt(" + dt + "(D // " + H + "))";
-  k.line(2, "scale = " + scale);
-  k.line(2, "m = " + dt + "(-inf)");
-  k.line(2, "l = " + dt + "(0.0)");
-  k.line(2, "acc = " + dt + "(0.0)");
-  k.line(2, std::string("for j in range(") + (n.attrs.getBool("causal", false) ? "min(i0 + 1, T)" : "T") + "):");
-  k.line(3, "s = " + dt + "(0.0)");
-  k.line(3, "for c in range(c0, c0 + D // " + H + "):");
-  k.line(4, "s += q[i0, c] * k[j, c]");
-  k.line(3, "s = s * scale");
-  k.line(3, "m_new = max(m, s)");
-  k.line(3, "alpha = exp(m - m_new)");
-  k.line(3, "p = exp(s - m_new)");
-  k.line(3, "l = l * alpha + p");
-  k.line(3, "acc = acc * alpha + p * v[j, i1]");
-  k.line(3, "m = m_new");
-  k.line(2, "o[i0, i1] = acc / l");
-  k.line(2, "if i1 % (E // " + H + ") == 0:");
-  k.line(3, "lse[h, i0] = m + log(l)");
-  source_ += k.str();
-  plan_.steps.push_back(
-      {name,
-       {tensorArg(q), tensorArg(kk), tensorArg(v), {PlanArg::Kind::Tensor, o, 0}, {PlanArg::Kind::Tensor, lse, 0}}});
-  return true;
-}
-
 // y[i...] = x[i permuted]: a copy in the output's layout.
 bool PlanWriter::transpose(const Node& n) {
   const Value* x = n.operands[0];
@@ -612,18 +256,6 @@ bool PlanWriter::transpose(const Node& n) {
   k.line(2, "y[" + indexList(r) + "] = x[" + at + "]");
   source_ += k.str();
   plan_.steps.push_back({name, {tensorArg(x), {PlanArg::Kind::Tensor, out, 0}}});
-  return true;
-}
-
-// split_qkv of a matrix: a copy into three matrices (graph/KernelForms.cpp).
-bool PlanWriter::split(const Node& n) {
-  const Value* x = n.operands[0];
-  if (x->type.rank() != 2) return refuse(&n, "graph.split_qkv of rank other than 2 has no kernel yet");
-  std::string name = nextKernel("split_qkv");
-  PlanStep step{name, {tensorArg(x)}};
-  for (unsigned i = 0; i < 3; ++i) step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(i)), 0});
-  source_ += splitQKV(name, x->type.dtype);
-  plan_.steps.push_back(std::move(step));
   return true;
 }
 
@@ -836,14 +468,14 @@ bool PlanWriter::copyResult(size_t i) {
   return elementwise(r->def, "copy", {"$0"}, {r}, r, {PlanBuffer::Kind::Output, static_cast<unsigned>(i)});
 }
 
-}  // namespace
+}  // namespace kernelgen
 
 void generateHostCode(const GraphModule& m, GeneratedHostCode& out, DiagnosticEngine& diags) {
   bool usesStdlibNN = false;
   for (const auto& g : m.graphs) {
     std::string source;
     HostPlan plan;
-    PlanWriter w(*g, source, diags);
+    kernelgen::PlanWriter w(*g, source, diags);
     if (!w.run(plan)) continue;
     usesStdlibNN |= w.usesStdlibNN();
     out.source += source;

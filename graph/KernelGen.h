@@ -3,13 +3,14 @@
 // them in node order. The source is compiled with the module like user kernels (the driver
 // parses, checks and lowers it), so generated kernels get the same checks and both targets.
 //
-// Each node is one kernel (fusion of elementwise chains comes later): elementwise ops from the
-// expression column of graph/GraphOps.def with NumPy broadcasting, matmul, softmax,
-// log_softmax, rmsnorm, flash_attention (heads = 1), transpose, fill, and stores into writable
-// parameters. The kernels are the one-tile-per-output-element reference forms (docs/graph.md,
-// "Host entry points"): exact in their summation order, not yet fast. A graph with an op,
-// dtype or rank they do not cover gets no entry point and a warning (warn_graph_no_entry) at
-// the op: the module still compiles, and the header has no function that could be wrong.
+// Each node (a graph.fused chain counts as one) is one kernel or a launch of a stdlib.nn kernel:
+// elementwise ops from the expression column of graph/GraphOps.def with NumPy broadcasting,
+// products on the tile.mma loop (16-bit) or tiled tile.dot (f32), row ops and attention as
+// stdlib.nn's kernels, split_qkv, transpose, reshape, reductions, fill and stores into writable
+// parameters (docs/graph.md, "Host entry points"; the forms are in graph/KernelGenForms.cpp and
+// graph/KernelForms.cpp). A graph with an op, dtype or rank they do not cover gets no entry point
+// and a warning (warn_graph_no_entry) at the op: the module still compiles, and the header has no
+// function that could be wrong.
 #pragma once
 
 #include <string>

@@ -128,6 +128,21 @@ tessera_status tessera_free(void *ptr) {
   return b->release(ptr);
 }
 
+tessera_status tessera_malloc_async(void **ptr, size_t bytes, tessera_stream stream) {
+  if (!ptr)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_malloc_async: null output pointer");
+  *ptr = nullptr;
+  GET_BACKEND(b);
+  return b->allocateAsync(ptr, bytes, stream);
+}
+
+tessera_status tessera_free_async(void *ptr, tessera_stream stream) {
+  if (!ptr)
+    return TESSERA_SUCCESS;
+  GET_BACKEND(b);
+  return b->releaseAsync(ptr, stream);
+}
+
 tessera_status tessera_memcpy(void *dst, const void *src, size_t bytes) {
   if (!bytes)
     return TESSERA_SUCCESS;

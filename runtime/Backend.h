@@ -51,6 +51,19 @@ public:
 
   virtual tessera_status allocate(void **ptr, size_t bytes) = 0;
   virtual tessera_status release(void *ptr) = 0;
+  // Stream-ordered allocation (tessera_malloc_async): memory usable by work submitted to
+  // `stream` after this call, returned to a cache by releaseAsync once that stream's earlier
+  // work is done. Backends without a stream-ordered allocator allocate now and free after
+  // waiting for the stream.
+  virtual tessera_status allocateAsync(void **ptr, size_t bytes, tessera_stream stream) {
+    (void)stream;
+    return allocate(ptr, bytes);
+  }
+  virtual tessera_status releaseAsync(void *ptr, tessera_stream stream) {
+    if (tessera_status s = streamSynchronize(stream); s != TESSERA_SUCCESS)
+      return s;
+    return release(ptr);
+  }
   virtual tessera_status copy(void *dst, const void *src, size_t bytes, tessera_stream stream,
                               bool async) = 0;
   virtual tessera_status fill(void *dst, int value, size_t bytes) = 0;

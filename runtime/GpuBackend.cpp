@@ -21,6 +21,7 @@ std::unique_ptr<Backend> createGpuBackend(std::string &why, int) {
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tessera::rt {
@@ -449,7 +450,39 @@ public:
   }
   tessera_status release(void *ptr) override {
     TESSERA_TRY(enter());
+    if (takeAsync(ptr)) // a pool allocation: freed after the work of the blocking streams
+      return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), nullptr), "cuMemFreeAsync");
     return check(d_.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+  }
+  // From the device's default memory pool, which keeps freed memory for reuse (the constructor
+  // raises its release threshold): an entry point's results and temporaries cost no
+  // cuMemAlloc/cuMemFree (and no implied synchronisation) after the first call, as with
+  // PyTorch's caching allocator.
+  tessera_status allocateAsync(void **ptr, size_t bytes, tessera_stream stream) override {
+    TESSERA_TRY(enter());
+    CUdeviceptr p = 0;
+    CUresult r = d_.cuMemAllocAsync(&p, bytes ? bytes : 1, raw(stream));
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      return fail(TESSERA_ERROR_OUT_OF_MEMORY, "tessera_malloc_async: cannot allocate ", bytes, " bytes on ", name_);
+    TESSERA_TRY(check(r, "cuMemAllocAsync"));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      asyncPtrs_.insert(p);
+    }
+    *ptr = reinterpret_cast<void *>(p);
+    return TESSERA_SUCCESS;
+  }
+  tessera_status releaseAsync(void *ptr, tessera_stream stream) override {
+    TESSERA_TRY(enter());
+    if (!takeAsync(ptr)) {
+      TESSERA_TRY(streamSynchronize(stream));
+      return check(d_.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+    }
+    return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), raw(stream)), "cuMemFreeAsync");
+  }
+  bool takeAsync(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return asyncPtrs_.erase(reinterpret_cast<CUdeviceptr>(ptr)) > 0;
   }
   tessera_status copy(void *dst, const void *src, size_t bytes, tessera_stream stream,
                       bool async) override {
@@ -602,6 +635,7 @@ private:
   DeviceLimits limits_;
   std::mutex mutex_;
   std::string faultMessage_;
+  std::unordered_set<CUdeviceptr> asyncPtrs_; // from allocateAsync, not yet released
   std::unordered_map<const tessera_module_desc *, CUmodule> modules_;
   std::unordered_map<const tessera_kernel_desc *, CUfunction> functions_;
   std::unordered_map<CUfunction, uint64_t> sharedOptIn_;

@@ -1,6 +1,8 @@
 //===- TensorView.cpp - Dtype names, sizes and view byte spans -------------------------------===//
 #include "runtime/TensorView.h"
 
+#include "runtime/Status.h"
+
 namespace tessera::rt {
 
 bool isValidDtype(int32_t dtype) { return dtype > 0 && dtype < TESSERA_DTYPE_COUNT; }
@@ -90,6 +92,43 @@ void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t r
     t->strides[d] = stride;
     stride *= shape[d];
   }
+}
+
+tessera_status tessera_tensor_view(const tessera_tensor *src, int64_t offset, int32_t rank, const int64_t *shape,
+                                   const int64_t *strides, tessera_tensor *out) {
+  if (!src || !out || (rank > 0 && !shape))
+    return fail(TESSERA_ERROR_NULL_POINTER, "tessera_tensor_view: null argument");
+  if (rank < 0 || rank > TESSERA_MAX_RANK)
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_tensor_view: rank ", rank, " is out of range");
+  int64_t stride = 1;
+  for (int32_t d = src->rank - 1; d >= 0; --d) {
+    if (src->shape[d] != 1 && src->strides[d] != stride)
+      return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_tensor_view: the ", shapeString(*src),
+                  " tensor is not dense row-major, so it has no view of another shape (copy it first)");
+    stride *= src->shape[d];
+  }
+  tessera_tensor t;
+  tessera_tensor_init(&t, src->data, src->dtype, rank, shape, src->device);
+  // The view's elements must be elements of src: offsets from `offset` to offset + sum of
+  // (extent - 1) * stride, strides not negative.
+  int64_t last = offset, count = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (strides) t.strides[d] = strides[d];
+    if (t.strides[d] < 0 || t.shape[d] < 0)
+      return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_tensor_view: negative extent or stride");
+    count *= t.shape[d];
+    last += t.shape[d] > 0 ? (t.shape[d] - 1) * t.strides[d] : 0;
+  }
+  if (count > 0 && (offset < 0 || last >= tessera_tensor_numel(src)))
+    return fail(TESSERA_ERROR_SHAPE_MISMATCH, "tessera_tensor_view: a ", shapeString(t), " view at element ", offset,
+                " reaches past the ", shapeString(*src), " tensor");
+  if (!strides && count != tessera_tensor_numel(src))
+    return fail(TESSERA_ERROR_SHAPE_MISMATCH, "tessera_tensor_view: ", shapeString(*src), " and ", shapeString(t),
+                " have different element counts");
+  uint64_t bits = tessera_dtype_bits(src->dtype);
+  t.data = static_cast<char *>(src->data) + offset * static_cast<int64_t>(bits) / 8;
+  *out = t;
+  return TESSERA_SUCCESS;
 }
 
 int64_t tessera_tensor_numel(const tessera_tensor *t) {

@@ -1,5 +1,5 @@
 // The thin entries over the tile kernels: stdlib.linalg gemm_bf16 / gemm_f16 (C = A @ B, f32
-// accumulation) and stdlib.nn flash_attention_{bf16,f16} and their causal forms (with the
+// accumulation) and stdlib.nn flash_attention_{bf16,f16,f32} and their causal forms (with the
 // log-sum-exp output), against float64 references, every element, at odd sequence lengths and head
 // dims 64 and 128. GEMM bound: the sum over k of |a b| times (K + 2) units of f32 rounding.
 #include "StdTest.h"
@@ -41,8 +41,10 @@ bool attention(DT dt, bool causal) {
   tessera_tensor tq = dq.view({B, H, S, D}), tk = dk.view({B, H, S, D}), tv = dv.view({B, H, S, D}),
                  to = dout.view({B, H, S, D}), tl = dlse.view({B, H, S});
   float scale = 1.0f / std::sqrt(float(D));
-  auto entry = dt == DT::BF16 ? (causal ? tessera_std_nn_flash_attention_causal_bf16 : tessera_std_nn_flash_attention_bf16)
-                              : (causal ? tessera_std_nn_flash_attention_causal_f16 : tessera_std_nn_flash_attention_f16);
+  auto entry = dt == DT::BF16  ? (causal ? tessera_std_nn_flash_attention_causal_bf16 : tessera_std_nn_flash_attention_bf16)
+                : dt == DT::F16 ? (causal ? tessera_std_nn_flash_attention_causal_f16 : tessera_std_nn_flash_attention_f16)
+                                : (causal ? tessera_std_nn_flash_attention_causal_f32 : tessera_std_nn_flash_attention_f32);
+  const double unit = dt == DT::F32 ? 0x1p-16 : 0x1p-8;  // f32: exp (to 6.5e-6), rescaling, sums
   exec::check(entry(nullptr, &tq, &tk, &tv, &to, &tl, scale), "flash_attention");
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<double> want(n), bound(n), wantLse(B * H * S), boundLse(B * H * S);
@@ -63,7 +65,7 @@ bool attention(DT dt, bool causal) {
         double acc = 0, mag = 0;
         for (int64_t j = 0; j < keys; ++j) acc += p[j] * v.v[base + j * D + d], mag += p[j] * std::fabs(v.v[base + j * D + d]);
         want[base + i * D + d] = acc / l;
-        bound[base + i * D + d] = 0x1p-8 * std::fabs(acc / l) + 0x1p-8 * mag / l + 1e-6;
+        bound[base + i * D + d] = unit * std::fabs(acc / l) + unit * mag / l + 1e-6;
       }
     }
   std::string what = std::string("flash_attention") + (causal ? "_causal_" : "_") + name(dt) + " B=" + std::to_string(B) +
@@ -78,7 +80,7 @@ int main() {
   exec::requireDevice();
   bool ok = gemm(DT::BF16);
   ok &= gemm(DT::F16);
-  for (DT dt : {DT::BF16, DT::F16})
+  for (DT dt : {DT::BF16, DT::F16, DT::F32})
     for (bool causal : {false, true}) ok &= attention(dt, causal);
   return exec::finish(ok);
 }

@@ -84,6 +84,15 @@ codegen::HostEntry entryOf(const graph::HostPlan& p) {
         step.args.push_back({K::ScalarParam, a.param, {}});
         continue;
       }
+      if (a.kind == graph::PlanArg::Kind::Float) {
+        codegen::HostEntryArg e{K::Float, 0, {}};
+        e.value = a.value;
+        e.dtype = abiDType(a.dtype);
+        e.invSqrt = a.invSqrt;
+        if (a.invSqrt) extentProgram(a.extent, symbols, e.extent);
+        step.args.push_back(std::move(e));
+        continue;
+      }
       if (a.kind == graph::PlanArg::Kind::Extent) {
         codegen::HostEntryArg e{K::Extent, 0, {}};
         extentProgram(a.extent, symbols, e.extent);
@@ -93,7 +102,17 @@ codegen::HostEntry entryOf(const graph::HostPlan& p) {
       K k = a.buffer.kind == graph::PlanBuffer::Kind::Param    ? K::Param
             : a.buffer.kind == graph::PlanBuffer::Kind::Output ? K::Output
                                                                : K::Temp;
-      step.args.push_back({k, a.buffer.index, {}});
+      codegen::HostEntryArg t{k, a.buffer.index, {}};
+      for (const graph::Dim& d : a.view) {
+        t.view.emplace_back();
+        extentProgram(d, symbols, t.view.back());
+      }
+      for (const graph::Dim& d : a.viewStrides) {
+        t.viewStrides.emplace_back();
+        extentProgram(d, symbols, t.viewStrides.back());
+      }
+      if (!a.view.empty()) extentProgram(a.viewOffset, symbols, t.viewOffset);
+      step.args.push_back(std::move(t));
     }
     e.steps.push_back(std::move(step));
   }
@@ -122,10 +141,25 @@ bool compileHostFunctions(graph::GraphModule& graphs, const DriverOptions& opts,
   sema.includePaths = opts.includePaths;
   sema.stdlibDir = opts.stdlibDirGiven ? opts.stdlibDir : defaultStdlibDir();
   if (diags.hasErrors() || !analyzeModule(*ast, sema, diags)) return false;
+  // Steps that launch a stdlib.nn kernel lower that kernel from the library's own module.
+  const Module* nn = nullptr;
+  for (const auto& [path, info] : sema.modules)
+    if (info && info->name == "stdlib.nn") nn = info->module;
   for (const graph::HostPlan& p : code.plans)
-    for (const graph::PlanStep& s : p.steps)
-      if (!lowered.lookupFunc(s.kernel) && !lowerKernelInto(*ast, sema, s.kernel, s.kernel, lowered, diags))
+    for (const graph::PlanStep& s : p.steps) {
+      if (lowered.lookupFunc(s.kernel)) continue;
+      const Module* from = s.stdlib.empty() ? ast : nn;
+      if (!from) {
+        std::cerr << "tesserac: error: host function '" << p.name << "' needs stdlib.nn, which was not found\n";
         return false;
+      }
+      if (!lowerKernelInto(*from, sema, s.stdlib.empty() ? s.kernel : s.stdlib, s.kernel, lowered, diags)) {
+        if (!diags.hasErrors())  // e.g. a stdlib.nn older than this compiler, without the kernel
+          std::cerr << "tesserac: error: host function '" << p.name << "' launches kernel '"
+                    << (s.stdlib.empty() ? s.kernel : "stdlib.nn." + s.stdlib) << "', which could not be compiled\n";
+        return false;
+      }
+    }
   for (const graph::HostPlan& p : code.plans) entries.push_back(entryOf(p));
   return true;
 }

@@ -217,8 +217,9 @@ int run(const DriverOptions& opts) {
     if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(*module, sema, *lowered, diags);
     // Host functions: their generated kernels join the module, their entry points the object.
     std::vector<codegen::HostEntry> entries;
-    if (lowered && graphs && !diags.hasErrors()) compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
-    if (!lowered || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
+    bool hostOk = !lowered || !graphs || diags.hasErrors() ||
+                  compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
+    if (!lowered || !hostOk || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
       diags.finish();
       if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output
       return 1;

@@ -106,6 +106,11 @@ typedef struct tessera_tensor {
 /* Fills a dense row-major view (strides from shape). */
 void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t rank,
                          const int64_t *shape, int32_t device);
+/* A view of the elements of a dense row-major tensor: `rank` extents, element strides (NULL: dense
+ * row-major, then the element count must be src's: a reshape), starting at element `offset`.
+ * Fails when src is not dense or the view reaches outside it. No copy. */
+tessera_status tessera_tensor_view(const tessera_tensor *src, int64_t offset, int32_t rank, const int64_t *shape,
+                                   const int64_t *strides, tessera_tensor *out);
 /* Number of elements (product of the shape; 1 for rank 0). */
 int64_t tessera_tensor_numel(const tessera_tensor *t);
 
@@ -510,6 +515,13 @@ tessera_status tessera_malloc(void **ptr, size_t bytes);
 tessera_status tessera_free(void *ptr);
 
 typedef struct tessera_stream_t *tessera_stream; /* NULL = the default stream */
+/* Stream-ordered memory: usable by work on `stream` submitted after the call; freed once the
+ * stream's earlier work is done (tessera_free also frees it, after the work of every blocking
+ * stream). On the GPU it comes from the device's default memory pool, which keeps freed memory
+ * for reuse; host entry points allocate their results and temporaries this way. */
+tessera_status tessera_malloc_async(void **ptr, size_t bytes, tessera_stream stream);
+tessera_status tessera_free_async(void *ptr, tessera_stream stream);
+
 typedef struct tessera_event_t *tessera_event;
 typedef struct tessera_graph_t *tessera_graph;
 
