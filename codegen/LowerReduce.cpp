@@ -4,7 +4,6 @@
 // whose result is a[0], so the bits are the same on every device and run (docs/codegen.md,
 // "Reductions").
 #include "codegen/Lowering.h"
-
 #include "llvm/IR/Intrinsics.h"
 
 namespace tessera::codegen::detail {
@@ -25,6 +24,14 @@ llvm::Value* Lowering::combine(const std::string& kind, llvm::Value* a, llvm::Va
              : b_.CreateSelect(isUnsigned(elem) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b), a, b);
 }
 
+// A constant (or splat) that is a number other than +-0: max/min against it cannot tie at zero.
+static bool isNonzeroNumber(llvm::Value* v) {
+  auto* c = llvm::dyn_cast<llvm::Constant>(v);
+  if (c && c->getType()->isVectorTy()) c = c->getSplatValue();
+  auto* f = llvm::dyn_cast_or_null<llvm::ConstantFP>(c);
+  return f && !f->isZero() && !f->isNaN();
+}
+
 // llvm.maxnum/minnum leave the sign of a zero result open (LangRef), and x86 and NVPTX, -O0's
 // instruction selection and -O2's constant folding each pick differently; llvm.maximumnum is
 // not lowered by every LLVM 19 target. So: the larger (smaller) operand, the other one where
@@ -32,8 +39,12 @@ llvm::Value* Lowering::combine(const std::string& kind, llvm::Value* a, llvm::Va
 // (-0) for zeros of both signs and the value itself otherwise.
 llvm::Value* Lowering::floatMinMax(bool isMax, llvm::Value* a, llvm::Value* b) {
   llvm::Type* t = a->getType();
-  llvm::Type* it = t->isVectorTy() ? static_cast<llvm::Type*>(llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(t)))
-                                   : b_.getIntNTy(t->getPrimitiveSizeInBits());
+  // Against a constant that is neither zero nor NaN no zero-sign case and no NaN choice
+  // arises, so maxnum/minnum (one instruction on the GPU) give the same bits as the selects.
+  if (isNonzeroNumber(a) || isNonzeroNumber(b)) return isMax ? b_.CreateMaxNum(a, b) : b_.CreateMinNum(a, b);
+  llvm::Type* it = t->isVectorTy()
+                       ? static_cast<llvm::Type*>(llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(t)))
+                       : b_.getIntNTy(t->getPrimitiveSizeInBits());
   llvm::Value* better = isMax ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b);
   llvm::Value* pick = b_.CreateSelect(b_.CreateOr(better, b_.CreateFCmpUNO(b, b)), a, b);
   llvm::Value* ai = b_.CreateBitCast(a, it);
@@ -147,7 +158,8 @@ std::pair<llvm::Value*, llvm::Value*> Lowering::combineArg(bool isMax, llvm::Val
   if (a->getType()->isFloatingPointTy()) {
     llvm::Value* aNan = b_.CreateFCmpUNO(a, a);
     llvm::Value* bNan = b_.CreateFCmpUNO(b, b);
-    better = b_.CreateOr(b_.CreateAnd(bNan, b_.CreateNot(aNan)), isMax ? b_.CreateFCmpOGT(b, a) : b_.CreateFCmpOLT(b, a));
+    better =
+        b_.CreateOr(b_.CreateAnd(bNan, b_.CreateNot(aNan)), isMax ? b_.CreateFCmpOGT(b, a) : b_.CreateFCmpOLT(b, a));
     tie = b_.CreateOr(b_.CreateFCmpOEQ(a, b), b_.CreateAnd(aNan, bNan));
   } else {
     bool u = isUnsigned(valueType);
@@ -188,8 +200,10 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
   auto step = [&](llvm::Value* other, llvm::Value* otherIx, llvm::Value* valid) {
     llvm::Value* nv;
     llvm::Value* ni = nullptr;
-    if (arg) std::tie(nv, ni) = combineArg(kind == "argmax", v, ix, other, otherIx, vt, it);
-    else nv = combine(kind, v, other, vt);
+    if (arg)
+      std::tie(nv, ni) = combineArg(kind == "argmax", v, ix, other, otherIx, vt, it);
+    else
+      nv = combine(kind, v, other, vt);
     v = valid ? b_.CreateSelect(valid, nv, v) : nv;
     if (arg) ix = valid ? b_.CreateSelect(valid, ni, ix) : ni;
   };
@@ -212,8 +226,11 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
   llvm::Value* parity = b_.CreateLoad(b_.getInt64Ty(), reduceParity());
   b_.CreateStore(b_.CreateXor(parity, b_.getInt64(1)), reduceParity());
   llvm::Value* half = b_.CreateMul(parity, b_.getInt64(16 * warps));
-  llvm::Value* scratch = b_.CreateGEP(b_.getInt8Ty(), hooks_->sharedBase(b_), b_.CreateAdd(half, b_.getInt64(groupScratch_)));
-  auto valueSlot = [&](llvm::Value* k) { return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(k, b_.getInt64(8))); };
+  llvm::Value* scratch =
+      b_.CreateGEP(b_.getInt8Ty(), hooks_->sharedBase(b_), b_.CreateAdd(half, b_.getInt64(groupScratch_)));
+  auto valueSlot = [&](llvm::Value* k) {
+    return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(k, b_.getInt64(8)));
+  };
   auto indexSlot = [&](llvm::Value* k) {
     return b_.CreateGEP(b_.getInt8Ty(), scratch, b_.CreateMul(b_.CreateAdd(k, b_.getInt64(warps)), b_.getInt64(8)));
   };
