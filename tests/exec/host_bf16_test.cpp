@@ -12,6 +12,7 @@
 
 #include <cmath>
 
+#include "AttentionReference.h"
 #include "ExecTest.h"
 
 namespace {
@@ -66,32 +67,7 @@ Approx product(const Approx& a, const std::vector<double>& w, int64_t M, int64_t
 // the same layout, scale 1/sqrt(Dh) or 1; o written at (i, oc + e) with row stride ldo.
 void attendHead(const Approx& x, int64_t S, int64_t Dh, int64_t ld, int64_t qc, int64_t kc, int64_t vc, double scale,
                 Approx& o, int64_t ldo, int64_t oc) {
-  for (int64_t i = 0; i < S; ++i) {
-    std::vector<double> s(S);
-    double m = -INFINITY, ds = 0;
-    for (int64_t j = 0; j < S; ++j) {
-      double dot = 0, mag = 0, prop = 0;
-      for (int64_t d = 0; d < Dh; ++d) {
-        int64_t qi = i * ld + qc + d, ki = j * ld + kc + d;
-        dot += x.v[qi] * x.v[ki], mag += std::fabs(x.v[qi] * x.v[ki]);
-        prop += x.e[qi] * std::fabs(x.v[ki]) + std::fabs(x.v[qi]) * x.e[ki];
-      }
-      s[j] = dot * scale, m = std::max(m, s[j]), ds = std::max(ds, scale * ((Dh + 4) * kF32 * mag + prop));
-    }
-    double l = 0;
-    for (int64_t j = 0; j < S; ++j) l += std::exp(s[j] - m);
-    double rel = 2 * ds + (S + 8) * kF32 + 6.5e-6;
-    for (int64_t e = 0; e < Dh; ++e) {
-      double acc = 0, mag = 0, prop = 0;
-      for (int64_t j = 0; j < S; ++j) {
-        int64_t vi = j * ld + vc + e;
-        double p = std::exp(s[j] - m) / l;
-        acc += p * x.v[vi], mag += p * std::fabs(x.v[vi]), prop += p * x.e[vi];
-      }
-      o.v[i * ldo + oc + e] = acc;
-      o.e[i * ldo + oc + e] = (rel + kBF16) * mag + prop + kBF16 * (std::fabs(acc) + prop);
-    }
-  }
+  attendHeadWithBound(x.v.data(), x.e.data(), S, Dh, ld, qc, kc, vc, scale, o.v.data(), o.e.data(), ldo, oc, kBF16);
 }
 
 void attention(int64_t S, int64_t D) {

@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+#include "AttentionReference.h"
 #include "ExecTest.h"
 
 namespace {
@@ -298,31 +299,8 @@ void block(int64_t S) {
   product(h, eh, wqkv, S, C, 3 * C, qkv, eqkv);
   const double scale = 1 / std::sqrt(double(Dh));
   for (int64_t hd = 0; hd < H; ++hd)
-    for (int64_t i = 0; i < S; ++i) {
-      std::vector<double> s(S);
-      double m = -INFINITY, ds = 0;
-      for (int64_t j = 0; j < S; ++j) {
-        double dot = 0, mag = 0, prop = 0;
-        for (int64_t d = 0; d < Dh; ++d) {
-          int64_t qi = i * 3 * C + hd * Dh + d, ki = j * 3 * C + C + hd * Dh + d;
-          dot += qkv[qi] * qkv[ki], mag += std::fabs(qkv[qi] * qkv[ki]);
-          prop += eqkv[qi] * std::fabs(qkv[ki]) + std::fabs(qkv[qi]) * eqkv[ki];
-        }
-        s[j] = dot * scale, m = std::max(m, s[j]), ds = std::max(ds, scale * ((Dh + 4) * kF32 * mag + prop));
-      }
-      double l = 0;
-      for (int64_t j = 0; j < S; ++j) l += std::exp(s[j] - m);
-      double rel = 2 * ds + (S + 8) * kF32 + 6.5e-6;
-      for (int64_t e = 0; e < Dh; ++e) {
-        double acc = 0, mag = 0, prop = 0;
-        for (int64_t j = 0; j < S; ++j) {
-          int64_t vi = j * 3 * C + 2 * C + hd * Dh + e;
-          double p = std::exp(s[j] - m) / l;
-          acc += p * qkv[vi], mag += p * std::fabs(qkv[vi]), prop += p * eqkv[vi];
-        }
-        o[i * C + hd * Dh + e] = acc, eo[i * C + hd * Dh + e] = rel * mag + prop;
-      }
-    }
+    attendHeadWithBound(qkv.data(), eqkv.data(), S, Dh, 3 * C, hd * Dh, C + hd * Dh, 2 * C + hd * Dh, scale, o.data(),
+                        eo.data(), C, hd * Dh, 0.0);
   product(o, eo, wo, S, C, C, r, er);
   for (size_t i = 0; i < y.size(); ++i) expectClose("block", i, y[i], r[i], 2 * er[i] + 1e-30);
   tessera_free(Y.data);
