@@ -226,6 +226,11 @@ bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
 bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
   vals_.clear();
   views_.clear();
+  // A custom --passes list without row-partition leaves a whole-tensor program unsplit: every
+  // group would compute the whole tensor, so refuse rather than emit it.
+  if (func.hasAttr(ir::AttrId::WholeTensor))
+    return fail(func, "a whole-tensor program reaches code generation unsplit; the pass list must include "
+                      "row-partition (the default pipelines do)");
   if (!describeKernel(func, k, error_)) return false;
   groupTiles_ = k.grouped ? int64_t(k.groupShape[0]) * k.groupShape[1] * k.groupShape[2] : 0;
   groupScratch_ = func.hasAttr(ir::AttrId::GroupScratch) ? func.intAttr(ir::AttrId::GroupScratch, 0) : -1;

@@ -43,6 +43,11 @@ bool isWholeTensorProgram(const FunctionDefStmt& def, const FunctionInfo& info) 
       },
       [&](Expr* e) {
         if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
+        // Arithmetic on whole tensors (`C[:] = A + B * 2.0`, `exp(A)`) computes tile values as
+        // much as a tile op does; without a group shape they need the row split too.
+        if ((isa<BinaryExpr>(e) || isa<UnaryExpr>(e) || isa<CallExpr>(e)) && e->type &&
+            e->type->kind == TypeKind::Tile)
+          tileOps = true;
         if (auto* a = dyn_cast<AttributeExpr>(e)) {
           if (a->name == "T") tileOps = true;
           if (a->name == "grid_groups") explicitTiles = true;

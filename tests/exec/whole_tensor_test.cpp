@@ -57,5 +57,32 @@ int main() {
               "plus_one_col");
   exec::check(tessera_synchronize(), "synchronize");
   ok &= exec::allEqual(dy4.read(), want4, "relu(Z) + Z, Z: [M, K+1]");
+
+  // C = A + B * 2 (no tile op) and C = exp(A) - A on a rank-1 tensor: row split without tile ops.
+  std::vector<float> a5 = exec::randomFloats(M * N), b5 = exec::randomFloats(M * N), want5(M * N), c5(M * N, 0.0f);
+  for (size_t i = 0; i < a5.size(); ++i) want5[i] = a5[i] + b5[i] * 2.0f;
+  exec::DeviceArray<float> da5(a5), db5(b5), dc5(c5);
+  exec::check(whole_tensor::axpb(da5.view(TESSERA_F32, {M, N}), db5.view(TESSERA_F32, {M, N}),
+                                 dc5.view(TESSERA_F32, {M, N})),
+              "axpb");
+  int64_t L = M * N + 3;
+  std::vector<float> a6 = exec::randomFloats(L), c6(L, 0.0f);
+  exec::DeviceArray<float> da6(a6), dc6(c6);
+  exec::check(whole_tensor::exp_1d(da6.view(TESSERA_F32, {L}), dc6.view(TESSERA_F32, {L})), "exp_1d");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= exec::allEqual(dc5.read(), want5, "A + B * 2");
+  // exp is not correctly rounded on either device: a bound of 8 ulp of exp(a) + |a| (the GPU's
+  // ex2.approx form is within 2 ulp, plus the scaling and the subtraction's rounding).
+  std::vector<float> got6 = dc6.read();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    double want = std::exp(double(a6[i])) - double(a6[i]);
+    double bound = 8.0 * std::ldexp(1.0, -23) * (std::exp(double(a6[i])) + std::fabs(double(a6[i])));
+    if (!(std::fabs(double(got6[i]) - want) <= bound)) {
+      if (bad++ < 5) std::printf("exp(A) - A [%lld]: got %.9g want %.9g\n", (long long)i, got6[i], want);
+    }
+  }
+  std::printf("exp(A) - A: %lld of %lld elements outside the bound\n", (long long)bad, (long long)L);
+  ok &= bad == 0;
   return exec::finish(ok);
 }
