@@ -383,7 +383,11 @@ bool Checker::checkStoreExtents(Expr* target, const Type* slot, const Type* t, E
     return true;
   for (size_t d = 0; d < slot->dims.size(); ++d) {
     const Extent &want = slot->dims[d], &got = t->dims[d];
-    if (!want.isConst() || !got.isConst() || want.value() == got.value()) continue;
+    // Constants that differ; or, in a kernel, two different shape symbols (the store would be laid
+    // out by the value's extent whatever the slot's is at launch).
+    bool constants = want.isConst() && got.isConst();
+    bool symbols = !want.isConst() && !got.isConst() && !want.isUnknown() && !got.isUnknown();
+    if (want == got || !(constants || (symbols && inKernel()))) continue;
     diags.report(diag::err_store_shape_mismatch, value ? value->range : target->range)
         << t->str() << text(target->range) << slot->str() << got.str() << static_cast<unsigned>(d)
         << want.str();
