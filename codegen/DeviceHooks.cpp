@@ -338,9 +338,39 @@ std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value*
   return std::make_unique<CpuHooks>(shape, ctx, tileOverride);
 }
 
+namespace {
+
+// __truncdfbf2: f64 -> bf16 rounded once, to nearest even. The f64 is first rounded to f32 to
+// odd (truncate, then set the last bit when inexact), which keeps enough bits for the second
+// rounding to be exact (f32 has 16 more than bf16); a direct cast to f32 first would round
+// twice (a value just above a bf16 tie would become the tie, then go to even). NaN stays NaN.
+void defineTruncDfBf2(llvm::Module& m, llvm::Function* truncSf) {
+  llvm::LLVMContext& c = m.getContext();
+  if (m.getFunction("__truncdfbf2")) return;
+  auto* fnTy = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getDoubleTy(c)}, false);
+  auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::WeakODRLinkage, "__truncdfbf2", m);
+  f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+  llvm::Value* x = f->getArg(0);
+  llvm::Value* near = b.CreateFPTrunc(x, b.getFloatTy());
+  llvm::Value* back = b.CreateFPExt(near, b.getDoubleTy());
+  llvm::Value* inexact = b.CreateFCmpONE(back, x);
+  llvm::Value* awayFromZero = b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                              b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
+  llvm::Value* bits = b.CreateBitCast(near, b.getInt32Ty());
+  llvm::Value* toward = b.CreateSelect(awayFromZero, b.CreateSub(bits, b.getInt32(1)), bits);
+  llvm::Value* odd = b.CreateSelect(inexact, b.CreateOr(toward, b.getInt32(1)), bits);
+  b.CreateRet(b.CreateCall(truncSf, {b.CreateBitCast(odd, b.getFloatTy())}));
+}
+
+}  // namespace
+
 void defineCpuLibcalls(llvm::Module& m) {
   llvm::LLVMContext& c = m.getContext();
-  if (m.getFunction("__truncsfbf2")) return;
+  if (llvm::Function* existing = m.getFunction("__truncsfbf2")) {
+    defineTruncDfBf2(m, existing);
+    return;
+  }
   auto* fnTy = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getFloatTy(c)}, false);
   auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::WeakODRLinkage, "__truncsfbf2", m);
   f->setVisibility(llvm::GlobalValue::HiddenVisibility);
@@ -353,6 +383,7 @@ void defineCpuLibcalls(llvm::Module& m) {
   llvm::Value* nan = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
   llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(x, x), nan, rounded);
   b.CreateRet(b.CreateBitCast(b.CreateTrunc(r, b.getInt16Ty()), b.getBFloatTy()));
+  defineTruncDfBf2(m, f);
 }
 
 llvm::GlobalVariable* gpuFaultRecord(llvm::Module& m) {

@@ -68,7 +68,8 @@ std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value*
 
 // Defines (weak, hidden) the conversion routines that LLVM's x86 back end calls for types the
 // host may lack in its C runtime: __truncsfbf2 (f32 -> bf16, round to nearest even, as
-// cvt.rn.bf16.f32 on the GPU), missing from libgcc before GCC 13.
+// cvt.rn.bf16.f32 on the GPU) and __truncdfbf2 (f64 -> bf16, one rounding, as cvt.rn.bf16.f64),
+// missing from libgcc before GCC 13.
 void defineCpuLibcalls(llvm::Module& m);
 
 // The GPU module's fault record (tessera_fault_record of runtime.h), named TESSERA_FAULT_RECORD.
