@@ -31,7 +31,8 @@ Lowered FunctionContext::lowerShuffle(const BuiltinCall& c, const char* mode) {
   int64_t width = 32;
   if (Expr* w = arg(c, "width")) {
     auto n = constInt(w);
-    if (!n || *n < 1 || *n > 32 || (*n & (*n - 1))) unsupported(w->range, "a shuffle 'width' that is not a constant power of two from 1 to 32");
+    if (!n || *n < 1 || *n > 32 || (*n & (*n - 1)))
+      unsupported(w->range, "a shuffle 'width' that is not a constant power of two from 1 to 32");
     width = *n;
   }
   const BuiltinInfo& b = c.info;

@@ -131,10 +131,9 @@ void FunctionContext::store(Expr* target, I::Value* v, SourceRange at) {
     size_t extra = longer.size() - std::min(ts.size(), vs.size());
     for (size_t d = 0; d < extra; ++d)
       if (!longer[d].isStatic() || longer[d].size != 1)
-        unsupported(at, "storing a tile of type " + I::printType(t->type) + " into a view of type " +
-                            I::printType(view->type));
-    for (size_t i = 0; i + extra < longer.size(); ++i)
-      unify(ts[ts.size() - 1 - i], vs[vs.size() - 1 - i]);
+        unsupported(
+            at, "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+    for (size_t i = 0; i + extra < longer.size(); ++i) unify(ts[ts.size() - 1 - i], vs[vs.size() - 1 - i]);
     t = op1(I::OpId::TileReshape, {t}, ctx().tile(t->type->elem, vs));
   }
   for (size_t i = 0; i < t->type->shape.size(); ++i) unify(t->type->shape[i], view->type->shape[i]);
