@@ -31,12 +31,16 @@ private:
     return t && (t->kind == TypeKind::Tile || t->kind == TypeKind::Fragment);
   }
 
-  // True when `e` evaluates to a computed tile (not a view of memory).
+  // True when `e` evaluates to a computed tile (not a view of memory). A slice of a value is a
+  // value, a slice of memory is memory (walked as a loop: subscript chains may be long).
   bool computed(Expr* e) const {
-    if (!e || !isTileKind(e->type)) return false;
-    if (auto* n = dyn_cast<NameExpr>(e)) return n->symbol && computed_.count(n->symbol);
-    if (auto* s = dyn_cast<SubscriptExpr>(e)) return computed(s->base);
-    return true;
+    while (true) {
+      if (!e || !isTileKind(e->type)) return false;
+      if (auto* n = dyn_cast<NameExpr>(e)) return n->symbol && computed_.count(n->symbol);
+      auto* s = dyn_cast<SubscriptExpr>(e);
+      if (!s) return true;
+      e = s->base;
+    }
   }
 
   void assign(Expr* target, Expr* value, SourceRange at) {
