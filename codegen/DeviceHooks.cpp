@@ -150,7 +150,7 @@ public:
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier, {}, {b.CreateAdd(part, b.getInt32(1)), b.getInt32(size)});
   }
 
-  llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* x) override {
+  llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* x, unsigned width) override {
     llvm::Type* ty = v->getType();
     unsigned bits = ty->getPrimitiveSizeInBits();
     llvm::Value* mask = b.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
@@ -159,8 +159,8 @@ public:
                                                llvm::Intrinsic::nvvm_shfl_sync_up_i32,
                                                llvm::Intrinsic::nvvm_shfl_sync_down_i32,
                                                llvm::Intrinsic::nvvm_shfl_sync_bfly_i32};
-    // c operand: clamp 31 (0 for up), segment mask 0 (whole warp).
-    llvm::Value* c = b.getInt32(mode == 1 ? 0 : 31);
+    // c operand: the segment mask (32 - width) in bits 8..12, the clamp 31 (0 for up).
+    llvm::Value* c = b.getInt32(((32u - width) << 8) | (mode == 1 ? 0u : 31u));
     auto shfl32 = [&](llvm::Value* w) {
       return b.CreateIntrinsic(ids[mode], {}, {mask, w, delta, c});
     };
@@ -174,15 +174,27 @@ public:
       result = shfl32(bitsV);
     }
     result = b.CreateBitCast(result, ty);
-    // The source lane must exist and be live; otherwise the caller keeps its value (what the
-    // CPU executor does, and what CUDA does for out-of-range lanes).
+    // The source lane must be in the caller's segment (xor: not after it) and live; otherwise
+    // the caller keeps its value (what the CPU executor does, and what PTX does for lanes past
+    // the segment; this also fixes what PTX leaves undefined).
     llvm::Value* lane = b.CreateTrunc(laneId(b), b.getInt32Ty());
-    llvm::Value* src = mode == 0 ? delta : mode == 1 ? b.CreateSub(lane, delta)
-                     : mode == 2 ? b.CreateAdd(lane, delta) : b.CreateXor(lane, delta);
-    llvm::Value* inRange = b.CreateICmpULT(src, b.getInt32(32));
+    llvm::Value* seg = b.CreateAnd(lane, b.getInt32(~(width - 1)));
+    llvm::Value* src = mode == 0   ? b.CreateOr(seg, b.CreateAnd(delta, b.getInt32(width - 1)))
+                       : mode == 1 ? b.CreateSub(lane, delta)
+                       : mode == 2 ? b.CreateAdd(lane, delta)
+                                   : b.CreateXor(lane, delta);
+    llvm::Value* lo = mode == 3 ? b.getInt32(0) : seg;
+    llvm::Value* inRange = b.CreateAnd(b.CreateICmpSGE(src, lo), b.CreateICmpSLT(src, b.CreateAdd(seg, b.getInt32(width))));
     llvm::Value* live = b.CreateICmpNE(
         b.CreateAnd(b.CreateLShr(mask, b.CreateAnd(src, b.getInt32(31))), b.getInt32(1)), b.getInt32(0));
     return b.CreateSelect(b.CreateAnd(inRange, live), result, v);
+  }
+
+  llvm::Value* vote(llvm::IRBuilder<>& b, int mode, llvm::Value* pred) override {
+    llvm::Value* mask = b.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
+    static const llvm::Intrinsic::ID ids[3] = {llvm::Intrinsic::nvvm_vote_all_sync, llvm::Intrinsic::nvvm_vote_any_sync,
+                                               llvm::Intrinsic::nvvm_vote_ballot_sync};
+    return b.CreateIntrinsic(ids[mode], {}, {mask, pred});
   }
 
   void boundsFault(llvm::IRBuilder<>& b, const std::string& site, llvm::Value* index, llvm::Value* extent) override {
@@ -252,7 +264,7 @@ public:
     b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt32Ty()}, false),
                  op(b, kPartitionSync), {ctx_, b.getInt32(size)});
   }
-  llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* x) override {
+  llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* x, unsigned width) override {
     llvm::Type* ty = v->getType();
     unsigned bits = ty->getPrimitiveSizeInBits();
     llvm::Value* raw = b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(bits)), b.getInt64Ty());
@@ -260,8 +272,13 @@ public:
                                          {b.getPtrTy(), b.getInt64Ty(), b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()},
                                          false);
     llvm::Value* r = b.CreateCall(fnTy, op(b, kWarpShuffle),
-                                  {ctx_, raw, b.getInt32(mode), b.CreateTrunc(x, b.getInt32Ty()), b.getInt32(32)});
+                                  {ctx_, raw, b.getInt32(mode), b.CreateTrunc(x, b.getInt32Ty()), b.getInt32(width)});
     return b.CreateBitCast(b.CreateTrunc(r, b.getIntNTy(bits)), ty);
+  }
+  llvm::Value* vote(llvm::IRBuilder<>& b, int mode, llvm::Value* pred) override {
+    auto* fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getInt32Ty(), b.getInt32Ty()}, false);
+    llvm::Value* r = b.CreateCall(fnTy, op(b, kWarpVote), {ctx_, b.getInt32(mode), b.CreateZExt(pred, b.getInt32Ty())});
+    return mode == 2 ? r : b.CreateICmpNE(r, b.getInt32(0));
   }
   // The message is formatted here with snprintf (the host object links against libc) and
   // handed to ctx->ops->fault; the runtime keeps the first fault of the lowest faulting group.
@@ -321,9 +338,39 @@ std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value*
   return std::make_unique<CpuHooks>(shape, ctx, tileOverride);
 }
 
+namespace {
+
+// __truncdfbf2: f64 -> bf16 rounded once, to nearest even. The f64 is first rounded to f32 to
+// odd (truncate, then set the last bit when inexact), which keeps enough bits for the second
+// rounding to be exact (f32 has 16 more than bf16); a direct cast to f32 first would round
+// twice (a value just above a bf16 tie would become the tie, then go to even). NaN stays NaN.
+void defineTruncDfBf2(llvm::Module& m, llvm::Function* truncSf) {
+  llvm::LLVMContext& c = m.getContext();
+  if (m.getFunction("__truncdfbf2")) return;
+  auto* fnTy = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getDoubleTy(c)}, false);
+  auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::WeakODRLinkage, "__truncdfbf2", m);
+  f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+  llvm::Value* x = f->getArg(0);
+  llvm::Value* near = b.CreateFPTrunc(x, b.getFloatTy());
+  llvm::Value* back = b.CreateFPExt(near, b.getDoubleTy());
+  llvm::Value* inexact = b.CreateFCmpONE(back, x);
+  llvm::Value* awayFromZero = b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                              b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
+  llvm::Value* bits = b.CreateBitCast(near, b.getInt32Ty());
+  llvm::Value* toward = b.CreateSelect(awayFromZero, b.CreateSub(bits, b.getInt32(1)), bits);
+  llvm::Value* odd = b.CreateSelect(inexact, b.CreateOr(toward, b.getInt32(1)), bits);
+  b.CreateRet(b.CreateCall(truncSf, {b.CreateBitCast(odd, b.getFloatTy())}));
+}
+
+}  // namespace
+
 void defineCpuLibcalls(llvm::Module& m) {
   llvm::LLVMContext& c = m.getContext();
-  if (m.getFunction("__truncsfbf2")) return;
+  if (llvm::Function* existing = m.getFunction("__truncsfbf2")) {
+    defineTruncDfBf2(m, existing);
+    return;
+  }
   auto* fnTy = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getFloatTy(c)}, false);
   auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::WeakODRLinkage, "__truncsfbf2", m);
   f->setVisibility(llvm::GlobalValue::HiddenVisibility);
@@ -336,6 +383,7 @@ void defineCpuLibcalls(llvm::Module& m) {
   llvm::Value* nan = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
   llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(x, x), nan, rounded);
   b.CreateRet(b.CreateBitCast(b.CreateTrunc(r, b.getInt16Ty()), b.getBFloatTy()));
+  defineTruncDfBf2(m, f);
 }
 
 llvm::GlobalVariable* gpuFaultRecord(llvm::Module& m) {

@@ -38,9 +38,14 @@ public:
   virtual void barrier(llvm::IRBuilder<>& b) = 0;
   // Barrier over the aligned partition of `size` tiles that holds this tile.
   virtual void partitionSync(llvm::IRBuilder<>& b, unsigned size) = 0;
-  // Warp shuffle (mode: 0 idx, 1 up, 2 down, 3 xor) of a 32- or 64-bit value. A source lane
-  // outside the warp or past the warp's last live tile yields the caller's own value.
-  virtual llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* laneOrDelta) = 0;
+  // Warp shuffle (mode: 0 idx, 1 up, 2 down, 3 xor) of a 32- or 64-bit value within segments of
+  // `width` lanes (a power of two, 1..32), as PTX shfl.sync: a source lane outside the caller's
+  // segment (idx, up, down) or after it (xor may reach earlier segments), or one that is not
+  // live, yields the caller's own value.
+  virtual llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* laneOrDelta,
+                               unsigned width) = 0;
+  // Warp vote over the live lanes of the warp (mode: 0 all, 1 any -> i1; 2 ballot -> i32 mask).
+  virtual llvm::Value* vote(llvm::IRBuilder<>& b, int mode, llvm::Value* pred) = 0;
 
   // Reports a failed bounds check (docs/abi.md "Bounds checking"): `site` says what was indexed
   // ("tensor 'y', dimension 0"), `index` and `extent` are i64. The caller skips the access and
@@ -63,7 +68,8 @@ std::unique_ptr<DeviceHooks> makeCpuHooks(const KernelShape& shape, llvm::Value*
 
 // Defines (weak, hidden) the conversion routines that LLVM's x86 back end calls for types the
 // host may lack in its C runtime: __truncsfbf2 (f32 -> bf16, round to nearest even, as
-// cvt.rn.bf16.f32 on the GPU), missing from libgcc before GCC 13.
+// cvt.rn.bf16.f32 on the GPU) and __truncdfbf2 (f64 -> bf16, one rounding, as cvt.rn.bf16.f64),
+// missing from libgcc before GCC 13.
 void defineCpuLibcalls(llvm::Module& m);
 
 // The GPU module's fault record (tessera_fault_record of runtime.h), named TESSERA_FAULT_RECORD.

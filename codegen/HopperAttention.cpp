@@ -274,6 +274,9 @@ void Emitter::mask(std::vector<llvm::Value*>& t, llvm::Value* j, llvm::Value* qb
   }
 }
 
+// The maxima use llvm.maxnum (one max.f32) rather than the language's maximumNumber selects:
+// they differ only in the sign of a zero result, and a running max of +-0 changes no result bit
+// (it enters exact differences that feed 2^x, and m + log2 l; docs/codegen.md says why).
 llvm::Value* Emitter::quadReduce(llvm::Value* v, bool max) {
   for (unsigned lanes : {1u, 2u}) {
     llvm::Value* other = ptx::shuffleXor(b_, v, lanes);

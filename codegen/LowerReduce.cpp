@@ -207,7 +207,7 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
     v = valid ? b_.CreateSelect(valid, nv, v) : nv;
     if (arg) ix = valid ? b_.CreateSelect(valid, ni, ix) : ni;
   };
-  auto shuffleDown = [&](llvm::Value* x, int64_t s) { return hooks_->shuffle(b_, x, 2, b_.getInt32(s)); };
+  auto shuffleDown = [&](llvm::Value* x, int64_t s) { return hooks_->shuffle(b_, x, 2, b_.getInt32(s), 32); };
   llvm::Value* tid = hooks_->tileLinear(b_);
   for (int64_t s = 1; s < 32 && s < tiles; s *= 2) {
     llvm::Value* o = shuffleDown(v, s);
@@ -217,7 +217,7 @@ bool Lowering::lowerGroupReduce(ir::Operation& op) {
     step(o, oi, valid);
   }
   // Lane 0 holds the result (of the warp, or, after the levels above 32, of the group).
-  auto broadcast = [&] { set(op.result(), hooks_->shuffle(b_, arg ? ix : v, 0, b_.getInt32(0))); };
+  auto broadcast = [&] { set(op.result(), hooks_->shuffle(b_, arg ? ix : v, 0, b_.getInt32(0), 32)); };
   if (warps == 1) {
     broadcast();
     return true;

@@ -315,17 +315,23 @@ bool Lowering::lowerGroup(ir::Operation& op) {
     case OpId::TileShuffle: {
       std::string mode = op.strAttr(ir::AttrId::Mode);
       int m = mode == "idx" ? 0 : mode == "up" ? 1 : mode == "down" ? 2 : 3;
+      unsigned width = static_cast<unsigned>(op.intAttr(ir::AttrId::Width, 32));
       llvm::Value* v = get(op.operand(0));
       unsigned bits = v->getType()->getPrimitiveSizeInBits();
       if (bits != 32 && bits != 64) {
         // Narrow values travel widened to 32 bits.
         llvm::Type* orig = v->getType();
         llvm::Value* w = b_.CreateZExt(b_.CreateBitCast(v, b_.getIntNTy(bits)), b_.getInt32Ty());
-        llvm::Value* r = hooks_->shuffle(b_, w, m, get(op.operand(1)));
+        llvm::Value* r = hooks_->shuffle(b_, w, m, get(op.operand(1)), width);
         set(op.result(), b_.CreateBitCast(b_.CreateTrunc(r, b_.getIntNTy(bits)), orig));
         return true;
       }
-      set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1))));
+      set(op.result(), hooks_->shuffle(b_, v, m, get(op.operand(1)), width));
+      return true;
+    }
+    case OpId::TileVote: {
+      std::string mode = op.strAttr(ir::AttrId::Mode);
+      set(op.result(), hooks_->vote(b_, mode == "all" ? 0 : mode == "any" ? 1 : 2, get(op.operand(0))));
       return true;
     }
     case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr(ir::AttrId::Size, 1))); return true;

@@ -73,6 +73,7 @@ public:
   bool verifyIndexResult(Operation* op);
   bool verifyNone(Operation* op);
   bool verifyShuffle(Operation* op);
+  bool verifyVote(Operation* op);
   bool verifyCoopGroup(Operation* op);
   bool verifyGroupReduce(Operation* op);
   bool verifyBitcast(Operation* op);
@@ -548,10 +549,19 @@ bool Verifier::verifyIndexResult(Operation* op) { return resultType(op, 0, m_.ct
 
 bool Verifier::verifyShuffle(Operation* op) {
   if (!strAttrIn(op, AttrId::Mode, {"down", "up", "xor", "idx"})) return false;
+  if (!intAttrIn(op, AttrId::Width, 1, 32, true)) return false;
+  if (int64_t w = op->intAttr(AttrId::Width, 32); w & (w - 1)) return badAttr(op, "width", "a power of two");
   Type t = op->operand(0)->type;
   if (!operandIs(op, 0, isScalar(t), "a scalar")) return false;
   if (!operandIs(op, 1, isIndexOrInt(op->operand(1)->type), "an integer or index")) return false;
   return resultType(op, 0, t);
+}
+bool Verifier::verifyVote(Operation* op) {
+  if (!strAttrIn(op, AttrId::Mode, {"any", "all", "ballot"})) return false;
+  Type t = op->operand(0)->type;
+  if (!operandIs(op, 0, isScalar(t) && baseScalar(t) == ScalarKind::I1, "an i1")) return false;
+  bool ballot = op->strAttr(AttrId::Mode) == "ballot";
+  return resultType(op, 0, ballot ? m_.ctx().scalar(ScalarKind::U32) : m_.ctx().i1());
 }
 bool Verifier::verifyBitcast(Operation* op) {
   Type from = op->operand(0)->type, to = op->result(0)->type;

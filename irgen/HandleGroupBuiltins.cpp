@@ -1,5 +1,5 @@
 // Builtins of the execution model: tile, warp and group ids, the group barrier, warp shuffles,
-// cooperative groups, and the ones Tile IR cannot express yet (votes, clocks, atomics).
+// votes, cooperative groups, and the ones Tile IR cannot express yet (clocks, atomics).
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -27,9 +27,13 @@ Lowered FunctionContext::handleTBarrier(const BuiltinCall& c) {
 }
 
 Lowered FunctionContext::lowerShuffle(const BuiltinCall& c, const char* mode) {
+  // Sema checks the width (a constant power of two, 1..32); this is a backstop.
+  int64_t width = 32;
   if (Expr* w = arg(c, "width")) {
     auto n = constInt(w);
-    if (!n || *n != 32) unsupported(w->range, "a shuffle 'width' other than 32");
+    if (!n || *n < 1 || *n > 32 || (*n & (*n - 1)))
+      unsupported(w->range, "a shuffle 'width' that is not a constant power of two from 1 to 32");
+    width = *n;
   }
   const BuiltinInfo& b = c.info;
   Expr* vE = arg(c, "value");
@@ -38,16 +42,29 @@ Lowered FunctionContext::lowerShuffle(const BuiltinCall& c, const char* mode) {
   I::Value* o = scalarValue(oE, ctx().scalar(I::ScalarKind::I32));
   loc(c.expr);
   if (!I::isScalar(v->type)) unsupported(vE->range, "shuffling a value of type " + I::printType(v->type));
-  return Lowered::val(op1(I::OpId::TileShuffle, {v, o}, v->type, {{I::AttrId::Mode, I::Attribute::string(mode)}}));
+  std::vector<I::NamedAttr> attrs = {{I::AttrId::Mode, I::Attribute::string(mode)}};
+  if (width != 32) attrs.push_back({I::AttrId::Width, I::Attribute::integer(width)});
+  return Lowered::val(op1(I::OpId::TileShuffle, {v, o}, v->type, std::move(attrs)));
+}
+
+// tile.vote_any / vote_all (bool) and tile.ballot (u32): the predicate is any scalar, true when
+// nonzero.
+Lowered FunctionContext::lowerVote(const BuiltinCall& c, const char* mode) {
+  Expr* pE = arg(c, "pred");
+  I::Value* p = toBool(value(lower(pE), pE->range), pE->range);
+  loc(c.expr);
+  bool ballot = std::string(mode) == "ballot";
+  I::Type rt = ballot ? ctx().scalar(I::ScalarKind::U32) : ctx().i1();
+  return Lowered::val(op1(I::OpId::TileVote, {p}, rt, {{I::AttrId::Mode, I::Attribute::string(mode)}}));
 }
 
 Lowered FunctionContext::handleWarpShuffleDown(const BuiltinCall& c) { return lowerShuffle(c, "down"); }
 Lowered FunctionContext::handleWarpShuffleUp(const BuiltinCall& c) { return lowerShuffle(c, "up"); }
 Lowered FunctionContext::handleWarpShuffleXor(const BuiltinCall& c) { return lowerShuffle(c, "xor"); }
 Lowered FunctionContext::handleWarpShuffleIdx(const BuiltinCall& c) { return lowerShuffle(c, "idx"); }
-Lowered FunctionContext::handleWarpVoteAny(const BuiltinCall& c) { return unsupportedBuiltin(c); }
-Lowered FunctionContext::handleWarpVoteAll(const BuiltinCall& c) { return unsupportedBuiltin(c); }
-Lowered FunctionContext::handleWarpBallot(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+Lowered FunctionContext::handleWarpVoteAny(const BuiltinCall& c) { return lowerVote(c, "any"); }
+Lowered FunctionContext::handleWarpVoteAll(const BuiltinCall& c) { return lowerVote(c, "all"); }
+Lowered FunctionContext::handleWarpBallot(const BuiltinCall& c) { return lowerVote(c, "ballot"); }
 Lowered FunctionContext::handleTileClock(const BuiltinCall& c) { return unsupportedBuiltin(c); }
 
 Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {

@@ -124,9 +124,18 @@ void FunctionContext::store(Expr* target, I::Value* v, SourceRange at) {
   I::Value* t = v;
   if (I::isView(t->type)) t = asTile(t, at);
   if (I::isScalar(t->type)) t = broadcastTo(convertElem(t, view->type->elem, at), view->type->shape, at);
-  if (t->type->shape.size() != view->type->shape.size())
-    unsupported(at,
-                "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+  const std::vector<I::Dim>&vs = view->type->shape, &ts = t->type->shape;
+  if (ts.size() != vs.size()) {
+    // Leading extents of 1 come and go (sema allows only those: a (1, C) tile into an [C] slot).
+    const std::vector<I::Dim>& longer = ts.size() > vs.size() ? ts : vs;
+    size_t extra = longer.size() - std::min(ts.size(), vs.size());
+    for (size_t d = 0; d < extra; ++d)
+      if (!longer[d].isStatic() || longer[d].size != 1)
+        unsupported(
+            at, "storing a tile of type " + I::printType(t->type) + " into a view of type " + I::printType(view->type));
+    for (size_t i = 0; i + extra < longer.size(); ++i) unify(ts[ts.size() - 1 - i], vs[vs.size() - 1 - i]);
+    t = op1(I::OpId::TileReshape, {t}, ctx().tile(t->type->elem, vs));
+  }
   for (size_t i = 0; i < t->type->shape.size(); ++i) unify(t->type->shape[i], view->type->shape[i]);
   t = convertElem(t, view->type->elem, at);
   op(I::OpId::TileStore, {t, view}, {});

@@ -260,7 +260,10 @@ uint64_t GroupRunner::shuffle(uint32_t tile, uint64_t value, int32_t mode, int32
   case TESSERA_SHFL_XOR: src = int64_t(lane ^ uint32_t(x)); break;
   default: break;
   }
-  if (src < seg || src >= seg + width || src >= lanes || !laneLive(warpBase + uint32_t(src)))
+  // As PTX shfl.sync: a source outside the segment (idx, up, down) or after it (xor reaches the
+  // earlier segments), past the warp's live tiles, or not live gives the caller its own value.
+  int64_t lo = mode == TESSERA_SHFL_XOR ? 0 : seg;
+  if (src < lo || src >= seg + width || src >= lanes || !laneLive(warpBase + uint32_t(src)))
     src = lane;
   uint64_t result = exchange_[warpBase + src];
   partitionSync(tile, kWarp); // nobody overwrites a slot before every lane has read

@@ -658,9 +658,10 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
         diags.report(diag::err_shuffle_offset_range, off->range) << c->i;
         return T.error();
       }
-      // Code generation shuffles across the whole warp only (shfl.sync with no segment clamp).
+      // Segments of the warp: a constant power of two from 1 to 32 (shfl.sync's segment mask).
       if (Expr* w = arg("width"))
-        if (auto c = evalConst(w, nullptr); !c || c->kind != ConstValue::Int || c->i != 32) {
+        if (auto c = evalConst(w, nullptr);
+            !c || c->kind != ConstValue::Int || c->i < 1 || c->i > 32 || (c->i & (c->i - 1))) {
           diags.report(diag::err_shuffle_width_unsupported, w->range) << text(w->range);
           return T.error();
         }

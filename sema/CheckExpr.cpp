@@ -408,7 +408,11 @@ bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* 
   if (!l || !r || !l->isTileLike() || !r->isTileLike() || !l->rankKnown || !r->rankKnown) return true;
   if (l->dims.size() != 2 || r->dims.size() != 2) return true;
   const Extent &k1 = l->dims[1], &k2 = r->dims[0];
-  if (!extentIsConst(k1) || !extentIsConst(k2) || k1 == k2) return true;
+  if (k1 == k2 || k1.isUnknown() || k2.isUnknown()) return true;
+  // Two different shape symbols (`D` and `E`) may be equal at launch, but tile code is laid out
+  // for one extent: in a kernel they must be one symbol (the lowering would read one as the other).
+  if (!(extentIsConst(k1) && extentIsConst(k2)) && !(inKernel() && !extentIsConst(k1) && !extentIsConst(k2)))
+    return true;
   auto name = [&](Expr* e) { return e ? text(e->range) : std::string("?"); };
   diags.report(diag::err_matmul_inner_mismatch, at)
       << op << k1.str() << name(lhs) << l->str() << k2.str() << name(rhs) << r->str();
@@ -424,6 +428,13 @@ bool Checker::extentsAgreeStatically(BinaryOp op, const Extent& a, const Extent&
   if (!inKernel()) return true;
   auto symbolic = [](const Extent& e) { return !e.isConst() && !e.isUnknown(); };
   auto wide = [](const Extent& e) { return e.isConst() && e.value() != 1; };
+  // Two different shape symbols: the launch could bind them to different sizes, and the tile is
+  // laid out by one of them (the other operand would be read with the wrong extent).
+  if (symbolic(a) && symbolic(b) && a != b) {
+    diags.report(diag::err_extent_symbols_differ, opRange) << binaryOpSpelling(op) << l->str() << r->str() << a.str()
+                                                           << b.str();
+    return false;
+  }
   if (!(symbolic(a) && wide(b)) && !(wide(a) && symbolic(b))) return true;
   const Extent& sym = symbolic(a) ? a : b;
   const Extent& num = symbolic(a) ? b : a;

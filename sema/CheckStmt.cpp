@@ -9,6 +9,8 @@
 
 namespace tessera {
 
+bool onlyLeadingOnesDiffer(const std::vector<Extent>& a, const std::vector<Extent>& b);
+
 Checker::Checker(SemaContext& sc, DiagnosticEngine& diags, ModuleInfo& mod)
     : sc(sc), diags(diags), T(sc.types), mod(mod) {}
 
@@ -347,10 +349,13 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
       const Type* slot = check(target);
       checkWriteAccess(target, target->range, augmented, augOp);
       if (slot->isLenient() || t->isLenient()) return;
-      // A tile stored into a slice: code generation stores element for element, rank for rank.
-      // (A shared array allocated without extents has no known rank yet: dims is empty.)
+      // A tile stored into a slice: code generation stores element for element, rank for rank,
+      // except that leading extents of 1 come and go (a (1, C) tile into an [C] slot, or a [C]
+      // tile into a (1, C) slot, as NumPy assigns them). (A shared array allocated without
+      // extents has no known rank yet: dims is empty.)
       if (inKernel() && slot->isTileLike() && t->isTileLike() && slot->rankKnown && t->rankKnown &&
-          !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size()) {
+          !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size() &&
+          !onlyLeadingOnesDiffer(slot->dims, t->dims)) {
         diags.report(diag::err_store_rank_mismatch, value ? value->range : target->range)
             << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str() << static_cast<unsigned>(slot->dims.size());
         return;
@@ -377,13 +382,29 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
 // A tile stored into a slice or block has the slot's extents, dimension for dimension: code
 // generation broadcasts a scalar, never a tile (a size-1 extent included), so two constant
 // extents that differ are refused here rather than by the Tile IR verifier after `--check`.
+// True when the longer of two shapes is the shorter one with extents of 1 in front.
+bool onlyLeadingOnesDiffer(const std::vector<Extent>& a, const std::vector<Extent>& b) {
+  const std::vector<Extent>& longer = a.size() >= b.size() ? a : b;
+  size_t extra = longer.size() - std::min(a.size(), b.size());
+  for (size_t d = 0; d < extra; ++d)
+    if (!longer[d].isConst() || longer[d].value() != 1) return false;
+  return true;
+}
+
 bool Checker::checkStoreExtents(Expr* target, const Type* slot, const Type* t, Expr* value) {
   if (!slot->isTileLike() || !t->isTileLike() || !slot->rankKnown || !t->rankKnown ||
-      slot->dims.size() != t->dims.size())
+      (slot->dims.size() != t->dims.size() && !onlyLeadingOnesDiffer(slot->dims, t->dims)))
     return true;
-  for (size_t d = 0; d < slot->dims.size(); ++d) {
-    const Extent &want = slot->dims[d], &got = t->dims[d];
-    if (!want.isConst() || !got.isConst() || want.value() == got.value()) continue;
+  // Trailing extents line up (leading extents of 1 of the longer shape have no partner).
+  size_t n = std::min(slot->dims.size(), t->dims.size());
+  for (size_t i = 0; i < n; ++i) {
+    size_t d = slot->dims.size() - n + i;
+    const Extent &want = slot->dims[d], &got = t->dims[t->dims.size() - n + i];
+    // Constants that differ; or, in a kernel, two different shape symbols (the store would be laid
+    // out by the value's extent whatever the slot's is at launch).
+    bool constants = want.isConst() && got.isConst();
+    bool symbols = !want.isConst() && !got.isConst() && !want.isUnknown() && !got.isUnknown();
+    if (want == got || !(constants || (symbols && inKernel()))) continue;
     diags.report(diag::err_store_shape_mismatch, value ? value->range : target->range)
         << t->str() << text(target->range) << slot->str() << got.str() << static_cast<unsigned>(d)
         << want.str();

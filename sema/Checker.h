@@ -177,6 +177,8 @@ void checkDeviceCode(SemaContext& sc, DiagnosticEngine& diags);
 void checkDefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags);
 void checkEarlyReturns(const FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
 // Views and copies into shared memory whose extents code generation must know (ViewExtents.cpp).
+// Element and slice stores into a local that holds a computed tile value (TileValueStores.cpp).
+void checkTileValueStores(const FunctionDefStmt* fn, DiagnosticEngine& diags);
 void checkViewExtents(const FunctionDefStmt* fn, const FunctionInfo& info, const SemaContext& sc,
                       DiagnosticEngine& diags);
 // Whole-tensor tile programs: rows of different blocks never meet, whole-rows values never meet

@@ -41,6 +41,7 @@ void checkDeviceCode(SemaContext& sc, DiagnosticEngine& diags) {
       checkDefiniteAssignment(f, diags);
       checkEarlyReturns(f, info, diags);
       checkViewExtents(f, info, sc, diags);
+      checkTileValueStores(f, diags);
     }
     for (const FunctionDefStmt* c : callees(f, sc))
       if (seen.insert(c).second) work.push_back(c);
