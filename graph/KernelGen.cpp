@@ -1,5 +1,7 @@
 #include "graph/KernelGen.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -130,6 +132,8 @@ bool PlanWriter::node(const Node& n) {
     case OpId::ReduceMean:
     case OpId::ReduceMax: return reduce(n);
     case OpId::FlashAttention: return attention(n);
+    case OpId::FlashAttentionGrad: return attentionGrad(n);
+    case OpId::Concat: return concat(n);
     case OpId::Transpose: return transpose(n);
     case OpId::SplitQKV: return split(n);
     case OpId::Reshape: return reshape(n);
@@ -287,6 +291,39 @@ bool PlanWriter::reshape(const Node& n) {
   return true;
 }
 
+// concat of matrices along the last axis (split_qkv's adjoint): one tile per element of y copies
+// the element of the operand whose columns hold it.
+bool PlanWriter::concat(const Node& n) {
+  const Value* x0 = n.operands[0];
+  int64_t axis = n.attrs.getInt("axis", -1);
+  for (const Value* x : n.operands)
+    if (x->type.rank() != 2 || x->type.dtype != x0->type.dtype || (axis != -1 && axis != 1))
+      return refuse(&n, "graph.concat other than of matrices of one dtype along the last axis has no kernel yet");
+  DType d = x0->type.dtype;
+  std::string name = nextKernel("concat");
+  KernelText k(name);
+  PlanStep step{name, {}};
+  for (size_t i = 0; i < n.operands.size(); ++i) {
+    k.tensor("x" + std::to_string(i), d, {"R", "C" + std::to_string(i)});
+    step.args.push_back(tensorArg(n.operands[i]));
+  }
+  k.tensor("y", d, {"R", "T"}, true);
+  step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result()), 0});
+  decomposeIndex(k, {"R", "T"});
+  std::string first = "0";
+  for (size_t i = 0; i < n.operands.size(); ++i) {
+    std::string c = "C" + std::to_string(i);
+    k.line(2, "j = i1 - (" + first + ")");
+    k.line(2, "if j >= 0:");
+    k.line(3, "if j < " + c + ":");
+    k.line(4, "y[i0, i1] = x" + std::to_string(i) + "[i0, j]");
+    first += " + " + c;
+  }
+  source_ += k.str();
+  plan_.steps.push_back(std::move(step));
+  return true;
+}
+
 // softmax_grad: dx = y * (g - sum(g * y)); log_softmax_grad: dx = g - exp(y) * sum(g), per row
 // (operands y, g).
 bool PlanWriter::rowsGrad(const Node& n) {
@@ -315,7 +352,8 @@ bool PlanWriter::rowsGrad(const Node& n) {
 // rmsnorm_grad (operands x, g[, w]; results dx, dw), statistics recomputed per row:
 //   dx[r, j] = inv_r (g w)[r, j] - x[r, j] inv_r^3 mean_k((g w)[r, k] x[r, k])
 //   dw[j]    = sum_r g[r, j] x[r, j] inv_r
-// Two kernels: one tile per element of dx, one per element of dw (rows summed in order).
+// dx: stdlib.nn.rmsnorm_safe_grad_<dt> (f32, bf16, f16), one group per row; f64: one tile per
+// element. dw (only when something uses it): one tile per element, rows summed in order.
 bool PlanWriter::rmsnormGrad(const Node& n) {
   const Value *x = n.operands[0], *g = n.operands[1];
   bool weight = n.operands.size() > 2;
@@ -325,7 +363,18 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
     if (v->type.dtype != d) return refuse(&n, "graph.rmsnorm_grad of mixed dtypes has no kernel yet");
   std::string dt = dtypeName(d);
   double eps = n.attrs.getFloat("eps", 1e-6);
+  bool wantDw = !n.result(1)->users.empty() ||
+                std::find(g_.results.begin(), g_.results.end(), n.result(1)) != g_.results.end();
   for (int part = 0; part < 2; ++part) {
+    if (part == 0 && d != DType::FP64) {
+      // dx: stdlib.nn.rmsnorm_safe_grad_<dt>, one group per row (a norm without weight gets ones).
+      PlanStep step = stdlibStep("rmsnorm_safe_grad_" + dt);
+      step.args = {tensorArg(x), weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
+                   tensorArg(g), PlanArg::tensor(allocate(n.result(0))), PlanArg::constant(eps, DType::FP32)};
+      plan_.steps.push_back(std::move(step));
+      continue;
+    }
+    if (part == 1 && !wantDw) break;  // an unused weight gradient (the norm had no weight) is not computed
     std::string name = nextKernel(part == 0 ? "rmsnorm_grad_x" : "rmsnorm_grad_w");
     KernelText k(name);
     k.tensor("x", d, {"R", "C"});

@@ -12,8 +12,8 @@ namespace tessera::graph::kernelgen {
 
 // y = a @ b (operands read transposed per {transpose_a, transpose_b}): bf16/f16 as the tile.mma
 // loop (the sm_90a GEMM form on an H100/H200, mma.sync elsewhere; f32 accumulation, the result
-// rounded once), unless a is transposed (the loop takes no At.T: the tiled form with f32
-// accumulators); f32 in the tiled tile.dot form (graph/KernelForms.cpp); tile_shape is a hint
+// rounded once), a transposed a first copied to a temporary (the loop takes no At.T); f32 in the
+// tiled tile.dot form (graph/KernelForms.cpp); tile_shape is a hint
 // the forms do not take yet.
 bool PlanWriter::matmul(const Node& n) {
   const Value *a = n.operands[0], *b = n.operands[1];
@@ -23,10 +23,29 @@ bool PlanWriter::matmul(const Node& n) {
     return refuse(&n, "graph.matmul of mixed dtypes has no kernel yet");
   DType d = n.result()->type.dtype;
   bool ta = n.attrs.getBool("transpose_a", false), tb = n.attrs.getBool("transpose_b", false);
+  if ((d == DType::BF16 || d == DType::FP16) && ta) {
+    // The loop takes no At.T: a [K, M] is copied to a temporary [M, K] (one pass over a, against
+    // the product's K passes) and the product runs on the tensor cores.
+    const Dim &K = a->type.shape[0], &M = a->type.shape[1];
+    plan_.temps.push_back({d, {M, K}});
+    PlanBuffer at{PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+    std::string tname = nextKernel("transpose");
+    KernelText k(tname);
+    k.tensor("x", d, {"d1", "d0"});
+    k.tensor("y", d, {"d0", "d1"}, true);
+    decomposeIndex(k, {"d0", "d1"});
+    k.line(2, "y[i0, i1] = x[i1, i0]");
+    source_ += k.str();
+    plan_.steps.push_back({tname, {tensorArg(a), PlanArg::tensor(at)}});
+    std::string name = nextKernel("matmul");
+    plan_.steps.push_back({name, {PlanArg::tensor(at), tensorArg(b), PlanArg::tensor(allocate(n.result()))}});
+    source_ += mmaMatmul(name, d, tb);
+    return true;
+  }
   std::string name = nextKernel("matmul");
   PlanBuffer out = allocate(n.result());
   plan_.steps.push_back({name, {tensorArg(a), tensorArg(b), PlanArg::tensor(out)}});
-  if ((d == DType::BF16 || d == DType::FP16) && !ta) {
+  if (d == DType::BF16 || d == DType::FP16) {
     source_ += mmaMatmul(name, d, tb);
     return true;
   }
@@ -191,15 +210,56 @@ bool PlanWriter::stdlibAttention(const Node& n) {
   allocate(n.result(0));
   step.args.push_back(headView(n.result(0), heads));  // o: heads written in place in [S, E]
   step.args.push_back(PlanArg::tensor(allocate(n.result(1)), {Dim::constant(1), Dim::constant(heads), S}));
-  if (n.attrs.has("scale")) {
-    step.args.push_back(PlanArg::constant(n.attrs.getFloat("scale", 1), DType::FP32));
-  } else {
-    PlanArg scale = PlanArg::constant(1, DType::FP32);
-    scale.extent = Dh;
-    scale.invSqrt = true;  // 1 / sqrt(head dim), evaluated when the function runs
-    step.args.push_back(scale);
-  }
+  step.args.push_back(attentionScaleArg(n, Dh));
   plan_.steps.push_back(std::move(step));
+  return true;
+}
+
+// The f32 scale argument of the stdlib attention kernels: {scale}, or 1 / sqrt(head dim)
+// evaluated when the function runs (the head dim may be a symbol).
+PlanArg PlanWriter::attentionScaleArg(const Node& n, const Dim& Dh) {
+  if (n.attrs.has("scale")) return PlanArg::constant(n.attrs.getFloat("scale", 1), DType::FP32);
+  PlanArg scale = PlanArg::constant(1, DType::FP32);
+  scale.extent = Dh;
+  scale.invSqrt = true;
+  return scale;
+}
+
+// dq, dk, dv of flash_attention (operands q, k, v, o, lse, do) as stdlib.nn's FlashAttention
+// backward: flash_attention_grad_kv[_causal]_<dt> writes dk and dv, flash_attention_grad_q...
+// dq, each recomputing the probabilities from q, k and lse (no atomics: the same bits every call).
+// Operands and results are [S, E] matrices read and written as [1, heads, S, E / heads] views, as
+// the forward's; the problems the forward's stdlib kernel takes (self-attention, f32/bf16/f16).
+bool PlanWriter::attentionGrad(const Node& n) {
+  const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2], *o = n.operands[3], *lse = n.operands[4],
+              *g = n.operands[5];
+  DType d = q->type.dtype;
+  for (const Value* x : {q, kk, v, o, g})
+    if (x->type.rank() != 2 || x->type.dtype != d)
+      return refuse(&n, "graph.flash_attention_grad of other than matrices of one dtype has no kernel yet");
+  if (!(d == DType::FP32 || d == DType::BF16 || d == DType::FP16) || q->type.shape[0] != kk->type.shape[0] ||
+      q->type.shape[1] != v->type.shape[1] || lse->type.dtype != DType::FP32)
+    return refuse(&n, "graph.flash_attention_grad has kernels for self-attention of f32, bf16 or f16 with equal "
+                      "head dims of q and v only");
+  int64_t heads = n.attrs.getInt("heads", 1);
+  std::string form = std::string(n.attrs.getBool("causal", false) ? "_causal_" : "_") + dtypeName(d);
+  const Dim& S = q->type.shape[0];
+  Dim Dh = q->type.shape[1] / Dim::constant(heads);
+  std::vector<PlanArg> inputs;
+  for (const Value* x : {q, kk, v, o, g}) inputs.push_back(headView(x, heads));
+  inputs.push_back(PlanArg::tensor(buffers_.at(lse), {Dim::constant(1), Dim::constant(heads), S}));
+  for (unsigned i = 0; i < 3; ++i) allocate(n.result(i));
+  PlanStep kv = stdlibStep("flash_attention_grad_kv" + form);
+  kv.args = inputs;
+  kv.args.push_back(headView(n.result(1), heads));
+  kv.args.push_back(headView(n.result(2), heads));
+  kv.args.push_back(attentionScaleArg(n, Dh));
+  plan_.steps.push_back(std::move(kv));
+  PlanStep dq = stdlibStep("flash_attention_grad_q" + form);
+  dq.args = std::move(inputs);
+  dq.args.push_back(headView(n.result(0), heads));
+  dq.args.push_back(attentionScaleArg(n, Dh));
+  plan_.steps.push_back(std::move(dq));
   return true;
 }
 
@@ -268,15 +328,18 @@ bool PlanWriter::split(const Node& n) {
 }
 
 // Whether every use of each result of `split` is as the same operand of a flash_attention with
-// these heads that runs as the stdlib kernel.
+// these heads that runs as the stdlib kernel, or of its gradient (which takes the same problems).
 bool PlanWriter::attentionTakesHeads(const Node& split, int64_t heads) const {
   for (unsigned i = 0; i < 3; ++i) {
     const Value* r = split.result(i);
     if (r->users.empty()) return false;
     for (const Node* u : r->users)
-      if (!u->is(OpId::FlashAttention) || u->attrs.getInt("heads", 1) != heads || u->operands[i] != r ||
-          !stdlibAttentionFits(*u))
+      if (u->is(OpId::FlashAttentionGrad)) {
+        if (u->attrs.getInt("heads", 1) != heads || u->operands[i] != r) return false;
+      } else if (!u->is(OpId::FlashAttention) || u->attrs.getInt("heads", 1) != heads || u->operands[i] != r ||
+                 !stdlibAttentionFits(*u)) {
         return false;
+      }
   }
   return true;
 }

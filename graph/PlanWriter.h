@@ -162,6 +162,9 @@ class PlanWriter {
   bool stdlibAttention(const Node& n);
   bool stdlibAttentionFits(const Node& n) const;
   bool referenceAttention(const Node& n, const std::string& name);
+  bool attentionGrad(const Node& n);
+  PlanArg attentionScaleArg(const Node& n, const Dim& Dh);
+  bool concat(const Node& n);
   PlanArg headView(const Value* x, int64_t heads);
   bool attentionTakesHeads(const Node& split, int64_t heads) const;
   PlanStep stdlibStep(const std::string& kernel) {

@@ -2,7 +2,9 @@
 // called through its entry point (which allocates its result and log-sum-exp from the stream's
 // pool, launches stdlib.nn.flash_attention_bf16 on views and frees) against the stdlib entry
 // tessera_std_nn_flash_attention_bf16 called directly into preallocated tensors; and the spec's
-// transformer block forward in bf16 and f32. Median of 20 timed calls after 3 warm-ups, by events
+// transformer block forward in bf16 and f32, and its bf16 forward + backward (the forward entry
+// point, then block_bf16_backward with a cotangent of ones, as peer_host.py's autograd), with the
+// backward's attention kernels (stdlib.nn.flash_attention_grad_kv/q_bf16) timed alone. Median of 20 timed calls after 3 warm-ups, by events
 // on the default stream. peer_host.py times PyTorch eager on the same problems in the same run.
 #include "host_bench.h"
 
@@ -67,6 +69,50 @@ double blockMs(Entry entry, tessera_dtype dtype) {
   return ms;
 }
 
+// The bf16 block's forward entry point and then its backward entry point (which recomputes the
+// forward pass), timed together and the backward alone; every result freed after each call.
+void blockTrainMs(double& both, double& backward) {
+  const int64_t T = 2048, E = 1024;
+  Buffer x = randomBuffer(T * E, 1, TESSERA_BF16), wqkv = randomBuffer(E * 3 * E, 0.03f, TESSERA_BF16),
+         wo = randomBuffer(E * E, 0.03f, TESSERA_BF16), ones;
+  std::vector<uint16_t> one(T * E, toBF16(1.0f));
+  bench::check(tessera_malloc(&ones.data, T * E * 2), "malloc");
+  bench::check(tessera_memcpy(ones.data, one.data(), T * E * 2), "copy in");
+  ones.dtype = TESSERA_BF16;
+  tessera_tensor X = x.view({T, E}), Wqkv = wqkv.view({E, 3 * E}), Wo = wo.view({E, E}), G = ones.view({T, E});
+  auto bwd = [&] {
+    tessera_tensor d[3];
+    bench::check(host_bench_block_bf16_backward(nullptr, &X, &Wqkv, &Wo, &G, &d[0], &d[1], &d[2]), "backward entry");
+    for (auto& t : d) bench::check(tessera_free(t.data), "free");
+  };
+  both = bench::medianEventMs([&] {
+    tessera_tensor out;
+    bench::check(host_bench_block_bf16(nullptr, &X, &Wqkv, &Wo, &out), "block entry");
+    bench::check(tessera_free(out.data), "free");
+    bwd();
+  }, 3, 20);
+  backward = bench::medianEventMs(bwd, 3, 20);
+  for (Buffer* b : {&x, &wqkv, &wo, &ones}) tessera_free(b->data);
+}
+
+// The attention backward of the block alone: [1, 16, 2048, 64] bf16, both stdlib kernels.
+double attentionGradMs() {
+  const int64_t H = 16, T = 2048, D = 64, n = H * T * D;
+  Buffer q = randomBuffer(n, 1, TESSERA_BF16), k = randomBuffer(n, 1, TESSERA_BF16), v = randomBuffer(n, 1, TESSERA_BF16),
+         o = randomBuffer(n, 1, TESSERA_BF16), g = randomBuffer(n, 1, TESSERA_BF16), dq = randomBuffer(n, 0, TESSERA_BF16),
+         dk = randomBuffer(n, 0, TESSERA_BF16), dv = randomBuffer(n, 0, TESSERA_BF16), lse = randomBuffer(H * T, 0, TESSERA_F32);
+  std::vector<int64_t> s4{1, H, T, D};
+  tessera_tensor Q = q.view(s4), K = k.view(s4), V = v.view(s4), O = o.view(s4), G = g.view(s4), DQ = dq.view(s4),
+                 DK = dk.view(s4), DV = dv.view(s4), L = lse.view({1, H, T});
+  bench::check(tessera_std_nn_flash_attention_bf16(nullptr, &Q, &K, &V, &O, &L, 0.125f), "forward");
+  double ms = bench::medianEventMs([&] {
+    bench::check(tessera_std_nn_flash_attention_grad_kv_bf16(nullptr, &Q, &K, &V, &O, &G, &L, &DK, &DV, 0.125f), "grad kv");
+    bench::check(tessera_std_nn_flash_attention_grad_q_bf16(nullptr, &Q, &K, &V, &O, &G, &L, &DQ, 0.125f), "grad q");
+  }, 1, 5);
+  for (Buffer* b : {&q, &k, &v, &o, &g, &dq, &dk, &dv, &lse}) tessera_free(b->data);
+  return ms;
+}
+
 }  // namespace
 
 int main() {
@@ -96,5 +142,11 @@ int main() {
   std::printf("%-52s %10.3f\n", "direct / entry (bar: >= 0.9)", direct / entry);
   std::printf("%-52s %10.3f %10.1f\n", "transformer block forward bf16 S2048 E1024 H16", bf16, blockFlops / bf16 / 1e9);
   std::printf("%-52s %10.3f %10.1f\n", "transformer block forward f32 S2048 E1024 H16", f32, blockFlops / f32 / 1e9);
+  double both = 0, backward = 0;
+  blockTrainMs(both, backward);
+  std::printf("%-52s %10.3f %10.1f\n", "transformer block forward + backward bf16", both, 3 * blockFlops / both / 1e9);
+  std::printf("%-52s %10.3f\n", "  of which block_bf16_backward (recomputes forward)", backward);
+  double attn = attentionGradMs(), attnFlops = 10.0 * 16 * 2048 * 2048 * 64;
+  std::printf("%-52s %10.3f %10.1f\n", "attention backward bf16 H16 S2048 D64 (stdlib)", attn, attnFlops / attn / 1e9);
   return 0;
 }

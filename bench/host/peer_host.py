@@ -53,6 +53,15 @@ t = median_ms(make_block(torch.bfloat16, False, heads4=False))
 print(f"{'PyTorch eager block bf16 (3-d SDPA inputs)':52s} {t:10.3f} {bflops / t / 1e9:10.1f}")
 t = median_ms(make_block(torch.bfloat16, False, grad=True))
 print(f"{'PyTorch eager block bf16 forward + backward':52s} {t:10.3f} {3 * bflops / t / 1e9:10.1f}")
+if hasattr(F, "rms_norm"):
+    t = median_ms(make_block(torch.bfloat16, True, grad=True))
+    print(f"{'PyTorch eager block bf16 fwd + bwd (F.rms_norm)':52s} {t:10.3f} {3 * bflops / t / 1e9:10.1f}")
+# The attention backward alone ([1, 16, 2048, 64], SDPA's default backend), as bench_host times ours.
+qa, ka, va = ((torch.rand(1, 16, T, 64, device="cuda") * 2 - 1).bfloat16().requires_grad_() for _ in range(3))
+oa = F.scaled_dot_product_attention(qa, ka, va)
+ga = torch.rand_like(oa)
+t = median_ms(lambda: torch.autograd.grad(oa, (qa, ka, va), ga, retain_graph=True))
+print(f"{'PyTorch SDPA backward bf16 H16 S2048 D64':52s} {t:10.3f} {10.0 * 16 * T * T * 64 / t / 1e9:10.1f}")
 for tf32 in (False, True):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     t = median_ms(make_block(torch.float32, False))
