@@ -32,16 +32,23 @@ static bool isNonzeroNumber(llvm::Value* v) {
   return f && !f->isZero() && !f->isNaN();
 }
 
-// llvm.maxnum/minnum leave the sign of a zero result open (LangRef), and x86 and NVPTX, -O0's
-// instruction selection and -O2's constant folding each pick differently; llvm.maximumnum is
-// not lowered by every LLVM 19 target. So: the larger (smaller) operand, the other one where
-// `a` is NaN (b NaN too: b), and for equal operands the AND (OR) of their bits, which is +0
-// (-0) for zeros of both signs and the value itself otherwise.
+// IEEE 754-2019 maximumNumber/minimumNumber (docs/language.md). On the GPU that is one
+// instruction: NVPTX selects llvm.maxnum/minnum as PTX max/min (f16/bf16 on sm_80+, promoted
+// to f32 exactly below), which the PTX ISA defines as the other operand where one is NaN, NaN
+// where both are, and "+0.0 > -0.0" where both are zeros (max and min, every float type;
+// LLVM 19 folds constant maxnum/minnum with the same order). exec float_minmax checks every
+// pair of special values on the device. On the CPU llvm.maxnum leaves the zero sign open (x86
+// -O0 and -O2 differed), and llvm.maximumnum is not lowered by every LLVM 19 target, so: the
+// larger (smaller) operand, the other one where `a` is NaN (b NaN too: b), and for equal
+// operands the AND (OR) of their bits, which is +0 (-0) for zeros of both signs and the value
+// itself otherwise. Where both are NaN the GPU gives its canonical NaN and the CPU b: a NaN
+// either way, the only bits the two may differ in.
 llvm::Value* Lowering::floatMinMax(bool isMax, llvm::Value* a, llvm::Value* b) {
   llvm::Type* t = a->getType();
   // Against a constant that is neither zero nor NaN no zero-sign case and no NaN choice
-  // arises, so maxnum/minnum (one instruction on the GPU) give the same bits as the selects.
-  if (isNonzeroNumber(a) || isNonzeroNumber(b)) return isMax ? b_.CreateMaxNum(a, b) : b_.CreateMinNum(a, b);
+  // arises, so maxnum/minnum give the same bits as the selects on the CPU too.
+  if (target_ == DeviceTarget::Gpu || isNonzeroNumber(a) || isNonzeroNumber(b))
+    return isMax ? b_.CreateMaxNum(a, b) : b_.CreateMinNum(a, b);
   llvm::Type* it = t->isVectorTy()
                        ? static_cast<llvm::Type*>(llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(t)))
                        : b_.getIntNTy(t->getPrimitiveSizeInBits());
