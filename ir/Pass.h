@@ -23,12 +23,13 @@ struct PassInfo {
 };
 const std::vector<PassInfo>& passRegistry();
 
-// The default Tile IR pipeline: device functions inlined, then cleaned up, `tile.range(...,
-// prefetch=k)` loops turned into k-stage async-copy pipelines, then shared memory placed (code
-// generation needs its offsets). -O0 keeps only what code generation needs.
+// The default Tile IR pipeline: the rows of whole-tensor programs split across groups, device
+// functions inlined, then cleaned up, `tile.range(..., prefetch=k)` loops turned into k-stage
+// async-copy pipelines, then shared memory placed (code generation needs its offsets). -O0
+// keeps only what code generation needs.
 inline constexpr const char* kDefaultPipeline =
-    "inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,chain-form,pipeline,smem-plan";
-inline constexpr const char* kDefaultPipelineO0 = "inline,uniformity,smem-plan";
+    "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,chain-form,pipeline,smem-plan";
+inline constexpr const char* kDefaultPipelineO0 = "row-partition,inline,uniformity,smem-plan";
 
 // Why kernel `f` is not one canonical tile.mma loop that mma-form records (empty when it is);
 // code generation's -Rpass-missed=tensor-cores remark on sm_90a (ir/passes/MmaForm.cpp).

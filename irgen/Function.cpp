@@ -83,25 +83,11 @@ I::Operation* FunctionContext::lowerKernel() {
   }
   ml_.insertBefore = func_;
   prepareReturns();
-  // A whole-tensor tile program whose output has a symbolic leading extent: its rows are split
-  // across groups (the output is the first writable tensor parameter).
-  int outIdx = -1;
-  if (wholeTensorProgram())
-    for (size_t i = 0; i < argTypes.size() && outIdx < 0; ++i)
-      if (argTypes[i]->kind == I::TypeKind::Tensor && argTypes[i]->access != I::Access::Read)
-        outIdx = static_cast<int>(i);
-  if (!dryRun_ && outIdx >= 0 && !argTypes[outIdx]->shape.empty() && !argTypes[outIdx]->shape[0].sym.empty()) {
-    lowerRowBlocks(params, static_cast<unsigned>(outIdx));
-  } else {
-    // An output of static shape: the whole program is one group's work, so its default launch is
-    // one group (a block of all the rows); without a symbol there is nothing to split rows by.
-    if (outIdx >= 0 && !argTypes[outIdx]->shape.empty() && argTypes[outIdx]->shape[0].isStatic()) {
-      distributed_.push_back({outIdx, 0, std::max<int64_t>(1, argTypes[outIdx]->shape[0].size)});
-      func_->setAttr(I::AttrId::ExactGrid, I::Attribute::unit());  // every group would do all of it
-      needsGroup_ = true;
-    }
-    lowerBlock(def_->body);
-  }
+  // A whole-tensor tile program is lowered over whole tensors and marked; the row-partition pass
+  // splits its output's rows across groups (or, for an output of static shape, makes it one
+  // group's work), after checking that rows of different blocks never meet.
+  if (wholeTensorProgram()) func_->setAttr(I::AttrId::WholeTensor, I::Attribute::unit());
+  lowerBlock(def_->body);
   if (!returned_.empty()) unsupported(def_->range, "a kernel that returns a value");
   finishFunction(def_->range);
   // Kernels that use group features without declaring a group shape (whole-tensor tile programs,
@@ -116,9 +102,6 @@ I::Operation* FunctionContext::lowerKernel() {
   if (kernel_ && sameBlocks) func_->setAttr(I::AttrId::Blocks, I::Attribute::ints(distributed_[0]));
   return func_;
 }
-
-// A kernel is a whole-tensor tile program when it declares no group shape, computes with tile
-// values (tile ops, `@`, `.T`), and uses no ids, no block loops (tile.range, tile.mma) and no
 
 I::Operation* FunctionContext::lowerDevice(const std::string& name, const std::vector<I::Type>& argTypes,
                                            std::vector<I::Type>& resultTypes) {

@@ -12,7 +12,6 @@
 //   HandleStmt.cpp       assignments, stores, `if`
 //   ControlFlow.cpp      the locals a region assigns; break, continue and return as flags
 //   HandleLoop.cpp       for (range, tile.range, tile.mma, unrolled lists) and while
-//   RowBlocks.cpp        whole-tensor tile programs split into row blocks across groups
 //   UntypedParams.cpp    unannotated kernel parameters: rank and extents from their uses
 // Internal to irgen/. The rules are in docs/tile-ir.md, "Lowering from the AST".
 #pragma once
@@ -389,14 +388,10 @@ class FunctionContext {
                  const std::function<void(I::Value*)>& bindIv, const SymSet& exclude, I::Value* extraInit = nullptr,
                  I::Value** extraOut = nullptr);
 
-  // ---- whole-tensor tile programs (RowBlocks.cpp, docs/language.md): the rows of the output
-  // are split into blocks of kRowBlock across groups.
-  static constexpr int64_t kRowBlock = 16;
-  bool wholeTensorProgram();
-  void lowerRowBlocks(const std::vector<const Param*>& params, unsigned outIdx);
-  void checkRowsIndependent(I::Operation* loop, const std::map<const I::Value*, std::string>& roots,
-                            const std::map<const I::Value*, std::string>& columnRoots, const std::string& rowSym,
-                            const std::string& out);
+  // ---- whole-tensor tile programs (docs/language.md): sema's definition; the lowering marks
+  // them `whole_tensor` and lowers the body over whole tensors, the row-partition pass splits
+  // the output's rows into blocks across groups (ir/passes/RowPartition.cpp).
+  bool wholeTensorProgram() { return kernel_ && info_ && isWholeTensorProgram(*def_, *info_); }
 };
 
 // The module being built: kernels in source order, device functions (specialised by argument

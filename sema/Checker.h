@@ -180,7 +180,8 @@ void checkEarlyReturns(const FunctionDefStmt* fn, const FunctionInfo& info, Diag
 void checkViewExtents(const FunctionDefStmt* fn, const FunctionInfo& info, const SemaContext& sc,
                       DiagnosticEngine& diags);
 // Whole-tensor tile programs: rows of different blocks never meet, whole-rows values never meet
-// a block (RowSplit.cpp; irgen/RowBlocks.cpp keeps the same checks on the Tile IR as a backstop).
+// a block (RowSplit.cpp, by basic/RowSplit.h's rules; the row-partition pass checks them again on
+// the Tile IR, ir/passes/RowPartition.cpp).
 void checkRowSplit(const FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
 // Every candidate of every autotune space other than the first, each analysed on its own
 // (AutotuneCandidates.cpp); the first is the module's own analysis.

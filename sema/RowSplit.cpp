@@ -2,15 +2,17 @@
 // output into blocks across groups, and every parameter with the output's leading extent stands
 // for its block of rows (a rank-2 parameter with that extent second, used only transposed, for
 // its block of columns). Rows of different blocks must never meet, and a value computed from
-// whole tensors that has the output's rows must not meet a block: the checks the lowering makes
-// on the Tile IR (irgen/RowBlocks.cpp, kept as a backstop), made here on the typed AST so that
-// `--check` and the editor show them. Kernels with unannotated tensor parameters are left to
-// the lowering: the extent names of those come from it (irgen/UntypedParams.cpp).
+// whole tensors that has the output's rows must not meet a block. The rules are basic/RowSplit.h's;
+// the Tile IR pass that splits the rows (ir/passes/RowPartition.cpp) checks them again on the IR,
+// and sema checks them here on the typed AST so that `--check` and the editor show them.
+// Kernels with unannotated tensor parameters are left to the pass: the extent names of those
+// come from the lowering (irgen/UntypedParams.cpp).
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "basic/RowSplit.h"
 #include "sema/ASTWalk.h"
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
@@ -18,6 +20,8 @@
 namespace tessera {
 
 namespace {
+
+using rowsplit::Rule;
 
 const BuiltinInfo* builtinOf(const CallExpr* c) {
   if (!c || !c->callee || !c->callee->type || c->callee->type->kind != TypeKind::Builtin) return nullptr;
@@ -118,10 +122,12 @@ public:
       const Symbol* sym = info_.scope->lookupLocal(p.name);
       const Type* t = sym ? sym->type : nullptr;
       if (!t || t->kind != TypeKind::Tensor || t->dims.empty()) continue;
-      if (t->dims.size() == 2 && t->dims[0] != rowSym_ && t->dims[1] == rowSym_ && transposedOnly.count(p.name))
-        vars_[sym] = {Split::Cols, p.name};
-      else if (t->dims[0] == rowSym_)
-        vars_[sym] = {Split::Rows, p.name};
+      switch (rowsplit::classifyParam(t->dims.size(), t->dims[0] == rowSym_, t->dims.size() > 1 && t->dims[1] == rowSym_,
+                                      transposedOnly.count(p.name) > 0)) {
+        case rowsplit::ParamSplit::Columns: vars_[sym] = {Split::Cols, p.name}; break;
+        case rowsplit::ParamSplit::Rows: vars_[sym] = {Split::Rows, p.name}; break;
+        case rowsplit::ParamSplit::Whole: break;
+      }
     }
     block(def_.body);
   }
@@ -171,7 +177,7 @@ private:
     }
     if (auto* sub = dyn_cast<SubscriptExpr>(target)) {
       Split dst = eval(sub);
-      if (dst.rows() && !v.rows() && wholeRows(value)) notSplit(s->range, "storing it into a block of rows");
+      if (dst.rows() && !v.rows() && wholeRows(value)) notSplit(s->range, Rule::StoreWholeRows);
     }
   }
 
@@ -194,8 +200,8 @@ private:
       Expr *xe = side ? be : ae, *ye = side ? ae : be;
       const Split& y = side ? a : b;
       if (!x.rows()) continue;
-      if (rankOf(xe) > 0 && rankOf(xe) < rankOf(ye)) independent(at, x.src, "broadcasting it along the rows of a larger tile");
-      else if (!y.rows() && wholeRows(ye)) notSplit(at, "broadcasting it to a block of rows");
+      if (rowsplit::broadcastMixesRows(static_cast<size_t>(rankOf(xe)), static_cast<size_t>(rankOf(ye)))) independent(at, x.src, Rule::BroadcastAlongRows);
+      else if (!y.rows() && wholeRows(ye)) notSplit(at, Rule::BroadcastWholeRows);
     }
   }
 
@@ -231,7 +237,7 @@ private:
       case BuiltinId::TileDot:
       case BuiltinId::TileMma:
         if (Expr* r = positional(c, 1); r && eval(r).rows())
-          independent(c->range, eval(r).src, "the right operand of a matrix product (it contracts over rows)");
+          independent(c->range, eval(r).src, Rule::MatmulRight);
         return xs;
       case BuiltinId::TileSoftmax:
       case BuiltinId::TileSum:
@@ -244,9 +250,9 @@ private:
         bool reduceAll = (b->id == BuiltinId::ReduceSum || b->id == BuiltinId::ReduceMax ||
                           b->id == BuiltinId::ReduceMin) && axis == -1 && !c->args.empty() &&
                          std::none_of(c->args.begin(), c->args.end(), [](const Argument& a) { return a.keyword == "axis"; });
-        if (reduceAll) independent(c->range, xs.src, "a reduction over all its elements");
-        else if (axis && (*axis == 0 || *axis + rankOf(x) == 0))
-          independent(c->range, xs.src, b->id == BuiltinId::TileSoftmax ? "a softmax along axis 0" : "a reduction along axis 0");
+        if (reduceAll) independent(c->range, xs.src, Rule::ReduceAll);
+        else if (axis && rowsplit::axisMixesRows(*axis, static_cast<size_t>(rankOf(x))))
+          independent(c->range, xs.src, b->id == BuiltinId::TileSoftmax ? Rule::SoftmaxRows : Rule::ReduceRows);
         return xs;
       }
       default: break;
@@ -264,15 +270,15 @@ private:
       Expr* ix = s->indices[i].value;
       auto* sl = dyn_cast<SliceExpr>(ix);
       if (!sl) {
-        if (eval(ix).rows()) independent(s->range, eval(ix).src, "indexing with it");
+        if (eval(ix).rows()) independent(s->range, eval(ix).src, Rule::IndexWith);
       } else {
         allInts = false;
         for (Expr* b : {sl->lower, sl->upper, sl->step})
-          if (b && eval(b).rows()) independent(s->range, eval(b).src, "indexing with it");
-        if (i == 0 && base.rows() && (sl->lower || sl->upper)) independent(s->range, base.src, "slicing its rows");
+          if (b && eval(b).rows()) independent(s->range, eval(b).src, Rule::IndexWith);
+        if (i == 0 && base.rows() && (sl->lower || sl->upper)) independent(s->range, base.src, Rule::SliceRows);
       }
     }
-    if (base.rows() && allInts && !s->indices.empty()) independent(s->range, base.src, "indexing single elements");
+    if (base.rows() && allInts && !s->indices.empty()) independent(s->range, base.src, Rule::IndexElements);
     return base;
   }
 
@@ -289,7 +295,7 @@ private:
                                                    vars_[n->symbol].kind == Split::Cols)
           return {Split::Rows, vars_[n->symbol].src};
         Split b = eval(a->base);
-        if (b.rows()) independent(a->range, b.src, "a transpose ('.T')");
+        if (b.rows()) independent(a->range, b.src, Rule::Transpose);
         return {};
       }
       eval(a->base);
@@ -299,7 +305,7 @@ private:
       Split l = eval(b->lhs), r = eval(b->rhs);
       if (done_) return {};
       if (b->op == BinaryOp::MatMul) {
-        if (r.rows()) independent(b->range, r.src, "the right operand of a matrix product (it contracts over rows)");
+        if (r.rows()) independent(b->range, r.src, Rule::MatmulRight);
         return l;
       }
       meet(l, b->lhs, r, b->rhs, b->range);
@@ -317,14 +323,14 @@ private:
     return {};
   }
 
-  void independent(SourceRange at, const std::string& src, const char* what) {
+  void independent(SourceRange at, const std::string& src, Rule rule) {
     if (done_) return;
-    diags_.report(diag::err_rows_not_independent, at) << src << what << outName_;
+    diags_.report(diag::err_rows_not_independent, at) << src << rowsplit::ruleText(rule) << outName_;
     done_ = true;
   }
-  void notSplit(SourceRange at, const char* what) {
+  void notSplit(SourceRange at, Rule rule) {
     if (done_) return;
-    diags_.report(diag::err_rows_not_split, at) << rowSym_.str() << what << outName_;
+    diags_.report(diag::err_rows_not_split, at) << rowSym_.str() << rowsplit::ruleText(rule) << outName_;
     done_ = true;
   }
 

@@ -8,7 +8,7 @@
 // indices; -1 for an absent bias; relu 1 or 0). Code generation may then run the program on
 // sm_90a as two launches of the Hopper GEMM form (codegen/HopperGemm.cpp) with the bias, relu
 // and rounding in their epilogues and Hid in a scratch matrix between them (docs/codegen.md,
-// "Hopper form of a chain of products"). The pass reads the row loop that irgen/RowBlocks wrote:
+// "Hopper form of a chain of products"). The pass reads the row loop that row-partition wrote:
 //   - the function body is pure ops and one tile.range over the rows of Out (from
 //     tile.group_id * R in steps of tile.num_groups * R), whose block argument `rows` slices
 //     X[rows : rows+R, 0 : D] and Out[rows : rows+R, 0 : E];
