@@ -79,6 +79,8 @@ class EntryWriter {
   llvm::Function* f_ = nullptr;
   llvm::BasicBlock* fail_ = nullptr;
   llvm::Value* statusSlot_ = nullptr;
+  llvm::Value* capturingSlot_ = nullptr;  // capture_graph: the stream is capturing our launches
+  llvm::Value* graphSlot_ = nullptr;      // capture_graph: the captured graph
   std::vector<llvm::Value*> symbols_;
   std::vector<llvm::Value*> dataSlots_;  // every allocation, null until made
   std::vector<llvm::Value*> outputs_, temps_, params_;
@@ -228,6 +230,11 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", f_));
   fail_ = llvm::BasicBlock::Create(c_, "fail", f_);
   statusSlot_ = b_.CreateAlloca(i32_, nullptr, "status");
+  if (e.captureGraph) {
+    capturingSlot_ = b_.CreateAlloca(b_.getInt1Ty(), nullptr, "capturing");
+    graphSlot_ = b_.CreateAlloca(ptr_, nullptr, "graph");
+    b_.CreateStore(b_.getFalse(), capturingSlot_);
+  }
   for (size_t i = 0; i < e.params.size(); ++i) params_.push_back(f_->getArg(i + 1));
   // The caller's stream, default launch sizes.
   llvm::Value* opts = b_.CreateAlloca(optsTy_, nullptr, "opts");
@@ -251,8 +258,37 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   }
   for (const HostEntryTensor& t : e.outputs) outputs_.push_back(allocate(t, "result"));
   for (const HostEntryTensor& t : e.temps) temps_.push_back(allocate(t, "temp"));
+  // capture_graph on a stream: the launches are captured (the allocations above and the frees
+  // below stay outside the graph) and the graph replays through the entry point's cache: made
+  // on the first call, updated with each call's arguments after it (tessera_graph_replay). The
+  // default stream cannot capture: there the launches run directly.
+  llvm::GlobalVariable* cache = nullptr;
+  if (e.captureGraph) {
+    cache = new llvm::GlobalVariable(m_, ptr_, false, llvm::GlobalValue::InternalLinkage,
+                                     llvm::ConstantPointerNull::get(llvm::PointerType::get(c_, 0)), name + ".graph");
+    llvm::BasicBlock* begin = llvm::BasicBlock::Create(c_, "capture", f_);
+    llvm::BasicBlock* launches = llvm::BasicBlock::Create(c_, "launches", f_);
+    b_.CreateCondBr(b_.CreateIsNull(stream_), launches, begin);
+    b_.SetInsertPoint(begin);
+    check(b_.CreateCall(fn("tessera_stream_begin_capture", i32_, {ptr_}), {stream_}));
+    b_.CreateStore(b_.getTrue(), capturingSlot_);
+    b_.CreateBr(launches);
+    b_.SetInsertPoint(launches);
+  }
   for (const HostEntryStep& s : e.steps)
     if (!launch(s, e, opts, error)) return false;
+  if (e.captureGraph) {
+    llvm::BasicBlock* end = llvm::BasicBlock::Create(c_, "end_capture", f_);
+    llvm::BasicBlock* after = llvm::BasicBlock::Create(c_, "launched", f_);
+    b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), capturingSlot_), end, after);
+    b_.SetInsertPoint(end);
+    b_.CreateStore(b_.getFalse(), capturingSlot_);
+    check(b_.CreateCall(fn("tessera_stream_end_capture", i32_, {ptr_, ptr_}), {stream_, graphSlot_}));
+    check(b_.CreateCall(fn("tessera_graph_replay", i32_, {ptr_, ptr_, ptr_}),
+                        {cache, b_.CreateLoad(ptr_, graphSlot_), stream_}));
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+  }
   // Success: the temporaries go back to the pool once the launches that read them are done
   // (stream-ordered: the entry does not wait).
   auto freeFn = fn("tessera_free_async", i32_, {ptr_, ptr_});
@@ -263,6 +299,20 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   b_.CreateRet(b_.getInt32(0));
   // Failure: free what was allocated (null slots are no-ops), return the first error.
   b_.SetInsertPoint(fail_);
+  if (e.captureGraph) {
+    // A launch failed while capturing: end the capture and drop what it recorded.
+    llvm::BasicBlock* abort = llvm::BasicBlock::Create(c_, "abort_capture", f_);
+    llvm::BasicBlock* drop = llvm::BasicBlock::Create(c_, "drop_capture", f_);
+    llvm::BasicBlock* frees = llvm::BasicBlock::Create(c_, "frees", f_);
+    b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), capturingSlot_), abort, frees);
+    b_.SetInsertPoint(abort);
+    llvm::Value* ended = b_.CreateCall(fn("tessera_stream_end_capture", i32_, {ptr_, ptr_}), {stream_, graphSlot_});
+    b_.CreateCondBr(b_.CreateICmpEQ(ended, b_.getInt32(0)), drop, frees);
+    b_.SetInsertPoint(drop);
+    b_.CreateCall(fn("tessera_graph_destroy", i32_, {ptr_}), {b_.CreateLoad(ptr_, graphSlot_)});
+    b_.CreateBr(frees);
+    b_.SetInsertPoint(frees);
+  }
   for (llvm::Value* slot : dataSlots_) b_.CreateCall(freeFn, {b_.CreateLoad(ptr_, slot), stream_});
   b_.CreateRet(b_.CreateLoad(i32_, statusSlot_));
   return true;
@@ -284,7 +334,10 @@ std::string hostEntryDeclaration(const std::string& module, const HostEntry& e) 
   std::string s = "/* " + e.signature + "\n * Host function: launches " + std::to_string(e.steps.size()) +
                   " kernel(s) in order on opts->stream. Each result is allocated with tessera_malloc_async\n"
                   " * and owned by the caller (tessera_free(out->data)); on an error nothing is\n"
-                  " * returned and nothing leaks. */\n";
+                  " * returned and nothing leaks." +
+                  std::string(e.captureGraph ? "\n * capture_graph: on a stream other than the default one, the launches run as one graph,\n"
+                                               " * captured and replayed (updated with each call's arguments). */\n"
+                                             : " */\n");
   s += "tessera_status " + hostEntryName(module, e) + "(const tessera_launch_options *opts";
   for (const HostEntryParam& p : e.params)
     s += p.isTensor ? ", const tessera_tensor *" + headerParamName(p.name)

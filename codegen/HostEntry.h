@@ -60,6 +60,7 @@ struct HostEntry {
   std::vector<HostEntryTensor> outputs, temps;
   std::vector<HostEntryStep> steps;
   std::string signature;  // the Tessera signature, for the header
+  bool captureGraph = false;  // @jit(capture_graph=True): launches captured and replayed as a graph
 };
 
 }  // namespace tessera::codegen

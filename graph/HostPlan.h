@@ -80,6 +80,7 @@ struct HostPlan {
   std::vector<PlanTensor> outputs, temps;
   std::vector<PlanStep> steps;  // launch order
   std::string signature;        // for the header's comment
+  bool captureGraph = false;    // @jit(capture_graph=True): the launches run as one graph
 };
 
 }  // namespace tessera::graph

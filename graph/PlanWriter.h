@@ -54,6 +54,7 @@ class PlanWriter {
 
   bool run(HostPlan& plan) {
     plan_.name = g_.name;
+    plan_.captureGraph = g_.attrs.getBool("capture_graph", false);
     for (size_t i = 0; i < g_.params.size(); ++i) {
       const Param& p = g_.params[i];
       plan_.params.push_back({p.value->name, p.value->type.isTensor(), p.value->type.dtype, p.value->type.shape,

@@ -287,6 +287,28 @@ tessera_status tessera_graph_destroy(tessera_graph graph) {
   return b->graphDestroy(graph);
 }
 
+tessera_status tessera_graph_replay(tessera_graph *cache, tessera_graph captured, tessera_stream stream) {
+  if (!cache || !captured || !graphs().contains(captured))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_replay: null cache, or null, unknown or destroyed graph");
+  TESSERA_TRY(checkStream("tessera_graph_replay", stream));
+  GET_BACKEND(b);
+  static std::mutex mutex; // one entry point's calls from several threads take turns
+  std::lock_guard<std::mutex> lock(mutex);
+  if (*cache && !graphs().contains(*cache))
+    return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_replay: the cached graph was destroyed");
+  bool updated = false;
+  if (*cache)
+    TESSERA_TRY(b->graphUpdate(*cache, captured, updated));
+  if (updated) {
+    TESSERA_TRY(tessera_graph_destroy(captured));
+  } else {
+    if (*cache)
+      TESSERA_TRY(tessera_graph_destroy(*cache));
+    *cache = captured;
+  }
+  return tessera_graph_launch(*cache, stream);
+}
+
 tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
                               const tessera_arg *args, uint32_t num_args) {
   GET_BACKEND(b);

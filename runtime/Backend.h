@@ -86,6 +86,9 @@ public:
   virtual tessera_status endCapture(tessera_stream stream, tessera_graph *out) = 0;
   virtual tessera_status graphLaunch(tessera_graph graph, tessera_stream stream) = 0;
   virtual tessera_status graphDestroy(tessera_graph graph) = 0;
+  // Makes `exec` run `from`'s work (same launches, new arguments); `updated` false, and `exec`
+  // unusable, where the backend refuses.
+  virtual tessera_status graphUpdate(tessera_graph exec, tessera_graph from, bool &updated) = 0;
 
   // For the distributed runtime (runtime/dist), which drives NCCL and its own kernels on the
   // same device and streams. The CUDA stream behind `stream` (null: the legacy default

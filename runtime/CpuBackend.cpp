@@ -157,6 +157,12 @@ public:
       TESSERA_TRY(c());
     return TESSERA_SUCCESS;
   }
+  tessera_status graphUpdate(tessera_graph exec, tessera_graph from, bool &updated) override {
+    static_cast<CpuGraph *>(exec)->commands = std::move(static_cast<CpuGraph *>(from)->commands);
+    static_cast<CpuGraph *>(from)->commands.clear();
+    updated = true;
+    return TESSERA_SUCCESS;
+  }
   tessera_status graphDestroy(tessera_graph graph) override {
     delete static_cast<CpuGraph *>(graph);
     return TESSERA_SUCCESS;

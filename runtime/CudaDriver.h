@@ -29,7 +29,7 @@ namespace tessera::rt {
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)             \
   X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuStreamIsCapturing) X(cuEventQuery)    \
   X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters)      \
-  X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute)
+  X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuGraphExecUpdate)
 
 // What the distributed runtime (runtime/dist: stream polling for timeouts, strided copies)
 // needs besides; a list of its own so that the two grow without touching each other.

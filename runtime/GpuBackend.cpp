@@ -585,6 +585,17 @@ public:
     TESSERA_TRY(enter());
     return check(d_.cuGraphLaunch(static_cast<GpuGraph *>(graph)->exec, raw(stream)), "cuGraphLaunch");
   }
+  tessera_status graphUpdate(tessera_graph exec, tessera_graph from, bool &updated) override {
+    TESSERA_TRY(enter());
+    auto *e = static_cast<GpuGraph *>(exec), *f = static_cast<GpuGraph *>(from);
+    CUgraphExecUpdateResultInfo info{};
+    // A refusal (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: another topology, or nodes it cannot
+    // update) is not an error: the caller instantiates `from` instead.
+    updated = d_.cuGraphExecUpdate(e->exec, f->graph, &info) == CUDA_SUCCESS;
+    if (updated)
+      std::swap(e->graph, f->graph); // the exec's source graph is `from`'s now
+    return TESSERA_SUCCESS;
+  }
   tessera_status graphDestroy(tessera_graph graph) override {
     d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
     auto *g = static_cast<GpuGraph *>(graph);

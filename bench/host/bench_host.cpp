@@ -53,17 +53,20 @@ Buffer randomBuffer(size_t n, float scale, tessera_dtype dtype) {
   return b;
 }
 
-// The block's entry point, timed; its result freed after each call.
+// The block's entry point, timed; its result freed after each call (on `stream`: the entry
+// point's launches and the free go to that stream).
 template <class Entry>
-double blockMs(Entry entry, tessera_dtype dtype) {
+double blockMs(Entry entry, tessera_dtype dtype, tessera_stream stream = nullptr) {
   const int64_t T = 2048, E = 1024;
   Buffer x = randomBuffer(T * E, 1, dtype), wqkv = randomBuffer(E * 3 * E, 0.03f, dtype),
          wo = randomBuffer(E * E, 0.03f, dtype);
   tessera_tensor X = x.view({T, E}), Wqkv = wqkv.view({E, 3 * E}), Wo = wo.view({E, E});
+  tessera_launch_options opts{};
+  opts.stream = stream;
   double ms = bench::medianEventMs([&] {
     tessera_tensor out;
-    bench::check(entry(nullptr, &X, &Wqkv, &Wo, &out), "block entry");
-    bench::check(tessera_free(out.data), "free");
+    bench::check(entry(&opts, &X, &Wqkv, &Wo, &out), "block entry");
+    bench::check(stream ? tessera_free_async(out.data, stream) : tessera_free(out.data), "free");
   }, 3, 20);
   for (Buffer* b : {&x, &wqkv, &wo}) tessera_free(b->data);
   return ms;
@@ -142,6 +145,13 @@ int main() {
   std::printf("%-52s %10.3f\n", "direct / entry (bar: >= 0.9)", direct / entry);
   std::printf("%-52s %10.3f %10.1f\n", "transformer block forward bf16 S2048 E1024 H16", bf16, blockFlops / bf16 / 1e9);
   std::printf("%-52s %10.3f %10.1f\n", "transformer block forward f32 S2048 E1024 H16", f32, blockFlops / f32 / 1e9);
+  tessera_stream stream = nullptr;
+  bench::check(tessera_stream_create(&stream), "stream");
+  double onStream = blockMs(host_bench_block_bf16, TESSERA_BF16, stream);
+  double captured = blockMs(host_bench_block_bf16_graph, TESSERA_BF16, stream);
+  std::printf("%-52s %10.3f\n", "  the same on a stream of its own", onStream);
+  std::printf("%-52s %10.3f\n", "  capture_graph=True on that stream (replayed)", captured);
+  tessera_stream_destroy(stream);
   double both = 0, backward = 0;
   blockTrainMs(both, backward);
   std::printf("%-52s %10.3f %10.1f\n", "transformer block forward + backward bf16", both, 3 * blockFlops / both / 1e9);

@@ -205,6 +205,34 @@ int main() {
     for (size_t i = 0; i < w1.size(); ++i)
       if (!exec::sameResultBits(w1[i], w.values[i] - 0.125 * g[i]) && ++failures <= 10)
         std::printf("FAIL: train_step W[%zu] = %.17g, want %.17g\n", i, w1[i], w.values[i] - 0.125 * g[i]);
+    // On a stream the entry point captures its launches and replays them as a graph: the first
+    // call makes it, later calls update it with their arguments (another W each call, then the
+    // same W again) and replay it. Each call's W checked as above.
+    tessera_stream stream = nullptr;
+    exec::check(tessera_stream_create(&stream), "stream");
+    tessera_launch_options opts{};
+    opts.stream = stream;
+    std::vector<std::unique_ptr<exec::DeviceArray<double>>> buffers;
+    Input wc = w;
+    for (int c = 0; c < 4; ++c) {
+      if (c < 3) {
+        wc = input({D, E});
+        buffers.push_back(std::make_unique<exec::DeviceArray<double>>(wc.values));
+      }  // else the third call's tensor again, holding its result: a second step in place
+      std::vector<double> gc = call([](auto& in, auto& out) {
+        return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]);
+      }, {wc, x, t}, 1)[0];
+      tessera_tensor Wc = buffers.back()->view(TESSERA_F64, w.shape);
+      exec::check(host_autodiff_train_step(&opts, &Wc, &X, &T), "train_step (captured)");
+      exec::check(tessera_stream_synchronize(stream), "synchronize");
+      std::vector<double> got = buffers.back()->read();
+      for (size_t i = 0; i < got.size(); ++i)
+        if (!exec::sameResultBits(got[i], wc.values[i] - 0.125 * gc[i]) && ++failures <= 10)
+          std::printf("FAIL: captured train_step call %d W[%zu] = %.17g, want %.17g\n", c, i, got[i],
+                      wc.values[i] - 0.125 * gc[i]);
+      wc.values = got;
+    }
+    exec::check(tessera_stream_destroy(stream), "destroy stream");
   }
   if (failures) {
     std::printf("%d failure(s)\n", failures);

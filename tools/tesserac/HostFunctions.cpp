@@ -64,6 +64,7 @@ codegen::HostEntry entryOf(const graph::HostPlan& p) {
   codegen::HostEntry e;
   e.name = p.name;
   e.signature = p.signature;
+  e.captureGraph = p.captureGraph;
   std::map<std::string, unsigned> symbols;
   for (size_t i = 0; i < p.params.size(); ++i) {
     const graph::PlanParam& q = p.params[i];

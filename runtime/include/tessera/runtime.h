@@ -550,6 +550,12 @@ tessera_status tessera_stream_begin_capture(tessera_stream stream);
 tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph *out);
 tessera_status tessera_graph_launch(tessera_graph graph, tessera_stream stream);
 tessera_status tessera_graph_destroy(tessera_graph graph);
+/* Launches `captured` through `*cache` (the cache of a @jit(capture_graph=True) entry point):
+ * when *cache is empty, `captured` becomes it; otherwise the cache's executable graph is updated
+ * in place from `captured` (the same launches in the same order, new arguments: cuGraphExecUpdate
+ * on the GPU) and `captured` is destroyed, or, where the update is refused, `captured` replaces
+ * the cache. Then the cache is launched on `stream`. Calls with one cache are serialised. */
+tessera_status tessera_graph_replay(tessera_graph *cache, tessera_graph captured, tessera_stream stream);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Launches                                                                                    */

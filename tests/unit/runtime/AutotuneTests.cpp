@@ -154,6 +154,7 @@ public:
   tessera_status endCapture(tessera_stream, tessera_graph *) override { return TESSERA_ERROR_NOT_SUPPORTED; }
   tessera_status graphLaunch(tessera_graph, tessera_stream) override { return TESSERA_ERROR_NOT_SUPPORTED; }
   tessera_status graphDestroy(tessera_graph) override { return TESSERA_ERROR_NOT_SUPPORTED; }
+  tessera_status graphUpdate(tessera_graph, tessera_graph, bool &) override { return TESSERA_ERROR_NOT_SUPPORTED; }
 };
 
 // The candidate a launch of `k` on `y` runs, through the launch checks and autotune::select.

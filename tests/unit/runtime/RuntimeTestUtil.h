@@ -185,6 +185,7 @@ public:
   tessera_status endCapture(tessera_stream, tessera_graph *) override UNSUPPORTED
   tessera_status graphLaunch(tessera_graph, tessera_stream) override UNSUPPORTED
   tessera_status graphDestroy(tessera_graph) override UNSUPPORTED
+  tessera_status graphUpdate(tessera_graph, tessera_graph, bool &) override UNSUPPORTED
 #undef UNSUPPORTED
 
   // The checks and dispatch of tessera_launch, against this backend.
