@@ -26,7 +26,9 @@ def entries(defs):
 
 def unit_names(unitdir, ident):
     """Whether a unit test under unitdir names diag::ident (a check no source reaches past sema)."""
-    for root, _, files in os.walk(unitdir or []):
+    if not unitdir:
+        return False
+    for root, _, files in os.walk(unitdir):
         for fn in files:
             if fn.endswith(".cpp"):
                 text = open(os.path.join(root, fn), encoding="utf-8", errors="ignore").read()
