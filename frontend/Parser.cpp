@@ -8,6 +8,21 @@
 namespace tessera {
 
 namespace {
+// Bracket nesting as the scanner counts it: a stray closer never takes the depth below 0.
+void trackBracketDepth(TokenKind k, unsigned& depth) {
+  switch (k) {
+    case TokenKind::l_paren:
+    case TokenKind::l_square:
+    case TokenKind::l_brace: ++depth; break;
+    case TokenKind::r_paren:
+    case TokenKind::r_square:
+    case TokenKind::r_brace:
+      if (depth) --depth;
+      break;
+    default: break;
+  }
+}
+
 // The parser wants a stream without Comment tokens that ends with Eof; copy only when needed.
 const std::vector<Token>& selectTokens(const std::vector<Token>& in, std::vector<Token>& scratch) {
   bool clean = !in.empty() && in.back().kind == TokenKind::Eof;
@@ -39,19 +54,7 @@ Parser::Parser(const std::vector<Token>& tokens, const SourceManager& sm, ASTCon
   blockColumns_.push_back(1);
   // Bracket balance at the end, as the scanner counts it (a stray closer never goes below 0).
   unsigned depth = 0;
-  for (size_t i = 0; i < toks_->size(); ++i) {
-    switch ((*toks_)[i].kind) {
-      case TokenKind::l_paren:
-      case TokenKind::l_square:
-      case TokenKind::l_brace: ++depth; break;
-      case TokenKind::r_paren:
-      case TokenKind::r_square:
-      case TokenKind::r_brace:
-        if (depth) --depth;
-        break;
-      default: break;
-    }
-  }
+  for (const Token& t : *toks_) trackBracketDepth(t.kind, depth);
   unbalancedAtEof_ = depth > 0;
   lastLogicalLineStart_ = finalLineStart(*toks_);
 }
@@ -120,17 +123,7 @@ void Parser::resyncLayout() {
         }
       }
     }
-    switch (t.kind) {
-      case TokenKind::l_paren:
-      case TokenKind::l_square:
-      case TokenKind::l_brace: ++depth; break;
-      case TokenKind::r_paren:
-      case TokenKind::r_square:
-      case TokenKind::r_brace:
-        if (depth) --depth;
-        break;
-      default: break;
-    }
+    trackBracketDepth(t.kind, depth);
     Token copy = t;
     out.push_back(copy);
     lastEnd = t.range.end;

@@ -99,16 +99,9 @@ void attentionGradHead(const Approx& qkv, const Approx& o, const Approx& dy, int
   std::vector<double> sum[3], dev[3], mag[3];
   for (int c = 0; c < 3; ++c) sum[c].assign(S * Dh, 0.0), dev[c].assign(S * Dh, 0.0), mag[c].assign(S * Dh, 0.0);
   for (int64_t i = 0; i < S; ++i) {
-    std::vector<double> s(S);
-    double m = -INFINITY, ds = 0;
-    for (int64_t j = 0; j < S; ++j) {
-      double dot = 0, mg = 0, prop = 0;
-      for (int64_t d = 0; d < Dh; ++d) {
-        double q = qkv.v[Q(i, d)], k = qkv.v[K(j, d)];
-        dot += q * k, mg += std::fabs(q * k), prop += qkv.e[Q(i, d)] * std::fabs(k) + std::fabs(q) * qkv.e[K(j, d)];
-      }
-      s[j] = scale * dot, m = std::max(m, s[j]), ds = std::max(ds, scale * ((Dh + 4) * kF32 * mg + prop));
-    }
+    std::vector<double> s;
+    double m, ds;
+    scoreRowWithBound(qkv.v.data(), qkv.e.data(), S, Dh, ld, c0, C + c0, scale, i, s, m, ds);
     double l = 0;
     for (int64_t j = 0; j < S; ++j) l += std::exp(s[j] - m);
     const double lse = m + std::log(l);
