@@ -4,9 +4,9 @@ namespace tessera {
 
 const char* nodeKindName(NodeKind k) {
   switch (k) {
-#define EXPR(NAME) \
+#define EXPR(NAME, ...) \
   case NodeKind::NAME##Expr: return #NAME "Expr";
-#define STMT(NAME) \
+#define STMT(NAME, ...) \
   case NodeKind::NAME##Stmt: return #NAME "Stmt";
 #include "frontend/ASTNodes.def"
   }
@@ -16,9 +16,9 @@ const char* nodeKindName(NodeKind k) {
 // Nodes have no virtual destructor (they are plain data); destroy through the concrete type.
 void ASTContext::Deleter::operator()(Node* n) const {
   switch (n->kind) {
-#define EXPR(NAME) \
+#define EXPR(NAME, ...) \
   case NodeKind::NAME##Expr: static_cast<NAME##Expr*>(n)->~NAME##Expr(); return;
-#define STMT(NAME) \
+#define STMT(NAME, ...) \
   case NodeKind::NAME##Stmt: static_cast<NAME##Stmt*>(n)->~NAME##Stmt(); return;
 #include "frontend/ASTNodes.def"
   }

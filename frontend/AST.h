@@ -19,8 +19,8 @@ class Type;    // sema's type of an expression
 class Symbol;  // sema's meaning of a name
 
 enum class NodeKind : uint8_t {
-#define EXPR(NAME) NAME##Expr,
-#define STMT(NAME) NAME##Stmt,
+#define EXPR(NAME, ...) NAME##Expr,
+#define STMT(NAME, ...) NAME##Stmt,
 #include "frontend/ASTNodes.def"
 };
 const char* nodeKindName(NodeKind k);  // "NameExpr", "ForStmt", ...

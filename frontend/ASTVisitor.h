@@ -3,8 +3,9 @@
 //  - ASTVisitor / ConstASTVisitor: CRTP dispatch on a node's kind to visit<Kind>(Kind*, args...),
 //    as clang's StmtVisitor; an unhandled kind falls back to visitExpr / visitStmt, then visitNode.
 //  - forEachChild(node, f): each direct child (expressions and the statements of nested blocks) in
-//    source order; the children of a kind are named once, in childrenOf below.
-// Adding a row to ASTNodes.def without its class or its childrenOf overload is a build error.
+//    source order; the children of a kind are named once, in ASTNodes.def's CHILDREN column.
+// Adding a row to ASTNodes.def without its class (or, for CUSTOM, its customChildrenOf) is a build
+// error.
 #pragma once
 
 #include "frontend/AST.h"
@@ -22,9 +23,9 @@ class VisitorBase {
  public:
   Ret visit(Ptr<Node> n, Args... args) {
     switch (n->kind) {
-#define EXPR(NAME) \
+#define EXPR(NAME, ...) \
   case NodeKind::NAME##Expr: return self().visit##NAME##Expr(static_cast<Ptr<NAME##Expr>>(n), args...);
-#define STMT(NAME) \
+#define STMT(NAME, ...) \
   case NodeKind::NAME##Stmt: return self().visit##NAME##Stmt(static_cast<Ptr<NAME##Stmt>>(n), args...);
 #include "frontend/ASTNodes.def"
     }
@@ -32,9 +33,9 @@ class VisitorBase {
   }
 
   // Defaults: each kind falls back to its category, each category to visitNode.
-#define EXPR(NAME) \
+#define EXPR(NAME, ...) \
   Ret visit##NAME##Expr(Ptr<NAME##Expr> e, Args... args) { return self().visitExpr(e, args...); }
-#define STMT(NAME) \
+#define STMT(NAME, ...) \
   Ret visit##NAME##Stmt(Ptr<NAME##Stmt> s, Args... args) { return self().visitStmt(s, args...); }
 #include "frontend/ASTNodes.def"
   Ret visitExpr(Ptr<Expr> e, Args... args) { return self().visitNode(e, args...); }
@@ -70,86 +71,17 @@ void all(F& f, const std::vector<Argument>& args) {
 }
 }  // namespace ast_detail
 
-// Leaves.
+// The kinds whose children sit inside nested records (CUSTOM in ASTNodes.def).
 template <class F>
-void childrenOf(NameExpr&, F&) {}
-template <class F>
-void childrenOf(IntLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(FloatLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(StringLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(BoolLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(NoneLiteralExpr&, F&) {}
-template <class F>
-void childrenOf(EllipsisExpr&, F&) {}
-template <class F>
-void childrenOf(ErrorExpr&, F&) {}
-template <class F>
-void childrenOf(PassStmt&, F&) {}
-template <class F>
-void childrenOf(BreakStmt&, F&) {}
-template <class F>
-void childrenOf(ContinueStmt&, F&) {}
-template <class F>
-void childrenOf(ImportStmt&, F&) {}
-template <class F>
-void childrenOf(ImportFromStmt&, F&) {}
-template <class F>
-void childrenOf(ErrorStmt&, F&) {}
-
-// Expressions.
-template <class F>
-void childrenOf(FStringExpr& e, F& f) {
+void customChildrenOf(FStringExpr& e, F& f) {
   for (FStringPart& p : e.parts) ast_detail::each(f, p.expr);
 }
 template <class F>
-void childrenOf(UnaryExpr& e, F& f) {
-  ast_detail::each(f, e.operand);
-}
-template <class F>
-void childrenOf(BinaryExpr& e, F& f) {
-  ast_detail::each(f, e.lhs, e.rhs);
-}
-// `then if cond else other`
-template <class F>
-void childrenOf(ConditionalExpr& e, F& f) {
-  ast_detail::each(f, e.thenExpr, e.cond, e.elseExpr);
-}
-template <class F>
-void childrenOf(CallExpr& e, F& f) {
-  ast_detail::each(f, e.callee);
-  ast_detail::all(f, e.args);
-}
-template <class F>
-void childrenOf(SubscriptExpr& e, F& f) {
-  ast_detail::each(f, e.base);
-  ast_detail::all(f, e.indices);
-}
-template <class F>
-void childrenOf(SliceExpr& e, F& f) {
-  ast_detail::each(f, e.lower, e.upper, e.step);
-}
-template <class F>
-void childrenOf(AttributeExpr& e, F& f) {
-  ast_detail::each(f, e.base);
-}
-template <class F>
-void childrenOf(TupleExpr& e, F& f) {
-  ast_detail::all(f, e.elements);
-}
-template <class F>
-void childrenOf(ListExpr& e, F& f) {
-  ast_detail::all(f, e.elements);
-}
-template <class F>
-void childrenOf(DictExpr& e, F& f) {
+void customChildrenOf(DictExpr& e, F& f) {
   for (DictEntry& d : e.entries) ast_detail::each(f, d.key, d.value);
 }
 template <class F>
-void childrenOf(ComprehensionExpr& e, F& f) {
+void customChildrenOf(ComprehensionExpr& e, F& f) {
   ast_detail::each(f, e.element);
   for (ComprehensionClause& c : e.clauses) {
     ast_detail::each(f, c.target, c.iter);
@@ -157,61 +89,12 @@ void childrenOf(ComprehensionExpr& e, F& f) {
   }
 }
 template <class F>
-void childrenOf(MutExpr& e, F& f) {
-  ast_detail::each(f, e.type);
-}
-template <class F>
-void childrenOf(StarredExpr& e, F& f) {
-  ast_detail::each(f, e.value);
-}
-
-// Statements: the expressions written in the statement, then the statements of its blocks.
-template <class F>
-void childrenOf(ExprStmt& s, F& f) {
-  ast_detail::each(f, s.expr);
-}
-template <class F>
-void childrenOf(AssignStmt& s, F& f) {
-  ast_detail::all(f, s.targets);
-  ast_detail::each(f, s.value);
-}
-template <class F>
-void childrenOf(AugAssignStmt& s, F& f) {
-  ast_detail::each(f, s.target, s.value);
-}
-template <class F>
-void childrenOf(AnnAssignStmt& s, F& f) {
-  ast_detail::each(f, s.target, s.annotation, s.value);
-}
-template <class F>
-void childrenOf(ReturnStmt& s, F& f) {
-  ast_detail::each(f, s.value);
-}
-template <class F>
-void childrenOf(IfStmt& s, F& f) {
-  ast_detail::each(f, s.cond);
-  ast_detail::all(f, s.thenBlock.stmts);
-  ast_detail::all(f, s.elseBlock.stmts);
-}
-template <class F>
-void childrenOf(WhileStmt& s, F& f) {
-  ast_detail::each(f, s.cond);
-  ast_detail::all(f, s.body.stmts);
-  ast_detail::all(f, s.elseBlock.stmts);
-}
-template <class F>
-void childrenOf(ForStmt& s, F& f) {
-  ast_detail::each(f, s.target, s.iter);
-  ast_detail::all(f, s.body.stmts);
-  ast_detail::all(f, s.elseBlock.stmts);
-}
-template <class F>
-void childrenOf(WithStmt& s, F& f) {
+void customChildrenOf(WithStmt& s, F& f) {
   for (WithItem& w : s.items) ast_detail::each(f, w.context, w.target);
   ast_detail::all(f, s.body.stmts);
 }
 template <class F>
-void childrenOf(FunctionDefStmt& s, F& f) {
+void customChildrenOf(FunctionDefStmt& s, F& f) {
   for (Decorator& d : s.decorators) {
     ast_detail::each(f, d.expr);
     ast_detail::all(f, d.clauses);
@@ -221,14 +104,36 @@ void childrenOf(FunctionDefStmt& s, F& f) {
   ast_detail::all(f, s.body.stmts);
 }
 
+// childrenOf(node, f), one overload a kind, from the CHILDREN column of ASTNodes.def: the
+// expressions written in the node, then (statements) the statements of its blocks.
+#define ONE(field) ast_detail::each(f, node.field);
+#define ALL(field) ast_detail::all(f, node.field);
+#define BLOCK(field) ast_detail::all(f, node.field.stmts);
+#define CUSTOM customChildrenOf(node, f);
+#define EXPR(NAME, CHILDREN)                                                  \
+  template <class F>                                                          \
+  void childrenOf([[maybe_unused]] NAME##Expr& node, [[maybe_unused]] F& f) { \
+    CHILDREN                                                                  \
+  }
+#define STMT(NAME, CHILDREN)                                                  \
+  template <class F>                                                          \
+  void childrenOf([[maybe_unused]] NAME##Stmt& node, [[maybe_unused]] F& f) { \
+    CHILDREN                                                                  \
+  }
+#include "frontend/ASTNodes.def"
+#undef ONE
+#undef ALL
+#undef BLOCK
+#undef CUSTOM
+
 // Calls f(Node*) on each non-null direct child of `n`, in source order.
 template <class F>
 void forEachChild(Node* n, F&& f) {
   if (!n) return;
   switch (n->kind) {
-#define EXPR(NAME) \
+#define EXPR(NAME, ...) \
   case NodeKind::NAME##Expr: return childrenOf(*static_cast<NAME##Expr*>(n), f);
-#define STMT(NAME) \
+#define STMT(NAME, ...) \
   case NodeKind::NAME##Stmt: return childrenOf(*static_cast<NAME##Stmt*>(n), f);
 #include "frontend/ASTNodes.def"
   }
