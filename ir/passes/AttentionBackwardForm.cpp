@@ -236,7 +236,7 @@ bool Matcher::matchScores(const Value* s, Form& f) {
 // are K[b, h, kb] (dQ), Q[b, h, qb] (dK) and dO[b, h, qb] (dV).
 bool Matcher::matchGradients(Form& f) {
   auto isLse = [&](const Value* x) {
-    const Value* l = unbroadcast(x);
+    const Value* l = rowBroadcastOf(x);
     if (!isOp(l, OpId::TileLoad) || !isOp(opnd(l, 0), OpId::MemSlice)) return false;
     f.LSE = opnd(opnd(l, 0), 0);
     return isBlockSlice(opnd(l, 0), f.LSE, f.b, f.h, f.qb(), f.qRows());
@@ -253,7 +253,7 @@ bool Matcher::matchGradients(Form& f) {
     return isBlockSlice(opnd(l, 0), tensors[i], f.b, f.h, f.qb(), f.qRows());
   };
   auto isDi = [&](const Value* x) {
-    const Value* r = unbroadcast(x);
+    const Value* r = rowBroadcastOf(x);
     if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr(AttrId::Kind) != "sum" || r->defOp->intAttr(AttrId::Axis, -1) != 1)
       return false;
     const Value* m = opnd(r, 0);
@@ -344,19 +344,7 @@ bool Matcher::checkTypes(Form& f) {
 
 bool Matcher::match(Form& f) {
   Operation *outer = nullptr, *loop = nullptr;
-  for (auto& op : body_.ops)
-    if (op->id == OpId::TileRange) {
-      if (outer) return fail("the kernel has more than one group loop");
-      outer = op.get();
-    }
-  if (!outer || outer->numOperands() != 3 || outer->body().numArgs() != 1)
-    return fail("the kernel is not one tile.range over (batch, head, block)");
-  for (auto& op : outer->body().ops)
-    if (op->id == OpId::TileRange) {
-      if (loop) return fail("the unit has more than one block loop");
-      loop = op.get();
-    }
-  if (!loop) return fail("the unit has no block loop");
+  if (!findLoopNest(body_, "block", "the unit", "block loop", outer, loop, why_)) return false;
   if (!findProducts(loop, f) || !findBlocks(loop, f) || !matchGradients(f) || !matchUnit(outer, f) ||
       !matchLoop(loop, f) || !matchEpilogue(outer, loop, f) || !checkTypes(f))
     return false;

@@ -250,19 +250,7 @@ bool Matcher::effectsOnlyFrom(const std::vector<Operation*>& allowed) {
 
 bool Matcher::match(Form& f) {
   Operation *outer = nullptr, *loop = nullptr;
-  for (auto& op : body_.ops)
-    if (op->id == OpId::TileRange) {
-      if (outer) return fail("the kernel has more than one group loop");
-      outer = op.get();
-    }
-  if (!outer || outer->numOperands() != 3 || outer->body().numArgs() != 1)
-    return fail("the kernel is not one tile.range over (batch, head, query block)");
-  for (auto& op : outer->body().ops)
-    if (op->id == OpId::TileRange) {
-      if (loop) return fail("the query block has more than one key loop");
-      loop = op.get();
-    }
-  if (!loop) return fail("the query block has no key loop");
+  if (!findLoopNest(body_, "query block", "the query block", "key loop", outer, loop, why_)) return false;
   // Q, K, V from the scores: dot(Q[b, h, qb], load(K[b, h, kb]).T), V from the P V product.
   Operation* yield = loop->body().terminator();
   const Value* mNew = yield && yield->numOperands() == 3 ? yield->operand(0) : nullptr;

@@ -41,6 +41,16 @@ inline const Value* unbroadcast(const Value* v) {
   return v;
 }
 
+// v where x is v[:, None] broadcast along the columns (tile.reshape to [R, 1], then broadcasts);
+// null otherwise.
+inline const Value* rowBroadcastOf(const Value* x) {
+  while (isOp(x, OpId::TileBroadcast)) x = opnd(x, 0);
+  if (!isOp(x, OpId::TileReshape)) return nullptr;
+  const auto& shape = x->type->shape;
+  if (shape.size() != 2 || !shape[1].isStatic() || shape[1].size != 1) return nullptr;
+  return opnd(x, 0);
+}
+
 // Binary op `id` of {x, y} in this order, or either order when `commutative`.
 inline bool binary(const Value* v, OpId id, const std::function<bool(const Value*)>& x,
                    const std::function<bool(const Value*)>& y, bool commutative) {
@@ -86,6 +96,27 @@ inline bool isIndexPlusIota(const Value* v, const Value* base, unsigned axis, in
   };
   while (isOp(v, OpId::TileBroadcast)) v = opnd(v, 0);
   return binary(v, OpId::ArithAddI, isBase, isIota, true);
+}
+
+// The kernel's one group loop `outer` (over (batch, head, `unit`)) and the one loop inside it;
+// otherwise `why` says what is not so (`holder`: what the inner loop belongs to, `inner`: its name).
+inline bool findLoopNest(Block& body, const std::string& unit, const std::string& holder, const std::string& inner,
+                         Operation*& outer, Operation*& loop, std::string& why) {
+  outer = loop = nullptr;
+  for (auto& op : body.ops)
+    if (op->id == OpId::TileRange) {
+      if (outer) return why = "the kernel has more than one group loop", false;
+      outer = op.get();
+    }
+  if (!outer || outer->numOperands() != 3 || outer->body().numArgs() != 1)
+    return why = "the kernel is not one tile.range over (batch, head, " + unit + ")", false;
+  for (auto& op : outer->body().ops)
+    if (op->id == OpId::TileRange) {
+      if (loop) return why = holder + " has more than one " + inner, false;
+      loop = op.get();
+    }
+  if (!loop) return why = holder + " has no " + inner, false;
+  return true;
 }
 
 // Every op of `func` with an effect (writes, barriers, calls, nested control flow) is one of
