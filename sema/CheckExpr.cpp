@@ -409,6 +409,10 @@ bool Checker::checkInnerExtents(const char* op, Expr* lhs, const Type* l, Expr* 
   if (l->dims.size() != 2 || r->dims.size() != 2) return true;
   const Extent &k1 = l->dims[1], &k2 = r->dims[0];
   if (k1 == k2 || k1.isUnknown() || k2.isUnknown()) return true;
+  if (unifying && !extentIsConst(k1) && !extentIsConst(k2)) {
+    unifying->unite(k1, k2);
+    return true;
+  }
   // Two different shape symbols (`D` and `E`) may be equal at launch, but tile code is laid out
   // for one extent: in a kernel they must be one symbol (the lowering would read one as the other).
   if (!(extentIsConst(k1) && extentIsConst(k2)) && !(inKernel() && !extentIsConst(k1) && !extentIsConst(k2)))
@@ -430,6 +434,10 @@ bool Checker::extentsAgreeStatically(BinaryOp op, const Extent& a, const Extent&
   auto wide = [](const Extent& e) { return e.isConst() && e.value() != 1; };
   // Two different shape symbols: the launch could bind them to different sizes, and the tile is
   // laid out by one of them (the other operand would be read with the wrong extent).
+  if (symbolic(a) && symbolic(b) && a != b && unifying) {
+    unifying->unite(a, b);
+    return true;
+  }
   if (symbolic(a) && symbolic(b) && a != b) {
     diags.report(diag::err_extent_symbols_differ, opRange) << binaryOpSpelling(op) << l->str() << r->str() << a.str()
                                                            << b.str();

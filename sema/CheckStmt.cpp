@@ -404,6 +404,10 @@ bool Checker::checkStoreExtents(Expr* target, const Type* slot, const Type* t, E
     // out by the value's extent whatever the slot's is at launch).
     bool constants = want.isConst() && got.isConst();
     bool symbols = !want.isConst() && !got.isConst() && !want.isUnknown() && !got.isUnknown();
+    if (symbols && unifying) {
+      unifying->unite(want, got);
+      continue;
+    }
     if (want == got || !(constants || (symbols && inKernel()))) continue;
     diags.report(diag::err_store_shape_mismatch, value ? value->range : target->range)
         << t->str() << text(target->range) << slot->str() << got.str() << static_cast<unsigned>(d)
@@ -498,11 +502,7 @@ void Checker::declareFunction(FunctionDefStmt* f) {
   }
 }
 
-void Checker::checkFunctionBody(FunctionDefStmt* f) {
-  auto it = sc.functions.find(f);
-  if (it == sc.functions.end()) return;
-  FunctionInfo& info = *it->second;
-  unsigned errorsBefore = diags.errorCount();
+void Checker::checkBodyOnce(FunctionDefStmt* f, FunctionInfo& info) {
   Scope* outer = scope;
   FunctionInfo* savedFn = fn_;
   unsigned savedLoop = loopDepth;
@@ -518,6 +518,17 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   unrolledLoops = std::move(savedUnrolled);
   scope = outer;
   fn_ = savedFn;
+}
+
+void Checker::checkFunctionBody(FunctionDefStmt* f) {
+  auto it = sc.functions.find(f);
+  if (it == sc.functions.end()) return;
+  FunctionInfo& info = *it->second;
+  unsigned errorsBefore = diags.errorCount();
+  // Unannotated kernel parameters: checked with their inferred types (their ranks inferred there).
+  bool inferring = hasUnannotatedParams(f, info);
+  if (inferring) checkKernelWithInferredParams(f, info);
+  else checkBodyOnce(f, info);
 
   // A body that is only `...` declares the function without defining it.
   if (f->body.stmts.size() == 1)
@@ -532,7 +543,7 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
     if (diags.errorCount() == errorsBefore) checkRowSplit(f, info, diags);
     checkSharedMemory(f, info, diags);
     // The inference reads the typed body: after an error in it, types are missing.
-    if (diags.errorCount() == errorsBefore) inferKernelParams(f, info, sc.sm, diags);
+    if (!inferring && diags.errorCount() == errorsBefore) inferKernelParams(f, info, sc.sm, diags);
   }
 }
 

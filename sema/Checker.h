@@ -13,6 +13,16 @@
 
 namespace tessera {
 
+// Classes of equal extents (a union-find over their spellings), built while a kernel body whose
+// unannotated parameters carry generated extent names is checked (ExtentInference.cpp).
+struct ExtentUnifier {
+  std::map<std::string, std::string> parent;
+  std::map<std::string, Extent> extentOf;  // each spelling's extent
+  std::vector<std::string> order;          // spellings in the order first met
+  std::string find(const std::string& s);
+  void unite(const Extent& a, const Extent& b);
+};
+
 class Checker {
 public:
   Checker(SemaContext& sc, DiagnosticEngine& diags, ModuleInfo& mod);
@@ -34,6 +44,21 @@ public:
   bool checkStoreExtents(Expr* target, const Type* slot, const Type* t, Expr* value);
   void declareFunction(FunctionDefStmt* fn);  // decorators and signature
   void checkFunctionBody(FunctionDefStmt* fn);
+  // One walk of a function body in the function's scope.
+  void checkBodyOnce(FunctionDefStmt* fn, FunctionInfo& info);
+
+  // ---- unannotated kernel parameters (ExtentInference.cpp)
+  // A kernel with unannotated parameters: the body is checked with them dynamic, their ranks
+  // inferred, checked again with generated extent names to unify the extents that meet, and
+  // checked a last time with the parameters typed by those classes, so that the shape rules and
+  // the row split see them. Returns false (nothing retyped; the diagnostics of the first check
+  // reported) when the first check or the rank inference reports an error.
+  bool checkKernelWithInferredParams(FunctionDefStmt* fn, FunctionInfo& info);
+  static bool hasUnannotatedParams(const FunctionDefStmt* fn, const FunctionInfo& info);
+  // A fresh scope for the body holding `signature` (the parameters, their shape symbols and the
+  // autotune parameters), the unannotated parameters typed as f32 tensors with `dims`.
+  void retypeParams(FunctionDefStmt* fn, FunctionInfo& info, const std::map<std::string, Symbol*>& signature,
+                    const std::map<std::string, std::vector<Extent>>& dims);
 
   // ---- expressions (CheckExpr.cpp)
   const Type* check(Expr* e);
@@ -155,6 +180,10 @@ public:
   unsigned functionDepth = 0;
   // Names assigned at module level: function bodies may use them before the assignment runs.
   std::set<std::string> moduleGlobals;
+  // Set while inferring the extents of unannotated parameters: shape symbols that meet (in an
+  // elementwise operation, a matrix product's inner extents, a store) are unified instead of
+  // reported.
+  ExtentUnifier* unifying = nullptr;
 };
 
 // Kernel-wide rules over a checked kernel body (KernelRules.cpp): uniformity of barriers and

@@ -70,6 +70,22 @@ private:
       auto it = locals_.find(n->symbol);
       return it == locals_.end() ? 0 : it->second;
     }
+    // A view of a tensor whose type is not known yet (`X[r, :]`): at least one extent per slice
+    // or block index.
+    if (auto* s = dyn_cast<SubscriptExpr>(e)) {
+      auto sliceLike = [](Expr* x) { return x && (isa<SliceExpr>(x) || (x->type && x->type->kind == TypeKind::Slice)); };
+      int k = 0;
+      for (const Argument& a : s->indices) {
+        if (a.kind != Argument::Positional) continue;
+        auto* tu = dyn_cast<TupleExpr>(a.value);
+        if (tu && !tu->parenthesized) {
+          for (Expr* x : tu->elements) k += sliceLike(x) ? 1 : 0;
+        } else {
+          k += sliceLike(a.value) ? 1 : 0;
+        }
+      }
+      return k;
+    }
     if (auto* b = dyn_cast<BinaryExpr>(e)) return b->op == BinaryOp::MatMul ? 2 : std::max(rankOf(b->lhs), rankOf(b->rhs));
     if (auto* u = dyn_cast<UnaryExpr>(e)) return rankOf(u->operand);
     if (auto* a = dyn_cast<AttributeExpr>(e)) return a->name == "T" ? 2 : 0;

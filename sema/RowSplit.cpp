@@ -115,7 +115,7 @@ public:
       const Symbol* sym = info_.scope ? info_.scope->lookupLocal(p.name) : nullptr;
       const Type* t = sym ? sym->type : nullptr;
       if (!t || t->kind != TypeKind::Tensor || !t->rankKnown) {
-        if (!t || t->isDynamic()) return;  // unannotated: the lowering names its extents
+        if (!t || t->isDynamic()) return;  // unannotated and not typed by ExtentInference.cpp
         continue;
       }
       if (t->mut && !out) out = t, outName_ = p.name;
