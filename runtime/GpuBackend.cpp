@@ -169,6 +169,15 @@ public:
                     "module '", plan.module->name, "': cuModuleLoadData failed for ", name_, ": ",
                     d_.describe(r));
       }
+      // Looked up once: a module without bounds-checked kernels has no record (0), and asking
+      // the driver again at every synchronisation would fail each time (an API error that
+      // compute-sanitizer reports).
+      CUdeviceptr rec = 0;
+      size_t bytes = 0;
+      if (d_.cuModuleGetGlobal(&rec, &bytes, mod, TESSERA_FAULT_RECORD) != CUDA_SUCCESS ||
+          bytes != sizeof(tessera_fault_record))
+        rec = 0;
+      faultRecords_[plan.module] = rec;
     }
     CUresult r = d_.cuModuleGetFunction(&out, mod, k.gpu_entry);
     if (r != CUDA_SUCCESS)
@@ -409,19 +418,14 @@ public:
   // The fault records of `only` (or of every loaded module): the first one set fails with the
   // fault it describes, after clearing it for the next launch. `kernel`: the launch just made.
   tessera_status readFaultRecords(const tessera_module_desc *only = nullptr, const char *kernel = nullptr) {
-    std::vector<std::pair<const tessera_module_desc *, CUmodule>> mods;
+    std::vector<std::pair<const tessera_module_desc *, CUdeviceptr>> records;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto &[desc, mod] : modules_)
-        if (mod && (!only || desc == only))
-          mods.push_back({desc, mod});
+      for (auto &[desc, rec] : faultRecords_)
+        if (rec && (!only || desc == only))  // 0: no bounds-checked kernel in this module
+          records.push_back({desc, rec});
     }
-    for (auto &[desc, mod] : mods) {
-      CUdeviceptr rec = 0;
-      size_t bytes = 0;
-      if (d_.cuModuleGetGlobal(&rec, &bytes, mod, TESSERA_FAULT_RECORD) != CUDA_SUCCESS ||
-          bytes != sizeof(tessera_fault_record))
-        continue;  // no bounds-checked kernel in this module
+    for (auto &[desc, rec] : records) {
       tessera_fault_record r{};
       TESSERA_TRY(check(d_.cuMemcpy(reinterpret_cast<CUdeviceptr>(&r), rec, sizeof r), "cuMemcpy"));
       if (!r.flag)
@@ -637,6 +641,7 @@ private:
     }
     d_.cuModuleUnload(it->second);
     modules_.erase(it);
+    faultRecords_.erase(m);
   }
 
   const CudaDriver &d_;
@@ -649,6 +654,7 @@ private:
   std::string faultMessage_;
   std::unordered_set<CUdeviceptr> asyncPtrs_; // from allocateAsync, not yet released
   std::unordered_map<const tessera_module_desc *, CUmodule> modules_;
+  std::unordered_map<const tessera_module_desc *, CUdeviceptr> faultRecords_;  // 0: none
   std::unordered_map<const tessera_kernel_desc *, CUfunction> functions_;
   std::unordered_map<CUfunction, uint64_t> sharedOptIn_;
   std::unordered_map<const tessera_gpu_variant *, CUfunction> variantFunctions_;
