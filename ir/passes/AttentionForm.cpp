@@ -170,7 +170,7 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
   const Value* p = nullptr;
   auto isP = [&](const Value* x) {
     if (!isOp(x, OpId::MathExp) || !binary(opnd(x, 0), OpId::ArithSubF, [&](const Value* a) { return a == s; },
-                                           [&](const Value* c) { return unbroadcast(c) == mNew; }, false))
+                                           [&](const Value* c) { return rowBroadcastOf(c) == mNew; }, false))
       return false;
     p = x;
     return true;
@@ -183,13 +183,14 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
     return isOp(r, OpId::TileReduce) && r->defOp->strAttr(AttrId::Kind) == "sum" && r->defOp->intAttr(AttrId::Axis, -1) == 1 &&
            isP(opnd(r, 0));
   };
-  auto scaled = [&](const Value* carried) {
-    return [&, carried](const Value* x) {
+  // l * alpha (both rows) and acc * alpha[:, None] (alpha along acc's columns, never its rows).
+  auto scaled = [&](const Value* carried, bool rowBroadcast) {
+    return [&, carried, rowBroadcast](const Value* x) {
       return binary(x, OpId::ArithMulF, [&](const Value* a) { return a == carried; },
-                    [&](const Value* a) { return isAlpha(unbroadcast(a)); }, true);
+                    [&](const Value* a) { return isAlpha(rowBroadcast ? rowBroadcastOf(a) : a); }, true);
     };
   };
-  if (!binary(lNew, OpId::ArithAddF, scaled(l), isRowSum, true))
+  if (!binary(lNew, OpId::ArithAddF, scaled(l, false), isRowSum, true))
     return fail("l is not l * exp(m - m_new) + tile.sum(exp(s - m_new[:, None]), axis=1)");
   ScalarKind in = baseScalar(f.Q->type->elem);
   auto isPV = [&](const Value* d) {
@@ -198,7 +199,7 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
     return isOp(pc, OpId::ArithConvert) && baseScalar(pc->type->elem) == in && opnd(pc, 0) == p &&
            isBlockSlice(opnd(d, 1), f.V, f, kb, bkv);
   };
-  if (!binary(accNew, OpId::ArithAddF, scaled(acc), isPV, true))
+  if (!binary(accNew, OpId::ArithAddF, scaled(acc, true), isPV, true))
     return fail("acc is not acc * alpha[:, None] + tile.dot(p converted to Q's type, V[b, h, kb])");
   // The loop's end: S, or min(S, qb + 128) when causal.
   Value* end = loop->operand(1);
@@ -222,7 +223,7 @@ bool Matcher::matchEpilogue(Operation* outer, Operation* loop, Form& f) {
     if (isOp(v, OpId::ArithConvert)) v = opnd(v, 0);
     Value* dst = op->operand(1);
     bool isO = binary(v, OpId::ArithDivF, [&](const Value* a) { return a == loop->result(2); },
-                      [&](const Value* x) { return unbroadcast(x) == loop->result(1); }, false);
+                      [&](const Value* x) { return rowBroadcastOf(x) == loop->result(1); }, false);
     bool isLse = binary(v, OpId::ArithAddF, [&](const Value* a) { return a == loop->result(0); },
                         [&](const Value* x) { return isOp(x, OpId::MathLog) && opnd(x, 0) == loop->result(1); }, true);
     if (isO && !oStore_ && isOp(dst, OpId::MemSlice)) {
