@@ -218,6 +218,39 @@ llvm::Value* Lowering::storedValue(ir::Value* stored, View& v, const std::vector
   return value;
 }
 
+// A shared buffer placed by smem-plan: a view at its offset in the group's shared memory, with
+// static row-major (or column-major) strides and its swizzle.
+bool Lowering::lowerSharedAlloc(ir::Operation& op) {
+  if (!op.hasAttr(ir::AttrId::Offset))
+    return fail(op, "shared buffers must be placed by the smem-plan pass before code generation");
+  ir::Type t = op.result()->type;
+  View v;
+  v.elem = storageType(t->elem);
+  v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
+  v.packedBits = packedBitsOf(t->elem);
+  if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
+  if (t->swizzle != ir::Swizzle::None) {
+    v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
+    v.rowBytes = t->shape.back().size * static_cast<int64_t>(v.elem->getPrimitiveSizeInBits() / 8);
+    if (t->swizzle == ir::Swizzle::Auto || t->layout != ir::Layout::Row || v.rowBytes % v.swizzle != 0 ||
+        v.elem->getPrimitiveSizeInBits() % 8 != 0)
+      return fail(op, "this swizzled shared buffer (" + ir::printType(t) + ") is not supported by code generation");
+  }
+  v.ptr = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), op.intAttr(ir::AttrId::Offset, 0));
+  // Row-major (or column-major) static strides.
+  int64_t stride = 1;
+  v.shape.resize(t->shape.size());
+  v.strides.resize(t->shape.size());
+  for (size_t d = t->shape.size(); d-- > 0;) {
+    size_t dim = t->layout == ir::Layout::Col ? t->shape.size() - 1 - d : d;
+    v.shape[dim] = b_.getInt64(t->shape[dim].size);
+    v.strides[dim] = b_.getInt64(stride);
+    stride *= t->shape[dim].size;
+  }
+  views_[op.result()] = v;
+  return true;
+}
+
 bool Lowering::lowerMemory(ir::Operation& op) {
   auto indices = [&](unsigned from) {
     std::vector<llvm::Value*> idx;
@@ -291,36 +324,7 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       set(op.result(), reduceTree(*v, op.result()->type, op.strAttr(ir::AttrId::Kind)));
       return true;
     }
-    case OpId::SmemAlloc: {
-      if (!op.hasAttr(ir::AttrId::Offset))
-        return fail(op, "shared buffers must be placed by the smem-plan pass before code generation");
-      ir::Type t = op.result()->type;
-      View v;
-      v.elem = storageType(t->elem);
-      v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
-      v.packedBits = packedBitsOf(t->elem);
-      if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
-      if (t->swizzle != ir::Swizzle::None) {
-        v.swizzle = t->swizzle == ir::Swizzle::Xor128 ? 128 : t->swizzle == ir::Swizzle::Xor64 ? 64 : 32;
-        v.rowBytes = t->shape.back().size * static_cast<int64_t>(v.elem->getPrimitiveSizeInBits() / 8);
-        if (t->swizzle == ir::Swizzle::Auto || t->layout != ir::Layout::Row || v.rowBytes % v.swizzle != 0 ||
-            v.elem->getPrimitiveSizeInBits() % 8 != 0)
-          return fail(op, "this swizzled shared buffer (" + ir::printType(t) + ") is not supported by code generation");
-      }
-      v.ptr = b_.CreateConstGEP1_64(b_.getInt8Ty(), hooks_->sharedBase(b_), op.intAttr(ir::AttrId::Offset, 0));
-      // Row-major (or column-major) static strides.
-      int64_t stride = 1;
-      v.shape.resize(t->shape.size());
-      v.strides.resize(t->shape.size());
-      for (size_t d = t->shape.size(); d-- > 0;) {
-        size_t dim = t->layout == ir::Layout::Col ? t->shape.size() - 1 - d : d;
-        v.shape[dim] = b_.getInt64(t->shape[dim].size);
-        v.strides[dim] = b_.getInt64(stride);
-        stride *= t->shape[dim].size;
-      }
-      views_[op.result()] = v;
-      return true;
-    }
+    case OpId::SmemAlloc: return lowerSharedAlloc(op);
     case OpId::SmemStage: {
       View src = *view(op.operand(0));
       View r;

@@ -208,6 +208,7 @@ private:
   llvm::Value* floatToInt4(llvm::Value* f);
   llvm::Value* storedValue(ir::Value* stored, View& v, const std::vector<llvm::Value*>& idx);
   bool lowerMemory(ir::Operation& op);
+  bool lowerSharedAlloc(ir::Operation& op);
   void squeezeView(View& r, const ir::Attribute& squeeze);
   bool lowerFor(ir::Operation& op);
   bool lowerIf(ir::Operation& op);

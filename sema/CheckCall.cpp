@@ -583,43 +583,7 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
     }
     case BuiltinId::Bitcast: return bitcastResult(bc);
     case BuiltinId::TileDot: return tileDotResult(bc);
-    case BuiltinId::TileMma: {
-      DType accum = DType::FP32;
-      if (Expr* ax = arg("accum")) {
-        const Type* at2 = argType("accum");
-        if (at2 && at2->kind == TypeKind::DTypeValue) {
-          if (at2->dtype != DType::FP32 && at2->dtype != DType::FP16) {
-            diags.report(diag::err_mma_accum_dtype, ax->range) << dtypeInfo(at2->dtype).shortName;
-            return T.error();
-          }
-          accum = at2->dtype;
-        }
-      }
-      if (arg("BM") || arg("BN") || arg("BK")) {
-        // The iteration form: its tile sizes are constants (an autotune parameter counts at its
-        // compiled candidate).
-        for (const char* name : {"BM", "BN", "BK"})
-          requireConstInt(arg(name), call->range, std::string("'") + name + "' (a positive integer)", 1, LLONG_MAX);
-        // The iteration form accumulates into C (tile.mma_sync): C is written.
-        if (Expr* c = arg("c")) checkWriteAccess(c, c->range, false, BinaryOp::Add);
-        // B may be `Bt.T` (B given K-major); A is copied in [BM, BK] blocks of an [M, K] tensor.
-        if (auto* at = dyn_cast<AttributeExpr>(arg("a")); at && at->name == "T") {
-          diags.report(diag::err_mma_loop_transposed_a, at->range) << text(at->range);
-          return T.error();
-        }
-        if (!checkInnerExtents("tile.mma", bc.binding.args[0], boundType[0], bc.binding.args[1], boundType[1],
-                               call->range))
-          return T.error();
-        const Type* i = T.scalar(DType::INT32);
-        return T.range(T.tuple({i, i, i}));
-      }
-      const Type *a = boundType[0], *c = boundType[1];
-      if (!checkInnerExtents("tile.mma", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
-      std::vector<Extent> dims;
-      if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && !a->dims.empty() && !c->dims.empty())
-        dims = {a->dims.front(), c->dims.back()};
-      return T.fragment(accum, dims);
-    }
+    case BuiltinId::TileMma: return tileMmaResult(bc);
     case BuiltinId::TileZeros:
     case BuiltinId::TileFull: {
       std::vector<Extent> dims;
@@ -670,6 +634,50 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
     default: break;
   }
   return constraintResult(bc);
+}
+
+// tile.mma(a, c, accum=): one product into an accumulator fragment, or, with BM/BN/BK, the
+// iteration form over blocks (a range of block coordinates).
+const Type* Checker::tileMmaResult(const BoundBuiltinCall& bc) {
+  CallExpr* call = bc.call;
+  auto arg = [&](const char* name) { return bc.arg(name); };
+  auto argType = [&](const char* name) { return bc.argType(name); };
+  const std::vector<const Type*>& boundType = bc.types;
+  DType accum = DType::FP32;
+  if (Expr* ax = arg("accum")) {
+    const Type* at2 = argType("accum");
+    if (at2 && at2->kind == TypeKind::DTypeValue) {
+      if (at2->dtype != DType::FP32 && at2->dtype != DType::FP16) {
+        diags.report(diag::err_mma_accum_dtype, ax->range) << dtypeInfo(at2->dtype).shortName;
+        return T.error();
+      }
+      accum = at2->dtype;
+    }
+  }
+  if (arg("BM") || arg("BN") || arg("BK")) {
+    // The iteration form: its tile sizes are constants (an autotune parameter counts at its
+    // compiled candidate).
+    for (const char* name : {"BM", "BN", "BK"})
+      requireConstInt(arg(name), call->range, std::string("'") + name + "' (a positive integer)", 1, LLONG_MAX);
+    // The iteration form accumulates into C (tile.mma_sync): C is written.
+    if (Expr* c = arg("c")) checkWriteAccess(c, c->range, false, BinaryOp::Add);
+    // B may be `Bt.T` (B given K-major); A is copied in [BM, BK] blocks of an [M, K] tensor.
+    if (auto* at = dyn_cast<AttributeExpr>(arg("a")); at && at->name == "T") {
+      diags.report(diag::err_mma_loop_transposed_a, at->range) << text(at->range);
+      return T.error();
+    }
+    if (!checkInnerExtents("tile.mma", bc.binding.args[0], boundType[0], bc.binding.args[1], boundType[1],
+                           call->range))
+      return T.error();
+    const Type* i = T.scalar(DType::INT32);
+    return T.range(T.tuple({i, i, i}));
+  }
+  const Type *a = boundType[0], *c = boundType[1];
+  if (!checkInnerExtents("tile.mma", bc.binding.args[0], a, bc.binding.args[1], c, call->range)) return T.error();
+  std::vector<Extent> dims;
+  if (a->isTileLike() && c->isTileLike() && a->rankKnown && c->rankKnown && !a->dims.empty() && !c->dims.empty())
+    dims = {a->dims.front(), c->dims.back()};
+  return T.fragment(accum, dims);
 }
 
 // tile.dot(a, b): a product of rank-2 tiles whose inner extents agree.

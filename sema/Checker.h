@@ -118,6 +118,7 @@ public:
   const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
   void checkWhileCarries(WhileStmt* w);
   const Type* tileDotResult(const BoundBuiltinCall& bc);
+  const Type* tileMmaResult(const BoundBuiltinCall& bc);
   const Type* constraintResult(const BoundBuiltinCall& bc);
   const Type* reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bool dtypeKnown);
   void requireConstInt(Expr* x, SourceRange missing, const std::string& what, long long lo, long long hi);
