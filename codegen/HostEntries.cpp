@@ -17,6 +17,8 @@
 #include "codegen/HostEntries.h"
 #include "codegen/HostModule.h"
 
+#include <algorithm>
+
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -67,6 +69,7 @@ class EntryWriter {
   }
   llvm::Value* allocate(const HostEntryTensor& t, const char* what);
   llvm::Value* viewOf(llvm::Value* t, const HostEntryArg& a);
+  llvm::Value* replayKey(const HostEntry& e);
   bool launch(const HostEntryStep& s, const HostEntry& e, llvm::Value* opts, std::string& error);
 
   llvm::Module& m_;
@@ -163,6 +166,36 @@ llvm::Value* EntryWriter::viewOf(llvm::Value* t, const HostEntryArg& a) {
   check(b_.CreateCall(fn("tessera_tensor_view", i32_, {ptr_, i64_, i32_, ptr_, ptr_, ptr_}),
                       {t, extent(a.viewOffset), b_.getInt32(a.view.size()), extents, strides, view}));
   return view;
+}
+
+// The tessera_graph_key of this call: every tensor parameter, result and temporary (their views,
+// which hold the addresses this call allocated), and the scalar parameters' bits.
+llvm::Value* EntryWriter::replayKey(const HostEntry& e) {
+  llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+  std::vector<llvm::Value*> tensors;
+  std::vector<size_t> scalars;
+  for (size_t i = 0; i < e.params.size(); ++i)
+    if (e.params[i].isTensor)
+      tensors.push_back(params_[i]);
+    else
+      scalars.push_back(i);
+  tensors.insert(tensors.end(), outputs_.begin(), outputs_.end());
+  tensors.insert(tensors.end(), temps_.begin(), temps_.end());
+  llvm::Value* list = entry.CreateAlloca(ptr_, b_.getInt32(std::max<size_t>(tensors.size(), 1)), "key_tensors");
+  for (size_t i = 0; i < tensors.size(); ++i) b_.CreateStore(tensors[i], b_.CreateConstGEP1_64(ptr_, list, i));
+  llvm::Value* bits = entry.CreateAlloca(i64_, b_.getInt32(std::max<size_t>(scalars.size(), 1)), "key_scalars");
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    llvm::Value* slot = b_.CreateConstGEP1_64(i64_, bits, i);
+    b_.CreateStore(b_.getInt64(0), slot);
+    b_.CreateStore(params_[scalars[i]], slot);  // the scalar's own bytes, the rest zero
+  }
+  auto* keyTy = llvm::StructType::get(c_, {ptr_, i32_, ptr_, i32_});
+  llvm::Value* key = entry.CreateAlloca(keyTy, nullptr, "key");
+  b_.CreateStore(list, b_.CreateStructGEP(keyTy, key, 0));
+  b_.CreateStore(b_.getInt32(tensors.size()), b_.CreateStructGEP(keyTy, key, 1));
+  b_.CreateStore(bits, b_.CreateStructGEP(keyTy, key, 2));
+  b_.CreateStore(b_.getInt32(scalars.size()), b_.CreateStructGEP(keyTy, key, 3));
+  return key;
 }
 
 bool EntryWriter::launch(const HostEntryStep& s, const HostEntry& e, llvm::Value* opts, std::string& error) {
@@ -262,13 +295,24 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   // below stay outside the graph) and the graph replays through the entry point's cache: made
   // on the first call, updated with each call's arguments after it (tessera_graph_replay). The
   // default stream cannot capture: there the launches run directly.
+  // A call whose arguments (tensors, scalars, stream) equal those the cached graph was captured
+  // with launches that graph as it is (tessera_graph_launch_cached): no capture, no update.
   llvm::GlobalVariable* cache = nullptr;
+  llvm::Value* key = nullptr;
+  llvm::BasicBlock* after = nullptr;
   if (e.captureGraph) {
     cache = new llvm::GlobalVariable(m_, ptr_, false, llvm::GlobalValue::InternalLinkage,
                                      llvm::ConstantPointerNull::get(llvm::PointerType::get(c_, 0)), name + ".graph");
+    key = replayKey(e);
+    after = llvm::BasicBlock::Create(c_, "launched", f_);
+    llvm::BasicBlock* lookup = llvm::BasicBlock::Create(c_, "lookup", f_);
     llvm::BasicBlock* begin = llvm::BasicBlock::Create(c_, "capture", f_);
     llvm::BasicBlock* launches = llvm::BasicBlock::Create(c_, "launches", f_);
-    b_.CreateCondBr(b_.CreateIsNull(stream_), launches, begin);
+    b_.CreateCondBr(b_.CreateIsNull(stream_), launches, lookup);
+    b_.SetInsertPoint(lookup);
+    llvm::Value* hit = llvm::IRBuilder<>(&f_->getEntryBlock(), f_->getEntryBlock().begin()).CreateAlloca(i32_, nullptr, "hit");
+    check(b_.CreateCall(fn("tessera_graph_launch_cached", i32_, {ptr_, ptr_, ptr_, ptr_}), {cache, key, stream_, hit}));
+    b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(i32_, hit), b_.getInt32(0)), after, begin);
     b_.SetInsertPoint(begin);
     check(b_.CreateCall(fn("tessera_stream_begin_capture", i32_, {ptr_}), {stream_}));
     b_.CreateStore(b_.getTrue(), capturingSlot_);
@@ -279,13 +323,12 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
     if (!launch(s, e, opts, error)) return false;
   if (e.captureGraph) {
     llvm::BasicBlock* end = llvm::BasicBlock::Create(c_, "end_capture", f_);
-    llvm::BasicBlock* after = llvm::BasicBlock::Create(c_, "launched", f_);
     b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), capturingSlot_), end, after);
     b_.SetInsertPoint(end);
     b_.CreateStore(b_.getFalse(), capturingSlot_);
     check(b_.CreateCall(fn("tessera_stream_end_capture", i32_, {ptr_, ptr_}), {stream_, graphSlot_}));
-    check(b_.CreateCall(fn("tessera_graph_replay", i32_, {ptr_, ptr_, ptr_}),
-                        {cache, b_.CreateLoad(ptr_, graphSlot_), stream_}));
+    check(b_.CreateCall(fn("tessera_graph_replay_keyed", i32_, {ptr_, ptr_, ptr_, ptr_}),
+                        {cache, b_.CreateLoad(ptr_, graphSlot_), key, stream_}));
     b_.CreateBr(after);
     b_.SetInsertPoint(after);
   }
@@ -336,7 +379,8 @@ std::string hostEntryDeclaration(const std::string& module, const HostEntry& e) 
                   " * and owned by the caller (tessera_free(out->data)); on an error nothing is\n"
                   " * returned and nothing leaks." +
                   std::string(e.captureGraph ? "\n * capture_graph: on a stream other than the default one, the launches run as one graph,\n"
-                                               " * captured and replayed (updated with each call's arguments). */\n"
+                                               " * captured and replayed (updated with each call's arguments; a call with the\n"
+                                               " * arguments of the cached graph launches it without capturing). */\n"
                                              : " */\n");
   s += "tessera_status " + hostEntryName(module, e) + "(const tessera_launch_options *opts";
   for (const HostEntryParam& p : e.params)

@@ -287,18 +287,74 @@ tessera_status tessera_graph_destroy(tessera_graph graph) {
   return b->graphDestroy(graph);
 }
 
+namespace {
+
+// Calls of capture_graph entry points take turns in the cache functions below.
+std::mutex &replayMutex() {
+  static std::mutex *m = new std::mutex;
+  return *m;
+}
+
+// The key as one vector: the stream, then each tensor's address, dtype, rank, extents and
+// strides, then the scalars. Empty for a null key.
+std::vector<int64_t> flattenKey(const tessera_graph_key *key, tessera_stream stream) {
+  std::vector<int64_t> k;
+  if (!key)
+    return k;
+  k.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(stream)));
+  k.push_back(key->num_tensors);
+  for (uint32_t i = 0; i < key->num_tensors; ++i) {
+    const tessera_tensor *t = key->tensors[i];
+    if (!t) {
+      k.push_back(-1);
+      continue;
+    }
+    int32_t rank = t->rank < 0 ? 0 : t->rank > TESSERA_MAX_RANK ? TESSERA_MAX_RANK : t->rank;
+    k.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(t->data)));
+    k.push_back((static_cast<int64_t>(t->dtype) << 32) | static_cast<uint32_t>(t->rank));
+    k.insert(k.end(), t->shape, t->shape + rank);
+    k.insert(k.end(), t->strides, t->strides + rank);
+  }
+  if (key->scalars)
+    k.insert(k.end(), key->scalars, key->scalars + key->num_scalars);
+  return k;
+}
+
+} // namespace
+
+tessera_status tessera_graph_launch_cached(tessera_graph *cache, const tessera_graph_key *key,
+                                           tessera_stream stream, int32_t *launched) {
+  if (!cache || !key || !launched || (key->num_tensors && !key->tensors) || (key->num_scalars && !key->scalars))
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_graph_launch_cached: null cache, key or result");
+  *launched = 0;
+  TESSERA_TRY(checkStream("tessera_graph_launch_cached", stream));
+  std::lock_guard<std::mutex> lock(replayMutex());
+  if (!*cache || !graphs().contains(*cache) || (*cache)->replayKey.empty() ||
+      (*cache)->replayKey != flattenKey(key, stream))
+    return TESSERA_SUCCESS;
+  TESSERA_TRY(tessera_graph_launch(*cache, stream));
+  *launched = 1;
+  return TESSERA_SUCCESS;
+}
+
 tessera_status tessera_graph_replay(tessera_graph *cache, tessera_graph captured, tessera_stream stream) {
+  return tessera_graph_replay_keyed(cache, captured, nullptr, stream);
+}
+
+tessera_status tessera_graph_replay_keyed(tessera_graph *cache, tessera_graph captured, const tessera_graph_key *key,
+                                          tessera_stream stream) {
   if (!cache || !captured || !graphs().contains(captured))
     return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_replay: null cache, or null, unknown or destroyed graph");
   TESSERA_TRY(checkStream("tessera_graph_replay", stream));
   GET_BACKEND(b);
-  static std::mutex mutex; // one entry point's calls from several threads take turns
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(replayMutex()); // one entry point's calls from several threads take turns
   if (*cache && !graphs().contains(*cache))
     return fail(TESSERA_ERROR_INVALID_HANDLE, "tessera_graph_replay: the cached graph was destroyed");
   bool updated = false;
-  if (*cache)
+  if (*cache) {
+    (*cache)->replayKey.clear(); // until the update succeeds, no call may hit the old key
     TESSERA_TRY(b->graphUpdate(*cache, captured, updated));
+  }
   if (updated) {
     TESSERA_TRY(tessera_graph_destroy(captured));
   } else {
@@ -306,7 +362,10 @@ tessera_status tessera_graph_replay(tessera_graph *cache, tessera_graph captured
       TESSERA_TRY(tessera_graph_destroy(*cache));
     *cache = captured;
   }
-  return tessera_graph_launch(*cache, stream);
+  tessera_status launched = tessera_graph_launch(*cache, stream);
+  if (launched == TESSERA_SUCCESS)
+    (*cache)->replayKey = flattenKey(key, stream); // a graph that failed to launch is never hit
+  return launched;
 }
 
 tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 struct tessera_stream_t {
   virtual ~tessera_stream_t() = default;
@@ -23,6 +24,8 @@ struct tessera_event_t {
 };
 struct tessera_graph_t {
   virtual ~tessera_graph_t() = default;
+  // The key tessera_graph_replay_keyed recorded with a cached graph (empty: none).
+  std::vector<int64_t> replayKey;
 };
 
 namespace tessera::rt {

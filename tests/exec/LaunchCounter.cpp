@@ -3,7 +3,7 @@
 // TESSERA_TEST_LAUNCH_COUNT names at exit. check_profile.py compares it with the number of
 // launch events in the TESSERA_PROFILE trace. Launches on a stream that is capturing (wrapped
 // tessera_stream_begin/end_capture) are recorded into a graph, not run: they are not counted
-// (the trace shows each replay of the graph as one graph event instead).
+// (the trace shows each replay of the graph as one graph event instead). Captures are counted too.
 #include <tessera/runtime.h>
 
 #include <atomic>
@@ -18,7 +18,7 @@ extern "C" tessera_status __real_tessera_stream_begin_capture(tessera_stream str
 extern "C" tessera_status __real_tessera_stream_end_capture(tessera_stream stream, tessera_graph *out);
 
 namespace {
-std::atomic<unsigned long> launches{0};
+std::atomic<unsigned long> launches{0}, captures{0};
 std::mutex mutex;
 std::set<tessera_stream> capturing;
 
@@ -46,9 +46,13 @@ extern "C" tessera_status __wrap_tessera_launch(const tessera_kernel_desc *kerne
 extern "C" tessera_status __wrap_tessera_stream_begin_capture(tessera_stream stream) {
   tessera_status s = __real_tessera_stream_begin_capture(stream);
   std::lock_guard<std::mutex> lock(mutex);
-  if (s == TESSERA_SUCCESS) capturing.insert(stream);
+  if (s == TESSERA_SUCCESS) capturing.insert(stream), ++captures;
   return s;
 }
+
+// How many captures the program began (host_autodiff_test: a capture_graph entry point called
+// again with the same arguments replays its graph without capturing).
+extern "C" unsigned long tessera_test_capture_count() { return captures.load(); }
 
 extern "C" tessera_status __wrap_tessera_stream_end_capture(tessera_stream stream, tessera_graph *out) {
   {

@@ -556,6 +556,24 @@ tessera_status tessera_graph_destroy(tessera_graph graph);
  * on the GPU) and `captured` is destroyed, or, where the update is refused, `captured` replaces
  * the cache. Then the cache is launched on `stream`. Calls with one cache are serialised. */
 tessera_status tessera_graph_replay(tessera_graph *cache, tessera_graph captured, tessera_stream stream);
+/* The arguments of one call of a capture_graph entry point, the key of its cached graph: every
+ * tensor the call passes to its launches (parameters, results, temporaries: data address, dtype,
+ * rank, extents and strides) and its scalar arguments (their bits, one int64 each). */
+typedef struct tessera_graph_key {
+  const tessera_tensor *const *tensors;
+  uint32_t num_tensors;
+  const int64_t *scalars;
+  uint32_t num_scalars;
+} tessera_graph_key;
+/* When `*cache` holds a graph that tessera_graph_replay_keyed recorded with a key equal to `key`
+ * and the same stream, launches it on `stream` and sets *launched to 1: the call's launches are
+ * those of the cached graph, so they need not be captured again. Otherwise sets *launched to 0
+ * and launches nothing. */
+tessera_status tessera_graph_launch_cached(tessera_graph *cache, const tessera_graph_key *key,
+                                           tessera_stream stream, int32_t *launched);
+/* tessera_graph_replay, recording `key` (NULL: none, so no later call hits) with the cache. */
+tessera_status tessera_graph_replay_keyed(tessera_graph *cache, tessera_graph captured,
+                                          const tessera_graph_key *key, tessera_stream stream);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Launches                                                                                    */

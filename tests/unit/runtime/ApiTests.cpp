@@ -157,6 +157,69 @@ TEST_CASE("api: graph capture records launches and copies; replay runs them in o
   CHECK(tessera_stream_end_capture(s.get(), g.out()) == TESSERA_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("api: a keyed graph cache launches its graph for equal keys only" * doctest::skip(gpuActive())) {
+  TestModule m("api_graph_key", {addOneSpec()});
+  REQUIRE(m.status == TESSERA_SUCCESS);
+  tessera::Buffer a, b;
+  REQUIRE(a.allocate(64 * sizeof(float)).ok());
+  REQUIRE(b.allocate(64 * sizeof(float)).ok());
+  REQUIRE(tessera_memset(a.data(), 0, 256) == TESSERA_SUCCESS);
+  REQUIRE(tessera_memset(b.data(), 0, 256) == TESSERA_SUCCESS);
+  tessera::Stream s, other;
+  REQUIRE(tessera_stream_create(s.out()) == TESSERA_SUCCESS);
+  REQUIRE(tessera_stream_create(other.out()) == TESSERA_SUCCESS);
+  tessera_launch_options o{};
+  o.stream = s.get();
+  tessera_tensor ya = tessera::tensor(a.as<float>(), {64}), yb = tessera::tensor(b.as<float>(), {64});
+  const tessera_tensor *tensors[1] = {&ya};
+  int64_t scalar = 7;
+  tessera_graph_key key{tensors, 1, &scalar, 1};
+  tessera_graph cache = nullptr;
+  int32_t hit = -1;
+  // An empty cache: nothing launched.
+  REQUIRE(tessera_graph_launch_cached(&cache, &key, s.get(), &hit) == TESSERA_SUCCESS);
+  CHECK(hit == 0);
+  REQUIRE(tessera_stream_begin_capture(s.get()) == TESSERA_SUCCESS);
+  REQUIRE(tessera::launch(m.kernel(), &o, {tessera::arg(ya)}).ok());
+  tessera_graph g = nullptr;
+  REQUIRE(tessera_stream_end_capture(s.get(), &g) == TESSERA_SUCCESS);
+  REQUIRE(tessera_graph_replay_keyed(&cache, g, &key, s.get()) == TESSERA_SUCCESS);
+  REQUIRE(tessera_stream_synchronize(s.get()) == TESSERA_SUCCESS);
+  CHECK(a.as<float>()[3] == 1.f);
+  // The same key: the cached graph runs again.
+  REQUIRE(tessera_graph_launch_cached(&cache, &key, s.get(), &hit) == TESSERA_SUCCESS);
+  REQUIRE(tessera_stream_synchronize(s.get()) == TESSERA_SUCCESS);
+  CHECK(hit == 1);
+  CHECK(a.as<float>()[3] == 2.f);
+  // Another address, extent, scalar or stream: a miss, nothing runs.
+  tessera_tensor ya32 = tessera::tensor(a.as<float>(), {32});
+  int64_t scalar2 = 8;
+  tessera_graph_key keys[3] = {{tensors, 1, &scalar, 1}, {tensors, 1, &scalar2, 1}, {tensors, 1, &scalar, 1}};
+  const tessera_tensor *tb[1] = {&yb}, *t32[1] = {&ya32};
+  keys[0].tensors = tb;
+  keys[2].tensors = t32;
+  for (const tessera_graph_key &k : keys) {
+    REQUIRE(tessera_graph_launch_cached(&cache, &k, s.get(), &hit) == TESSERA_SUCCESS);
+    CHECK(hit == 0);
+  }
+  REQUIRE(tessera_graph_launch_cached(&cache, &key, other.get(), &hit) == TESSERA_SUCCESS);
+  CHECK(hit == 0);
+  REQUIRE(tessera_stream_synchronize(s.get()) == TESSERA_SUCCESS);
+  CHECK(a.as<float>()[3] == 2.f);
+  CHECK(b.as<float>()[3] == 0.f);
+  // A replay without a key (tessera_graph_replay) forgets the old one: no later call hits.
+  REQUIRE(tessera_stream_begin_capture(s.get()) == TESSERA_SUCCESS);
+  REQUIRE(tessera::launch(m.kernel(), &o, {tessera::arg(ya)}).ok());
+  REQUIRE(tessera_stream_end_capture(s.get(), &g) == TESSERA_SUCCESS);
+  REQUIRE(tessera_graph_replay(&cache, g, s.get()) == TESSERA_SUCCESS);
+  REQUIRE(tessera_graph_launch_cached(&cache, &key, s.get(), &hit) == TESSERA_SUCCESS);
+  CHECK(hit == 0);
+  REQUIRE(tessera_stream_synchronize(s.get()) == TESSERA_SUCCESS);
+  CHECK(a.as<float>()[3] == 3.f);
+  CHECK(tessera_graph_launch_cached(&cache, nullptr, s.get(), &hit) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(tessera_graph_destroy(cache) == TESSERA_SUCCESS);
+}
+
 TEST_CASE("api: error messages are per thread") {
   CHECK(tessera_find_kernel("no_such_module", "k", nullptr) == TESSERA_ERROR_INVALID_ARGUMENT);
   std::string other = "unset";
