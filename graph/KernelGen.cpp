@@ -366,17 +366,14 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
   double eps = n.attrs.getFloat("eps", 1e-6);
   bool wantDw = !n.result(1)->users.empty() ||
                 std::find(g_.results.begin(), g_.results.end(), n.result(1)) != g_.results.end();
-  for (int part = 0; part < 2; ++part) {
-    if (part == 0 && d != DType::FP64) {
-      // dx: stdlib.nn.rmsnorm_safe_grad_<dt>, one group per row (a norm without weight gets ones).
-      PlanStep step = stdlibStep("rmsnorm_safe_grad_" + dt);
-      step.args = {tensorArg(x), weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
-                   tensorArg(g), PlanArg::tensor(allocate(n.result(0))), PlanArg::constant(eps, DType::FP32)};
-      plan_.steps.push_back(std::move(step));
-      continue;
-    }
-    if (part == 1 && !wantDw) break;  // an unused weight gradient (the norm had no weight) is not computed
-    if (part == 1) return rmsnormWeightGrad(n, dt, eps);
+  if (d != DType::FP64) {
+    // dx: stdlib.nn.rmsnorm_safe_grad_<dt>, one group per row (a norm without weight gets ones).
+    PlanStep step = stdlibStep("rmsnorm_safe_grad_" + dt);
+    step.args = {tensorArg(x), weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
+                 tensorArg(g), PlanArg::tensor(allocate(n.result(0))), PlanArg::constant(eps, DType::FP32)};
+    plan_.steps.push_back(std::move(step));
+  } else {
+    // dx at f64: one tile per element, the row's statistics recomputed.
     std::string name = nextKernel("rmsnorm_grad_x");
     KernelText k(name);
     k.tensor("x", d, {"R", "C"});
@@ -386,22 +383,21 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
       k.tensor("w", d, {"C"});
       step.args.push_back(tensorArg(n.operands[2]));
     }
-    {
-      k.tensor("dx", d, {"R", "C"}, true);
-      step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(0)), 0});
-      decomposeIndex(k, {"R", "C"});
-      safeInvRms(k, 2, "i0", dt, eps);
-      k.line(2, "gx = " + dt + "(0.0)");
-      k.line(2, "for c in range(C):");
-      k.line(3, std::string("gx += ") + (weight ? "g[i0, c] * w[c]" : "g[i0, c]") + " * x[i0, c]");
-      k.line(2, "gx = gx / " + dt + "(C)");
-      k.line(2, std::string("dx[i0, i1] = inv * ") + (weight ? "g[i0, i1] * w[i1]" : "g[i0, i1]") +
-                    " - x[i0, i1] * (inv * inv * inv) * gx");
-    }
+    k.tensor("dx", d, {"R", "C"}, true);
+    step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(0)), 0});
+    decomposeIndex(k, {"R", "C"});
+    safeInvRms(k, 2, "i0", dt, eps);
+    k.line(2, "gx = " + dt + "(0.0)");
+    k.line(2, "for c in range(C):");
+    k.line(3, std::string("gx += ") + (weight ? "g[i0, c] * w[c]" : "g[i0, c]") + " * x[i0, c]");
+    k.line(2, "gx = gx / " + dt + "(C)");
+    k.line(2, std::string("dx[i0, i1] = inv * ") + (weight ? "g[i0, i1] * w[i1]" : "g[i0, i1]") +
+                  " - x[i0, i1] * (inv * inv * inv) * gx");
     source_ += k.str();
     plan_.steps.push_back(std::move(step));
   }
-  return true;
+  // dw only when something uses it (a norm without weight has an unused one).
+  return wantDw ? rmsnormWeightGrad(n, dt, eps) : true;
 }
 
 // dw[j] = sum_r g[r, j] x[r, j] inv_r of rmsnorm_grad `n` (operands x, g[, w]) as a deterministic
