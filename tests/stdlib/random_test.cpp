@@ -61,18 +61,18 @@ float neg2ln32(float u) {
   return std::fma(float(e), -1.3862943649291992f, std::fma(t, t * h, -2.0f * t));
 }
 
-// (cos, sin) of 2 pi (w + 1/2) 2^-32 (stdlib/random.tessera cos_sin_turn).
-void cosSinTurn(uint32_t w, float& cOut, float& sOut) {
-  uint32_t q = w + 0x20000000u;
+// (cos, sin) of the angle of word w (stdlib/random.tessera cos_sin_angle): x from the low 30 bits,
+// bit 31 negates the cosine, bit 30 swaps the two.
+void cosSinAngle(uint32_t w, float& cOut, float& sOut) {
   float x = float(int32_t(w * 4u + 2u)) * 3.65729529994141e-10f;
   float s = x * x;
   float sn = std::fma(x * s, std::fma(std::fma(-0.00019503904331941158f, s, 0.00833203550428152f), s, -0.16666650772094727f), x);
   float cs = std::fma(std::fma(std::fma(std::fma(2.437983130221255e-05f, s, -0.0013886617962270975f), s, 0.04166661575436592f), s, -0.5f),
                       s, 1.0f);
-  bool odd = (q & 0x40000000u) != 0;
-  float c = odd ? sn : cs, t = odd ? cs : sn;
-  cOut = floatOf(bitsOf(c) ^ ((w + 0x60000000u) & 0x80000000u));
-  sOut = floatOf(bitsOf(t) ^ (q & 0x80000000u));
+  cs = floatOf(bitsOf(cs) ^ (w & 0x80000000u));
+  bool swap = (w & 0x40000000u) != 0;
+  cOut = swap ? sn : cs;
+  sOut = swap ? cs : sn;
 }
 
 float uniformOpen(uint32_t a) { return std::fma(float(a), 2.3283064365386963e-10f, 1.1641532182693481e-10f); }
@@ -84,7 +84,7 @@ float radius(float u) { return std::sqrt(std::fmin(std::fmax(neg2ln32(u), 0x1p-1
 void normalPair(uint32_t a, uint32_t b, float& z0, float& z1) {
   float r = radius(uniformOpen(a));
   float c, s;
-  cosSinTurn(b, c, s);
+  cosSinAngle(b, c, s);
   z0 = r * c, z1 = r * s;
 }
 
@@ -196,7 +196,7 @@ double ulps(float got, double want) {
 }
 
 // The accuracy of the generators' own elementary functions (docs/stdlib.md, "Generators"): ln of
-// every uniform u = (w + 1/2) 2^-32 that randn uses, and cos and sin of every turn, at 2^24 words
+// every uniform u = (w + 1/2) 2^-32 that randn uses, and cos and sin of every angle, at 2^24 words
 // each (w = i 2^8 + random low bits, and the ends), against float64's log, cos and sin. The GPU
 // computes them bit for bit as this replica (the bits checks below).
 bool polynomialAccuracy() {
@@ -209,14 +209,14 @@ bool polynomialAccuracy() {
     if (e > lnWorst) lnWorst = e, lnAt = w;
     rWorst = std::max(rWorst, ulps(radius(u), std::sqrt(std::fmax(-2.0 * std::log(double(u)), 0x1p-100))));
     float c, s;
-    cosSinTurn(w, c, s);
-    // The turn reduced exactly (integers) to the nearest quadrant k and the angle x from its
-    // centre, in float64: cos and sin of k pi / 2 + x.
-    int64_t k = (int64_t(w) + (int64_t(1) << 29)) >> 30;  // 0 .. 4
-    double x = 6.283185307179586 * (double(int64_t(w) - k * (int64_t(1) << 30)) + 0.5) * 0x1p-32;
-    k &= 3;
+    cosSinAngle(w, c, s);
+    // The angle in float64: x from the low 30 bits (exact integer arithmetic), then its arc: the
+    // cosine negated by bit 31, the two swapped by bit 30.
+    double x = 6.283185307179586 * double(int32_t(w * 4u + 2u)) * 0x1p-34;
     double cx = std::cos(x), sx = std::sin(x);
-    double wantC = k == 0 ? cx : k == 1 ? -sx : k == 2 ? -cx : sx, wantS = k == 0 ? sx : k == 1 ? cx : k == 2 ? -sx : -cx;
+    if (w & 0x80000000u) cx = -cx;
+    bool swap = (w & 0x40000000u) != 0;
+    double wantC = swap ? sx : cx, wantS = swap ? cx : sx;
     double ec = ulps(c, wantC), es = ulps(s, wantS);
     if (ec > cWorst) cWorst = ec, cAt = w;
     if (es > sWorst) sWorst = es, sAt = w;
