@@ -2,6 +2,7 @@
 
 #include "codegen/CudaToolkit.h"
 #include "codegen/HopperAttention.h"
+#include "codegen/HopperAttentionBwd.h"
 #include "codegen/HopperGemm.h"
 #include "codegen/HostModule.h"
 #include "codegen/LowerToLLVM.h"
@@ -79,6 +80,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     if (hopper) {
       planHopperVariants(m, kernels);
       planAttentionVariants(m, kernels);
+      planAttentionBwdVariants(m, kernels);
     } else {
       remarkChainsWithoutHopper(m, kernels);
     }
@@ -93,7 +95,8 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       for (const GpuArch& arch : opts.archs) {
         std::unique_ptr<llvm::Module> copy = llvm::CloneModule(gpu);
         if (arch.archSpecific && arch.sm == 90 &&
-            (!emitHopperVariants(m, kernels, *copy, error) || !emitAttentionVariants(m, kernels, *copy, error)))
+            (!emitHopperVariants(m, kernels, *copy, error) || !emitAttentionVariants(m, kernels, *copy, error) ||
+             !emitAttentionBwdVariants(m, kernels, *copy, error)))
           return false;
         if (!linkLibdevice(*copy, cuda, error)) return false;
         auto ptx = emitPTX(*copy, arch, opts.optLevel, error);

@@ -516,18 +516,7 @@ bool Emitter::emit() {
   nkv_ = b_.CreateUDiv(b_.CreateAdd(S_, i32(kBN - 1)), i32(kBN));
   units_ = b_.CreateMul(b_.CreateMul(B, H_), nq_);
   scaleLog2_ = b_.CreateFMul(fn_->getArg(form_.scale), llvm::ConstantFP::get(f32, 1.4426950408889634));
-  auto* prod = block("producer");
-  auto* cons = block("consumer");
-  auto* exit = block("exit");
-  b_.CreateCondBr(b_.CreateICmpEQ(wg, i32(0)), prod, cons);
-  b_.SetInsertPoint(prod);
-  producer();
-  b_.CreateBr(exit);
-  b_.SetInsertPoint(cons);
-  consumer(wg);
-  b_.CreateBr(exit);
-  b_.SetInsertPoint(exit);
-  b_.CreateRetVoid();
+  roles(wg, [&] { producer(); }, [&](llvm::Value* w) { consumer(w); });
   return true;
 }
 

@@ -113,6 +113,22 @@ void HopperKernelBuilder::declare(const std::string& name, unsigned maps, unsign
   annotate("grid_constant", llvm::MDNode::get(c_, constants));
 }
 
+void HopperKernelBuilder::roles(llvm::Value* wg, const std::function<void()>& producer,
+                                const std::function<void(llvm::Value*)>& consumer) {
+  auto* prod = block("producer");
+  auto* cons = block("consumer");
+  auto* exit = block("exit");
+  b_.CreateCondBr(b_.CreateICmpEQ(wg, i32(0)), prod, cons);
+  b_.SetInsertPoint(prod);
+  producer();
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(cons);
+  consumer(wg);
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+}
+
 llvm::Value* HopperKernelBuilder::tensorMap(unsigned m) {
   return b_.CreatePtrToInt(fn_->getArg(numParams_ + 3 + m), b_.getInt64Ty());
 }

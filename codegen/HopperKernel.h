@@ -38,6 +38,9 @@ protected:
   // its size per group (unused by these forms), then `maps` tensor maps; annotated as a kernel
   // of `threads` threads, one CTA per SM (the register cap setmaxnreg redistributes).
   void declare(const std::string& name, unsigned maps, unsigned threads);
+  // Warpgroup `wg` 0 runs `producer`, the others `consumer(wg)`, each role one branch of a single
+  // if/else (what setmaxnreg needs); then the entry returns.
+  void roles(llvm::Value* wg, const std::function<void()>& producer, const std::function<void(llvm::Value*)>& consumer);
   // Tensor map m's generic address (i64), for cp.async.bulk.tensor.
   llvm::Value* tensorMap(unsigned m);
   // The dynamic shared window's start, rounded up to 1 KiB (the 128-byte swizzle's period), as a

@@ -281,11 +281,12 @@ public:
       return tryChain(plan, *chain, stream, launched);
     for (uint32_t i = 0; i < k.num_gpu_variants; ++i) {
       const tessera_gpu_variant &v = k.gpu_variants[i];
-      if (sm_ < v.min_sm || v.num_tensor_maps > 4 || v.block_threads == 0 ||
+      constexpr uint32_t kMaxMaps = 8;  // the attention backward form takes 5
+      if (sm_ < v.min_sm || v.num_tensor_maps > kMaxMaps || v.block_threads == 0 ||
           (onlyVariant_ >= 0 && static_cast<uint32_t>(onlyVariant_) != i))
         continue;
       CUfunction f = variantFunction(plan, v);
-      CUtensorMap maps[4];
+      CUtensorMap maps[kMaxMaps];
       if (!f || !variantMaps(plan, v, nullptr, 0, maps))
         continue;
       TESSERA_TRY(launchVariant(plan, v, f, maps, nullptr, plan.groups, stream, launched));

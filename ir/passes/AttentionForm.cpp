@@ -29,56 +29,14 @@
 #include <functional>
 
 #include "ir/Pass.h"
+#include "ir/passes/AttentionMatch.h"
 #include "ir/passes/PassUtils.h"
 
 namespace tessera::ir {
 
 namespace {
 
-bool isOp(const Value* v, OpId id) { return v && v->defOp && v->defOp->id == id; }
-Value* opnd(const Value* v, unsigned i) { return v->defOp->operand(i); }
-
-bool isInt(const Value* v, int64_t value) {
-  const Attribute* a = constantOf(v);
-  return a && a->kind == AttrKind::Int && a->i == value;
-}
-
-bool isFloat(const Value* v, double value) {
-  const Attribute* a = constantOf(v);
-  return a && a->kind == AttrKind::Float && a->f == value;
-}
-
-// Looks through scalar integer conversions (index <-> i64), which lowering inserts freely.
-const Value* strip(const Value* v) {
-  while (isOp(v, OpId::ArithConvert) && isIndexOrInt(v->type) && isIndexOrInt(opnd(v, 0)->type)) v = opnd(v, 0);
-  return v;
-}
-bool same(const Value* a, const Value* b) { return strip(a) == strip(b); }
-
-// Looks through tile.broadcast and tile.reshape (row vectors broadcast along an axis).
-const Value* unbroadcast(const Value* v) {
-  while (isOp(v, OpId::TileBroadcast) || isOp(v, OpId::TileReshape) ||
-         (isOp(v, OpId::ArithConvert) && isIntLike(v->type) && isIntLike(opnd(v, 0)->type)))
-    v = opnd(v, 0);
-  return v;
-}
-
-// Binary op `id` of {x, y} in either operand order (commutative ops) or in this order.
-bool binary(const Value* v, OpId id, const std::function<bool(const Value*)>& x,
-            const std::function<bool(const Value*)>& y, bool commutative) {
-  if (!isOp(v, id) || v->defOp->numOperands() != 2) return false;
-  if (x(opnd(v, 0)) && y(opnd(v, 1))) return true;
-  return commutative && x(opnd(v, 1)) && y(opnd(v, 0));
-}
-
-bool isDim(const Value* v, const Value* tensor, int64_t axis) {
-  return isOp(v, OpId::MemDim) && opnd(v, 0) == tensor && v->defOp->intAttr(AttrId::Axis, -1) == axis;
-}
-
-int paramIndex(const Value* v, Block& body) {
-  if (!v || !v->isBlockArg() || v->ownerBlock != &body) return -1;
-  return static_cast<int>(v->index);
-}
+using namespace attn;
 
 struct Form {
   Value *Q = nullptr, *K = nullptr, *V = nullptr, *O = nullptr, *LSE = nullptr, *scale = nullptr;
@@ -86,33 +44,8 @@ struct Form {
   bool causal = false;
 };
 
-// `v` is tensor[b, h, at, 0] (or tensor[b, h, at] for rank 3) with `rows` rows and all of the
-// last dimension.
 bool isBlockSlice(const Value* v, const Value* tensor, const Form& f, const Value* at, int64_t rows) {
-  if (!isOp(v, OpId::MemSlice) || opnd(v, 0) != tensor) return false;
-  const Operation* s = v->defOp;
-  unsigned rank = static_cast<unsigned>(tensor->type->shape.size());
-  if (s->numOperands() != rank + 1 || !same(s->operand(1), f.b) || !same(s->operand(2), f.h) ||
-      !same(s->operand(3), at) || (rank == 4 && !isInt(s->operand(4), 0)))
-    return false;
-  Type t = v->type;
-  if (t->shape.empty() || !t->shape[0].isStatic() || t->shape[0].size != rows) return false;
-  return rank == 3 ? t->shape.size() == 1 : t->shape.size() == 2 && t->shape[1] == tensor->type->shape[3];
-}
-
-// `v` is base + iota along `axis` of a 2-D index tile (the causal mask's rows or columns).
-bool isIndexPlusIota(const Value* v, const Value* base, unsigned axis, int64_t n) {
-  auto isBase = [&](const Value* x) { return same(unbroadcast(x), base); };
-  auto isIota = [&](const Value* x) {
-    const Value* r = x;
-    while (isOp(r, OpId::TileBroadcast) || isOp(r, OpId::ArithConvert)) r = opnd(r, 0);
-    if (!isOp(r, OpId::TileReshape) || r->type->shape.size() != 2) return false;
-    const Value* i = opnd(r, 0);
-    const Dim& d = r->type->shape[axis];
-    return isOp(i, OpId::TileIota) && d.isStatic() && d.size == n;
-  };
-  while (isOp(v, OpId::TileBroadcast)) v = opnd(v, 0);
-  return binary(v, OpId::ArithAddI, isBase, isIota, true);
+  return attn::isBlockSlice(v, tensor, f.b, f.h, at, rows);
 }
 
 class Matcher {
@@ -312,33 +245,12 @@ bool Matcher::matchEpilogue(Operation* outer, Operation* loop, Form& f) {
 
 // Every op with an effect (writes, barriers, calls, nested control flow) is one of `allowed`.
 bool Matcher::effectsOnlyFrom(const std::vector<Operation*>& allowed) {
-  bool ok = true;
-  func_->walk([&](Operation* op) {
-    if (op == func_ || op->has(T_Pure) || op->id == OpId::TileLoad || op->id == OpId::ScfYield ||
-        op->id == OpId::FuncReturn)
-      return;
-    if (std::find(allowed.begin(), allowed.end(), op) != allowed.end()) return;
-    if (ok) why_ = "'" + std::string(op->name()) + "' has an effect besides the attention loop and its stores";
-    ok = false;
-  });
-  return ok;
+  return attn::effectsOnlyFrom(func_, allowed, "the attention loop and its stores", why_);
 }
 
 bool Matcher::match(Form& f) {
   Operation *outer = nullptr, *loop = nullptr;
-  for (auto& op : body_.ops)
-    if (op->id == OpId::TileRange) {
-      if (outer) return fail("the kernel has more than one group loop");
-      outer = op.get();
-    }
-  if (!outer || outer->numOperands() != 3 || outer->body().numArgs() != 1)
-    return fail("the kernel is not one tile.range over (batch, head, query block)");
-  for (auto& op : outer->body().ops)
-    if (op->id == OpId::TileRange) {
-      if (loop) return fail("the query block has more than one key loop");
-      loop = op.get();
-    }
-  if (!loop) return fail("the query block has no key loop");
+  if (!findLoopNest(body_, "query block", "the query block", "key loop", outer, loop, why_)) return false;
   // Q, K, V from the scores: dot(Q[b, h, qb], load(K[b, h, kb]).T), V from the P V product.
   Operation* yield = loop->body().terminator();
   const Value* mNew = yield && yield->numOperands() == 3 ? yield->operand(0) : nullptr;

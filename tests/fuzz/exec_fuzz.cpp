@@ -44,7 +44,7 @@ namespace {
 
 // tools/tesserac/Backend.cpp's default pipelines at -O0 and above.
 const char* kPipelineO0 = "row-partition,inline,uniformity,smem-plan";
-const char* kPipelineO2 = "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,chain-form,pipeline,smem-plan";
+const char* kPipelineO2 = "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-form,pipeline,smem-plan";
 
 std::string currentSource;  // for the report of a failure
 

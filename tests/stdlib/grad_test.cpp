@@ -214,6 +214,13 @@ int main() {
   for (DT dt : {DT::BF16, DT::F16, DT::F32})
     for (bool causal : {false, true})
       ok &= gradients(dt, causal, {randomIn(1, 2), randomIn(1, 2), 2 * randomIn(0, 100) + 1, 64 * randomIn(1, 2)});
+  // The sm_90a form (docs/codegen.md, "Hopper form of the attention backward") at both head
+  // dimensions, causal and not, with sequences that are not a multiple of its blocks (128 fixed
+  // rows; 128 or 64 streamed) and more than one unit per head; the CPU runs the portable form.
+  ok &= gradients(DT::BF16, true, {1, 2, 260, 64});
+  ok &= gradients(DT::F16, false, {2, 1, 257, 128});
+  ok &= gradients(DT::BF16, true, {1, 1, 200, 128});
+  ok &= gradients(DT::F16, true, {1, 1, 129, 64});
   // Other head dimensions and a sequence of exactly one block, then of one row.
   ok &= gradients(DT::BF16, false, {1, 1, 64, 40});
   ok &= gradients(DT::F32, true, {1, 1, 1, 24});
