@@ -294,6 +294,7 @@ bool PlanWriter::reshape(const Node& n) {
 // concat of matrices along the last axis (split_qkv's adjoint): one tile per element of y copies
 // the element of the operand whose columns hold it.
 bool PlanWriter::concat(const Node& n) {
+  if (viewConcats_.count(&n)) return true;  // its operands were written into its result (attentionGrad)
   const Value* x0 = n.operands[0];
   int64_t axis = n.attrs.getInt("axis", -1);
   for (const Value* x : n.operands)
@@ -353,7 +354,7 @@ bool PlanWriter::rowsGrad(const Node& n) {
 //   dx[r, j] = inv_r (g w)[r, j] - x[r, j] inv_r^3 mean_k((g w)[r, k] x[r, k])
 //   dw[j]    = sum_r g[r, j] x[r, j] inv_r
 // dx: stdlib.nn.rmsnorm_safe_grad_<dt> (f32, bf16, f16), one group per row; f64: one tile per
-// element. dw (only when something uses it): one tile per element, rows summed in order.
+// element. dw (only when something uses it): a two-stage column reduction (rmsnormWeightGrad).
 bool PlanWriter::rmsnormGrad(const Node& n) {
   const Value *x = n.operands[0], *g = n.operands[1];
   bool weight = n.operands.size() > 2;
@@ -365,17 +366,15 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
   double eps = n.attrs.getFloat("eps", 1e-6);
   bool wantDw = !n.result(1)->users.empty() ||
                 std::find(g_.results.begin(), g_.results.end(), n.result(1)) != g_.results.end();
-  for (int part = 0; part < 2; ++part) {
-    if (part == 0 && d != DType::FP64) {
-      // dx: stdlib.nn.rmsnorm_safe_grad_<dt>, one group per row (a norm without weight gets ones).
-      PlanStep step = stdlibStep("rmsnorm_safe_grad_" + dt);
-      step.args = {tensorArg(x), weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
-                   tensorArg(g), PlanArg::tensor(allocate(n.result(0))), PlanArg::constant(eps, DType::FP32)};
-      plan_.steps.push_back(std::move(step));
-      continue;
-    }
-    if (part == 1 && !wantDw) break;  // an unused weight gradient (the norm had no weight) is not computed
-    std::string name = nextKernel(part == 0 ? "rmsnorm_grad_x" : "rmsnorm_grad_w");
+  if (d != DType::FP64) {
+    // dx: stdlib.nn.rmsnorm_safe_grad_<dt>, one group per row (a norm without weight gets ones).
+    PlanStep step = stdlibStep("rmsnorm_safe_grad_" + dt);
+    step.args = {tensorArg(x), weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
+                 tensorArg(g), PlanArg::tensor(allocate(n.result(0))), PlanArg::constant(eps, DType::FP32)};
+    plan_.steps.push_back(std::move(step));
+  } else {
+    // dx at f64: one tile per element, the row's statistics recomputed.
+    std::string name = nextKernel("rmsnorm_grad_x");
     KernelText k(name);
     k.tensor("x", d, {"R", "C"});
     k.tensor("g", d, {"R", "C"});
@@ -384,30 +383,69 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
       k.tensor("w", d, {"C"});
       step.args.push_back(tensorArg(n.operands[2]));
     }
-    if (part == 0) {
-      k.tensor("dx", d, {"R", "C"}, true);
-      step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(0)), 0});
-      decomposeIndex(k, {"R", "C"});
-      safeInvRms(k, 2, "i0", dt, eps);
-      k.line(2, "gx = " + dt + "(0.0)");
-      k.line(2, "for c in range(C):");
-      k.line(3, std::string("gx += ") + (weight ? "g[i0, c] * w[c]" : "g[i0, c]") + " * x[i0, c]");
-      k.line(2, "gx = gx / " + dt + "(C)");
-      k.line(2, std::string("dx[i0, i1] = inv * ") + (weight ? "g[i0, i1] * w[i1]" : "g[i0, i1]") +
-                    " - x[i0, i1] * (inv * inv * inv) * gx");
-    } else {
-      k.tensor("dw", d, {"C"}, true);
-      step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(1)), 0});
-      decomposeIndex(k, {"C"});
-      k.line(2, "acc = " + dt + "(0.0)");
-      k.line(2, "for r in range(R):");
-      safeInvRms(k, 3, "r", dt, eps);
-      k.line(3, "acc += g[r, i0] * x[r, i0] * inv");
-      k.line(2, "dw[i0] = acc");
-    }
+    k.tensor("dx", d, {"R", "C"}, true);
+    step.args.push_back({PlanArg::Kind::Tensor, allocate(n.result(0)), 0});
+    decomposeIndex(k, {"R", "C"});
+    safeInvRms(k, 2, "i0", dt, eps);
+    k.line(2, "gx = " + dt + "(0.0)");
+    k.line(2, "for c in range(C):");
+    k.line(3, std::string("gx += ") + (weight ? "g[i0, c] * w[c]" : "g[i0, c]") + " * x[i0, c]");
+    k.line(2, "gx = gx / " + dt + "(C)");
+    k.line(2, std::string("dx[i0, i1] = inv * ") + (weight ? "g[i0, i1] * w[i1]" : "g[i0, i1]") +
+                  " - x[i0, i1] * (inv * inv * inv) * gx");
     source_ += k.str();
     plan_.steps.push_back(std::move(step));
   }
+  // dw only when something uses it (a norm without weight has an unused one).
+  return wantDw ? rmsnormWeightGrad(n, dt, eps) : true;
+}
+
+// dw[j] = sum_r g[r, j] x[r, j] inv_r of rmsnorm_grad `n` (operands x, g[, w]) as a deterministic
+// column reduction in two stages, all at the dtype: the rows' inv (one tile per row), partial
+// sums over blocks of kDwRows rows (one tile per block and column: consecutive tiles read
+// consecutive columns) and the sum of the partials in block order (one tile per column).
+bool PlanWriter::rmsnormWeightGrad(const Node& n, const std::string& dt, double eps) {
+  const Value *x = n.operands[0], *g = n.operands[1];
+  DType d = x->type.dtype;
+  const Dim &R = x->type.shape[0], &C = x->type.shape[1];
+  const std::string rows = std::to_string(kDwRows);
+  plan_.temps.push_back({d, {R}});
+  PlanBuffer inv{PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+  plan_.temps.push_back({d, {Dim::binary(Dim::Op::CeilDiv, R, Dim::constant(kDwRows)), C}});
+  PlanBuffer part{PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+  std::string name = nextKernel("rmsnorm_grad_inv");
+  KernelText k0(name);
+  k0.tensor("x", d, {"R", "C"});
+  k0.tensor("rinv", d, {"R"}, true);
+  decomposeIndex(k0, {"R"});
+  safeInvRms(k0, 2, "i0", dt, eps);
+  k0.line(2, "rinv[i0] = inv");
+  source_ += k0.str();
+  plan_.steps.push_back({name, {tensorArg(x), PlanArg::tensor(inv)}});
+  name = nextKernel("rmsnorm_grad_w_rows");
+  KernelText k1(name);
+  k1.tensor("x", d, {"R", "C"});
+  k1.tensor("g", d, {"R", "C"});
+  k1.tensor("rinv", d, {"R"});
+  k1.tensor("part", d, {"P", "C"}, true);
+  decomposeIndex(k1, {"P", "C"});
+  k1.line(2, "acc = " + dt + "(0.0)");
+  k1.line(2, "for r in range(i0 * " + rows + ", min(i0 * " + rows + " + " + rows + ", R)):");
+  k1.line(3, "acc += g[r, i1] * x[r, i1] * rinv[r]");
+  k1.line(2, "part[i0, i1] = acc");
+  source_ += k1.str();
+  plan_.steps.push_back({name, {tensorArg(x), tensorArg(g), PlanArg::tensor(inv), PlanArg::tensor(part)}});
+  name = nextKernel("rmsnorm_grad_w");
+  KernelText k2(name);
+  k2.tensor("part", d, {"P", "C"});
+  k2.tensor("dw", d, {"C"}, true);
+  decomposeIndex(k2, {"C"});
+  k2.line(2, "acc = " + dt + "(0.0)");
+  k2.line(2, "for p in range(P):");
+  k2.line(3, "acc += part[p, i0]");
+  k2.line(2, "dw[i0] = acc");
+  source_ += k2.str();
+  plan_.steps.push_back({name, {PlanArg::tensor(part), PlanArg::tensor(allocate(n.result(1)))}});
   return true;
 }
 

@@ -2,7 +2,9 @@
 // forms"): matmul (the tile.mma loop of the sm_90a GEMM form for 16-bit operands, the tiled
 // tile.dot form for f32), the row ops and attention launched as stdlib.nn's own kernels, and
 // split_qkv (head-major for the stdlib attention).
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "graph/KernelForms.h"
 #include "graph/PlanWriter.h"
@@ -138,8 +140,11 @@ bool PlanWriter::stdlibRowsNode(const Node& n) {
   return true;
 }
 
-// A temporary vector of `extent` elements, all `value` (one fill kernel).
+// A temporary vector of `extent` elements, all `value` (one fill kernel; one per dtype, extent and
+// value in the plan: no kernel writes it after its fill).
 PlanBuffer PlanWriter::filledTemp(DType d, const Dim& extent, double value) {
+  auto key = std::make_tuple(d, extent.str(), value);
+  if (auto it = fills_.find(key); it != fills_.end()) return it->second;
   plan_.temps.push_back({d, {extent}});
   PlanBuffer b{PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
   std::string name = nextKernel("fill");
@@ -149,7 +154,7 @@ PlanBuffer PlanWriter::filledTemp(DType d, const Dim& extent, double value) {
   k.line(2, "y[i0] = " + std::string(dtypeName(d)) + "(" + literal(value) + ")");
   source_ += k.str();
   plan_.steps.push_back({name, {PlanArg::tensor(b)}});
-  return b;
+  return fills_[key] = b;
 }
 
 // {scale} as Tessera source; by default 1/sqrt(D), D the kernel's head extent.
@@ -248,7 +253,19 @@ bool PlanWriter::attentionGrad(const Node& n) {
   std::vector<PlanArg> inputs;
   for (const Value* x : {q, kk, v, o, g}) inputs.push_back(headView(x, heads));
   inputs.push_back(PlanArg::tensor(buffers_.at(lse), {Dim::constant(1), Dim::constant(heads), S}));
-  for (unsigned i = 0; i < 3; ++i) allocate(n.result(i));
+  if (const Node* cat = concatOfGradients(n)) {
+    // split_qkv's adjoint: dq, dk and dv are written as column ranges of the concat's result
+    // (views, as the forward reads q, k, v), and the concat runs no kernel. The result gets a
+    // buffer of its own (not a plan-memory slot, which an operand of this node may hold).
+    const Value* y = cat->result();
+    bool returned = std::find(g_.results.begin(), g_.results.end(), y) != g_.results.end();
+    PlanBuffer b = returned ? allocate(y) : freshTemp(y);
+    for (unsigned i = 0; i < 3; ++i)
+      columns_[n.result(i)] = {b, n.result(0)->type.shape[1] * Dim::constant(i), y->type.shape[1]};
+    viewConcats_.insert(cat);
+  } else {
+    for (unsigned i = 0; i < 3; ++i) allocate(n.result(i));
+  }
   PlanStep kv = stdlibStep("flash_attention_grad_kv" + form);
   kv.args = inputs;
   kv.args.push_back(headView(n.result(1), heads));
@@ -261,6 +278,25 @@ bool PlanWriter::attentionGrad(const Node& n) {
   dq.args.push_back(attentionScaleArg(n, Dh));
   plan_.steps.push_back(std::move(dq));
   return true;
+}
+
+// The concat that takes the three gradients of flash_attention_grad `n` in order (split_qkv's
+// adjoint) as their only use, when it is the next node that runs a kernel: its result can hold
+// them as column ranges. Else null.
+const Node* PlanWriter::concatOfGradients(const Node& n) const {
+  const Node* cat = nullptr;
+  for (unsigned i = 0; i < 3; ++i) {
+    const Value* r = n.result(i);
+    if (r->users.size() != 1 || std::find(g_.results.begin(), g_.results.end(), r) != g_.results.end()) return nullptr;
+    if (i == 0) cat = r->users[0];
+    if (r->users[0] != cat || cat->operands.size() != 3 || cat->operands[i] != r) return nullptr;
+  }
+  int64_t axis = cat->attrs.getInt("axis", -1);
+  if (!cat->is(OpId::Concat) || cat->result()->type.rank() != 2 || (axis != -1 && axis != 1)) return nullptr;
+  auto it = std::find_if(g_.nodes.begin(), g_.nodes.end(), [&](const auto& m) { return m.get() == &n; });
+  if (it != g_.nodes.end()) ++it;
+  while (it != g_.nodes.end() && ((*it)->is(OpId::Constant) || (*it)->is(OpId::DimValue))) ++it;
+  return it != g_.nodes.end() && it->get() == cat ? cat : nullptr;
 }
 
 // The reference form (f64: tile.dot accumulates in f32): one tile per output element, the

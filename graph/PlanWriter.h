@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "basic/Diagnostics.h"
@@ -119,6 +120,11 @@ class PlanWriter {
     return buffers_[v] = {PlanBuffer::Kind::Temp, t};
   }
   PlanArg tensorArg(const Value* v, Shape view = {}) { return PlanArg::tensor(buffers_.at(v), std::move(view)); }
+  // A temporary of v's type of its own (no plan-memory slot).
+  PlanBuffer freshTemp(const Value* v) {
+    plan_.temps.push_back({v->type.dtype, planShape(v->type)});
+    return buffers_[v] = {PlanBuffer::Kind::Temp, static_cast<unsigned>(plan_.temps.size() - 1)};
+  }
 
   // The extents of what the entry point allocates must follow from its parameters' shapes.
   bool symbolsBound() {
@@ -166,6 +172,7 @@ class PlanWriter {
   bool attentionGrad(const Node& n);
   PlanArg attentionScaleArg(const Node& n, const Dim& Dh);
   bool concat(const Node& n);
+  const Node* concatOfGradients(const Node& n) const;
   PlanArg headView(const Value* x, int64_t heads);
   bool attentionTakesHeads(const Node& split, int64_t heads) const;
   PlanStep stdlibStep(const std::string& kernel) {
@@ -174,6 +181,8 @@ class PlanWriter {
   }
   bool rowsGrad(const Node& n);
   bool rmsnormGrad(const Node& n);
+  bool rmsnormWeightGrad(const Node& n, const std::string& dt, double eps);
+  static constexpr int64_t kDwRows = 32;  // rows per partial sum of a norm weight's gradient
   bool sumTo(const Node& n);
   bool reduce(const Node& n);
   bool transpose(const Node& n);
@@ -197,6 +206,8 @@ class PlanWriter {
     Dim first, rowLength;
   };
   std::map<const Value*, Columns> columns_;
+  std::set<const Node*> viewConcats_;  // concats whose operands were written into their result
+  std::map<std::tuple<DType, std::string, double>, PlanBuffer> fills_;  // filledTemp's vectors
 
  public:
   bool usesStdlibNN() const { return usesStdlibNN_; }

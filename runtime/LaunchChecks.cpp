@@ -257,7 +257,8 @@ tessera_status checkShapes(Checker &c, const tessera_arg *args) {
   return TESSERA_SUCCESS;
 }
 
-// A mut tensor may overlap no other tensor parameter: not another mut one (the writes would
+// A mut tensor may overlap no other tensor parameter (byte spans may interleave where the rows
+// are provably disjoint: column ranges of one matrix): not another mut one (the writes would
 // race), and not a read-only one either, because compiled code assumes tensor parameters do not
 // alias (codegen marks their accesses noalias and reorders loads of one tensor across stores to
 // another; docs/abi.md 3).
@@ -273,7 +274,7 @@ tessera_status checkAliasing(const Checker &c, const tessera_arg *args) {
       if (!isTensor(b) || !(isMut(a) || isMut(b)))
         continue;
       ByteSpan sb = byteSpan(*args[b].value.tensor);
-      if (!sa.overlaps(sb))
+      if (!sa.overlaps(sb) || provablyDisjoint(*args[a].value.tensor, *args[b].value.tensor))
         continue;
       auto spans = [&](const ByteSpan &x, const ByteSpan &y) {
         return concat(x.end - x.begin, " bytes at ", reinterpret_cast<void *>(x.begin), " and ",

@@ -3,6 +3,11 @@
 
 #include "runtime/Status.h"
 
+#include <algorithm>
+#include <numeric>
+#include <utility>
+#include <vector>
+
 namespace tessera::rt {
 
 bool isValidDtype(int32_t dtype) { return dtype > 0 && dtype < TESSERA_DTYPE_COUNT; }
@@ -22,6 +27,58 @@ ByteSpan byteSpan(const tessera_tensor &t) {
   int64_t loByte = loBit >= 0 ? loBit / 8 : -((-loBit + 7) / 8);
   int64_t hiByte = (hiBit + 7) / 8;
   return {base + static_cast<uintptr_t>(loByte), base + static_cast<uintptr_t>(hiByte)};
+}
+
+namespace {
+
+// The rows of a view (provablyDisjoint): start (its data address modulo period), period and
+// width in bytes; ok false when no such claim can be made.
+struct Rows {
+  uint64_t start = 0, period = 0, width = 0;
+  bool ok = false;
+};
+
+Rows rowsOf(const tessera_tensor &t) {
+  Rows r;
+  uint64_t bits = tessera_dtype_bits(t.dtype);
+  if (bits == 0 || bits % 8)
+    return r;
+  std::vector<std::pair<int64_t, int64_t>> axes; // (stride, extent) of axes of extent > 1
+  for (int32_t d = 0; d < t.rank; ++d) {
+    if (t.shape[d] <= 0 || t.shape[d] == 1)
+      continue;
+    if (t.strides[d] <= 0)
+      return r;
+    axes.push_back({t.strides[d], t.shape[d]});
+  }
+  std::sort(axes.begin(), axes.end());
+  int64_t run = 1;
+  size_t i = 0;
+  while (i < axes.size() && axes[i].first == run && run <= INT64_MAX / axes[i].second)
+    run *= axes[i++].second;
+  int64_t period = 0;
+  for (; i < axes.size(); ++i)
+    period = std::gcd(period, axes[i].first);
+  if (period == 0 || run > period)
+    return r;
+  r.period = static_cast<uint64_t>(period) * (bits / 8);
+  r.width = static_cast<uint64_t>(run) * (bits / 8);
+  r.start = reinterpret_cast<uintptr_t>(t.data) % r.period;
+  r.ok = true;
+  return r;
+}
+
+} // namespace
+
+bool provablyDisjoint(const tessera_tensor &a, const tessera_tensor &b) {
+  Rows x = rowsOf(a), y = rowsOf(b);
+  if (!x.ok || !y.ok)
+    return false;
+  uint64_t p = std::gcd(x.period, y.period);
+  if (x.width > p || y.width > p)
+    return false;
+  uint64_t ra = x.start % p, rb = y.start % p;
+  return (rb + p - ra) % p >= x.width && (ra + p - rb) % p >= y.width;
 }
 
 bool byteSpanFits(const tessera_tensor &t) {

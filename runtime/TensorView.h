@@ -28,6 +28,14 @@ struct ByteSpan {
 // negative; sub-byte dtypes round outward to whole bytes.
 ByteSpan byteSpan(const tessera_tensor &t);
 
+// True when two views whose byte spans overlap still address no common byte, by their rows:
+// every element of a view lies at a byte address r + k P + i, 0 <= i < w (its innermost
+// contiguous run, after merging axes contiguous with it, is w bytes; P is the gcd of its other
+// strides in bytes), so two views whose runs fall in disjoint ranges modulo the gcd of their
+// periods are disjoint (the column ranges of one matrix: the heads of dk and dv written into
+// split_qkv's gradient). False when nothing is proven (zero or negative strides, sub-byte dtypes).
+bool provablyDisjoint(const tessera_tensor &a, const tessera_tensor &b);
+
 // False when the bytes the view spans (its extents times its strides times the element size,
 // from its data pointer) do not fit in 64 bits: such a view cannot be addressed, and its span
 // would wrap (byteSpan is meaningless for it).

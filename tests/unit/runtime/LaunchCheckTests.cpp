@@ -1,6 +1,7 @@
 // Every launch-check error: the status, the message (kernel, parameter, problem), and that
 // nothing ran, both on a recording backend and on the real CPU executor.
 #include "RuntimeTestUtil.h"
+#include "runtime/TensorView.h"
 
 #include <doctest/doctest.h>
 
@@ -251,6 +252,42 @@ TEST_CASE("launch: two aliased mut tensors") {
   CHECK(rec.run(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b2), tessera::arg(c)}) ==
         TESSERA_SUCCESS);
   CHECK(rec.launches == 1);
+}
+
+// Views whose byte spans interleave but whose rows are disjoint (column ranges of one matrix,
+// as the heads of dk and dv written into split_qkv's gradient [S, 3E]) do not alias.
+TEST_CASE("launch: interleaved column ranges of one matrix are disjoint") {
+  std::vector<uint16_t> m(7 * 48);  // [S = 7, 3E = 48], E = 16, two heads of 8
+  auto heads = [&](int64_t firstColumn, int64_t rowLength = 48) {
+    tessera_tensor t = tessera::tensor(m.data() + firstColumn, TESSERA_BF16, {1, 2, 7, 8});
+    t.strides[0] = 7 * rowLength, t.strides[1] = 8, t.strides[2] = rowLength, t.strides[3] = 1;
+    return t;
+  };
+  tessera_tensor dq = heads(0), dk = heads(16), dv = heads(32);
+  CHECK(tessera::rt::byteSpan(dk).overlaps(tessera::rt::byteSpan(dv)));
+  CHECK(tessera::rt::provablyDisjoint(dk, dv));
+  CHECK(tessera::rt::provablyDisjoint(dv, dq));
+  CHECK(tessera::rt::provablyDisjoint(dq, dk));
+  // Columns 8..23 share 8..15 with dq's: not disjoint; nor a view with itself.
+  CHECK_FALSE(tessera::rt::provablyDisjoint(dq, heads(8)));
+  CHECK_FALSE(tessera::rt::provablyDisjoint(dk, dk));
+  // Another row length (period 40: columns drift across rows), a broadcast axis (stride 0) and
+  // a reversed one: no claim.
+  CHECK_FALSE(tessera::rt::provablyDisjoint(dq, heads(16, 40)));
+  tessera_tensor b = dk;
+  b.strides[1] = 0;
+  CHECK_FALSE(tessera::rt::provablyDisjoint(b, dv));
+  b = dk;
+  b.strides[2] = -48;
+  CHECK_FALSE(tessera::rt::provablyDisjoint(b, dv));
+  // One element wider than the gap: dk's columns 16..32 meet dv's 32.
+  tessera_tensor wide = tessera::tensor(m.data() + 16, TESSERA_BF16, {7, 17});
+  wide.strides[0] = 48;
+  tessera_tensor dv2 = tessera::tensor(m.data() + 32, TESSERA_BF16, {7, 16});
+  dv2.strides[0] = 48;
+  CHECK_FALSE(tessera::rt::provablyDisjoint(wide, dv2));
+  wide.shape[1] = 16;
+  CHECK(tessera::rt::provablyDisjoint(wide, dv2));
 }
 
 // Compiled code assumes tensor parameters do not alias (codegen marks their accesses noalias),
