@@ -1,5 +1,7 @@
 #include "codegen/CompileModule.h"
 
+#include "basic/StageTimes.h"
+
 #include "codegen/CudaToolkit.h"
 #include "codegen/HopperAttention.h"
 #include "codegen/HopperAttentionBwd.h"
@@ -72,6 +74,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     llvm::Module gpu(opts.moduleName + ".gpu", ctx);
     gpu.setTargetTriple(nvptxTriple());
     std::vector<KernelInterface> kernels;
+    StageTimer lowering("LLVM: Tile IR to LLVM (GPU)");
     if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
     // sm_90a images also get the Hopper forms of tile.mma loops and chains of products
     // (codegen/HopperGemm.cpp) and of attention (codegen/HopperAttention.cpp).
@@ -85,6 +88,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       remarkChainsWithoutHopper(m, kernels);
     }
     out.gpuLLVM = printLLVM(gpu);
+    lowering.stop();
     host.kernels = kernels;
     if (stop == StopAfter::LLVM && opts.cpu == false) {
       out.kernels = host.kernels;
@@ -93,6 +97,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     if (stop != StopAfter::LLVM) {
       std::vector<CudaToolkit::Image> images;
       for (const GpuArch& arch : opts.archs) {
+        StageTimer ptxTime("LLVM: optimisation and PTX (" + arch.name + ")");
         std::unique_ptr<llvm::Module> copy = llvm::CloneModule(gpu);
         if (arch.archSpecific && arch.sm == 90 &&
             (!emitHopperVariants(m, kernels, *copy, error) || !emitAttentionVariants(m, kernels, *copy, error) ||
@@ -100,11 +105,14 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
           return false;
         if (!linkLibdevice(*copy, cuda, error)) return false;
         auto ptx = emitPTX(*copy, arch, opts.optLevel, error);
+        ptxTime.stop();
         if (!ptx) return false;
         out.ptx.push_back(*ptx);
         if (stop == StopAfter::PTX) continue;
         std::string cubin, report;
+        StageTimer ptxas("ptxas");
         if (!cuda.assemble(*ptx, arch, opts.optLevel, opts.lineInfo, cubin, error, &report)) return false;
+        ptxas.stop();
         // What the code uses (registers, spills, shared memory, occupancy): for --resource-usage
         // and the kernel descriptor.
         if (!collectResources(host.kernels, arch, cubin, report, *ptx, error)) return false;
@@ -115,7 +123,9 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       if (stop == StopAfter::PTX) return true;
       if (stop == StopAfter::Cubin) return true;
       // PTX of the newest architecture rides along so that newer GPUs can JIT it.
+      StageTimer fatbin("fatbinary");
       if (!cuda.fatbinary(images, out.ptx.back(), opts.archs.back(), out.fatbin, error)) return false;
+      fatbin.stop();
       host.fatbin = out.fatbin;
     }
   }
@@ -125,6 +135,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   llvm::Module hostModule(opts.moduleName, hctx);
   std::vector<KernelInterface> cpuKernels;
   if (opts.cpu) {
+    StageTimer lowering("LLVM: Tile IR to LLVM (CPU)");
     if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error, {opts.boundsCheck})) return false;
     out.cpuLLVM = printLLVM(hostModule);
   }
@@ -145,8 +156,14 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   out.kernels = host.kernels;
   out.header = writeHeader(host);
   if (stop != StopAfter::Object) return true;
+  std::vector<std::string> entries;
+  for (const KernelInterface& k : cpuKernels) entries.push_back(k.cpuEntry);
+  StageTimer optimise("LLVM: optimisation (CPU)");
+  if (!optimizeCpuKernels(hostModule, entries, opts.optLevel, error)) return false;
+  optimise.stop();
+  StageTimer object("LLVM: host glue and x86-64 object");
   if (!buildHostModule(hostModule, host, error)) return false;
-  return emitHostObject(hostModule, opts.optLevel, out.object, error);
+  return emitHostObject(hostModule, opts.optLevel, out.object, error, /*optimize=*/false);
 }
 
 }  // namespace tessera::codegen

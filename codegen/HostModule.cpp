@@ -306,6 +306,10 @@ private:
       return false;
     }
     auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage, name, m_);
+    // Code generation as at -O0: the machine scheduler's dependences between the stores of
+    // the argument array grew quadratically with the parameters (5,000: 11 s).
+    f->addFnAttr(llvm::Attribute::OptimizeNone);
+    f->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c_, "entry", f));
     size_t n = k.params.size();
     llvm::Value* args = b.CreateAlloca(t_.arg, b.getInt32(n ? n : 1), "args");
@@ -369,19 +373,44 @@ bool buildHostModule(llvm::Module& m, const HostModuleInput& in, std::string& er
   return b.build(in, error);
 }
 
-bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std::string& error) {
-  auto tm = createHostTargetMachine(optLevel, error);
-  if (!tm) return false;
+namespace {
+
+bool prepareHostModule(llvm::Module& m, llvm::TargetMachine& tm, std::string& error) {
   m.setTargetTriple(kHostTriple);
-  m.setDataLayout(tm->createDataLayout());
-  m.setPICLevel(llvm::PICLevel::BigPIC);
+  m.setDataLayout(tm.createDataLayout());
+  if (m.getPICLevel() != llvm::PICLevel::BigPIC) m.setPICLevel(llvm::PICLevel::BigPIC);
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);
   if (llvm::verifyModule(m, &vs)) {
     error = "internal error: invalid host LLVM IR: " + vs.str();
     return false;
   }
+  return true;
+}
+
+}  // namespace
+
+bool optimizeCpuKernels(llvm::Module& m, const std::vector<std::string>& entries, unsigned optLevel,
+                        std::string& error) {
+  auto tm = createHostTargetMachine(optLevel, error);
+  if (!tm || !prepareHostModule(m, *tm, error)) return false;
+  // Nothing refers to the entries until the descriptor table exists: external while optimising,
+  // so that they are kept, and internal again afterwards.
+  std::vector<llvm::Function*> internal;
+  for (const std::string& name : entries)
+    if (llvm::Function* f = m.getFunction(name); f && f->hasInternalLinkage()) {
+      f->setLinkage(llvm::GlobalValue::ExternalLinkage);
+      internal.push_back(f);
+    }
   optimizeModule(m, *tm, optLevel);
+  for (llvm::Function* f : internal) f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  return true;
+}
+
+bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std::string& error, bool optimize) {
+  auto tm = createHostTargetMachine(optLevel, error);
+  if (!tm || !prepareHostModule(m, *tm, error)) return false;
+  if (optimize) optimizeModule(m, *tm, optLevel);
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;

@@ -38,8 +38,17 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(unsigned optLevel, 
 // by the kernels must already be defined in `m`.
 bool buildHostModule(llvm::Module& m, const HostModuleInput& in, std::string& error);
 
-// Optimises `m` and writes an ELF object into `object`.
-bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std::string& error);
+// Optimises the CPU executor's kernels in `m` (the functions named `entries` and what they call)
+// before buildHostModule adds the glue: every launch stub refers to the descriptor table, which
+// refers to every kernel, so LLVM's call graph walked the whole table once per stub (2,000
+// kernels: quadratic). The glue is straight-line code over runtime calls and is not optimised.
+bool optimizeCpuKernels(llvm::Module& m, const std::vector<std::string>& entries, unsigned optLevel,
+                        std::string& error);
+
+// Optimises `m` (unless `optimize` is false: optimizeCpuKernels did) and writes an ELF object
+// into `object`.
+bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std::string& error,
+                    bool optimize = true);
 
 // The C header with a C++ wrapper for the module's launch stubs.
 std::string writeHeader(const HostModuleInput& in);

@@ -601,6 +601,7 @@ Operation* Block::terminator() const {
 Operation* Block::parentOp() const { return parent ? parent->parent : nullptr; }
 
 Block::iterator Block::find(const Operation* op) {
+  if (op->parent == this) return op->self;
   for (auto it = ops.begin(); it != ops.end(); ++it)
     if (it->get() == op) return it;
   return ops.end();
@@ -608,7 +609,9 @@ Block::iterator Block::find(const Operation* op) {
 
 Operation* Block::insert(iterator before, std::unique_ptr<Operation> op) {
   op->parent = this;
-  return ops.insert(before, std::move(op))->get();
+  auto it = ops.insert(before, std::move(op));
+  (*it)->self = it;
+  return it->get();
 }
 
 std::unique_ptr<Operation> Block::remove(Operation* op) {

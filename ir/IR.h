@@ -286,6 +286,9 @@ public:
   std::vector<NamedAttr> attrs;
   std::vector<std::unique_ptr<Region>> regions;
   Block* parent = nullptr;
+  // Its place in the parent block's list while `parent` is set (Block::insert sets both), so
+  // that finding and erasing an op never searches its block.
+  std::list<std::unique_ptr<Operation>>::iterator self;
 
   explicit Operation(OpId id) : id(id) {}
   ~Operation();

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "basic/StageTimes.h"
 #include "codegen/CompileModule.h"
 #include "codegen/HostModule.h"
 #include "codegen/KernelRemarks.h"
@@ -58,10 +59,12 @@ int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags
                                               : ir::kDefaultPipeline;
   // The pipeline's result is verified once more: inlined device functions meet their kernel's
   // rules (a group shape for group features) here, with the builtin's source position.
+  StageTimer passes("Tile IR passes");
   if (!pm.parsePipeline(pipeline, diags) || !pm.run(m, diags) || !ir::verifyModule(m, diags)) {
     diags.finish();
     return 1;
   }
+  passes.stop();
   EmitKind emit = opts.emitGiven ? opts.emit : EmitKind::Obj;
   if (emit == EmitKind::TileIR) {
     diags.finish();

@@ -245,7 +245,7 @@ void printDriverHelp() {
       "  --disable-graph-pass=P    leaves graph rewrite P out of the pipeline\n"
       "  --passes=a,b,c            the Tile IR pipeline to run instead of the default\n"
       "  --print-after-all         print the Tile IR after every pass\n"
-      "  --time-passes             time every Tile IR pass\n"
+      "  --time-passes             time every stage (front end, sema, lowering, LLVM, ptxas) and Tile IR pass\n"
       "  --verify-each             verify the Tile IR after every pass\n"
       "  -Rpass=RE                 remarks on what passes whose name matches RE did: pipeline,\n"
       "                            tile-registers, vectorize, tensor-cores (e.g. -Rpass=.*)\n"

@@ -11,6 +11,7 @@
 
 #include "basic/Diagnostics.h"
 #include "basic/Remarks.h"
+#include "basic/StageTimes.h"
 #include "frontend/ASTDump.h"
 #include "frontend/Format.h"
 #include "frontend/Lexer.h"
@@ -82,6 +83,38 @@ int withDepFile(int status, const DriverOptions& opts, const std::vector<std::st
   if (writeDepFile(opts, output, deps, error)) return 0;
   std::cerr << "tesserac: error: " << error << "\n";
   return 1;
+}
+
+// ---- lowering (issue 4): the typed AST -> Tile IR (irgen/). --emit=tile-ir prints the
+// lowered, verified module (after the pipeline only when --passes= names one); every later
+// emit hands it to the back end.
+int lowerAndCompile(Module& module, SemaContext& sema, graph::GraphModule* graphs, const DriverOptions& opts,
+                    SourceManager& sm, ASTContext& ctx, DiagnosticEngine& diags, OutputFile& out,
+                    const std::vector<std::string>& deps) {
+  StageTimer lowering("lowering (AST to Tile IR)");
+  std::unique_ptr<ir::Module> lowered = lowerToTileIR(module, sema, diags);
+  // Autotuned kernels: one function per candidate configuration (irgen/Autotune.cpp).
+  if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(module, sema, *lowered, diags);
+  lowering.stop();
+  StageTimer hostTime("host functions: kernels");
+  // Host functions: their generated kernels join the module, their entry points the object.
+  std::vector<codegen::HostEntry> entries;
+  bool hostOk = !lowered || !graphs || diags.hasErrors() ||
+                compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
+  hostTime.stop();
+  StageTimer verify("Tile IR verifier");
+  if (!lowered || !hostOk || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
+    diags.finish();
+    if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output
+    return 1;
+  }
+  verify.stop();
+  if (opts.emitGiven && opts.emit == EmitKind::TileIR && opts.passes.empty()) {
+    out.os() << ir::printModule(*lowered);
+    diags.finish();
+    return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
+  }
+  return withDepFile(runBackend(*lowered, opts, diags, std::move(entries)), opts, deps);
 }
 
 int run(const DriverOptions& opts) {
@@ -161,6 +194,7 @@ int run(const DriverOptions& opts) {
 
   OutputFile out(opts.output);
 
+  StageTimer frontEnd("front end (lexer, parser)");
   std::vector<Token> tokens = lexBuffer(sm, file, diags);
   if (opts.emitGiven && opts.emit == EmitKind::Tokens) {
     dumpTokens(tokens, sm, out.os());
@@ -170,6 +204,7 @@ int run(const DriverOptions& opts) {
 
   ASTContext ctx;
   Module* module = parseTokens(tokens, sm, file, ctx, diags);
+  frontEnd.stop();
   if (opts.parseOnly || (opts.emitGiven && opts.emit == EmitKind::AST)) {
     if (opts.emitGiven && opts.emit == EmitKind::AST) dumpAST(*module, sm, out.os());
     diags.finish();
@@ -178,10 +213,12 @@ int run(const DriverOptions& opts) {
 
   // ---- sema (issue 3): names, types and kernel rules. --check stops here; --emit=sema prints
   // the AST with every expression's type.
+  StageTimer semaTime("sema");
   SemaContext sema(sm, ctx);
   sema.includePaths = opts.includePaths;
   sema.stdlibDir = opts.stdlibDirGiven ? opts.stdlibDir : defaultStdlibDir();
   analyzeModule(*module, sema, diags);
+  semaTime.stop();
   std::vector<std::string> deps = {opts.inputs[0]};  // -MD: the input and every imported module
   for (const auto& [path, info] : sema.modules)
     if (!path.empty()) deps.push_back(path);
@@ -189,6 +226,7 @@ int run(const DriverOptions& opts) {
   // (graph/). Building them is part of checking: --check reports their errors too.
   std::unique_ptr<graph::GraphModule> graphs;
   if (!diags.hasErrors() && !(opts.emitGiven && opts.emit == EmitKind::Sema)) {
+    StageTimer graphTime("host functions: graphs");
     graphs = graph::buildGraphs(*module, sema, diags);
   }
   if (opts.checkOnly || (opts.emitGiven && opts.emit == EmitKind::Sema)) {
@@ -208,29 +246,7 @@ int run(const DriverOptions& opts) {
     diags.finish();
     return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
   }
-  // ---- lowering (issue 4): the typed AST -> Tile IR (irgen/). --emit=tile-ir prints the
-  // lowered, verified module (after the pipeline only when --passes= names one); every later
-  // emit hands it to the back end.
-  if (!diags.hasErrors()) {
-    std::unique_ptr<ir::Module> lowered = lowerToTileIR(*module, sema, diags);
-    // Autotuned kernels: one function per candidate configuration (irgen/Autotune.cpp).
-    if (lowered && !diags.hasErrors()) lowerAutotuneCandidates(*module, sema, *lowered, diags);
-    // Host functions: their generated kernels join the module, their entry points the object.
-    std::vector<codegen::HostEntry> entries;
-    bool hostOk = !lowered || !graphs || diags.hasErrors() ||
-                  compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
-    if (!lowered || !hostOk || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {
-      diags.finish();
-      if (!opts.output.empty() && opts.output != "-") std::remove(opts.output.c_str());  // no stale output
-      return 1;
-    }
-    if (opts.emitGiven && opts.emit == EmitKind::TileIR && opts.passes.empty()) {
-      out.os() << ir::printModule(*lowered);
-      diags.finish();
-      return withDepFile(out.os().flush() ? 0 : 1, opts, deps);
-    }
-    return withDepFile(runBackend(*lowered, opts, diags, std::move(entries)), opts, deps);
-  }
+  if (!diags.hasErrors()) return lowerAndCompile(*module, sema, graphs.get(), opts, sm, ctx, diags, out, deps);
   diags.finish();
   return 1;
 }
@@ -256,5 +272,10 @@ int main(int argc, char** argv) {
     std::cout << builtinsMarkdown();
     return 0;
   }
-  return run(opts);
+  // --time-passes: the Tile IR passes' report comes from the pass manager; this one covers
+  // every stage of the compile.
+  StageTimes::get().enabled = opts.timePasses;
+  int status = run(opts);
+  if (opts.timePasses) std::cerr << StageTimes::get().report();
+  return status;
 }
