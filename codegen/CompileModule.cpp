@@ -1,7 +1,6 @@
 #include "codegen/CompileModule.h"
 
 #include "basic/StageTimes.h"
-
 #include "codegen/CudaToolkit.h"
 #include "codegen/HopperAttention.h"
 #include "codegen/HopperAttentionBwd.h"
@@ -32,8 +31,7 @@ std::string printLLVM(const llvm::Module& m) {
 // GPU math (exp, log, tanh, ...) calls libdevice's __nv_* functions; link the ones used.
 bool linkLibdevice(llvm::Module& m, const CudaToolkit& cuda, std::string& error) {
   bool needed = false;
-  for (const llvm::Function& f : m)
-    needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
+  for (const llvm::Function& f : m) needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
   if (!needed) return true;
   std::string path = cuda.root() + "/nvvm/libdevice/libdevice.10.bc";
   auto buffer = llvm::MemoryBuffer::getFile(path);
@@ -60,8 +58,7 @@ bool linkLibdevice(llvm::Module& m, const CudaToolkit& cuda, std::string& error)
 
 }  // namespace
 
-bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, CompileOutput& out,
-                   std::string& error) {
+bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, CompileOutput& out, std::string& error) {
   CudaToolkit cuda = CudaToolkit::locate();
   HostModuleInput host;
   host.moduleName = opts.moduleName;

@@ -17,21 +17,21 @@ class Module;
 namespace tessera::codegen {
 
 struct CompileOptions {
-  std::string moduleName;  // C identifier used for the launch functions (<module>_<kernel>)
-  std::string sourceName;  // for the header's comment
+  std::string moduleName;      // C identifier used for the launch functions (<module>_<kernel>)
+  std::string sourceName;      // for the header's comment
   std::vector<GpuArch> archs;  // empty: no GPU code
-  bool cpu = true;         // CPU executor code in the object
+  bool cpu = true;             // CPU executor code in the object
   unsigned optLevel = 3;
-  bool lineInfo = false;   // -g
-  bool boundsCheck = false;  // --bounds-check (docs/abi.md "Bounds checking")
+  bool lineInfo = false;           // -g
+  bool boundsCheck = false;        // --bounds-check (docs/abi.md "Bounds checking")
   std::vector<HostEntry> entries;  // host functions' entry points (docs/abi.md "Host entry points")
 };
 
 struct CompileOutput {
-  std::string gpuLLVM;               // LLVM IR text of the device module (before optimisation)
-  std::string cpuLLVM;               // LLVM IR text of the host module (before optimisation)
-  std::vector<std::string> ptx;      // per architecture, in options order
-  std::vector<std::string> cubins;   // per architecture
+  std::string gpuLLVM;              // LLVM IR text of the device module (before optimisation)
+  std::string cpuLLVM;              // LLVM IR text of the host module (before optimisation)
+  std::vector<std::string> ptx;     // per architecture, in options order
+  std::vector<std::string> cubins;  // per architecture
   std::string fatbin;
   std::string object;
   std::string header;

@@ -7,7 +7,7 @@ namespace tessera::codegen {
 namespace {
 
 class Parser {
-public:
+ public:
   Parser(const std::string& s, const std::vector<std::string>& symbols, std::string& unknown)
       : s_(s), symbols_(symbols), unknown_(unknown) {}
 
@@ -17,7 +17,7 @@ public:
     return pos_ == s_.size();
   }
 
-private:
+ private:
   void skip() {
     while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
   }
@@ -84,8 +84,8 @@ private:
 
 }  // namespace
 
-bool parseCostExpression(const std::string& text, const std::vector<std::string>& symbols,
-                         std::vector<ExtentOp>& out, std::string& unknown) {
+bool parseCostExpression(const std::string& text, const std::vector<std::string>& symbols, std::vector<ExtentOp>& out,
+                         std::string& unknown) {
   unknown.clear();
   out.clear();
   return Parser(text, symbols, unknown).parse(out);

@@ -12,7 +12,7 @@ namespace tessera::codegen {
 // Integers, symbols of `symbols`, + - * / (or //) %, parentheses; * / % bind tighter than + -.
 // On failure returns false; `unknown` then names a symbol that is not in `symbols`, or is empty
 // when the text is not such an expression.
-bool parseCostExpression(const std::string& text, const std::vector<std::string>& symbols,
-                         std::vector<ExtentOp>& out, std::string& unknown);
+bool parseCostExpression(const std::string& text, const std::vector<std::string>& symbols, std::vector<ExtentOp>& out,
+                         std::string& unknown);
 
 }  // namespace tessera::codegen

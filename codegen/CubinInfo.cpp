@@ -44,7 +44,10 @@ bool readInfo(llvm::ArrayRef<uint8_t> data, std::map<uint32_t, PerSymbol>& out, 
         case RegCount: s.registers = value; break;
         case FrameSize: s.frame = value; break;
         case MinStackSize: s.minStack = value; break;
-        case MaxStackSize: s.maxStack = value; s.hasMaxStack = true; break;
+        case MaxStackSize:
+          s.maxStack = value;
+          s.hasMaxStack = true;
+          break;
         default: break;
       }
     }
@@ -182,12 +185,16 @@ std::map<std::string, InstructionMix> countPtxInstructions(const std::string& pt
     if (at == std::string::npos) continue;
     std::string op = line.substr(at, line.find_first_of(" \t;", at) - at);
     auto starts = [&](const char* p) { return op.rfind(p, 0) == 0; };
-    if (starts("mma.sync")) ++current->mma;
-    else if (starts("wgmma.mma_async")) ++current->wgmma;
+    if (starts("mma.sync"))
+      ++current->mma;
+    else if (starts("wgmma.mma_async"))
+      ++current->wgmma;
     else if (starts("cp.async.bulk") && !starts("cp.async.bulk.commit_group") && !starts("cp.async.bulk.wait_group"))
       ++current->tma;
-    else if (starts("cp.async.ca") || starts("cp.async.cg")) ++current->cpAsync;
-    else if (starts("ldmatrix")) ++current->ldmatrix;
+    else if (starts("cp.async.ca") || starts("cp.async.cg"))
+      ++current->cpAsync;
+    else if (starts("ldmatrix"))
+      ++current->ldmatrix;
   }
   return out;
 }

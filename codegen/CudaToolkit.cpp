@@ -108,8 +108,8 @@ bool CudaToolkit::assemble(const std::string& ptx, const GpuArch& arch, unsigned
   TempFile in, out;
   if (!in.create("tessera", "ptx", error) || !out.create("tessera", "cubin", error)) return false;
   if (!writeFile(std::string(in.path.str()), ptx, error)) return false;
-  std::vector<std::string> args = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel),
-                                   "-o", std::string(out.path.str()), std::string(in.path.str())};
+  std::vector<std::string> args = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel), "-o",
+                                   std::string(out.path.str()), std::string(in.path.str())};
   if (lineInfo) args.insert(args.begin(), "-lineinfo");
   if (info) args.insert(args.begin(), "-v");
   if (!runTool(ptxas_, args, error, info)) return false;

@@ -10,7 +10,7 @@
 namespace tessera::codegen {
 
 class CudaToolkit {
-public:
+ public:
   // Looks for the toolkit; found() tells whether ptxas and fatbinary are there.
   static CudaToolkit locate();
   bool found() const { return !ptxas_.empty() && !fatbinary_.empty(); }
@@ -31,10 +31,10 @@ public:
   };
   // One fatbin with a cubin per architecture, plus `ptx` (compiled for `ptxArch`) so that newer
   // GPUs can JIT it.
-  bool fatbinary(const std::vector<Image>& images, const std::string& ptx, const GpuArch& ptxArch,
-                 std::string& fatbin, std::string& error) const;
+  bool fatbinary(const std::vector<Image>& images, const std::string& ptx, const GpuArch& ptxArch, std::string& fatbin,
+                 std::string& error) const;
 
-private:
+ private:
   std::string root_, ptxas_, fatbinary_;
 };
 

@@ -33,9 +33,9 @@ llvm::Function* gpuFaultFunction(llvm::Module& m) {
   if (llvm::Function* f = m.getFunction("__tessera_bounds_fault")) return f;
   llvm::LLVMContext& c = m.getContext();
   llvm::IRBuilder<> b(c);
-  auto* fnTy = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt32Ty(), b.getInt64Ty(), b.getInt64Ty(),
-                                                       b.getInt64Ty(), b.getInt64Ty()},
-                                       false);
+  auto* fnTy = llvm::FunctionType::get(
+      b.getVoidTy(), {b.getPtrTy(), b.getInt32Ty(), b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty()},
+      false);
   auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage, "__tessera_bounds_fault", m);
   f->addFnAttr(llvm::Attribute::NoInline);
   auto* entry = llvm::BasicBlock::Create(c, "entry", f);
@@ -45,9 +45,9 @@ llvm::Function* gpuFaultFunction(llvm::Module& m) {
   b.SetInsertPoint(entry);
   llvm::GlobalVariable* rec = gpuFaultRecord(m);
   auto at = [&](size_t offset) { return b.CreateConstGEP1_64(b.getInt8Ty(), rec, offset); };
-  llvm::Value* claim = b.CreateAtomicCmpXchg(at(offsetof(tessera_fault_record, flag)), b.getInt32(0), b.getInt32(1),
-                                             llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic,
-                                             llvm::AtomicOrdering::Monotonic);
+  llvm::Value* claim =
+      b.CreateAtomicCmpXchg(at(offsetof(tessera_fault_record, flag)), b.getInt32(0), b.getInt32(1), llvm::MaybeAlign(4),
+                            llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
   b.CreateCondBr(b.CreateExtractValue(claim, 1), fill, done);
   b.SetInsertPoint(fill);
   b.CreateStore(f->getArg(1), at(offsetof(tessera_fault_record, site_len)));
@@ -72,7 +72,7 @@ llvm::Function* gpuFaultFunction(llvm::Module& m) {
 // ------------------------------------------------------------------------------------- GPU
 
 class GpuHooks : public DeviceHooks {
-public:
+ public:
   GpuHooks(const KernelShape& s, llvm::Value* tile) : shape_(s), tile_(tile) {}
   bool isGpu() const override { return true; }
 
@@ -113,9 +113,7 @@ public:
     if (tile_) return tile_;
     return b.CreateAdd(b.CreateMul(groupLinear(b), groupTiles(b)), tid(b));
   }
-  llvm::Value* tileLinear(llvm::IRBuilder<>& b) override {
-    return shape_.grouped ? tid(b) : globalLinear(b);
-  }
+  llvm::Value* tileLinear(llvm::IRBuilder<>& b) override { return shape_.grouped ? tid(b) : globalLinear(b); }
   llvm::Value* threadInGroup(llvm::IRBuilder<>& b) override { return tid(b); }
   llvm::Value* laneId(llvm::IRBuilder<>& b) override { return sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_laneid); }
 
@@ -155,15 +153,12 @@ public:
     unsigned bits = ty->getPrimitiveSizeInBits();
     llvm::Value* mask = b.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
     llvm::Value* delta = b.CreateTrunc(x, b.getInt32Ty());
-    static const llvm::Intrinsic::ID ids[4] = {llvm::Intrinsic::nvvm_shfl_sync_idx_i32,
-                                               llvm::Intrinsic::nvvm_shfl_sync_up_i32,
-                                               llvm::Intrinsic::nvvm_shfl_sync_down_i32,
-                                               llvm::Intrinsic::nvvm_shfl_sync_bfly_i32};
+    static const llvm::Intrinsic::ID ids[4] = {
+        llvm::Intrinsic::nvvm_shfl_sync_idx_i32, llvm::Intrinsic::nvvm_shfl_sync_up_i32,
+        llvm::Intrinsic::nvvm_shfl_sync_down_i32, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32};
     // c operand: the segment mask (32 - width) in bits 8..12, the clamp 31 (0 for up).
     llvm::Value* c = b.getInt32(((32u - width) << 8) | (mode == 1 ? 0u : 31u));
-    auto shfl32 = [&](llvm::Value* w) {
-      return b.CreateIntrinsic(ids[mode], {}, {mask, w, delta, c});
-    };
+    auto shfl32 = [&](llvm::Value* w) { return b.CreateIntrinsic(ids[mode], {}, {mask, w, delta, c}); };
     llvm::Value* bitsV = bits == 64 ? b.CreateBitCast(v, b.getInt64Ty()) : b.CreateBitCast(v, b.getInt32Ty());
     llvm::Value* result;
     if (bits == 64) {
@@ -184,9 +179,10 @@ public:
                        : mode == 2 ? b.CreateAdd(lane, delta)
                                    : b.CreateXor(lane, delta);
     llvm::Value* lo = mode == 3 ? b.getInt32(0) : seg;
-    llvm::Value* inRange = b.CreateAnd(b.CreateICmpSGE(src, lo), b.CreateICmpSLT(src, b.CreateAdd(seg, b.getInt32(width))));
-    llvm::Value* live = b.CreateICmpNE(
-        b.CreateAnd(b.CreateLShr(mask, b.CreateAnd(src, b.getInt32(31))), b.getInt32(1)), b.getInt32(0));
+    llvm::Value* inRange =
+        b.CreateAnd(b.CreateICmpSGE(src, lo), b.CreateICmpSLT(src, b.CreateAdd(seg, b.getInt32(width))));
+    llvm::Value* live =
+        b.CreateICmpNE(b.CreateAnd(b.CreateLShr(mask, b.CreateAnd(src, b.getInt32(31))), b.getInt32(1)), b.getInt32(0));
     return b.CreateSelect(b.CreateAnd(inRange, live), result, v);
   }
 
@@ -213,7 +209,7 @@ public:
     return m.getOrInsertFunction(n, llvm::FunctionType::get(type, params, false));
   }
 
-private:
+ private:
   KernelShape shape_;
   llvm::Value* tile_;
 };
@@ -222,13 +218,25 @@ private:
 
 // Field indices of tessera_cpu_ctx.
 enum CtxField {
-  kTileId, kTileLinear, kGroupShape, kGroupTiles, kGroupId, kGridShape, kGroupLinear, kGridGroups,
-  kGlobalLinear, kLaunchTiles, kShared, kSharedBytes, kOps, kRuntime
+  kTileId,
+  kTileLinear,
+  kGroupShape,
+  kGroupTiles,
+  kGroupId,
+  kGridShape,
+  kGroupLinear,
+  kGridGroups,
+  kGlobalLinear,
+  kLaunchTiles,
+  kShared,
+  kSharedBytes,
+  kOps,
+  kRuntime
 };
 enum OpsField { kBarrier, kPartitionSync, kWarpShuffle, kWarpVote, kFault };
 
 class CpuHooks : public DeviceHooks {
-public:
+ public:
   CpuHooks(const KernelShape& s, llvm::Value* ctx, llvm::Value* tile) : shape_(s), ctx_(ctx), tile_(tile) {}
   bool isGpu() const override { return false; }
 
@@ -261,16 +269,15 @@ public:
     b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, false), op(b, kBarrier), {ctx_});
   }
   void partitionSync(llvm::IRBuilder<>& b, unsigned size) override {
-    b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt32Ty()}, false),
-                 op(b, kPartitionSync), {ctx_, b.getInt32(size)});
+    b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt32Ty()}, false), op(b, kPartitionSync),
+                 {ctx_, b.getInt32(size)});
   }
   llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* v, int mode, llvm::Value* x, unsigned width) override {
     llvm::Type* ty = v->getType();
     unsigned bits = ty->getPrimitiveSizeInBits();
     llvm::Value* raw = b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(bits)), b.getInt64Ty());
-    auto* fnTy = llvm::FunctionType::get(b.getInt64Ty(),
-                                         {b.getPtrTy(), b.getInt64Ty(), b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()},
-                                         false);
+    auto* fnTy = llvm::FunctionType::get(
+        b.getInt64Ty(), {b.getPtrTy(), b.getInt64Ty(), b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
     llvm::Value* r = b.CreateCall(fnTy, op(b, kWarpShuffle),
                                   {ctx_, raw, b.getInt32(mode), b.CreateTrunc(x, b.getInt32Ty()), b.getInt32(width)});
     return b.CreateBitCast(b.CreateTrunc(r, b.getIntNTy(bits)), ty);
@@ -294,9 +301,8 @@ public:
   llvm::Function* cpuFaultFunction(llvm::Module& m) {
     llvm::LLVMContext& c = m.getContext();
     llvm::IRBuilder<> b(c);
-    auto* fnTy = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty(),
-                                                         b.getInt64Ty()},
-                                         false);
+    auto* fnTy = llvm::FunctionType::get(
+        b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty()}, false);
     auto* f = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage, "__tessera_bounds_fault_cpu", m);
     f->addFnAttr(llvm::Attribute::NoInline);
     f->addFnAttr(llvm::Attribute::Cold);
@@ -322,7 +328,7 @@ public:
     return m.getOrInsertFunction(n, llvm::FunctionType::get(type, params, false));
   }
 
-private:
+ private:
   KernelShape shape_;
   llvm::Value* ctx_;
   llvm::Value* tile_;
@@ -390,8 +396,9 @@ llvm::GlobalVariable* gpuFaultRecord(llvm::Module& m) {
   if (auto* gv = m.getNamedGlobal(TESSERA_FAULT_RECORD)) return gv;
   auto* ty = llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()), sizeof(tessera_fault_record));
   // Visible, so the runtime finds it with cuModuleGetGlobal; zero until a check fails.
-  auto* gv = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, llvm::Constant::getNullValue(ty),
-                                      TESSERA_FAULT_RECORD, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
+  auto* gv =
+      new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, llvm::Constant::getNullValue(ty),
+                               TESSERA_FAULT_RECORD, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
   gv->setAlignment(llvm::Align(8));
   return gv;
 }

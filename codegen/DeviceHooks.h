@@ -12,12 +12,12 @@ namespace tessera::codegen {
 
 // What ids mean for the kernel being lowered.
 struct KernelShape {
-  bool grouped = false;       // declares tile[(...)]: tile.linear_id() is the index in the group
-  unsigned groupTiles = 0;    // grouped: tiles per group
+  bool grouped = false;     // declares tile[(...)]: tile.linear_id() is the index in the group
+  unsigned groupTiles = 0;  // grouped: tiles per group
 };
 
 class DeviceHooks {
-public:
+ public:
   virtual ~DeviceHooks() = default;
   virtual bool isGpu() const = 0;
 
@@ -32,7 +32,7 @@ public:
   virtual llvm::Value* laneId(llvm::IRBuilder<>& b);            // tileLinear % 32
   // The hardware thread's index in its hardware group (GPU: the linear thread id).
   virtual llvm::Value* threadInGroup(llvm::IRBuilder<>& b) { return tileLinear(b); }
-  virtual llvm::Value* sharedBase(llvm::IRBuilder<>& b) = 0;    // the group's shared memory (i8*)
+  virtual llvm::Value* sharedBase(llvm::IRBuilder<>& b) = 0;  // the group's shared memory (i8*)
   virtual unsigned sharedAddressSpace() const = 0;
 
   virtual void barrier(llvm::IRBuilder<>& b) = 0;

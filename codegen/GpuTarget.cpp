@@ -3,7 +3,6 @@
 #include <mutex>
 
 #include "codegen/PinConstants.h"
-
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -14,11 +13,11 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Transforms/InstCombine/InstCombine.h"
-#include "llvm/Transforms/Scalar/GVN.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/GVN.h"
 
 extern "C" void LLVMInitializeNVPTXTargetInfo();
 extern "C" void LLVMInitializeNVPTXTarget();
@@ -110,8 +109,7 @@ void raiseMemDepScanLimit() {
   std::call_once(once, [] {
     auto& options = llvm::cl::getRegisteredOptions();
     auto it = options.find("memdep-block-scan-limit");
-    if (it != options.end())
-      it->second->addOccurrence(0, "memdep-block-scan-limit", std::to_string(kMemDepScanLimit));
+    if (it != options.end()) it->second->addOccurrence(0, "memdep-block-scan-limit", std::to_string(kMemDepScanLimit));
   });
 }
 

@@ -15,8 +15,8 @@ class TargetMachine;
 namespace tessera::codegen {
 
 struct GpuArch {
-  std::string name;     // "sm_90a"
-  unsigned sm = 0;      // 90
+  std::string name;           // "sm_90a"
+  unsigned sm = 0;            // 90
   bool archSpecific = false;  // the 'a' suffix: Hopper-only instructions (wgmma, setmaxnreg)
   unsigned ptxVersion = 0;    // PTX ISA version the back end targets, e.g. 80 for 8.0
 };

@@ -36,8 +36,12 @@ std::string extentText(const KernelInterface& k, const Extent& e) {
     stack.pop_back();
     std::string l = stack.back();
     stack.pop_back();
-    const char* sym = op.op == ExtentOp::Add ? "+" : op.op == ExtentOp::Sub ? "-" : op.op == ExtentOp::Mul ? "*"
-                    : op.op == ExtentOp::Div ? "/" : op.op == ExtentOp::Mod ? "%" : nullptr;
+    const char* sym = op.op == ExtentOp::Add   ? "+"
+                      : op.op == ExtentOp::Sub ? "-"
+                      : op.op == ExtentOp::Mul ? "*"
+                      : op.op == ExtentOp::Div ? "/"
+                      : op.op == ExtentOp::Mod ? "%"
+                                               : nullptr;
     stack.push_back(sym ? "(" + l + sym + r + ")" : "ceil_div(" + l + ", " + r + ")");
   }
   if (stack.size() != 1) return "?";
@@ -49,23 +53,21 @@ std::string extentText(const KernelInterface& k, const Extent& e) {
 bool isCOrCxxKeyword(const std::string& n) {
   static const std::set<std::string> words = {
       // C23
-      "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr", "continue", "default",
-      "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline", "int", "long",
-      "nullptr", "register", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert",
-      "struct", "switch", "thread_local", "true", "typedef", "typeof", "typeof_unqual", "union", "unsigned",
-      "void", "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex",
-      "_Decimal128", "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-      "_Thread_local",
+      "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr", "continue", "default", "do",
+      "double", "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline", "int", "long", "nullptr",
+      "register", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "struct", "switch",
+      "thread_local", "true", "typedef", "typeof", "typeof_unqual", "union", "unsigned", "void", "volatile", "while",
+      "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128", "_Decimal32", "_Decimal64",
+      "_Generic", "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local",
       // C++20 (and the alternative tokens)
       "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class", "compl",
-      "concept", "consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype",
-      "delete", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires",
-      "static_cast", "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t",
-      "xor", "xor_eq",
+      "concept", "consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype", "delete",
+      "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires", "static_cast",
+      "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
       // Macros of the headers this one includes.
-      "NULL", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX", "INT64_MIN",
-      "INT64_MAX", "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "SIZE_MAX"};
+      "NULL", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX",
+      "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "SIZE_MAX"};
   return words.count(n) > 0;
 }
 
@@ -73,21 +75,24 @@ bool isCOrCxxKeyword(const std::string& n) {
 // function in the global namespace (`namespace abs` next to <stdlib.h>'s abs).
 bool isCLibraryFunction(const std::string& n) {
   static const std::set<std::string> names = {
-      "abort", "abs", "acos", "acosh", "asin", "asinh", "assert", "atan", "atan2", "atanh", "atexit", "atof",
-      "atoi", "atol", "atoll", "bsearch", "calloc", "cbrt", "ceil", "clock", "copysign", "cos", "cosh", "ctime",
-      "difftime", "div", "erf", "erfc", "exit", "exp", "exp2", "expm1", "fabs", "fclose", "fdim", "feof",
-      "ferror", "fflush", "fgetc", "fgets", "floor", "fma", "fmax", "fmin", "fmod", "fopen", "fprintf", "fputc",
-      "fputs", "fread", "free", "freopen", "frexp", "fscanf", "fseek", "ftell", "fwrite", "getc", "getchar",
-      "getenv", "gmtime", "hypot", "isalnum", "isalpha", "isdigit", "islower", "isspace", "isupper", "labs",
-      "ldexp", "ldiv", "lgamma", "llabs", "localtime", "log", "log10", "log1p", "log2", "logb", "lrint",
-      "lround", "malloc", "memchr", "memcmp", "memcpy", "memmove", "memset", "mktime", "modf", "nan",
-      "nearbyint", "perror", "pow", "printf", "putc", "putchar", "puts", "qsort", "raise", "rand", "realloc",
-      "remainder", "remove", "rename", "rewind", "rint", "round", "scalbn", "scanf", "setbuf", "setvbuf",
-      "signal", "sin", "sinh", "snprintf", "sprintf", "sqrt", "srand", "sscanf", "strcat", "strchr", "strcmp",
-      "strcpy", "strcspn", "strerror", "strftime", "strlen", "strncat", "strncmp", "strncpy", "strpbrk",
-      "strrchr", "strspn", "strstr", "strtod", "strtof", "strtok", "strtol", "strtoll", "strtoul", "strtoull",
-      "system", "tan", "tanh", "tgamma", "time", "tmpfile", "tolower", "toupper", "trunc", "ungetc", "vprintf",
-      "vsnprintf", "vsprintf"};
+      "abort",     "abs",       "acos",      "acosh",   "asin",    "asinh",    "assert",   "atan",     "atan2",
+      "atanh",     "atexit",    "atof",      "atoi",    "atol",    "atoll",    "bsearch",  "calloc",   "cbrt",
+      "ceil",      "clock",     "copysign",  "cos",     "cosh",    "ctime",    "difftime", "div",      "erf",
+      "erfc",      "exit",      "exp",       "exp2",    "expm1",   "fabs",     "fclose",   "fdim",     "feof",
+      "ferror",    "fflush",    "fgetc",     "fgets",   "floor",   "fma",      "fmax",     "fmin",     "fmod",
+      "fopen",     "fprintf",   "fputc",     "fputs",   "fread",   "free",     "freopen",  "frexp",    "fscanf",
+      "fseek",     "ftell",     "fwrite",    "getc",    "getchar", "getenv",   "gmtime",   "hypot",    "isalnum",
+      "isalpha",   "isdigit",   "islower",   "isspace", "isupper", "labs",     "ldexp",    "ldiv",     "lgamma",
+      "llabs",     "localtime", "log",       "log10",   "log1p",   "log2",     "logb",     "lrint",    "lround",
+      "malloc",    "memchr",    "memcmp",    "memcpy",  "memmove", "memset",   "mktime",   "modf",     "nan",
+      "nearbyint", "perror",    "pow",       "printf",  "putc",    "putchar",  "puts",     "qsort",    "raise",
+      "rand",      "realloc",   "remainder", "remove",  "rename",  "rewind",   "rint",     "round",    "scalbn",
+      "scanf",     "setbuf",    "setvbuf",   "signal",  "sin",     "sinh",     "snprintf", "sprintf",  "sqrt",
+      "srand",     "sscanf",    "strcat",    "strchr",  "strcmp",  "strcpy",   "strcspn",  "strerror", "strftime",
+      "strlen",    "strncat",   "strncmp",   "strncpy", "strpbrk", "strrchr",  "strspn",   "strstr",   "strtod",
+      "strtof",    "strtok",    "strtol",    "strtoll", "strtoul", "strtoull", "system",   "tan",      "tanh",
+      "tgamma",    "time",      "tmpfile",   "tolower", "toupper", "trunc",    "ungetc",   "vprintf",  "vsnprintf",
+      "vsprintf"};
   return names.count(n) > 0;
 }
 
@@ -141,8 +146,7 @@ std::string writeHeader(const HostModuleInput& in) {
   for (const KernelInterface& k : in.kernels) {
     if (!k.autotuneOf.empty()) continue;  // a candidate runs through its kernel's launch
     os << "/* " << tesseraSignature(k);
-    if (k.grouped)
-      os << ", groups of " << k.groupShape[0] * k.groupShape[1] * k.groupShape[2] << " tiles";
+    if (k.grouped) os << ", groups of " << k.groupShape[0] * k.groupShape[1] * k.groupShape[2] << " tiles";
     os << ".\n * Checks the arguments, launches on `opts->stream` (NULL: default stream, default grid) and\n"
        << " * returns a status; on failure tessera_last_error_message() says what is wrong. */\n"
        << "tessera_status " << launchStubName(in, k) << "(const tessera_launch_options *opts" << cParams(k, false)

@@ -70,8 +70,8 @@ std::optional<Form> formOf(ir::Operation* f) {
 // Head dimensions the kernel admits: its static D, or both when D is symbolic.
 std::vector<unsigned> headDims(ir::Operation* f, const Form& form) {
   const ir::Dim& d = f->body().arg(form.q)->type->shape[3];
-  if (d.isStatic()) return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)}
-                                                         : std::vector<unsigned>{};
+  if (d.isStatic())
+    return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)} : std::vector<unsigned>{};
   return {64, 128};
 }
 
@@ -91,13 +91,13 @@ struct Layout {
 Layout layoutFor(unsigned d) { return {d, d == 64 ? 4u : 2u}; }
 
 class Emitter : HopperKernelBuilder {
-public:
+ public:
   Emitter(llvm::Module& out, ir::Operation& func, const Form& form, unsigned d)
       : HopperKernelBuilder(out, func), form_(form), lay_(layoutFor(d)) {}
 
   bool emit();
 
-private:
+ private:
   // Barrier i: 0 Q full, 1 Q empty, then per stage K full, V full, K empty and V empty (K is
   // released once Q K^T has completed, V once P V has: a stage's K slot refills a block earlier).
   llvm::Value* barrier(unsigned i) { return b_.CreateAdd(bars_, i32(8 * i)); }
@@ -118,8 +118,8 @@ private:
   void unitOf(llvm::Value* u, llvm::Value*& b, llvm::Value*& h, llvm::Value*& qblk);
   llvm::Value* blocksOf(llvm::Value* qblk);
   void producer();
-  void loadBlock(llvm::Value* at, llvm::Value* map, llvm::Value* bar, llvm::Value* row, llvm::Value* b,
-                 llvm::Value* h, unsigned rows);
+  void loadBlock(llvm::Value* at, llvm::Value* map, llvm::Value* bar, llvm::Value* row, llvm::Value* b, llvm::Value* h,
+                 unsigned rows);
   void consumer(llvm::Value* c);
   void keyBlocks(llvm::Value* c, llvm::Value* qblk);
   // One thread of the consumer warpgroup arrives on `bar` (its reads of that slot are complete).
@@ -141,7 +141,7 @@ private:
   Layout lay_;
   llvm::Value *smem_ = nullptr, *bars_ = nullptr, *tid_ = nullptr;
   llvm::Value *S_ = nullptr, *H_ = nullptr, *nq_ = nullptr, *nkv_ = nullptr, *units_ = nullptr;
-  llvm::Value *scaleLog2_ = nullptr;
+  llvm::Value* scaleLog2_ = nullptr;
   llvm::Value *stage_ = nullptr, *phase_ = nullptr, *qPhase_ = nullptr;  // allocas (i32)
   llvm::Value *o_ = nullptr, *m_ = nullptr, *l_ = nullptr;               // allocas (f32 arrays)
   llvm::Value* p_ = nullptr;  // alloca: the previous block's packed P (i32 array)
@@ -290,10 +290,12 @@ llvm::Value* Emitter::quadReduce(llvm::Value* v, bool max) {
 // rows and P rounded to the 16-bit type, packed in pairs (32 i32): k16 step kk is accumulator
 // columns 16kk .. 16kk + 15, which are the register A fragment of that step as they lie.
 std::pair<std::vector<llvm::Value*>, std::vector<llvm::Value*>> Emitter::softmax(std::vector<llvm::Value*> t,
-                                                                                llvm::Value* j, llvm::Value* qblk,
-                                                                                llvm::Value* c) {
+                                                                                 llvm::Value* j, llvm::Value* qblk,
+                                                                                 llvm::Value* c) {
   auto* f32 = b_.getFloatTy();
-  auto at = [&](llvm::Value* arr, unsigned i) { return b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), arr, 0, i); };
+  auto at = [&](llvm::Value* arr, unsigned i) {
+    return b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), arr, 0, i);
+  };
   for (auto& x : t) x = b_.CreateFMul(x, scaleLog2_);
   // Mask the blocks that reach past S or (causal) the diagonal; the branch is uniform.
   llvm::Value* end = b_.CreateMul(b_.CreateAdd(j, i32(1)), i32(kBN));
@@ -420,7 +422,8 @@ void Emitter::consumer(llvm::Value* wg) {
     for (unsigned i = 0; i < nO; ++i)
       b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, nO), o_, 0, i));
     for (unsigned i = 0; i < 2; ++i) {
-      b_.CreateStore(llvm::ConstantFP::getInfinity(f32, true), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), m_, 0, i));
+      b_.CreateStore(llvm::ConstantFP::getInfinity(f32, true),
+                     b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), m_, 0, i));
       b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), l_, 0, i));
     }
     ptx::mbarrierWait(b_, barrier(0), load(qPhase_));
@@ -442,8 +445,8 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Val
   auto i64 = [&](llvm::Value* v) { return b_.CreateZExt(v, b_.getInt64Ty()); };
   // (data, element offset of (b, h)) of a [B, H, S, ...] parameter.
   auto base = [&](int param) {
-    llvm::Value* off = b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)),
-                                    b_.CreateMul(i64(h), tensorField(param, 2, 1)));
+    llvm::Value* off =
+        b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)), b_.CreateMul(i64(h), tensorField(param, 2, 1)));
     return std::make_pair(b_.CreateAddrSpaceCast(tensorField(param, 0, 0), b_.getPtrTy(1)), off);
   };
   auto [oData, oOff] = base(form_.o);
@@ -451,15 +454,16 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Val
   llvm::Value* oCol = tensorField(form_.o, 2, 3);
   for (unsigned half = 0; half < 2; ++half) {
     llvm::Value* row = rowOf(c, qblk, half);
-    llvm::Value* l = quadReduce(b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), l_, 0, half)), false);
+    llvm::Value* l =
+        quadReduce(b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, 2), l_, 0, half)), false);
     llvm::Value* inv = b_.CreateFDiv(llvm::ConstantFP::get(f32, 1.0), l);
     ifThen(b_.CreateICmpULT(row, S_), [&] {
       llvm::Value* rowOff = b_.CreateAdd(oOff, b_.CreateMul(i64(row), oRow));
       for (unsigned i = 0; i < lay_.d / 8; ++i)
         for (unsigned e = 0; e < 2; ++e) {
           unsigned reg = 4 * i + 2 * half + e;
-          llvm::Value* x = b_.CreateFMul(
-              b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, nO), o_, 0, reg)), inv);
+          llvm::Value* x =
+              b_.CreateFMul(b_.CreateLoad(f32, b_.CreateConstGEP2_32(llvm::ArrayType::get(f32, nO), o_, 0, reg)), inv);
           if (!outTy->isFloatTy()) x = b_.CreateFPTrunc(x, outTy);
           llvm::Value* col = b_.CreateAdd(col0, i32(8 * i + e));
           b_.CreateStore(x, b_.CreateGEP(outTy, oData, b_.CreateAdd(rowOff, b_.CreateMul(i64(col), oCol))));
@@ -529,7 +533,8 @@ void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels)
     if (!form) {
       // -Rpass-missed=tensor-cores: an attention-like kernel that keeps its portable form.
       if (f->hasAttr(ir::AttrId::AttentionFormMissed))
-        k.remarks.push_back({diag::remark_no_attention_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionFormMissed)}});
+        k.remarks.push_back(
+            {diag::remark_no_attention_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionFormMissed)}});
       return true;
     }
     std::string dims;
@@ -554,7 +559,8 @@ void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels)
       dims += (dims.empty() ? "" : " or ") + std::to_string(d);
     }
     if (!dims.empty())
-      k.remarks.push_back({diag::remark_attention_wgmma, f->loc, {k.name, std::to_string(kBM), std::to_string(kBN), dims}});
+      k.remarks.push_back(
+          {diag::remark_attention_wgmma, f->loc, {k.name, std::to_string(kBM), std::to_string(kBN), dims}});
     return true;
   });
 }

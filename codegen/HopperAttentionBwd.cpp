@@ -82,8 +82,8 @@ std::optional<Form> formOf(ir::Operation* f) {
 
 std::vector<unsigned> headDims(ir::Operation* f, const Form& form) {
   const ir::Dim& d = f->body().arg(form.q)->type->shape[3];
-  if (d.isStatic()) return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)}
-                                                         : std::vector<unsigned>{};
+  if (d.isStatic())
+    return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)} : std::vector<unsigned>{};
   return {64, 128};
 }
 
@@ -114,20 +114,20 @@ struct Layout {
 // get 240, the query consumers 232; the producers the rest (24 or 40).
 Layout layoutFor(const Form& form, unsigned d) {
   unsigned consumer = form.kv ? 240 : 232;
-  Layout lay{d, d == 64 ? 128u : 64u, 4, form.kv ? 2u : 3u, form.kv ? 3u : 2u, (168 * 384 - consumer * 256) / 128,
+  Layout lay{d,       d == 64 ? 128u : 64u, 4, form.kv ? 2u : 3u, form.kv ? 3u : 2u, (168 * 384 - consumer * 256) / 128,
              consumer};
   while (lay.stages > 2 && lay.sharedBytes() > 227 * 1024) --lay.stages;
   return lay;
 }
 
 class Emitter : HopperKernelBuilder {
-public:
+ public:
   Emitter(llvm::Module& out, ir::Operation& func, const Form& form, unsigned d)
       : HopperKernelBuilder(out, func), form_(form), lay_(layoutFor(form, d)) {}
 
   bool emit();
 
-private:
+ private:
   // Barriers: 0 fixed full, 1 fixed empty, 2 fixed statistics, then per stage: full,
   // statistics, empty.
   llvm::Value* barrier(unsigned i) { return b_.CreateAdd(bars_, i32(8 * i)); }
@@ -154,8 +154,8 @@ private:
   void loadBox(llvm::Value* at, llvm::Value* map, llvm::Value* bar, llvm::Value* row, llvm::Value* b, llvm::Value* h,
                unsigned rows);
   void statistics(llvm::Value* t);
-  void rowStats(llvm::Value* at, llvm::Value* dO, llvm::Value* o, unsigned tileRows, llvm::Value* first,
-                llvm::Value* b, llvm::Value* h, llvm::Value* t);
+  void rowStats(llvm::Value* at, llvm::Value* dO, llvm::Value* o, unsigned tileRows, llvm::Value* first, llvm::Value* b,
+                llvm::Value* h, llvm::Value* t);
   struct View {
     llvm::Type* type;
     llvm::Value *base, *rowStride, *colStride;
@@ -196,7 +196,7 @@ private:
   llvm::Value *S_ = nullptr, *H_ = nullptr, *nf_ = nullptr, *ns_ = nullptr, *units_ = nullptr;
   llvm::Value* scaleLog2_ = nullptr;
   llvm::Value *stage_ = nullptr, *phase_ = nullptr, *fPhase_ = nullptr;  // allocas (i32)
-  llvm::Value *accP_ = nullptr, *accDS_ = nullptr;                        // allocas (f32 arrays)
+  llvm::Value *accP_ = nullptr, *accDS_ = nullptr;                       // allocas (f32 arrays)
 };
 
 void Emitter::advance() {
@@ -279,8 +279,8 @@ void Emitter::loadTiles() {
 Emitter::View Emitter::view(int param, llvm::Value* b, llvm::Value* h) {
   auto i64 = [&](llvm::Value* v) { return b_.CreateZExt(v, b_.getInt64Ty()); };
   llvm::Type* t = paramType(func_.body().arg(param)->type->elem);
-  llvm::Value* off = b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)),
-                                  b_.CreateMul(i64(h), tensorField(param, 2, 1)));
+  llvm::Value* off =
+      b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)), b_.CreateMul(i64(h), tensorField(param, 2, 1)));
   llvm::Value* data = b_.CreateAddrSpaceCast(tensorField(param, 0, 0), b_.getPtrTy(1));
   bool rank4 = func_.body().arg(param)->type->shape.size() == 4;
   return {t, b_.CreateGEP(t, data, off), tensorField(param, 2, 2), rank4 ? tensorField(param, 2, 3) : nullptr};
@@ -307,28 +307,34 @@ void Emitter::rowStats(llvm::Value* at, llvm::Value* dO, llvm::Value* o, unsigne
   auto* chunkTy = llvm::FixedVectorType::get(half16, 8);
   auto* wideTy = llvm::FixedVectorType::get(f32, 8);
   View lse = view(form_.lse, b, h);
-  forLoop(t, i32(tileRows), i32(kStatWarps * 32), "stats", [&](llvm::Value* r) {
-    llvm::Value* g = b_.CreateAdd(first, r);
-    llvm::Value* valid = b_.CreateICmpULT(g, S_);
-    llvm::Value* sum = llvm::ConstantFP::get(f32, 0.0);
-    llvm::Value* rowAt = b_.CreateMul(r, i32(128));
-    llvm::Value* swz = b_.CreateAnd(r, i32(7));
-    for (unsigned c = 0; c < lay_.d / 8; ++c) {
-      llvm::Value* off = b_.CreateAdd(b_.CreateAdd(i32((c / 8) * tileRows * 128), rowAt),
-                                      b_.CreateShl(b_.CreateXor(swz, i32(c % 8)), 4));
-      auto chunk = [&](llvm::Value* tile) {
-        return b_.CreateFPExt(b_.CreateAlignedLoad(chunkTy, toShared(b_.CreateAdd(tile, off)), llvm::Align(16)), wideTy);
-      };
-      llvm::Value *x = chunk(dO), *y = chunk(o);
-      for (unsigned e = 0; e < 8; ++e)
-        sum = b_.CreateFAdd(sum, b_.CreateFMul(b_.CreateExtractElement(x, uint64_t(e)), b_.CreateExtractElement(y, uint64_t(e))));
-    }
-    llvm::Value* l = b_.CreateFMul(element(lse, b_.CreateSelect(valid, g, i32(0)), nullptr),
-                                   llvm::ConstantFP::get(f32, 1.4426950408889634));
-    llvm::Value* slot = b_.CreateAdd(at, b_.CreateMul(r, i32(8)));
-    b_.CreateStore(b_.CreateSelect(valid, l, llvm::ConstantFP::getInfinity(f32)), toShared(slot));
-    b_.CreateStore(b_.CreateSelect(valid, sum, llvm::ConstantFP::get(f32, 0.0)), toShared(b_.CreateAdd(slot, i32(4))));
-  }, /*rolled=*/true);
+  forLoop(
+      t, i32(tileRows), i32(kStatWarps * 32), "stats",
+      [&](llvm::Value* r) {
+        llvm::Value* g = b_.CreateAdd(first, r);
+        llvm::Value* valid = b_.CreateICmpULT(g, S_);
+        llvm::Value* sum = llvm::ConstantFP::get(f32, 0.0);
+        llvm::Value* rowAt = b_.CreateMul(r, i32(128));
+        llvm::Value* swz = b_.CreateAnd(r, i32(7));
+        for (unsigned c = 0; c < lay_.d / 8; ++c) {
+          llvm::Value* off = b_.CreateAdd(b_.CreateAdd(i32((c / 8) * tileRows * 128), rowAt),
+                                          b_.CreateShl(b_.CreateXor(swz, i32(c % 8)), 4));
+          auto chunk = [&](llvm::Value* tile) {
+            return b_.CreateFPExt(b_.CreateAlignedLoad(chunkTy, toShared(b_.CreateAdd(tile, off)), llvm::Align(16)),
+                                  wideTy);
+          };
+          llvm::Value *x = chunk(dO), *y = chunk(o);
+          for (unsigned e = 0; e < 8; ++e)
+            sum = b_.CreateFAdd(
+                sum, b_.CreateFMul(b_.CreateExtractElement(x, uint64_t(e)), b_.CreateExtractElement(y, uint64_t(e))));
+        }
+        llvm::Value* l = b_.CreateFMul(element(lse, b_.CreateSelect(valid, g, i32(0)), nullptr),
+                                       llvm::ConstantFP::get(f32, 1.4426950408889634));
+        llvm::Value* slot = b_.CreateAdd(at, b_.CreateMul(r, i32(8)));
+        b_.CreateStore(b_.CreateSelect(valid, l, llvm::ConstantFP::getInfinity(f32)), toShared(slot));
+        b_.CreateStore(b_.CreateSelect(valid, sum, llvm::ConstantFP::get(f32, 0.0)),
+                       toShared(b_.CreateAdd(slot, i32(4))));
+      },
+      /*rolled=*/true);
 }
 
 // Warps 1 to 3 of the producer warpgroup: the statistics of the query rows once their tiles have
@@ -346,13 +352,16 @@ void Emitter::statistics(llvm::Value* t) {
     }
     llvm::Value *start, *end;
     streamRange(fb, start, end);
-    forLoop(start, end, i32(1), "blocks", [&](llvm::Value* j) {
-      llvm::Value* s = load(stage_);
-      ptx::mbarrierWait(b_, fullT(s), load(phase_));
-      rowStats(streamStats(s), tile(s, 1), tile(s, 2), lay_.rows, b_.CreateMul(j, i32(lay_.rows)), b, h, t);
-      ptx::mbarrierArrive(b_, statsT(s));
-      advance();
-    }, /*rolled=*/true);
+    forLoop(
+        start, end, i32(1), "blocks",
+        [&](llvm::Value* j) {
+          llvm::Value* s = load(stage_);
+          ptx::mbarrierWait(b_, fullT(s), load(phase_));
+          rowStats(streamStats(s), tile(s, 1), tile(s, 2), lay_.rows, b_.CreateMul(j, i32(lay_.rows)), b, h, t);
+          ptx::mbarrierArrive(b_, statsT(s));
+          advance();
+        },
+        /*rolled=*/true);
   });
 }
 
@@ -392,7 +401,6 @@ std::vector<llvm::Value*> Emitter::scores(llvm::Value* c, unsigned fixedTile, ll
   }
   return acc;
 }
-
 
 // Descriptors of streamed tile `streamTile` of stage s as an MN-major B operand (D contiguous):
 // 16 rows (2 KiB) a k16 step, 64-column boxes rows * 128 bytes apart.
@@ -582,8 +590,8 @@ void Emitter::consumer(llvm::Value* wg) {
     if (!form_.kv) {
       ptx::mbarrierWait(b_, barrier(2), load(fPhase_));
       for (unsigned half = 0; half < 2; ++half) {
-        llvm::Value* at = b_.CreateAdd(b_.CreateAdd(smem_, i32(lay_.fixedStats())),
-                                       b_.CreateMul(fixedRow(c, i32(0), half), i32(8)));
+        llvm::Value* at =
+            b_.CreateAdd(b_.CreateAdd(smem_, i32(lay_.fixedStats())), b_.CreateMul(fixedRow(c, i32(0), half), i32(8)));
         fixed.push_back(sharedF32(at));
         fixed.push_back(sharedF32(b_.CreateAdd(at, i32(4))));
       }
@@ -606,8 +614,8 @@ void Emitter::storeRows(int param, llvm::Value* acc, llvm::Value* factor, llvm::
   llvm::Value* col0 = b_.CreateMul(b_.CreateAnd(lane, i32(3)), i32(2));
   auto i64 = [&](llvm::Value* v) { return b_.CreateZExt(v, b_.getInt64Ty()); };
   llvm::Value* data = b_.CreateAddrSpaceCast(tensorField(param, 0, 0), b_.getPtrTy(1));
-  llvm::Value* base = b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)),
-                                   b_.CreateMul(i64(h), tensorField(param, 2, 1)));
+  llvm::Value* base =
+      b_.CreateAdd(b_.CreateMul(i64(b), tensorField(param, 2, 0)), b_.CreateMul(i64(h), tensorField(param, 2, 1)));
   llvm::Value* rowStride = tensorField(param, 2, 2);
   llvm::Value* colStride = tensorField(param, 2, 3);
   for (unsigned half = 0; half < 2; ++half) {
@@ -648,8 +656,8 @@ bool Emitter::emit() {
   smem_ = sharedBase();
   bars_ = b_.CreateAdd(smem_, i32(lay_.barriers()));
   ifThen(b_.CreateICmpEQ(tid, i32(0)), [&] {
-    ptx::mbarrierInit(b_, barrier(0), 1);               // fixed full: the producer's arrive + bytes
-    ptx::mbarrierInit(b_, barrier(1), 2);               // fixed empty: one arrive per consumer
+    ptx::mbarrierInit(b_, barrier(0), 1);                // fixed full: the producer's arrive + bytes
+    ptx::mbarrierInit(b_, barrier(1), 2);                // fixed empty: one arrive per consumer
     ptx::mbarrierInit(b_, barrier(2), kStatWarps * 32);  // fixed statistics: every statistics thread
     for (unsigned s = 0; s < lay_.stages; ++s) {
       ptx::mbarrierInit(b_, fullT(i32(s)), 1);
@@ -708,9 +716,10 @@ void planAttentionBwdVariants(ir::Module& m, std::vector<KernelInterface>& kerne
       dims += (dims.empty() ? "" : " or ") + std::to_string(d);
     }
     if (!dims.empty())
-      k.remarks.push_back({diag::remark_attention_bwd_wgmma, f->loc,
-                           {k.name, form->kv ? "dK and dV" : "dQ", form->kv ? "key" : "query",
-                            std::to_string(kFixed), dims}});
+      k.remarks.push_back(
+          {diag::remark_attention_bwd_wgmma,
+           f->loc,
+           {k.name, form->kv ? "dK and dV" : "dQ", form->kv ? "key" : "query", std::to_string(kFixed), dims}});
     return true;
   });
 }

@@ -16,7 +16,6 @@
 #include "codegen/HopperGemm.h"
 
 #include <algorithm>
-
 #include <array>
 #include <functional>
 #include <optional>
@@ -129,8 +128,9 @@ std::optional<std::array<Form, 2>> chainOf(ir::Operation* f) {
   if (!at || at->kind != ir::AttrKind::Array || at->array.size() != 7 || f->regions.empty()) return std::nullopt;
   ir::Block& body = f->body();
   const int n = static_cast<int>(body.numArgs());
-  int x = static_cast<int>(at->array[0].i), w1 = static_cast<int>(at->array[1].i), b1 = static_cast<int>(at->array[2].i),
-      w2 = static_cast<int>(at->array[3].i), b2 = static_cast<int>(at->array[4].i), out = static_cast<int>(at->array[5].i);
+  int x = static_cast<int>(at->array[0].i), w1 = static_cast<int>(at->array[1].i),
+      b1 = static_cast<int>(at->array[2].i), w2 = static_cast<int>(at->array[3].i),
+      b2 = static_cast<int>(at->array[4].i), out = static_cast<int>(at->array[5].i);
   auto tensorOf = [&](int i, size_t rank) {
     if (i < 0 || i >= n) return false;
     ir::Type t = body.arg(i)->type;
@@ -169,17 +169,19 @@ std::string variantEntry(const std::string& kernel, unsigned cluster, const std:
 }
 
 class Emitter : HopperKernelBuilder {
-public:
+ public:
   Emitter(llvm::Module& out, ir::Operation& func, const Form& form, unsigned cluster)
       : HopperKernelBuilder(out, func), form_(form), cluster_(cluster) {}
 
   bool emit(std::string& error);
 
-private:
+ private:
   // (tile row, tile column) of output tile u.
   std::pair<llvm::Value*, llvm::Value*> tileOf(llvm::Value* u);
   llvm::Value* fullBar(llvm::Value* s) { return b_.CreateAdd(bars_, b_.CreateMul(s, i32(8))); }
-  llvm::Value* emptyBar(llvm::Value* s) { return b_.CreateAdd(bars_, b_.CreateMul(b_.CreateAdd(s, i32(kStages)), i32(8))); }
+  llvm::Value* emptyBar(llvm::Value* s) {
+    return b_.CreateAdd(bars_, b_.CreateMul(b_.CreateAdd(s, i32(kStages)), i32(8)));
+  }
   llvm::Value* slotA(llvm::Value* s) { return b_.CreateAdd(smem_, b_.CreateMul(s, i32(kABytes))); }
   llvm::Value* slotB(llvm::Value* s) {
     return b_.CreateAdd(smem_, b_.CreateAdd(i32(kStages * kABytes), b_.CreateMul(s, i32(kBBytes))));
@@ -212,13 +214,13 @@ llvm::Value* Emitter::biasRelu(llvm::Value* v, llvm::Value* col) {
     llvm::Value* c64 = b_.CreateSExt(col, b_.getInt64Ty());
     llvm::Value* inside = b_.CreateICmpSLT(c64, N_);
     // Columns past N read element 0 (always present when N > 0) and are never stored.
-    llvm::Value* at = b_.CreateGEP(bt, biasData_, b_.CreateMul(b_.CreateSelect(inside, c64, b_.getInt64(0)), biasStride_));
+    llvm::Value* at =
+        b_.CreateGEP(bt, biasData_, b_.CreateMul(b_.CreateSelect(inside, c64, b_.getInt64(0)), biasStride_));
     llvm::Value* x = b_.CreateLoad(bt, at);
     if (!bt->isFloatTy()) x = b_.CreateFPExt(x, b_.getFloatTy());
     v = b_.CreateFAdd(v, x);
   }
-  if (form_.relu)
-    v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
+  if (form_.relu) v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
   return v;
 }
 
@@ -286,8 +288,8 @@ void Emitter::consumer(llvm::Value* wg) {
   llvm::Value* c = b_.CreateSub(wg, i32(1));  // rows 64c .. 64c + 63 of the tile
   auto* accTy = llvm::ArrayType::get(b_.getFloatTy(), 128);
   auto accAt = [&](unsigned i) { return b_.CreateConstGEP2_32(accTy, acc_, 0, i); };
-  const char* type = form_.in == ir::ScalarKind::BF16   ? "bf16"
-                     : form_.in == ir::ScalarKind::F16  ? "f16"
+  const char* type = form_.in == ir::ScalarKind::BF16     ? "bf16"
+                     : form_.in == ir::ScalarKind::F16    ? "f16"
                      : form_.in == ir::ScalarKind::F8E4M3 ? "e4m3"
                                                           : "e5m2";
   forLoop(first_, units_, step_, "tiles", [&](llvm::Value* u) {
@@ -308,9 +310,9 @@ void Emitter::consumer(llvm::Value* wg) {
         llvm::Value* da = ptx::wgmmaDescriptor(b_, b_.CreateAdd(a0, i32(kk * 32)), 16, 1024);
         // B K-major: laid out as A is. MN-major: 8-row (k) groups 1024 bytes apart, 64-column
         // boxes BK * 128 bytes apart, 16 rows of k per step.
-        llvm::Value* db = form_.tb ? ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 32)), 16, 1024)
-                                   : ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 16 * 128)),
-                                                          kBoxN * kKBytes, 1024);
+        llvm::Value* db = form_.tb
+                              ? ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 32)), 16, 1024)
+                              : ptx::wgmmaDescriptor(b_, b_.CreateAdd(b0, i32(kk * 16 * 128)), kBoxN * kKBytes, 1024);
         acc = ptx::wgmma(b_, kBN, type, acc, da, db, /*transB=*/!form_.tb);
       }
       for (unsigned i = 0; i < 128; ++i) b_.CreateStore(acc[i], accAt(i));
@@ -351,19 +353,19 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
   llvm::Type* outTy = paramType(form_.outElem);
   const unsigned eb = outTy->isFloatTy() ? 4 : 2;
   const unsigned rowBytes = stagingRowBytes(eb);
-  const unsigned perLane = 16 / eb;                    // elements in a 16-byte segment
-  const unsigned lanesPerRow = kStageCols / perLane;   // segments in a staged row
+  const unsigned perLane = 16 / eb;                   // elements in a 16-byte segment
+  const unsigned lanesPerRow = kStageCols / perLane;  // segments in a staged row
   const unsigned rowsPerPass = 32 / lanesPerRow;
   llvm::Value* warp = b_.CreateLShr(tid_, 5);
   llvm::Value* lane = b_.CreateAnd(tid_, i32(31));
-  llvm::Value* buf = b_.CreateAdd(staging_, b_.CreateMul(b_.CreateAdd(b_.CreateMul(c, i32(4)), warp),
-                                                         i32(16 * rowBytes)));
+  llvm::Value* buf =
+      b_.CreateAdd(staging_, b_.CreateMul(b_.CreateAdd(b_.CreateMul(c, i32(4)), warp), i32(16 * rowBytes)));
   llvm::Value* fragRow = b_.CreateLShr(lane, 2);
   llvm::Value* fragCol = b_.CreateMul(b_.CreateAnd(lane, i32(3)), i32(2));
   llvm::Value* segRow = b_.CreateUDiv(lane, i32(lanesPerRow));
   llvm::Value* segCol = b_.CreateMul(b_.CreateURem(lane, i32(lanesPerRow)), i32(perLane));
-  llvm::Value* rowBase = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(mb, i32(kBM)), b_.CreateMul(c, i32(64))),
-                                      b_.CreateMul(warp, i32(16)));
+  llvm::Value* rowBase =
+      b_.CreateAdd(b_.CreateAdd(b_.CreateMul(mb, i32(kBM)), b_.CreateMul(c, i32(64))), b_.CreateMul(warp, i32(16)));
   auto shared = [&](llvm::Value* addr, llvm::Type*) {
     return b_.CreateIntToPtr(b_.CreateZExt(addr, b_.getInt64Ty()), llvm::PointerType::get(c_, 3));
   };
@@ -388,8 +390,8 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
           v0 = b_.CreateFMul(v0, sc), v1 = b_.CreateFMul(v1, sc);
         }
         if (form_.bias >= 0 || form_.relu) {
-          llvm::Value* col = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), fragCol),
-                                          i32(chunk * kStageCols + 8 * ii));
+          llvm::Value* col =
+              b_.CreateAdd(b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), fragCol), i32(chunk * kStageCols + 8 * ii));
           v0 = biasRelu(v0, col);
           v1 = biasRelu(v1, b_.CreateAdd(col, i32(1)));
         }
@@ -407,8 +409,9 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
       llvm::Value* at = b_.CreateAdd(buf, b_.CreateAdd(b_.CreateMul(r, i32(rowBytes)), b_.CreateMul(segCol, i32(eb))));
       llvm::Value* row = b_.CreateAdd(rowBase, r);
       llvm::Value* col = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(nb, i32(kBN)), i32(chunk * kStageCols)), segCol);
-      llvm::Value* whole = b_.CreateAnd(b_.CreateAnd(vec16_, b_.CreateICmpSLT(b_.CreateSExt(row, b_.getInt64Ty()), M_)),
-                                        b_.CreateICmpSLE(b_.CreateSExt(b_.CreateAdd(col, i32(perLane)), b_.getInt64Ty()), N_));
+      llvm::Value* whole =
+          b_.CreateAnd(b_.CreateAnd(vec16_, b_.CreateICmpSLT(b_.CreateSExt(row, b_.getInt64Ty()), M_)),
+                       b_.CreateICmpSLE(b_.CreateSExt(b_.CreateAdd(col, i32(perLane)), b_.getInt64Ty()), N_));
       auto* vec = block("store.segment");
       auto* elems = block("store.elements");
       auto* done = block("store.done");
@@ -420,13 +423,16 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* mb, llvm::Value* nb) {
       b_.CreateBr(done);
       b_.SetInsertPoint(elems);
       ifThen(b_.CreateICmpSLT(b_.CreateSExt(row, b_.getInt64Ty()), M_), [&] {
-        forLoop(i32(0), i32(perLane), i32(1), "store.element", [&](llvm::Value* e) {
-          llvm::Value* ce = b_.CreateAdd(col, e);
-          ifThen(b_.CreateICmpSLT(b_.CreateSExt(ce, b_.getInt64Ty()), N_), [&] {
-            llvm::Value* x = b_.CreateLoad(outTy, shared(b_.CreateAdd(at, b_.CreateMul(e, i32(eb))), outTy));
-            b_.CreateStore(x, global(row, ce));
-          });
-        }, /*rolled=*/true);
+        forLoop(
+            i32(0), i32(perLane), i32(1), "store.element",
+            [&](llvm::Value* e) {
+              llvm::Value* ce = b_.CreateAdd(col, e);
+              ifThen(b_.CreateICmpSLT(b_.CreateSExt(ce, b_.getInt64Ty()), N_), [&] {
+                llvm::Value* x = b_.CreateLoad(outTy, shared(b_.CreateAdd(at, b_.CreateMul(e, i32(eb))), outTy));
+                b_.CreateStore(x, global(row, ce));
+              });
+            },
+            /*rolled=*/true);
       });
       b_.CreateBr(done);
       b_.SetInsertPoint(done);
@@ -455,7 +461,7 @@ bool Emitter::emit(std::string& error) {
   staging_ = b_.CreateAdd(bars_, i32(kBarrierBytes));
   ifThen(b_.CreateICmpEQ(tid, i32(0)), [&] {
     for (unsigned s = 0; s < kStages; ++s) {
-      ptx::mbarrierInit(b_, fullBar(i32(s)), 1);   // the producer's arrive (plus the TMA bytes)
+      ptx::mbarrierInit(b_, fullBar(i32(s)), 1);              // the producer's arrive (plus the TMA bytes)
       ptx::mbarrierInit(b_, emptyBar(i32(s)), 2 * cluster_);  // per consumer warpgroup sharing the slot
     }
     ptx::fenceMbarrierInit(b_);
@@ -499,10 +505,10 @@ bool Emitter::emit(std::string& error) {
   // 16-byte row segments of C can be stored whole: aligned data, contiguous rows of a multiple of
   // 16 bytes apart.
   unsigned outBytes = ir::baseScalar(form_.outElem) == ir::ScalarKind::F32 ? 4 : 2;
-  llvm::Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(cData_, b_.getInt64Ty()), b_.getInt64(15)),
-                                         b_.getInt64(0));
-  llvm::Value* rows16 = b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(cStride0_, b_.getInt64(outBytes)), b_.getInt64(15)),
-                                        b_.getInt64(0));
+  llvm::Value* aligned =
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(cData_, b_.getInt64Ty()), b_.getInt64(15)), b_.getInt64(0));
+  llvm::Value* rows16 =
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(cStride0_, b_.getInt64(outBytes)), b_.getInt64(15)), b_.getInt64(0));
   vec16_ = b_.CreateAnd(b_.CreateAnd(b_.CreateICmpEQ(cStride1_, b_.getInt64(1)), aligned), rows16);
   mapA_ = tensorMap(0);
   mapB_ = tensorMap(1);
@@ -557,7 +563,8 @@ bool planChain(ir::Operation* f, KernelInterface& k) {
   k.chain.colsParam = first.n.param, k.chain.colsAxis = static_cast<int32_t>(first.n.axis);
   std::string epilogue = first.bias >= 0 || (*steps)[1].bias >= 0 ? "bias" : "";
   if (first.relu) epilogue += epilogue.empty() ? "relu" : " and relu";
-  k.remarks.push_back({diag::remark_chain_wgmma, f->loc,
+  k.remarks.push_back({diag::remark_chain_wgmma,
+                       f->loc,
                        {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(first.bk()),
                         epilogue.empty() ? "rounding" : epilogue, ir::printType(first.outElem)}});
   k.remarks.push_back({diag::remark_chain_launch_test, f->loc, {k.name, "8"}});
@@ -590,12 +597,15 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
         return true;
       }
     }
-    k.remarks.push_back({diag::remark_tensor_cores_wgmma, f->loc,
+    k.remarks.push_back({diag::remark_tensor_cores_wgmma,
+                         f->loc,
                          {k.name, std::to_string(kBM), std::to_string(kBN), std::to_string(form->bk())}});
-    k.remarks.push_back({diag::remark_pipelined_tma, f->loc,
+    k.remarks.push_back({diag::remark_pipelined_tma,
+                         f->loc,
                          {k.name, std::to_string(kStages), std::to_string((kThreads - 128) / 128)}});
-    std::vector<unsigned> clusters = form->fp8() ? std::vector<unsigned>(std::begin(kClusters8), std::end(kClusters8))
-                                                 : std::vector<unsigned>(std::begin(kClusters16), std::end(kClusters16));
+    std::vector<unsigned> clusters = form->fp8()
+                                         ? std::vector<unsigned>(std::begin(kClusters8), std::end(kClusters8))
+                                         : std::vector<unsigned>(std::begin(kClusters16), std::end(kClusters16));
     for (unsigned cluster : clusters) {
       GpuVariant v = stepVariant(variantEntry(f->funcName(), cluster), *form);
       v.cluster = cluster;
@@ -608,11 +618,11 @@ void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
 void remarkChainsWithoutHopper(ir::Module& m, std::vector<KernelInterface>& kernels) {
   forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
     if (f->hasAttr(ir::AttrId::ChainForm))
-      kernels[i].remarks.push_back({diag::remark_no_chain_form, f->loc,
-                                    {kernels[i].name, "no sm_90a among the GPU targets (--gpu)"}});
+      kernels[i].remarks.push_back(
+          {diag::remark_no_chain_form, f->loc, {kernels[i].name, "no sm_90a among the GPU targets (--gpu)"}});
     else if (f->hasAttr(ir::AttrId::ChainFormMissed))
-      kernels[i].remarks.push_back({diag::remark_no_chain_form, f->loc,
-                                    {kernels[i].name, f->strAttr(ir::AttrId::ChainFormMissed)}});
+      kernels[i].remarks.push_back(
+          {diag::remark_no_chain_form, f->loc, {kernels[i].name, f->strAttr(ir::AttrId::ChainFormMissed)}});
     return true;
   });
 }

@@ -61,9 +61,15 @@ llvm::Type* HopperKernelBuilder::paramType(ir::Type t) {
   using S = ir::ScalarKind;
   switch (ir::baseScalar(t)) {
     case S::I1: return b_.getInt1Ty();
-    case S::I4: case S::I8: case S::U8: case S::F8E4M3: case S::F8E5M2: return b_.getInt8Ty();
-    case S::I16: case S::U16: return b_.getInt16Ty();
-    case S::I32: case S::U32: return b_.getInt32Ty();
+    case S::I4:
+    case S::I8:
+    case S::U8:
+    case S::F8E4M3:
+    case S::F8E5M2: return b_.getInt8Ty();
+    case S::I16:
+    case S::U16: return b_.getInt16Ty();
+    case S::I32:
+    case S::U32: return b_.getInt32Ty();
     case S::F16: return b_.getHalfTy();
     case S::BF16: return b_.getBFloatTy();
     case S::F32: return b_.getFloatTy();
@@ -85,8 +91,8 @@ void HopperKernelBuilder::declare(const std::string& name, unsigned maps, unsign
   params.push_back(b_.getPtrTy());    // workspace (unused)
   params.push_back(b_.getInt64Ty());  // workspace_group_bytes (unused)
   for (unsigned m = 0; m < maps; ++m) params.push_back(b_.getPtrTy());
-  fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::GlobalValue::ExternalLinkage,
-                               name, out_);
+  fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                               llvm::GlobalValue::ExternalLinkage, name, out_);
   fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
   for (unsigned i = 0; i < numParams_; ++i)
     if (body.arg(i)->type->kind == ir::TypeKind::Tensor) {

@@ -19,11 +19,10 @@ namespace tessera::codegen {
 bool forEachKernel(ir::Module& m, size_t count, const std::function<bool(ir::Operation*, size_t)>& visit);
 
 class HopperKernelBuilder {
-public:
-  HopperKernelBuilder(llvm::Module& out, ir::Operation& func)
-      : out_(out), c_(out.getContext()), b_(c_), func_(func) {}
+ public:
+  HopperKernelBuilder(llvm::Module& out, ir::Operation& func) : out_(out), c_(out.getContext()), b_(c_), func_(func) {}
 
-protected:
+ protected:
   llvm::BasicBlock* block(const char* name) { return llvm::BasicBlock::Create(c_, name, fn_); }
   llvm::Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
   // `rolled`: keep the loop a loop (code size and compile time; cold paths).

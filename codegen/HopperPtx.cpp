@@ -76,7 +76,8 @@ void mbarrierArriveRemote(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* r
 }
 
 void mbarrierArriveExpectTx(llvm::IRBuilder<>& b, llvm::Value* bar, unsigned bytes) {
-  inlineAsm(b, b.getVoidTy(), "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", {bar, b.getInt32(bytes)});
+  inlineAsm(b, b.getVoidTy(), "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r",
+            {bar, b.getInt32(bytes)});
 }
 
 void mbarrierWait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* parity) {
@@ -146,15 +147,19 @@ std::vector<llvm::Value*> wgmmaCall(llvm::IRBuilder<>& b, unsigned regs, const s
 
 }  // namespace
 
-std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
-                                llvm::Value* descA, llvm::Value* descB, bool transB, bool accumulate) {
+std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type,
+                                const std::vector<llvm::Value*>& acc, llvm::Value* descA, llvm::Value* descB,
+                                bool transB, bool accumulate) {
   unsigned regs = n / 2;  // f32 accumulators per thread of m64nNk16 / m64nNk32
   // 8-bit operands: k32, and no transpose immediates (both operands K-major).
   bool fp8 = std::string(type) == "e4m3" || std::string(type) == "e5m2";
-  std::string head = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + (fp8 ? "k32" : "k16") + ".f32." +
-                     type + "." + type;
+  std::string head =
+      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + (fp8 ? "k32" : "k16") + ".f32." + type + "." + type;
   std::string ops = "$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + (accumulate ? ", 1" : ", 0") +
-                    ", 1, 1" + (fp8 ? "" : transB ? ", 0, 1" : ", 0, 0");
+                    ", 1, 1" +
+                    (fp8      ? ""
+                     : transB ? ", 0, 1"
+                              : ", 0, 0");
   return wgmmaCall(b, regs, head, ops, ",l,l", {descA, descB}, acc);
 }
 
@@ -165,7 +170,8 @@ std::vector<llvm::Value*> wgmmaRegA(llvm::IRBuilder<>& b, unsigned n, const char
   std::string head = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type;
   std::string r = std::to_string(regs);
   std::string ops = "{$" + r + ", $" + std::to_string(regs + 1) + ", $" + std::to_string(regs + 2) + ", $" +
-                    std::to_string(regs + 3) + "}, $" + std::to_string(regs + 4) + ", 1, 1, 1" + (transB ? ", 1" : ", 0");
+                    std::to_string(regs + 3) + "}, $" + std::to_string(regs + 4) + ", 1, 1, 1" +
+                    (transB ? ", 1" : ", 0");
   return wgmmaCall(b, regs, head, ops, ",r,r,r,r,l", {a[0], a[1], a[2], a[3], descB}, acc);
 }
 
@@ -178,7 +184,8 @@ void tmaLoad4d(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::V
 }
 
 llvm::Value* shuffleXor(llvm::IRBuilder<>& b, llvm::Value* v, unsigned laneMask) {
-  return intrinsic(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {b.getInt32(~0u), v, b.getInt32(laneMask), b.getInt32(31)});
+  return intrinsic(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_f32,
+                   {b.getInt32(~0u), v, b.getInt32(laneMask), b.getInt32(31)});
 }
 
 llvm::Value* exp2Approx(llvm::IRBuilder<>& b, llvm::Value* v) {

@@ -74,8 +74,9 @@ void wgmmaWait(llvm::IRBuilder<>& b, unsigned pending);
 // per thread) += A * B, both operands from shared memory; `transB`: B is MN-major (N contiguous),
 // which 16-bit types only allow (8-bit operands are K-major, and `transB` must be false).
 // `accumulate` false: scale-d = 0, acc's values are ignored (D = A*B).
-std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type, const std::vector<llvm::Value*>& acc,
-                                llvm::Value* descA, llvm::Value* descB, bool transB, bool accumulate = true);
+std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, unsigned n, const char* type,
+                                const std::vector<llvm::Value*>& acc, llvm::Value* descA, llvm::Value* descB,
+                                bool transB, bool accumulate = true);
 // The same with A (64 x 16, 16-bit) from registers: four i32 a thread, each two elements of the
 // accumulator layout of a k16 column pair (PTX ISA "wgmma register fragment A"), so that an f32
 // accumulator of one wgmma, converted in place, is the A operand of the next.

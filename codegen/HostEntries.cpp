@@ -15,10 +15,10 @@
 // its tensors agree with each other and with the results allocated from the bound symbols), so
 // the entry point has no checks of its own beyond null pointers.
 #include "codegen/HostEntries.h"
-#include "codegen/HostModule.h"
 
 #include <algorithm>
 
+#include "codegen/HostModule.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -310,7 +310,8 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
     llvm::BasicBlock* launches = llvm::BasicBlock::Create(c_, "launches", f_);
     b_.CreateCondBr(b_.CreateIsNull(stream_), launches, lookup);
     b_.SetInsertPoint(lookup);
-    llvm::Value* hit = llvm::IRBuilder<>(&f_->getEntryBlock(), f_->getEntryBlock().begin()).CreateAlloca(i32_, nullptr, "hit");
+    llvm::Value* hit =
+        llvm::IRBuilder<>(&f_->getEntryBlock(), f_->getEntryBlock().begin()).CreateAlloca(i32_, nullptr, "hit");
     check(b_.CreateCall(fn("tessera_graph_launch_cached", i32_, {ptr_, ptr_, ptr_, ptr_}), {cache, key, stream_, hit}));
     b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(i32_, hit), b_.getInt32(0)), after, begin);
     b_.SetInsertPoint(begin);
@@ -374,18 +375,20 @@ bool emitHostEntries(llvm::Module& m, const std::string& module, const std::vect
 }
 
 std::string hostEntryDeclaration(const std::string& module, const HostEntry& e) {
-  std::string s = "/* " + e.signature + "\n * Host function: launches " + std::to_string(e.steps.size()) +
-                  " kernel(s) in order on opts->stream. Each result is allocated with tessera_malloc_async\n"
-                  " * and owned by the caller (tessera_free(out->data)); on an error nothing is\n"
-                  " * returned and nothing leaks." +
-                  std::string(e.captureGraph ? "\n * capture_graph: on a stream other than the default one, the launches run as one graph,\n"
-                                               " * captured and replayed (updated with each call's arguments; a call with the\n"
-                                               " * arguments of the cached graph launches it without capturing). */\n"
-                                             : " */\n");
+  std::string s =
+      "/* " + e.signature + "\n * Host function: launches " + std::to_string(e.steps.size()) +
+      " kernel(s) in order on opts->stream. Each result is allocated with tessera_malloc_async\n"
+      " * and owned by the caller (tessera_free(out->data)); on an error nothing is\n"
+      " * returned and nothing leaks." +
+      std::string(e.captureGraph
+                      ? "\n * capture_graph: on a stream other than the default one, the launches run as one graph,\n"
+                        " * captured and replayed (updated with each call's arguments; a call with the\n"
+                        " * arguments of the cached graph launches it without capturing). */\n"
+                      : " */\n");
   s += "tessera_status " + hostEntryName(module, e) + "(const tessera_launch_options *opts";
   for (const HostEntryParam& p : e.params)
     s += p.isTensor ? ", const tessera_tensor *" + headerParamName(p.name)
-                   : std::string(", ") + scalarCType(p.dtype) + " " + headerParamName(p.name);
+                    : std::string(", ") + scalarCType(p.dtype) + " " + headerParamName(p.name);
   for (size_t i = 0; i < e.outputs.size(); ++i) s += ", tessera_tensor *out" + std::to_string(i);
   return s + ");\n";
 }

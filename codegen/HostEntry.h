@@ -43,9 +43,9 @@ struct HostEntryArg {
   // extents, element strides (empty: dense), first element.
   std::vector<std::vector<ExtentOp>> view, viewStrides;
   std::vector<ExtentOp> viewOffset;
-  double value = 0;                         // Float
-  bool invSqrt = false;                     // Float: 1 / sqrt(extent) instead of value
-  int32_t dtype = 0;                        // Float: tessera_dtype
+  double value = 0;      // Float
+  bool invSqrt = false;  // Float: 1 / sqrt(extent) instead of value
+  int32_t dtype = 0;     // Float: tessera_dtype
 };
 
 struct HostEntryStep {
@@ -59,7 +59,7 @@ struct HostEntry {
   std::vector<HostEntrySymbol> symbols;
   std::vector<HostEntryTensor> outputs, temps;
   std::vector<HostEntryStep> steps;
-  std::string signature;  // the Tessera signature, for the header
+  std::string signature;      // the Tessera signature, for the header
   bool captureGraph = false;  // @jit(capture_graph=True): launches captured and replayed as a graph
 };
 

@@ -60,10 +60,10 @@ struct AbiTypes {
     tensorMap = llvm::StructType::create(c, {i32, llvm::ArrayType::get(i32, 2), i32}, "tessera_tensor_map_desc");
     variant = llvm::StructType::create(c, {ptr, i32, i32, i64, ptr, i32, i32}, "tessera_gpu_variant");
     chain = llvm::StructType::create(c, {i32, i32, i32, i32, i32, i32}, "tessera_variant_chain");
-    kernelDesc = llvm::StructType::create(c,
-                                          {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3), i64,
-                                           ptr, ptr, i64, ptr, i32, ptr, i32, i32, ptr, i32, i32, ptr, ptr, i32, i32,
-                                           ptr, ptr, ptr},
+    kernelDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3),
+                                              i64, ptr, ptr, i64, ptr, i32, ptr, i32, i32,
+                                              ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr,
+                                              ptr},
                                           "tessera_kernel_desc");
     autotune = llvm::StructType::create(c, {i32, i32, ptr, ptr, ptr, i64, i32, i32}, "tessera_autotune_desc");
     moduleDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i64, ptr, i32, i32}, "tessera_module_desc");
@@ -72,7 +72,7 @@ struct AbiTypes {
 };
 
 class Builder {
-public:
+ public:
   Builder(llvm::Module& m) : m_(m), c_(m.getContext()), t_(c_) {}
 
   bool build(const HostModuleInput& in, std::string& error) {
@@ -110,7 +110,7 @@ public:
     return emitHostEntries(m_, cIdentifier(in.moduleName), in.entries, kernelsGV, index, error);
   }
 
-private:
+ private:
   llvm::Constant* i32(int64_t v) { return llvm::ConstantInt::get(llvm::Type::getInt32Ty(c_), v); }
   llvm::Constant* i64(int64_t v) { return llvm::ConstantInt::get(llvm::Type::getInt64Ty(c_), v); }
   llvm::Constant* null() { return llvm::ConstantPointerNull::get(t_.ptr); }
@@ -145,9 +145,8 @@ private:
       items.push_back(llvm::ConstantStruct::get(
           t_.resources,
           {i32(r.sm), i32(flags), i32(r.registers), i32(r.stackBytes), i32(r.spillStoreBytes), i32(r.spillLoadBytes),
-           i64(r.staticSharedBytes), i64(r.localBytes), i32(r.threadsPerGroup), i32(r.groupsPerSM),
-           i32(r.warpsPerSM), i32(r.maxWarpsPerSM), i32(r.mma), i32(r.wgmma), i32(r.tma), i32(r.cpAsync),
-           i32(r.ldmatrix), i32(0)}));
+           i64(r.staticSharedBytes), i64(r.localBytes), i32(r.threadsPerGroup), i32(r.groupsPerSM), i32(r.warpsPerSM),
+           i32(r.maxWarpsPerSM), i32(r.mma), i32(r.wgmma), i32(r.tma), i32(r.cpAsync), i32(r.ldmatrix), i32(0)}));
     }
     return array<void>(t_.resources, items, "__tessera_resources");
   }
@@ -160,14 +159,14 @@ private:
 
   // The candidate table of an autotuned kernel (tessera_autotune_desc): candidate 0 is the
   // kernel itself, then its candidates by index; null when it has none.
-  llvm::Constant* autotuneTable(const KernelInterface& k, const std::vector<KernelInterface>& all,
-                                std::string& error) {
+  llvm::Constant* autotuneTable(const KernelInterface& k, const std::vector<KernelInterface>& all, std::string& error) {
     std::vector<const KernelInterface*> cands = {&k};
     for (const KernelInterface& c : all)
       if (c.autotuneOf == k.name) cands.push_back(&c);
     if (cands.size() < 2) return null();
-    std::stable_sort(cands.begin() + 1, cands.end(),
-                     [](const KernelInterface* a, const KernelInterface* b) { return a->autotuneIndex < b->autotuneIndex; });
+    std::stable_sort(cands.begin() + 1, cands.end(), [](const KernelInterface* a, const KernelInterface* b) {
+      return a->autotuneIndex < b->autotuneIndex;
+    });
     if (cands.size() > TESSERA_AUTOTUNE_MAX_CANDIDATES) {
       error = "kernel '" + k.name + "' has more than " + std::to_string(TESSERA_AUTOTUNE_MAX_CANDIDATES) +
               " autotune candidates";
@@ -191,12 +190,13 @@ private:
     uint32_t flags = k.deterministic ? TESSERA_AUTOTUNE_SAME_BITS : 0;
     auto* i64Ty = llvm::Type::getInt64Ty(c_);
     llvm::Constant* valuesGV =
-        values.empty() ? null() : global(llvm::ConstantArray::get(llvm::ArrayType::get(i64Ty, values.size()), values),
-                                         "__tessera_autotune_values");
+        values.empty() ? null()
+                       : global(llvm::ConstantArray::get(llvm::ArrayType::get(i64Ty, values.size()), values),
+                                "__tessera_autotune_values");
     auto* table = llvm::ConstantStruct::get(
-        t_.autotune, {i32(k.autotuneConfig.size()), i32(cands.size()), array<void>(t_.ptr, names, "__tessera_autotune_params"),
-                      valuesGV, array<void>(t_.kernelDesc, descs, "__tessera_autotune_candidates"), i64(hash),
-                      i32(flags), i32(0)});
+        t_.autotune,
+        {i32(k.autotuneConfig.size()), i32(cands.size()), array<void>(t_.ptr, names, "__tessera_autotune_params"),
+         valuesGV, array<void>(t_.kernelDesc, descs, "__tessera_autotune_candidates"), i64(hash), i32(flags), i32(0)});
     return global(table, "__tessera_autotune");
   }
 
@@ -248,10 +248,10 @@ private:
     }
     llvm::Constant* chain = null();
     if (k.chain.steps)
-      chain = global(llvm::ConstantStruct::get(t_.chain, {i32(k.chain.steps), i32(k.chain.scratchDtype),
-                                                          i32(k.chain.rowsParam), i32(k.chain.rowsAxis),
-                                                          i32(k.chain.colsParam), i32(k.chain.colsAxis)}),
-                     "__tessera_variant_chain");
+      chain = global(
+          llvm::ConstantStruct::get(t_.chain, {i32(k.chain.steps), i32(k.chain.scratchDtype), i32(k.chain.rowsParam),
+                                               i32(k.chain.rowsAxis), i32(k.chain.colsParam), i32(k.chain.colsAxis)}),
+          "__tessera_variant_chain");
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
                      (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0) |
                      (k.exactGrid ? TESSERA_KERNEL_EXACT_GRID : 0) |
@@ -261,16 +261,34 @@ private:
     flags |= (log2Tiles << TESSERA_KERNEL_GPU_TILES_SHIFT) & TESSERA_KERNEL_GPU_TILES_MASK;
     auto* shape = llvm::ConstantArray::get(llvm::ArrayType::get(llvm::Type::getInt32Ty(c_), 3),
                                            {i32(k.groupShape[0]), i32(k.groupShape[1]), i32(k.groupShape[2])});
-    return llvm::ConstantStruct::get(
-        t_.kernelDesc,
-        {i32(sizeof(tessera_kernel_desc)), i32(flags), str(k.name), array<void>(t_.paramDesc, params, "__tessera_params"),
-         i32(k.params.size()), i32(k.symbols.size()), array<void>(t_.ptr, symbols, "__tessera_symbols"),
-         i32(k.gridSymbol), shape, i64(k.sharedBytes), k.gpuEntry.empty() ? null() : str(k.gpuEntry), cpu, i64(0),
-         array<void>(t_.workspaceSlot, slots, "__tessera_workspace"), i32(slots.size()),
-         array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"), i32(blocks.size()), i32(0), resources(k),
-         i32(k.resources.size()), i32(k.flops.size()), exprProgram(k.flops, "__tessera_flops"),
-         array<void>(t_.variant, variants, "__tessera_gpu_variants"), i32(variants.size()), i32(0), null(),
-         autotune, chain});
+    return llvm::ConstantStruct::get(t_.kernelDesc, {i32(sizeof(tessera_kernel_desc)),
+                                                     i32(flags),
+                                                     str(k.name),
+                                                     array<void>(t_.paramDesc, params, "__tessera_params"),
+                                                     i32(k.params.size()),
+                                                     i32(k.symbols.size()),
+                                                     array<void>(t_.ptr, symbols, "__tessera_symbols"),
+                                                     i32(k.gridSymbol),
+                                                     shape,
+                                                     i64(k.sharedBytes),
+                                                     k.gpuEntry.empty() ? null() : str(k.gpuEntry),
+                                                     cpu,
+                                                     i64(0),
+                                                     array<void>(t_.workspaceSlot, slots, "__tessera_workspace"),
+                                                     i32(slots.size()),
+                                                     array<void>(t_.gridBlock, blocks, "__tessera_grid_blocks"),
+                                                     i32(blocks.size()),
+                                                     i32(0),
+                                                     resources(k),
+                                                     i32(k.resources.size()),
+                                                     i32(k.flops.size()),
+                                                     exprProgram(k.flops, "__tessera_flops"),
+                                                     array<void>(t_.variant, variants, "__tessera_gpu_variants"),
+                                                     i32(variants.size()),
+                                                     i32(0),
+                                                     null(),
+                                                     autotune,
+                                                     chain});
   }
 
   // A constructor registers the module when the program (or shared library) loads, and a
@@ -316,14 +334,15 @@ private:
     for (size_t i = 0; i < n; ++i) {
       const KernelParam& p = k.params[i];
       llvm::Value* slot = b.CreateGEP(t_.arg, args, b.getInt32(i));
-      b.CreateStore(b.getInt32(p.isTensor ? TESSERA_PARAM_TENSOR : TESSERA_PARAM_SCALAR), b.CreateStructGEP(t_.arg, slot, 0));
+      b.CreateStore(b.getInt32(p.isTensor ? TESSERA_PARAM_TENSOR : TESSERA_PARAM_SCALAR),
+                    b.CreateStructGEP(t_.arg, slot, 0));
       b.CreateStore(b.getInt32(p.dtype), b.CreateStructGEP(t_.arg, slot, 1));
       llvm::Value* value = b.CreateStructGEP(t_.arg, slot, 2);
       b.CreateStore(b.getInt64(0), value);  // clear the unused bytes of narrow scalars
       b.CreateStore(f->getArg(i + 1), value);
     }
-    auto launch = m_.getOrInsertFunction(
-        "tessera_launch", llvm::FunctionType::get(i32Ty, {t_.ptr, t_.ptr, t_.ptr, i32Ty}, false));
+    auto launch = m_.getOrInsertFunction("tessera_launch",
+                                         llvm::FunctionType::get(i32Ty, {t_.ptr, t_.ptr, t_.ptr, i32Ty}, false));
     llvm::Value* desc = b.CreateConstInBoundsGEP2_64(kernels->getValueType(), kernels, 0, index);
     b.CreateRet(b.CreateCall(launch, {desc, f->getArg(0), args, b.getInt32(n)}));
     return true;
@@ -359,11 +378,11 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(unsigned optLevel, 
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kHostTriple, error);
   if (!target) return nullptr;
   llvm::TargetOptions options;
-  auto level = optLevel == 0 ? llvm::CodeGenOptLevel::None
+  auto level = optLevel == 0   ? llvm::CodeGenOptLevel::None
                : optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
                                : llvm::CodeGenOptLevel::Default;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(kHostTriple, "x86-64", "", options,
-                                                                      llvm::Reloc::PIC_, std::nullopt, level));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(kHostTriple, "x86-64", "", options, llvm::Reloc::PIC_, std::nullopt, level));
   if (!tm) error = "cannot create the x86-64 target machine";
   return tm;
 }

@@ -47,8 +47,7 @@ bool optimizeCpuKernels(llvm::Module& m, const std::vector<std::string>& entries
 
 // Optimises `m` (unless `optimize` is false: optimizeCpuKernels did) and writes an ELF object
 // into `object`.
-bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std::string& error,
-                    bool optimize = true);
+bool emitHostObject(llvm::Module& m, unsigned optLevel, std::string& object, std::string& error, bool optimize = true);
 
 // The C header with a C++ wrapper for the module's launch stubs.
 std::string writeHeader(const HostModuleInput& in);

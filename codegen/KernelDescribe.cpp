@@ -81,8 +81,10 @@ bool readsArgument(ir::Operation& func, ir::Value* arg) {
   func.walk([&](ir::Operation* op) {
     for (unsigned i = 0; i < op->numOperands(); ++i) {
       if (!views.count(op->operand(i))) continue;
-      if (op->info().has(ir::T_ViewLike) && i == 0) views.insert(op->result());
-      else if (op->info().has(ir::T_MemRead)) reads = true;
+      if (op->info().has(ir::T_ViewLike) && i == 0)
+        views.insert(op->result());
+      else if (op->info().has(ir::T_MemRead))
+        reads = true;
     }
   });
   return reads;
@@ -104,7 +106,8 @@ void describeAutotune(ir::Operation& func, KernelInterface& k) {
   k.autotuneIndex = func.intAttr(ir::AttrId::AutotuneIndex, 0);
   if (const ir::Attribute* of = func.attr(ir::AttrId::AutotuneOf)) k.autotuneOf = of->s;
   if (const ir::Attribute* c = func.attr(ir::AttrId::AutotuneConfig))
-    for (size_t i = 0; i < c->keys.size() && i < c->array.size(); ++i) k.autotuneConfig.push_back({c->keys[i], c->array[i].i});
+    for (size_t i = 0; i < c->keys.size() && i < c->array.size(); ++i)
+      k.autotuneConfig.push_back({c->keys[i], c->array[i].i});
   k.codeHash = fnv1a(ir::printOp(func));
 }
 
@@ -142,8 +145,8 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
         } else if (d.isDerived()) {
           e.kind = Extent::Expr;
           if (!postfix(d, k.symbols, e.expr)) {
-            error = "kernel '" + k.name + "': the extent '" + d.sym + "' of parameter '" + p.name +
-                    "' has an unknown part";
+            error =
+                "kernel '" + k.name + "': the extent '" + d.sym + "' of parameter '" + p.name + "' has an unknown part";
             return false;
           }
         } else if (!d.sym.empty()) {
@@ -186,7 +189,8 @@ bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error)
       k.gridBlocks.push_back(g);
     }
     if (!ok) {
-      error = "kernel '" + k.name + "': the `blocks` attribute must list (parameter, axis, step) triples naming "
+      error = "kernel '" + k.name +
+              "': the `blocks` attribute must list (parameter, axis, step) triples naming "
               "dimensions of tensor parameters";
       return false;
     }

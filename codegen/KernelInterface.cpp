@@ -7,7 +7,8 @@ namespace tessera::codegen {
 // The C types, names and sizes of basic/DTypes.def, by tessera_dtype number.
 const char* scalarCType(int32_t dtype) {
   switch (dtype) {
-#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) case ABI: return CTYPE;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ABI: return CTYPE;
 #include "basic/DTypes.def"
   }
   return "uint8_t";
@@ -15,7 +16,8 @@ const char* scalarCType(int32_t dtype) {
 
 const char* dtypeName(int32_t dtype) {
   switch (dtype) {
-#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) case ABI: return SHORT;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ABI: return SHORT;
 #include "basic/DTypes.def"
   }
   return "invalid";

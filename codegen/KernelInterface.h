@@ -34,7 +34,7 @@ struct KernelParam {
   int32_t dtype = 0;  // tessera_dtype
   bool isMut = false;
   std::vector<Extent> extents;  // tensors: one per dimension
-  bool writeOnly = false;  // a mut tensor the kernel never reads (profiling counts its bytes once)
+  bool writeOnly = false;       // a mut tensor the kernel never reads (profiling counts its bytes once)
 };
 
 // A slot of the per-group workspace: one tile value kept in memory (tessera_workspace_slot).
@@ -81,21 +81,21 @@ struct GpuVariant {
 // What the code of a kernel uses on one GPU architecture (tessera_kernel_resources): read from
 // the cubin and ptxas's report, with the occupancy that follows (codegen/ResourceUsage.h).
 struct GpuResources {
-  std::string arch;             // "sm_90a"
-  unsigned sm = 0;              // 90
-  bool archSpecific = false;    // the 'a' suffix
-  uint32_t registers = 0;       // per thread
-  uint32_t stackBytes = 0;      // per thread
+  std::string arch;           // "sm_90a"
+  unsigned sm = 0;            // 90
+  bool archSpecific = false;  // the 'a' suffix
+  uint32_t registers = 0;     // per thread
+  uint32_t stackBytes = 0;    // per thread
   uint32_t spillStoreBytes = 0;
   uint32_t spillLoadBytes = 0;
   uint64_t staticSharedBytes = 0;
   bool sharedIncludesReserved = false;  // staticSharedBytes holds the system's reserved KiB (sm_90)
   uint64_t localBytes = 0;
-  uint32_t threadsPerGroup = 0; // the group size occupancy assumes
+  uint32_t threadsPerGroup = 0;  // the group size occupancy assumes
   uint32_t groupsPerSM = 0;
   uint32_t warpsPerSM = 0;
   uint32_t maxWarpsPerSM = 0;
-  std::string limitedBy;        // what bounds the occupancy
+  std::string limitedBy;                                            // what bounds the occupancy
   uint32_t mma = 0, wgmma = 0, tma = 0, cpAsync = 0, ldmatrix = 0;  // static PTX counts
 };
 
@@ -120,7 +120,8 @@ struct KernelInterface {
   };
   std::vector<GridBlock> gridBlocks;
   bool exactGrid = false;
-  bool boundsChecked = false;  // --bounds-check: the code reports out-of-range indices    // group g takes block g without striding: an explicit grid must match
+  bool boundsChecked = false;      // --bounds-check: the code reports out-of-range indices    // group g takes block g
+                                   // without striding: an explicit grid must match
   uint32_t gpuTilesPerThread = 1;  // ungrouped kernels: tiles each GPU thread runs (a power of 2)
   // Floating-point operations of one launch, over the symbols (@kernel(flops="2*M*N*K")); empty
   // when unknown.
@@ -143,8 +144,8 @@ struct KernelInterface {
   int64_t autotuneIndex = -1;  // -1: not autotuned
   std::vector<std::pair<std::string, int64_t>> autotuneConfig;
   uint64_t codeHash = 0;
-  std::string gpuEntry;      // symbol in the fatbin; empty if no GPU code
-  std::string cpuEntry;      // function in the host object; empty if no CPU code
+  std::string gpuEntry;  // symbol in the fatbin; empty if no GPU code
+  std::string cpuEntry;  // function in the host object; empty if no CPU code
 };
 
 // C type of a scalar dtype in the generated header ("float", "int32_t", "uint16_t" for the

@@ -18,8 +18,7 @@ void emitKernelRemarks(ir::Module& m, const std::vector<KernelInterface>& kernel
     ir::Operation* func = m.lookupFunc(k.name);
     DiagBuilder r = diags.report(diag::remark_tile_workspace, func ? func->loc : SourceLoc{});
     r << k.name << k.workspaceValues.size() << where;
-    for (const WorkspaceValue& v : k.workspaceValues)
-      r.note(diag::note_drv_workspace_value, at(v.loc), {v.op, v.type});
+    for (const WorkspaceValue& v : k.workspaceValues) r.note(diag::note_drv_workspace_value, at(v.loc), {v.op, v.type});
   }
 }
 

@@ -47,7 +47,7 @@ bool Lowering::lowerFor(ir::Operation& op) {
     trip = b_.CreatePHI(trips->getType(), 2, "trip");
     trip->addIncoming(llvm::ConstantInt::get(trips->getType(), 0), pre);
   }
-  std::vector<llvm::PHINode*> phis;  // null for tile values
+  std::vector<llvm::PHINode*> phis;                                     // null for tile values
   std::vector<std::vector<llvm::PHINode*>> fragPhis(op.numOperands());  // fragments in registers
   for (unsigned i = 3; i < op.numOperands(); ++i) {
     if (inRegisters(op.operand(i))) {
@@ -73,15 +73,19 @@ bool Lowering::lowerFor(ir::Operation& op) {
   b_.SetInsertPoint(body);
   set(blk.arg(0), iv);
   for (size_t i = 0; i < phis.size(); ++i) {
-    if (!fragPhis[i].empty()) fragRegs_[blk.arg(static_cast<unsigned>(i + 1))].assign(fragPhis[i].begin(), fragPhis[i].end());
-    else if (!phis[i]) views_[blk.arg(static_cast<unsigned>(i + 1))] = tileSlots[i + 3];
-    else bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
+    if (!fragPhis[i].empty())
+      fragRegs_[blk.arg(static_cast<unsigned>(i + 1))].assign(fragPhis[i].begin(), fragPhis[i].end());
+    else if (!phis[i])
+      views_[blk.arg(static_cast<unsigned>(i + 1))] = tileSlots[i + 3];
+    else
+      bindCarried(blk.arg(static_cast<unsigned>(i + 1)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
   }
   ir::Operation* yield = nullptr;
   if (!lowerBlock(blk, &yield)) return false;
   for (size_t i = 0; i < phis.size(); ++i) {
     View ignored;
-    if (!phis[i] && fragPhis[i].empty() && !carryTileInto(op.result(static_cast<unsigned>(i)), yield->operand(static_cast<unsigned>(i)), &ignored))
+    if (!phis[i] && fragPhis[i].empty() &&
+        !carryTileInto(op.result(static_cast<unsigned>(i)), yield->operand(static_cast<unsigned>(i)), &ignored))
       return fail(op, "internal error: a carried tile value has no storage");
   }
   llvm::BasicBlock* latch = b_.GetInsertBlock();
@@ -95,9 +99,12 @@ bool Lowering::lowerFor(ir::Operation& op) {
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < phis.size(); ++i) {
-    if (!fragPhis[i].empty()) fragRegs_[op.result(static_cast<unsigned>(i))].assign(fragPhis[i].begin(), fragPhis[i].end());
-    else if (!phis[i]) views_[op.result(static_cast<unsigned>(i))] = tileSlots[i + 3];
-    else bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
+    if (!fragPhis[i].empty())
+      fragRegs_[op.result(static_cast<unsigned>(i))].assign(fragPhis[i].begin(), fragPhis[i].end());
+    else if (!phis[i])
+      views_[op.result(static_cast<unsigned>(i))] = tileSlots[i + 3];
+    else
+      bindCarried(op.result(static_cast<unsigned>(i)), phis[i], op.operand(static_cast<unsigned>(i + 3)));
   }
   return true;
 }
@@ -161,7 +168,8 @@ bool Lowering::lowerIf(ir::Operation& op) {
 
 bool Lowering::lowerWhile(ir::Operation& op) {
   for (ir::Value* v : op.operands)
-    if (isTileValue(v->type)) return fail(op, "while loops that carry tile values are not supported by code generation yet");
+    if (isTileValue(v->type))
+      return fail(op, "while loops that carry tile values are not supported by code generation yet");
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* before = llvm::BasicBlock::Create(c_, "while", fn_);
   auto* after = llvm::BasicBlock::Create(c_, "while.body", fn_);

@@ -7,7 +7,6 @@
 // the next, of every 16 x 8 piece). tile.mma becomes mma.sync over k in steps of 16. Anything else keeps the workspace
 // path (LowerTiles.cpp), which is also what the CPU runs.
 #include "codegen/Lowering.h"
-
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 
@@ -52,8 +51,9 @@ bool Lowering::planRegisterFragments(ir::Operation& func, KernelInterface& k) {
   bool grid = k.grouped && warpGrid(threads, warpsM_, warpsN_);
   unsigned wm = warpsM_, wn = warpsN_;
   bool any = false, ok = grid;
-  std::string why = grid ? "" : "the group has " + std::to_string(k.grouped ? threads : 0) +
-                                    " threads (register fragments need groups of 128 or 256)";
+  std::string why = grid ? ""
+                         : "the group has " + std::to_string(k.grouped ? threads : 0) +
+                               " threads (register fragments need groups of 128 or 256)";
   auto refuse = [&](const std::string& reason) {
     if (ok) why = reason;
     ok = false;
@@ -94,23 +94,25 @@ bool Lowering::planRegisterFragments(ir::Operation& func, KernelInterface& k) {
       case OpId::TileRange:
       case OpId::ScfIf:
       case OpId::ScfYield: break;
-      default: refuse("'" + std::string(op->name()) + "' uses the accumulator (only tile.mma, conversions, " +
-                      "stores, loops and branches keep it in registers)"); break;
+      default:
+        refuse("'" + std::string(op->name()) + "' uses the accumulator (only tile.mma, conversions, " +
+               "stores, loops and branches keep it in registers)");
+        break;
     }
   });
   regFrags_ = any && ok;
   if (mmas.empty()) return true;
   for (ir::Operation* mma : mmas) {
     if (regFrags_)
-      k.remarks.push_back({diag::remark_tensor_cores_mma, mma->loc,
-                           {ir::printType(mma->operand(0)->type->elem)}});
+      k.remarks.push_back({diag::remark_tensor_cores_mma, mma->loc, {ir::printType(mma->operand(0)->type->elem)}});
     else
       k.remarks.push_back({diag::remark_no_tensor_cores, mma->loc, {why}});
   }
   if (regFrags_)
-    k.remarks.push_back({diag::remark_tile_registers, func.loc,
-                         {k.name, std::to_string(mmas.size()), std::to_string(wm * wn), std::to_string(wm),
-                          std::to_string(wn)}});
+    k.remarks.push_back(
+        {diag::remark_tile_registers,
+         func.loc,
+         {k.name, std::to_string(mmas.size()), std::to_string(wm * wn), std::to_string(wm), std::to_string(wn)}});
   return true;
 }
 
@@ -125,8 +127,9 @@ std::pair<llvm::Value*, llvm::Value*> Lowering::fragCoord(ir::Type t, unsigned j
   llvm::Value* wn = b_.CreateURem(warp, b_.getInt64(warpsN_));
   llvm::Value* row = b_.CreateAdd(b_.CreateMul(wm, b_.getInt64(m)),
                                   b_.CreateAdd(b_.getInt64(mi * 16 + (q / 2) * 8), b_.CreateLShr(lane, 2)));
-  llvm::Value* col = b_.CreateAdd(b_.CreateMul(wn, b_.getInt64(n)),
-                                  b_.CreateAdd(b_.getInt64(ni * 8 + q % 2), b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1)));
+  llvm::Value* col =
+      b_.CreateAdd(b_.CreateMul(wn, b_.getInt64(n)),
+                   b_.CreateAdd(b_.getInt64(ni * 8 + q % 2), b_.CreateShl(b_.CreateAnd(lane, b_.getInt64(3)), 1)));
   return {row, col};
 }
 
@@ -155,7 +158,8 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
         auto [row, col] = fragCoord(t, j);
         auto* store = llvm::BasicBlock::Create(c_, "frag.store", fn_);
         auto* next = llvm::BasicBlock::Create(c_, "frag.next", fn_);
-        b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(row, dst.shape[0]), b_.CreateICmpULT(col, dst.shape[1])), store, next);
+        b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(row, dst.shape[0]), b_.CreateICmpULT(col, dst.shape[1])), store,
+                        next);
         b_.SetInsertPoint(store);
         storeElem(dst, {row, col}, regs[j], t->elem);
         b_.CreateBr(next);
@@ -178,8 +182,9 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   unsigned mTiles = static_cast<unsigned>(m / 16), nTiles = static_cast<unsigned>(n / 8);
   bool bf16 = ir::baseScalar(op.operand(0)->type->elem) == ir::ScalarKind::BF16;
   const bool tb = op.hasAttr(ir::AttrId::TransposeB);
-  llvm::Function* mma = llvm::Intrinsic::getDeclaration(
-      &out_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+  llvm::Function* mma =
+      llvm::Intrinsic::getDeclaration(&out_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                  : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
   llvm::FunctionType* mmaTy = mma->getFunctionType();
   std::vector<llvm::Value*> acc = fragRegs_.at(op.operand(2));
   llvm::Value* tid = hooks_->tileLinear(b_);
@@ -198,7 +203,7 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   auto ldmatrix = [&](llvm::Intrinsic::ID id, llvm::Value* at) {
     // Overloaded on the pointer's address space (shared: 3).
     llvm::Function* f = llvm::Intrinsic::isOverloaded(id) ? llvm::Intrinsic::getDeclaration(&out_, id, {at->getType()})
-                                                         : llvm::Intrinsic::getDeclaration(&out_, id);
+                                                          : llvm::Intrinsic::getDeclaration(&out_, id);
     llvm::Value* r = b_.CreateCall(f, {at});
     return std::array<llvm::Value*, 4>{b_.CreateExtractValue(r, 0), b_.CreateExtractValue(r, 1),
                                        b_.CreateExtractValue(r, 2), b_.CreateExtractValue(r, 3)};
@@ -206,7 +211,7 @@ bool Lowering::lowerFragmentOp(ir::Operation& op) {
   llvm::Value* warpRow = b_.CreateMul(b_.CreateUDiv(warp, b_.getInt64(warpsN_)), b_.getInt64(m));
   llvm::Value* warpCol = b_.CreateMul(b_.CreateURem(warp, b_.getInt64(warpsN_)), b_.getInt64(n));
   llvm::Value* lane16 = b_.CreateAnd(lane, b_.getInt64(15));
-  llvm::Value* laneHalf = b_.CreateMul(b_.CreateLShr(lane, 4), b_.getInt64(8));     // A: k + 0 or 8
+  llvm::Value* laneHalf = b_.CreateMul(b_.CreateLShr(lane, 4), b_.getInt64(8));  // A: k + 0 or 8
   llvm::Value* lane8 = b_.CreateAnd(lane, b_.getInt64(7));
   llvm::Value* bK = b_.CreateMul(b_.CreateAnd(b_.CreateLShr(lane, 3), b_.getInt64(1)), b_.getInt64(8));
   llvm::Value* bN = b_.CreateMul(b_.CreateLShr(lane, 4), b_.getInt64(8));

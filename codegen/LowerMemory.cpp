@@ -28,14 +28,14 @@ llvm::Value* Lowering::address(View& v, const std::vector<llvm::Value*>& idx) {
 // or row % 8, so 8 consecutive rows of one column of chunks fall in 8 different bank groups.
 llvm::Value* Lowering::swizzledOffset(const View& v, llvm::Value* linear) {
   llvm::Value* row = b_.CreateUDiv(linear, b_.getInt64(v.rowBytes));
-  llvm::Value* phase = v.swizzle == 128 ? b_.CreateAnd(row, b_.getInt64(7))
+  llvm::Value* phase = v.swizzle == 128  ? b_.CreateAnd(row, b_.getInt64(7))
                        : v.swizzle == 64 ? b_.CreateAnd(b_.CreateLShr(row, 1), b_.getInt64(3))
                                          : b_.CreateAnd(b_.CreateLShr(row, 2), b_.getInt64(1));
   return b_.CreateXor(linear, b_.CreateShl(phase, 4));
 }
 
 llvm::Value* Lowering::checkedAccess(const View& v, const std::vector<llvm::Value*>& idx, llvm::Type* resultType,
-                                    const std::function<llvm::Value*()>& access) {
+                                     const std::function<llvm::Value*()>& access) {
   if (!boundsCheck_ || v.splat) return access();
   auto* join = llvm::BasicBlock::Create(c_, "bounds.join", fn_);
   std::vector<llvm::BasicBlock*> faults;
@@ -69,8 +69,9 @@ void Lowering::checkSliceStart(const View& src, const std::vector<llvm::Value*>&
     auto* bad = llvm::BasicBlock::Create(c_, "slice.fault", fn_);
     b_.CreateCondBr(b_.CreateICmpSGE(at[d], b_.getInt64(0)), ok, bad);
     b_.SetInsertPoint(bad);
-    hooks_->boundsFault(b_, "the start of a slice of " + (src.name.empty() ? std::string("a view") : src.name) +
-                                ", dimension " + std::to_string(d),
+    hooks_->boundsFault(b_,
+                        "the start of a slice of " + (src.name.empty() ? std::string("a view") : src.name) +
+                            ", dimension " + std::to_string(d),
                         at[d], src.shape[d]);
     b_.CreateBr(ok);
     b_.SetInsertPoint(ok);
@@ -212,7 +213,8 @@ llvm::Value* Lowering::storedValue(ir::Value* stored, View& v, const std::vector
   if (d == deferred_.end()) return get(stored);
   const ir::Operation* cvt = d->second;
   stochasticKey_ = b_.CreateXor(linearOffset(v, idx), b_.getInt64(static_cast<uint64_t>(v.root + 1) << 56));
-  llvm::Value* value = convertScalar(get(cvt->operand(0)), cvt->operand(0)->type, cvt->result()->type, "stochastic", cvt);
+  llvm::Value* value =
+      convertScalar(get(cvt->operand(0)), cvt->operand(0)->type, cvt->result()->type, "stochastic", cvt);
   stochasticKey_ = nullptr;
   deferred_.erase(d);
   return value;
@@ -226,7 +228,8 @@ bool Lowering::lowerSharedAlloc(ir::Operation& op) {
   ir::Type t = op.result()->type;
   View v;
   v.elem = storageType(t->elem);
-  v.name = op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
+  v.name =
+      op.result()->nameHint.empty() ? std::string("a shared array") : "shared array '" + op.result()->nameHint + "'";
   v.packedBits = packedBitsOf(t->elem);
   if (!v.elem) return fail(op, "shared buffers of " + ir::printType(t->elem) + " are not supported yet");
   if (t->swizzle != ir::Swizzle::None) {
@@ -269,8 +272,8 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       View* v = view(op.operand(0));
       if (!v->elem) return fail(op, "loads of " + ir::printType(op.result()->type) + " are not supported yet");
       std::vector<llvm::Value*> idx = indices(1);
-      set(op.result(), checkedAccess(*v, idx, scalarType(op.result()->type),
-                                     [&] { return loadElem(*v, idx, op.result()->type); }));
+      set(op.result(),
+          checkedAccess(*v, idx, scalarType(op.result()->type), [&] { return loadElem(*v, idx, op.result()->type); }));
       return true;
     }
     case OpId::MemStore: {
@@ -292,7 +295,9 @@ bool Lowering::lowerMemory(ir::Operation& op) {
       checkSliceStart(src, at);
       if (r.name.rfind("a view of ", 0) != 0) r.name = "a view of " + r.name;
       // Packed: the slice starts at an element, not a byte.
-      (src.packedBits ? r.elemOffset : r.ptr) = src.packedBits ? linearOffset(src, at) : src.splat ? nullptr : address(src, at);
+      (src.packedBits ? r.elemOffset : r.ptr) = src.packedBits ? linearOffset(src, at)
+                                                : src.splat    ? nullptr
+                                                               : address(src, at);
       // A slice that runs past the end of its source is clipped there (to nothing when it starts
       // past the end), so blocks at the edge of a tensor see only its elements.
       const ir::Attribute* sizes = op.attr(ir::AttrId::Sizes);

@@ -37,8 +37,8 @@ llvm::Value* Lowering::loadPacked(View& v, const std::vector<llvm::Value*>& idx,
     llvm::Value* next = b_.CreateSelect(straddles, b_.CreateAdd(byte, b_.getInt64(1)), byte);
     llvm::LoadInst* hi = b_.CreateLoad(b_.getInt8Ty(), b_.CreateGEP(b_.getInt8Ty(), v.ptr, next));
     noalias(v, hi);
-    word = b_.CreateOr(word, b_.CreateSelect(straddles, b_.CreateShl(b_.CreateZExt(hi, b_.getInt16Ty()), 8),
-                                             b_.getInt16(0)));
+    word = b_.CreateOr(word,
+                       b_.CreateSelect(straddles, b_.CreateShl(b_.CreateZExt(hi, b_.getInt16Ty()), 8), b_.getInt16(0)));
   }
   llvm::Value* code = b_.CreateTrunc(b_.CreateLShr(word, shift), b_.getInt8Ty());
   code = b_.CreateAnd(code, b_.getInt8(static_cast<uint8_t>((1u << v.packedBits) - 1)));
@@ -58,8 +58,8 @@ void Lowering::storePacked(View& v, const std::vector<llvm::Value*>& idx, llvm::
     llvm::Value* p = b_.CreateGEP(b_.getInt8Ty(), v.ptr, at);
     noalias(v, b_.CreateAtomicRMW(llvm::AtomicRMWInst::And, p, b_.CreateNot(clear), llvm::MaybeAlign(1),
                                   llvm::AtomicOrdering::Monotonic));
-    noalias(v, b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, p, set, llvm::MaybeAlign(1),
-                                  llvm::AtomicOrdering::Monotonic));
+    noalias(v,
+            b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, p, set, llvm::MaybeAlign(1), llvm::AtomicOrdering::Monotonic));
   };
   update(byte, b_.CreateTrunc(mask, b_.getInt8Ty()), b_.CreateTrunc(bits, b_.getInt8Ty()));
   if (v.packedBits == 6) {

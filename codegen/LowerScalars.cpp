@@ -127,8 +127,9 @@ llvm::Value* Lowering::totalDivision(ir::OpId id, llvm::Value* a, llvm::Value* b
   llvm::Value* unsafe = zero;
   if (isSigned) {
     unsigned bits = t->getIntegerBitWidth();
-    llvm::Value* overflow = b_.CreateAnd(b_.CreateICmpEQ(a, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits))),
-                                         b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
+    llvm::Value* overflow =
+        b_.CreateAnd(b_.CreateICmpEQ(a, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits))),
+                     b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
     unsafe = b_.CreateOr(zero, overflow);
   }
   llvm::Value* safe = b_.CreateSelect(unsafe, llvm::ConstantInt::get(t, 1), b);
@@ -156,8 +157,8 @@ llvm::Value* Lowering::totalShift(ir::OpId id, llvm::Value* a, llvm::Value* b) {
 // fptosi would be undefined outside the range and differ between the targets.
 llvm::Value* Lowering::floatToInt(llvm::Value* v, llvm::Type* to, bool isUnsignedResult) {
   if (to->isIntegerTy(1)) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
-  return b_.CreateIntrinsic(isUnsignedResult ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat, {to, v->getType()},
-                            {v});
+  return b_.CreateIntrinsic(isUnsignedResult ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+                            {to, v->getType()}, {v});
 }
 
 // Float -> int4 saturates at int4's range [-8, 7], like every float -> integer conversion.
@@ -214,11 +215,16 @@ llvm::Value* Lowering::toF32(llvm::Value* v, ir::Type from) {
   ir::ScalarKind fk = ir::baseScalar(from);
   llvm::Type* ft = scalarType(from);
   llvm::Value* f;
-  if (isSoftFloat(fk)) f = decodeSoftFloat(b_, out_, fk, v);
-  else if (ft->isFloatTy()) f = v;
-  else if (ft->isDoubleTy()) f = b_.CreateFPTrunc(v, b_.getFloatTy());
-  else if (ft->isFloatingPointTy()) f = b_.CreateFPExt(v, b_.getFloatTy());
-  else f = isUnsigned(from) ? b_.CreateUIToFP(v, b_.getFloatTy()) : b_.CreateSIToFP(v, b_.getFloatTy());
+  if (isSoftFloat(fk))
+    f = decodeSoftFloat(b_, out_, fk, v);
+  else if (ft->isFloatTy())
+    f = v;
+  else if (ft->isDoubleTy())
+    f = b_.CreateFPTrunc(v, b_.getFloatTy());
+  else if (ft->isFloatingPointTy())
+    f = b_.CreateFPExt(v, b_.getFloatTy());
+  else
+    f = isUnsigned(from) ? b_.CreateUIToFP(v, b_.getFloatTy()) : b_.CreateSIToFP(v, b_.getFloatTy());
   if (double s = scaleOf(from)) f = b_.CreateFMul(f, llvm::ConstantFP::get(b_.getFloatTy(), s));
   return f;
 }
@@ -248,10 +254,10 @@ llvm::Value* Lowering::convertScalar(llvm::Value* v, ir::Type from, ir::Type to,
   llvm::Type* ft = scalarType(from);
   llvm::Type* tt = scalarType(to);
   ir::ScalarKind fk = ir::baseScalar(from), tk = ir::baseScalar(to);
-  ir::Rounding r = round == "stochastic"     ? ir::Rounding::Stochastic
+  ir::Rounding r = round == "stochastic"    ? ir::Rounding::Stochastic
                    : round == "toward_zero" ? ir::Rounding::TowardZero
                                             : roundingOf(to);
-  SoftRound mode = r == ir::Rounding::Stochastic ? SoftRound::Stochastic
+  SoftRound mode = r == ir::Rounding::Stochastic   ? SoftRound::Stochastic
                    : r == ir::Rounding::TowardZero ? SoftRound::TowardZero
                                                    : SoftRound::NearestEven;
   bool toHalf = tk == ir::ScalarKind::F16 || tk == ir::ScalarKind::BF16;
@@ -266,7 +272,8 @@ llvm::Value* Lowering::convertScalar(llvm::Value* v, ir::Type from, ir::Type to,
     if (isSoftFloat(tk)) return encodeSoftFloat(b_, out_, tk, f, mode, saturate, random);
     if (toHalf && (mode != SoftRound::NearestEven || saturate))
       return b_.CreateBitCast(encodeSoftFloat(b_, out_, tk, f, mode, saturate, random), tt);
-    if (tt->isFloatingPointTy()) return tt->isFloatTy() ? f : tt->isDoubleTy() ? b_.CreateFPExt(f, tt) : b_.CreateFPTrunc(f, tt);
+    if (tt->isFloatingPointTy())
+      return tt->isFloatTy() ? f : tt->isDoubleTy() ? b_.CreateFPExt(f, tt) : b_.CreateFPTrunc(f, tt);
     return tk == ir::ScalarKind::I4 ? floatToInt4(f) : floatToInt(f, tt, isUnsigned(to));
   }
   bool fFloat = ft->isFloatingPointTy(), tFloat = tt->isFloatingPointTy();
@@ -277,8 +284,9 @@ llvm::Value* Lowering::convertScalar(llvm::Value* v, ir::Type from, ir::Type to,
     if ((ft->isHalfTy() && tt->isBFloatTy()) || (ft->isBFloatTy() && tt->isHalfTy()))
       out = b_.CreateFPTrunc(b_.CreateFPExt(v, b_.getFloatTy()), tt);
     else
-      out = ft == tt ? v : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
-                                                                                       : b_.CreateFPTrunc(v, tt);
+      out = ft == tt                                                      ? v
+            : ft->getPrimitiveSizeInBits() < tt->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, tt)
+                                                                          : b_.CreateFPTrunc(v, tt);
   } else if (fFloat) {
     out = tk == ir::ScalarKind::I4 ? floatToInt4(v) : floatToInt(v, tt, isUnsigned(to));
   } else if (tFloat) {
@@ -289,8 +297,7 @@ llvm::Value* Lowering::convertScalar(llvm::Value* v, ir::Type from, ir::Type to,
     out = b_.CreateIntCast(v, tt, !isUnsigned(from));
   }
   // int4 lives sign-extended in 8 bits: a conversion to it wraps at 4 bits.
-  if (tk == ir::ScalarKind::I4 && !tt->isIntegerTy(1))
-    out = b_.CreateAShr(b_.CreateShl(out, 4), 4);
+  if (tk == ir::ScalarKind::I4 && !tt->isIntegerTy(1)) out = b_.CreateAShr(b_.CreateShl(out, 4), 4);
   return out;
 }
 

@@ -8,7 +8,6 @@
 // broadcast) only rearrange strides. Reductions inside one element (dot products, softmax rows)
 // run sequentially in index order, so results have the same bits on every run and target.
 #include "codegen/Lowering.h"
-
 #include "llvm/IR/Intrinsics.h"
 
 namespace tessera::codegen::detail {
@@ -81,7 +80,8 @@ bool Lowering::planWorkspace(ir::Operation& func, KernelInterface& k) {
       if (op->id == OpId::TileTranspose || op->id == OpId::TileBroadcast || op->id == OpId::TileReshape) continue;
       keys.push_back(r.get());
     }
-    for (unsigned i = 0; i < op->numOperands(); ++i) any |= isTileValue(op->operand(i)->type) && !inRegisters(op->operand(i));
+    for (unsigned i = 0; i < op->numOperands(); ++i)
+      any |= isTileValue(op->operand(i)->type) && !inRegisters(op->operand(i));
   });
   if (!any) return true;
   if (!k.grouped) return fail(func, "tile values need a group shape (tile[(N,)])");
@@ -137,11 +137,11 @@ View Lowering::slotView(const ir::Value* key, const std::vector<llvm::Value*>& s
   return v;
 }
 
-Lowering::LoopExit Lowering::loopWithPhis(const char* name, const char* indexName, llvm::Value* start,
-                                          llvm::Value* step, const std::vector<llvm::Value*>& init,
-                                          const char* carriedName,
-                                          const std::function<llvm::Value*(llvm::Value*, const LoopPhis&)>& cond,
-                                          const std::function<std::vector<llvm::Value*>(llvm::Value*, const LoopPhis&)>& body) {
+Lowering::LoopExit Lowering::loopWithPhis(
+    const char* name, const char* indexName, llvm::Value* start, llvm::Value* step,
+    const std::vector<llvm::Value*>& init, const char* carriedName,
+    const std::function<llvm::Value*(llvm::Value*, const LoopPhis&)>& cond,
+    const std::function<std::vector<llvm::Value*>(llvm::Value*, const LoopPhis&)>& body) {
   std::string n = name;
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(c_, n, fn_);
@@ -206,16 +206,17 @@ void Lowering::forEachElement(const std::vector<llvm::Value*>& shape,
 llvm::Value* Lowering::foldLine(llvm::Value* len, llvm::Value* init,
                                 const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& step) {
   return loopWithPhis(
-      "line", "j", b_.getInt64(0), b_.getInt64(1), {init}, "acc",
-      [&](llvm::Value* j, const LoopPhis&) { return b_.CreateICmpULT(j, len); },
-      [&](llvm::Value* j, const LoopPhis& acc) { return std::vector<llvm::Value*>{step(acc[0], j)}; })
+             "line", "j", b_.getInt64(0), b_.getInt64(1), {init}, "acc",
+             [&](llvm::Value* j, const LoopPhis&) { return b_.CreateICmpULT(j, len); },
+             [&](llvm::Value* j, const LoopPhis& acc) { return std::vector<llvm::Value*>{step(acc[0], j)}; })
       .carried[0];
 }
 
 void Lowering::copyTile(View& dst, const View& src, ir::Type elem) {
   dst.shape = src.shape;
   View s = src;
-  forEachElement(src.shape, [&](const std::vector<llvm::Value*>& idx) { storeElem(dst, idx, loadElem(s, idx, elem), elem); });
+  forEachElement(src.shape,
+                 [&](const std::vector<llvm::Value*>& idx) { storeElem(dst, idx, loadElem(s, idx, elem), elem); });
 }
 
 bool Lowering::carryTileInto(const ir::Value* result, const ir::Value* value, View* out) {
@@ -255,7 +256,8 @@ bool Lowering::lowerTileOp(ir::Operation& op) {
       for (size_t d = 0; d < shape.size() && d < dst.shape.size(); ++d)
         shape[d] = b_.CreateSelect(b_.CreateICmpULT(shape[d], dst.shape[d]), shape[d], dst.shape[d]);
       ir::Type elem = op.operand(0)->type->elem;
-      forEachElement(shape, [&](const std::vector<llvm::Value*>& idx) { storeElem(dst, idx, loadElem(t, idx, elem), elem); });
+      forEachElement(shape,
+                     [&](const std::vector<llvm::Value*>& idx) { storeElem(dst, idx, loadElem(t, idx, elem), elem); });
       return true;
     }
     case OpId::TileBroadcast: {
@@ -561,12 +563,13 @@ bool Lowering::lowerTileReduce(ir::Operation& op) {
     // reduce_max's tree does (-inf gave -inf).
     if (isF) return llvm::ConstantFP::getNaN(et);
     unsigned bits = et->getIntegerBitWidth();
-    if (isUnsigned(elem)) return mx ? llvm::ConstantInt::get(et, 0) : llvm::ConstantInt::get(et, llvm::APInt::getMaxValue(bits));
+    if (isUnsigned(elem))
+      return mx ? llvm::ConstantInt::get(et, 0) : llvm::ConstantInt::get(et, llvm::APInt::getMaxValue(bits));
     return llvm::ConstantInt::get(et, mx ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
   };
   auto line = [&](llvm::Value* other) {
     return foldLine(x.shape[axis], identity(), [&](llvm::Value* acc, llvm::Value* j) {
-      std::vector<llvm::Value*> idx = rank == 1 ? std::vector<llvm::Value*>{j}
+      std::vector<llvm::Value*> idx = rank == 1   ? std::vector<llvm::Value*>{j}
                                       : axis == 1 ? std::vector<llvm::Value*>{other, j}
                                                   : std::vector<llvm::Value*>{j, other};
       return combine(acc, loadElem(x, idx, elem));

@@ -18,7 +18,6 @@ namespace detail {
 
 using ir::OpId;
 
-
 // ------------------------------------------------------------------------------- entries
 
 bool usesGroupSync(ir::Operation& func) {
@@ -46,7 +45,8 @@ void Lowering::bindParams(ir::Operation& func, const std::vector<llvm::Value*>& 
     llvm::MDBuilder mdb(c_);
     llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain(func.funcName());
     for (auto& arg : func.body().args)
-      if (arg->type->kind == ir::TypeKind::Tensor) scopes_.push_back(mdb.createAnonymousAliasScope(domain, arg->nameHint));
+      if (arg->type->kind == ir::TypeKind::Tensor)
+        scopes_.push_back(mdb.createAnonymousAliasScope(domain, arg->nameHint));
   }
   for (auto& arg : func.body().args) {
     ir::Type t = arg->type;
@@ -61,10 +61,10 @@ void Lowering::bindParams(ir::Operation& func, const std::vector<llvm::Value*>& 
       if (hooks_->isGpu()) data = b_.CreateAddrSpaceCast(data, b_.getPtrTy(1));
       v.ptr = data;
       for (size_t d = 0; d < t->shape.size(); ++d) {
-        v.shape.push_back(b_.CreateLoad(
-            b_.getInt64Ty(), b_.CreateGEP(kt, block, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
-        v.strides.push_back(b_.CreateLoad(
-            b_.getInt64Ty(), b_.CreateGEP(kt, block, {b_.getInt32(0), b_.getInt32(2), b_.getInt32(d)})));
+        v.shape.push_back(
+            b_.CreateLoad(b_.getInt64Ty(), b_.CreateGEP(kt, block, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
+        v.strides.push_back(
+            b_.CreateLoad(b_.getInt64Ty(), b_.CreateGEP(kt, block, {b_.getInt32(0), b_.getInt32(2), b_.getInt32(d)})));
       }
       views_[arg.get()] = v;
     } else {
@@ -168,8 +168,10 @@ bool Lowering::cpuEntry(ir::Operation& func, KernelInterface& k) {
   unsigned i = 0;
   for (auto& arg : func.body().args) {
     llvm::Value* slot = b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_32(b_.getPtrTy(), args, i));
-    if (arg->type->kind == ir::TypeKind::Tensor) tensors.push_back(slot);
-    else scalars.push_back(b_.CreateLoad(scalarType(arg->type), slot, arg->nameHint));
+    if (arg->type->kind == ir::TypeKind::Tensor)
+      tensors.push_back(slot);
+    else
+      scalars.push_back(b_.CreateLoad(scalarType(arg->type), slot, arg->nameHint));
     ++i;
   }
   llvm::Value* launchTiles =
@@ -229,8 +231,9 @@ bool Lowering::kernel(ir::Operation& func, KernelInterface& k) {
   // A custom --passes list without row-partition leaves a whole-tensor program unsplit: every
   // group would compute the whole tensor, so refuse rather than emit it.
   if (func.hasAttr(ir::AttrId::WholeTensor))
-    return fail(func, "a whole-tensor program reaches code generation unsplit; the pass list must include "
-                      "row-partition (the default pipelines do)");
+    return fail(func,
+                "a whole-tensor program reaches code generation unsplit; the pass list must include "
+                "row-partition (the default pipelines do)");
   if (!describeKernel(func, k, error_)) return false;
   groupTiles_ = k.grouped ? int64_t(k.groupShape[0]) * k.groupShape[1] * k.groupShape[2] : 0;
   groupScratch_ = func.hasAttr(ir::AttrId::GroupScratch) ? func.intAttr(ir::AttrId::GroupScratch, 0) : -1;
@@ -335,9 +338,7 @@ bool Lowering::lowerGroup(ir::Operation& op) {
       return true;
     }
     case OpId::TileCoopGroup: set(op.result(), b_.getInt64(op.intAttr(ir::AttrId::Size, 1))); return true;
-    case OpId::TileCoopSync:
-      hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count));
-      return true;
+    case OpId::TileCoopSync: hooks_->partitionSync(b_, static_cast<unsigned>(op.operand(0)->type->count)); return true;
     case OpId::TileCoopRank:
       set(op.result(), b_.CreateURem(hooks_->tileLinear(b_), b_.getInt64(op.operand(0)->type->count)));
       return true;
@@ -359,8 +360,9 @@ bool Lowering::lowerByParent(ir::Operation& op) {
 llvm::Value* Lowering::mulHigh(llvm::Value* a, llvm::Value* b, bool isUnsignedValue) {
   unsigned bits = a->getType()->getIntegerBitWidth();
   if (hooks_->isGpu() && (bits == 32 || bits == 64)) {
-    llvm::Intrinsic::ID id = bits == 32 ? (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ui : llvm::Intrinsic::nvvm_mulhi_i)
-                                        : (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ull : llvm::Intrinsic::nvvm_mulhi_ll);
+    llvm::Intrinsic::ID id = bits == 32
+                                 ? (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ui : llvm::Intrinsic::nvvm_mulhi_i)
+                                 : (isUnsignedValue ? llvm::Intrinsic::nvvm_mulhi_ull : llvm::Intrinsic::nvvm_mulhi_ll);
     return b_.CreateIntrinsic(id, {}, {a, b});
   }
   llvm::Type* wide = b_.getIntNTy(2 * bits);
@@ -416,9 +418,11 @@ bool Lowering::lowerArith(ir::Operation& op) {
       for (auto& [tile, bound] : facts_) {
         using P = llvm::CmpInst;
         bool lt = a == tile && b == bound, gt = a == bound && b == tile;
-        if ((lt && (pred == P::ICMP_SLT || pred == P::ICMP_ULT)) || (gt && (pred == P::ICMP_SGT || pred == P::ICMP_UGT)))
+        if ((lt && (pred == P::ICMP_SLT || pred == P::ICMP_ULT)) ||
+            (gt && (pred == P::ICMP_SGT || pred == P::ICMP_UGT)))
           r = b_.getTrue();
-        if ((lt && (pred == P::ICMP_SGE || pred == P::ICMP_UGE)) || (gt && (pred == P::ICMP_SLE || pred == P::ICMP_ULE)))
+        if ((lt && (pred == P::ICMP_SGE || pred == P::ICMP_UGE)) ||
+            (gt && (pred == P::ICMP_SLE || pred == P::ICMP_ULE)))
           r = b_.getFalse();
       }
       if (!r) r = b_.CreateICmp(pred, a, b);

@@ -25,9 +25,9 @@ namespace tessera::codegen::detail {
 // A view of memory: element (i0..ik) is at ptr + sum(i_j * strides[j]) elements.
 struct View {
   llvm::Value* ptr = nullptr;
-  llvm::Type* elem = nullptr;  // the LLVM type elements are stored as
+  llvm::Type* elem = nullptr;                // the LLVM type elements are stored as
   std::vector<llvm::Value*> shape, strides;  // i64
-  llvm::Value* splat = nullptr;  // a broadcast scalar: every element is this value (ptr unused)
+  llvm::Value* splat = nullptr;              // a broadcast scalar: every element is this value (ptr unused)
   int root = -1;  // the tensor parameter (index among tensors) it views, or -1: unknown or none
   // XOR-swizzled shared buffer (32, 64 or 128; 0: none), rows of rowBytes from ptr: the 16-byte
   // chunk of an element moves within its row by a function of the row (swizzledOffset).
@@ -55,7 +55,7 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k, 
                                  const ir::Operation** at = nullptr);
 
 class Lowering {
-public:
+ public:
   Lowering(ir::Module& m, DeviceTarget target, llvm::Module& out, std::string& error, bool boundsCheck = false)
       : m_(m), target_(target), out_(out), c_(out.getContext()), b_(c_), error_(error), boundsCheck_(boundsCheck) {}
 
@@ -65,7 +65,7 @@ public:
   // Tile ops, and ops whose result is a tile value, except control flow (LowerTiles.cpp).
   static bool isTileOp(const ir::Operation& op);
 
-private:
+ private:
   // ---- errors
   bool fail(const ir::Operation& op, const std::string& what) {
     if (error_.empty()) error_ = std::string(op.name()) + ": " + what;
@@ -341,7 +341,7 @@ private:
   int64_t groupTiles_ = 0;
   int64_t groupScratch_ = -1;
   llvm::AllocaInst* reduceParity_ = nullptr;  // reduceParity(), per function
-  unsigned warpsM_ = 2, warpsN_ = 2;  // the group's warps over a fragment (LowerFragments.cpp)
+  unsigned warpsM_ = 2, warpsN_ = 2;          // the group's warps over a fragment (LowerFragments.cpp)
   std::unordered_map<const ir::Value*, std::vector<llvm::Value*>> fragRegs_;
 };
 

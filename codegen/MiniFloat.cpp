@@ -134,9 +134,9 @@ llvm::Function* defineEncode(llvm::Module& m, const Format& f, SoftRound mode) {
   code = b.CreateSelect(over, overCode, code);
   code = b.CreateOr(code, b.CreateShl(b.CreateZExt(sign, b.getInt64Ty()), f.expBits + f.mantBits));
   llvm::Value* isNan = b.CreateICmpUGT(abs, i32(0x7F800000));
-  llvm::Value* nanCode = f.hasNan ? b.CreateOr(i64(f.nanCode), b.CreateShl(b.CreateZExt(sign, b.getInt64Ty()),
-                                                                            f.expBits + f.mantBits))
-                                  : i64(0);
+  llvm::Value* nanCode =
+      f.hasNan ? b.CreateOr(i64(f.nanCode), b.CreateShl(b.CreateZExt(sign, b.getInt64Ty()), f.expBits + f.mantBits))
+               : i64(0);
   code = b.CreateSelect(isNan, nanCode, code);
   b.CreateRet(b.CreateTrunc(code, codeTy));
   return fn;
@@ -184,8 +184,8 @@ bool isSoftFloat(ir::ScalarKind k) {
          k == ir::ScalarKind::F6E3M2 || k == ir::ScalarKind::F4E2M1;
 }
 
-llvm::Value* encodeSoftFloat(llvm::IRBuilder<>& b, llvm::Module& m, ir::ScalarKind to, llvm::Value* f32,
-                             SoftRound mode, bool saturate, llvm::Value* random) {
+llvm::Value* encodeSoftFloat(llvm::IRBuilder<>& b, llvm::Module& m, ir::ScalarKind to, llvm::Value* f32, SoftRound mode,
+                             bool saturate, llvm::Value* random) {
   if (!random) random = b.getInt64(0);
   return b.CreateCall(defineEncode(m, *formatOf(to), mode), {f32, b.getInt1(saturate), random});
 }

@@ -23,8 +23,8 @@ bool isSoftFloat(ir::ScalarKind k);
 // rounds away from zero with probability (distance to the lower neighbour) / (spacing).
 // `saturate` clamps overflow to the largest finite value (fp6/fp4 always saturate: they have
 // neither infinity nor NaN, and NaN becomes 0).
-llvm::Value* encodeSoftFloat(llvm::IRBuilder<>& b, llvm::Module& m, ir::ScalarKind to, llvm::Value* f32,
-                             SoftRound mode, bool saturate, llvm::Value* random);
+llvm::Value* encodeSoftFloat(llvm::IRBuilder<>& b, llvm::Module& m, ir::ScalarKind to, llvm::Value* f32, SoftRound mode,
+                             bool saturate, llvm::Value* random);
 // code of fp8/fp6/fp4 (i8) -> f32, exact.
 llvm::Value* decodeSoftFloat(llvm::IRBuilder<>& b, llvm::Module& m, ir::ScalarKind from, llvm::Value* code);
 // 64 well-mixed bits from a key (splitmix64's finaliser), the same on every target.

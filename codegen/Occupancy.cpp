@@ -11,12 +11,9 @@ namespace {
 // Capability"), newest last.
 const ArchLimits kArchs[] = {
     // sm, warps, groups, registers, regs/thread, shared/SM, shared/group, reserved
-    {70, 64, 32, 65536, 255, 96 * 1024, 96 * 1024, 0},
-    {75, 32, 16, 65536, 255, 64 * 1024, 64 * 1024, 0},
-    {80, 64, 32, 65536, 255, 164 * 1024, 163 * 1024, 1024},
-    {86, 48, 16, 65536, 255, 100 * 1024, 99 * 1024, 1024},
-    {87, 48, 16, 65536, 255, 164 * 1024, 163 * 1024, 1024},
-    {89, 48, 24, 65536, 255, 100 * 1024, 99 * 1024, 1024},
+    {70, 64, 32, 65536, 255, 96 * 1024, 96 * 1024, 0},      {75, 32, 16, 65536, 255, 64 * 1024, 64 * 1024, 0},
+    {80, 64, 32, 65536, 255, 164 * 1024, 163 * 1024, 1024}, {86, 48, 16, 65536, 255, 100 * 1024, 99 * 1024, 1024},
+    {87, 48, 16, 65536, 255, 164 * 1024, 163 * 1024, 1024}, {89, 48, 24, 65536, 255, 100 * 1024, 99 * 1024, 1024},
     {90, 64, 32, 65536, 255, 228 * 1024, 227 * 1024, 1024},
 };
 
@@ -50,9 +47,9 @@ Occupancy computeOccupancy(const ArchLimits& arch, uint32_t threads, uint32_t re
   // Shared memory: the group's bytes plus the reserved KiB, in 128-byte units.
   uint64_t reserved = includesReserved ? 0 : arch.reservedSharedPerGroup;
   uint64_t perGroup = roundUp(sharedBytes + reserved, kSharedUnit);
-  uint64_t byShared = sharedBytes + reserved > arch.maxSharedPerGroup + arch.reservedSharedPerGroup
-                          ? 0
-                          : perGroup == 0 ? arch.maxGroupsPerSM : arch.sharedPerSM / perGroup;
+  uint64_t byShared = sharedBytes + reserved > arch.maxSharedPerGroup + arch.reservedSharedPerGroup ? 0
+                      : perGroup == 0 ? arch.maxGroupsPerSM
+                                      : arch.sharedPerSM / perGroup;
   // On a tie the first named wins: full occupancy reads "warps", not "registers".
   Limit limits[] = {
       {arch.maxWarpsPerSM / warps, "warps"},

@@ -10,13 +10,13 @@
 namespace tessera::codegen {
 
 struct ArchLimits {
-  unsigned sm;                    // 80 for sm_80 / sm_80a
+  unsigned sm;  // 80 for sm_80 / sm_80a
   uint32_t maxWarpsPerSM;
   uint32_t maxGroupsPerSM;
   uint32_t registersPerSM;
   uint32_t maxRegistersPerThread;
-  uint64_t sharedPerSM;           // the largest shared-memory carveout
-  uint64_t maxSharedPerGroup;     // opt-in maximum for one group
+  uint64_t sharedPerSM;        // the largest shared-memory carveout
+  uint64_t maxSharedPerGroup;  // opt-in maximum for one group
   uint32_t reservedSharedPerGroup;
 };
 
@@ -25,9 +25,9 @@ const ArchLimits* archLimits(unsigned sm);
 
 struct Occupancy {
   uint32_t groupsPerSM = 0;
-  uint32_t warpsPerSM = 0;        // groupsPerSM * warps per group
-  double fraction = 0;            // warpsPerSM / maxWarpsPerSM
-  const char* limitedBy = "";     // "registers", "shared memory", "warps", "groups per SM"
+  uint32_t warpsPerSM = 0;     // groupsPerSM * warps per group
+  double fraction = 0;         // warpsPerSM / maxWarpsPerSM
+  const char* limitedBy = "";  // "registers", "shared memory", "warps", "groups per SM"
 };
 
 // `threads` per group, `registers` per thread, `sharedBytes` per group (static + dynamic);

@@ -58,7 +58,8 @@ std::optional<Site> pinSite(llvm::Instruction& inst) {
     if (call->getIntrinsicID() != llvm::Intrinsic::fma || !call->getType()->isFloatTy()) return std::nullopt;
     if (!isConst(call->getArgOperand(2))) return std::nullopt;
     for (unsigned i = 0; i < 2; ++i)
-      if (isConst(call->getArgOperand(i)) && !isConst(call->getArgOperand(1 - i))) return Site{&call->getArgOperandUse(i)};
+      if (isConst(call->getArgOperand(i)) && !isConst(call->getArgOperand(1 - i)))
+        return Site{&call->getArgOperandUse(i)};
     return std::nullopt;
   }
   if ((inst.getOpcode() == llvm::Instruction::Add || inst.getOpcode() == llvm::Instruction::Or) &&

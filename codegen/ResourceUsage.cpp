@@ -13,8 +13,10 @@ constexpr uint32_t kDefaultGroupThreads = 256;  // runtime/LaunchPlan.h kDefault
 
 std::string bytes(uint64_t n) {
   char buf[64];
-  if (n >= 1024 && n % 1024 == 0) std::snprintf(buf, sizeof buf, "%llu KiB", (unsigned long long)(n / 1024));
-  else std::snprintf(buf, sizeof buf, "%llu bytes", (unsigned long long)n);
+  if (n >= 1024 && n % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%llu KiB", (unsigned long long)(n / 1024));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", (unsigned long long)n);
   return buf;
 }
 
@@ -37,7 +39,8 @@ bool collectResources(std::vector<KernelInterface>& kernels, const GpuArch& arch
     for (const CubinFunction& c : functions)
       if (c.name == k.gpuEntry) f = &c;
     if (!f) {
-      error = "internal error: kernel '" + k.name + "' has no function '" + k.gpuEntry + "' in its " + arch.name + " cubin";
+      error =
+          "internal error: kernel '" + k.name + "' has no function '" + k.gpuEntry + "' in its " + arch.name + " cubin";
       return false;
     }
     GpuResources r;
@@ -101,19 +104,20 @@ std::string formatResourcesJson(const std::string& module, const std::vector<Ker
   bool first = true;
   for (const KernelInterface& k : kernels)
     for (const GpuResources& r : k.resources) {
-      std::snprintf(
-          buf, sizeof buf,
-          "%s\n  {\"kernel\": \"%s\", \"function\": \"%s\", \"arch\": \"%s\", \"registers\": %u, "
-          "\"spill_store_bytes\": %u, \"spill_load_bytes\": %u, \"stack_bytes\": %u, \"local_bytes\": %llu, "
-          "\"static_shared_bytes\": %llu, \"static_shared_includes_reserved\": %s, \"dynamic_shared_bytes\": %llu, \"threads_per_group\": %u, "
-          "\"occupancy\": {\"groups_per_sm\": %u, \"warps_per_sm\": %u, \"max_warps_per_sm\": %u, "
-          "\"fraction\": %.4f, \"limited_by\": \"%s\"}, "
-          "\"instructions\": {\"mma\": %u, \"wgmma\": %u, \"tma\": %u, \"cp_async\": %u, \"ldmatrix\": %u}}",
-          first ? "" : ",", k.name.c_str(), k.gpuEntry.c_str(), r.arch.c_str(), r.registers, r.spillStoreBytes,
-          r.spillLoadBytes, r.stackBytes, (unsigned long long)r.localBytes, (unsigned long long)r.staticSharedBytes,
-          r.sharedIncludesReserved ? "true" : "false", (unsigned long long)k.sharedBytes, r.threadsPerGroup, r.groupsPerSM, r.warpsPerSM, r.maxWarpsPerSM,
-          r.maxWarpsPerSM ? double(r.warpsPerSM) / r.maxWarpsPerSM : 0.0, r.limitedBy.c_str(), r.mma, r.wgmma, r.tma,
-          r.cpAsync, r.ldmatrix);
+      std::snprintf(buf, sizeof buf,
+                    "%s\n  {\"kernel\": \"%s\", \"function\": \"%s\", \"arch\": \"%s\", \"registers\": %u, "
+                    "\"spill_store_bytes\": %u, \"spill_load_bytes\": %u, \"stack_bytes\": %u, \"local_bytes\": %llu, "
+                    "\"static_shared_bytes\": %llu, \"static_shared_includes_reserved\": %s, \"dynamic_shared_bytes\": "
+                    "%llu, \"threads_per_group\": %u, "
+                    "\"occupancy\": {\"groups_per_sm\": %u, \"warps_per_sm\": %u, \"max_warps_per_sm\": %u, "
+                    "\"fraction\": %.4f, \"limited_by\": \"%s\"}, "
+                    "\"instructions\": {\"mma\": %u, \"wgmma\": %u, \"tma\": %u, \"cp_async\": %u, \"ldmatrix\": %u}}",
+                    first ? "" : ",", k.name.c_str(), k.gpuEntry.c_str(), r.arch.c_str(), r.registers,
+                    r.spillStoreBytes, r.spillLoadBytes, r.stackBytes, (unsigned long long)r.localBytes,
+                    (unsigned long long)r.staticSharedBytes, r.sharedIncludesReserved ? "true" : "false",
+                    (unsigned long long)k.sharedBytes, r.threadsPerGroup, r.groupsPerSM, r.warpsPerSM, r.maxWarpsPerSM,
+                    r.maxWarpsPerSM ? double(r.warpsPerSM) / r.maxWarpsPerSM : 0.0, r.limitedBy.c_str(), r.mma, r.wgmma,
+                    r.tma, r.cpAsync, r.ldmatrix);
       out += buf;
       first = false;
     }

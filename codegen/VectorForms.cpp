@@ -90,9 +90,11 @@ unsigned chooseGpuTilesPerThread(ir::Operation& func, const KernelInterface& k, 
 //    own `tile < launch_tiles` guard.
 bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::Value* launchTiles, unsigned tiles) {
   k.remarks.push_back({diag::remark_vectorized_tiles, func.loc, {k.name, std::to_string(tiles)}});
-  k.remarks.push_back({diag::remark_vector_test, func.loc,
-                       {k.name, "a group's tiles are all in the launch, every tensor is unit-stride and all "
-                                "are equally far from 16-byte alignment"}});
+  k.remarks.push_back({diag::remark_vector_test,
+                       func.loc,
+                       {k.name,
+                        "a group's tiles are all in the launch, every tensor is unit-stride and all "
+                        "are equally far from 16-byte alignment"}});
   auto* i64 = b_.getInt64Ty();
   llvm::Value* threads = hooks_->groupTiles(b_);
   llvm::Value* tid = hooks_->threadInGroup(b_);
@@ -141,8 +143,10 @@ bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::
     if (!t.lead) continue;
     llvm::Value* addr = b_.CreatePtrToInt(t.view->ptr, i64);
     alike = b_.CreateAnd(alike, b_.CreateICmpEQ(b_.CreateURem(addr, b_.getInt64(elemBytes(*t.view))), b_.getInt64(0)));
-    if (!lead0) lead0 = t.lead;
-    else alike = b_.CreateAnd(alike, b_.CreateICmpEQ(t.lead, lead0));
+    if (!lead0)
+      lead0 = t.lead;
+    else
+      alike = b_.CreateAnd(alike, b_.CreateICmpEQ(t.lead, lead0));
   }
   if (lead0) {
     llvm::Value* s = b_.CreateURem(b_.CreateSub(b_.getInt64(tiles), lead0), b_.getInt64(tiles));
@@ -166,8 +170,7 @@ bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::
   }
 
   llvm::Value* groupSpan = b_.CreateMul(threads, b_.getInt64(tiles), "group.tiles", true, true);
-  llvm::Value* first =
-      b_.CreateAdd(shift, b_.CreateMul(group, groupSpan, "", true, true), "group.first", true, true);
+  llvm::Value* first = b_.CreateAdd(shift, b_.CreateMul(group, groupSpan, "", true, true), "group.first", true, true);
   llvm::Value* end = b_.CreateAdd(first, groupSpan, "group.end", true, true);
   llvm::Value* fast = b_.CreateAnd(alike, b_.CreateICmpULE(end, launchTiles));
   std::vector<llvm::Value*> bounds = {launchTiles};
@@ -183,7 +186,8 @@ bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::
   llvm::BranchInst* pick = b_.CreateCondBr(fast, fastBB, slowBB);
 
   b_.SetInsertPoint(fastBB);
-  llvm::Value* base = b_.CreateAdd(first, b_.CreateMul(tid, b_.getInt64(tiles), "", true, true), "tile.first", true, true);
+  llvm::Value* base =
+      b_.CreateAdd(first, b_.CreateMul(tid, b_.getInt64(tiles), "", true, true), "tile.first", true, true);
   std::vector<View> saved;
   for (Tensor& t : tensors) {
     saved.push_back(*t.view);
@@ -196,9 +200,10 @@ bool Lowering::gpuTilesPerThread(ir::Operation& func, KernelInterface& k, llvm::
     // that off the address the body computes for the tile (the same GEP, after CSE).
     for (Tensor& t : tensors)
       if (t.align > 1 && (j * elemBytes(*t.view)) % t.align == 0)
-        b_.CreateAssumption(b_.getTrue(), {llvm::OperandBundleDef("align", std::vector<llvm::Value*>{
-                                                                               b_.CreateGEP(t.view->elem, t.view->ptr, tile),
-                                                                               b_.getInt64(t.align)})});
+        b_.CreateAssumption(
+            b_.getTrue(),
+            {llvm::OperandBundleDef("align", std::vector<llvm::Value*>{b_.CreateGEP(t.view->elem, t.view->ptr, tile),
+                                                                       b_.getInt64(t.align)})});
     hooks_ = makeGpuHooks(shape, tile);
     facts_.clear();
     for (llvm::Value* n : bounds) facts_.push_back({tile, n});
@@ -247,23 +252,24 @@ bool Lowering::isScalarBody(ir::Operation& func) {
 }
 
 // Remarks on the choice above (-Rpass=vectorize and its -missed and -analysis forms).
-void Lowering::remarkAlignedForm(ir::Operation& func, KernelInterface& k, bool eligible, size_t ops,
-                                 bool noTensors) {
+void Lowering::remarkAlignedForm(ir::Operation& func, KernelInterface& k, bool eligible, size_t ops, bool noTensors) {
   std::string coarse;
   const ir::Operation* at = nullptr;
   chooseGpuTilesPerThread(func, k, &coarse, &at);
   if (regFrags_ || !eligible) {
     // Tile values and async copies move through cooperative copies (copyCooperative).
-    k.remarks.push_back({diag::remark_vector_test, func.loc,
-                         {k.name, "a tile copy's block is whole, its rows contiguous and 16-byte aligned at both "
-                                  "ends (16-byte chunks, cp.async for async copies)"}});
+    k.remarks.push_back({diag::remark_vector_test,
+                         func.loc,
+                         {k.name,
+                          "a tile copy's block is whole, its rows contiguous and 16-byte aligned at both "
+                          "ends (16-byte chunks, cp.async for async copies)"}});
     return;
   }
   std::string why = noTensors ? "no tensor parameter has elements of 1, 2, 4, 8 or 16 bytes"
-                    : ops > kMaxAlignedFormOps ? "its body has " + std::to_string(ops) +
-                                                     " operations (the aligned form: up to " +
-                                                     std::to_string(kMaxAlignedFormOps) + ")"
-                                               : "";
+                    : ops > kMaxAlignedFormOps
+                        ? "its body has " + std::to_string(ops) + " operations (the aligned form: up to " +
+                              std::to_string(kMaxAlignedFormOps) + ")"
+                        : "";
   if (!why.empty()) {
     k.remarks.push_back({diag::remark_not_vectorized, func.loc, {k.name, why}});
     return;
@@ -271,14 +277,16 @@ void Lowering::remarkAlignedForm(ir::Operation& func, KernelInterface& k, bool e
   // One tile per thread: the aligned form merges accesses only within a tile's own code, and
   // here each tile is one thread's element.
   if (!k.grouped) {
-    k.remarks.push_back({diag::remark_not_vectorized, at ? at->loc : func.loc,
-                         {k.name, "one tile per thread, since " + coarse}});
+    k.remarks.push_back(
+        {diag::remark_not_vectorized, at ? at->loc : func.loc, {k.name, "one tile per thread, since " + coarse}});
     return;
   }
   k.remarks.push_back({diag::remark_vectorized_aligned, func.loc, {k.name}});
-  k.remarks.push_back({diag::remark_vector_test, func.loc,
-                       {k.name, "every tensor is 16-byte aligned, unit-stride in its innermost dimension and its "
-                                "rows are whole 16-byte chunks"}});
+  k.remarks.push_back({diag::remark_vector_test,
+                       func.loc,
+                       {k.name,
+                        "every tensor is 16-byte aligned, unit-stride in its innermost dimension and its "
+                        "rows are whole 16-byte chunks"}});
 }
 
 bool Lowering::lowerBodyVersioned(ir::Operation& func, KernelInterface& k) {

@@ -8,7 +8,7 @@
 namespace tessera::graph {
 
 class BuiltinCall {
-public:
+ public:
   BuiltinCall(FunctionBuilder& b, const BuiltinInfo& info, const CallExpr* c, const std::vector<HValue>& args,
               const std::vector<std::pair<std::string, HValue>>& kwargs)
       : b(b), info(info), c(c), args(args), kwargs(kwargs) {}
@@ -34,11 +34,12 @@ public:
       bool ok = false;
       for (const char* a : allowed) ok |= k == a;
       if (!ok) {
-        b.diags().report(diag::err_graph_attr, at()) << ("'" + name() + "'") << ("no keyword '" + k + "' (it takes: " + [&] {
-          std::string s;
-          for (const char* a : allowed) s += (s.empty() ? "" : ", ") + std::string(a);
-          return s.empty() ? std::string("none") : s;
-        }() + ")");
+        b.diags().report(diag::err_graph_attr, at())
+            << ("'" + name() + "'") << ("no keyword '" + k + "' (it takes: " + [&] {
+                 std::string s;
+                 for (const char* a : allowed) s += (s.empty() ? "" : ", ") + std::string(a);
+                 return s.empty() ? std::string("none") : s;
+               }() + ")");
         b.fail();
       }
     }
@@ -62,7 +63,8 @@ public:
     if (!h) return dflt;
     auto v = b.asConst(*h);
     if (!v || !v->isNumber()) {
-      b.diags().report(diag::err_graph_attr, at()) << ("'" + name() + "'") << (std::string(kw) + " as a compile-time number");
+      b.diags().report(diag::err_graph_attr, at())
+          << ("'" + name() + "'") << (std::string(kw) + " as a compile-time number");
       b.fail();
     }
     return v->asDouble();
@@ -87,7 +89,8 @@ public:
     for (const HValue& i : items) {
       auto v = b.asInt(i);
       if (!v) {
-        b.diags().report(diag::err_graph_attr, at()) << ("'" + name() + "'") << "axis as an integer or a tuple of integers";
+        b.diags().report(diag::err_graph_attr, at())
+            << ("'" + name() + "'") << "axis as an integer or a tuple of integers";
         b.fail();
       }
       ax.push_back(*v);
@@ -143,8 +146,10 @@ public:
     return of(b.op(id, {x}, at()));
   }
   HValue norm(OpId id, bool hasBias) {
-    if (hasBias) allowKeywords({"weight", "bias", "eps"});
-    else allowKeywords({"weight", "eps"});
+    if (hasBias)
+      allowKeywords({"weight", "bias", "eps"});
+    else
+      allowKeywords({"weight", "eps"});
     std::vector<Value*> ops = {tensor(0, "x", "the operand")};
     const HValue* w = get(1, "weight");
     const HValue* bias = hasBias ? get(2, "bias") : nullptr;
@@ -228,10 +233,12 @@ public:
       double x = ca->asDouble(), y = cb->asDouble();
       bool ints = ca->kind == ConstValue::Int && cb->kind == ConstValue::Int;
       double r = id == OpId::Maximum ? std::max(x, y) : id == OpId::Minimum ? std::min(x, y) : std::pow(x, y);
-      return HValue::constant(ints && id != OpId::Pow ? ConstValue::ofInt(static_cast<long long>(r)) : ConstValue::ofFloat(r));
+      return HValue::constant(ints && id != OpId::Pow ? ConstValue::ofInt(static_cast<long long>(r))
+                                                      : ConstValue::ofFloat(r));
     }
-    DType like = args[0].is(HValue::Kind::Value) ? args[0].value->type.dtype
-                 : args[1].is(HValue::Kind::Value) ? args[1].value->type.dtype : DType::FP32;
+    DType like = args[0].is(HValue::Kind::Value)   ? args[0].value->type.dtype
+                 : args[1].is(HValue::Kind::Value) ? args[1].value->type.dtype
+                                                   : DType::FP32;
     Value* x = b.asValue(args[0], argRange(0), "the first operand", like);
     Value* y = b.asValue(args[1], argRange(1), "the second operand", like);
     return of(b.op(id, {x, y}, at()));
@@ -267,8 +274,10 @@ public:
     attrs.set("seed", Attr::i(static_cast<int64_t>(number(SIZE_MAX, "seed", 0))));
     std::string d = "f32";
     if (const HValue* dt = get(SIZE_MAX, "dtype")) {
-      if (dt->is(HValue::Kind::Dtype)) d = dtypeName(dt->dtype);
-      else if (auto c = b.asConst(*dt); c && c->kind == ConstValue::Str && lookupDType(c->s)) d = dtypeName(*lookupDType(c->s));
+      if (dt->is(HValue::Kind::Dtype))
+        d = dtypeName(dt->dtype);
+      else if (auto c = b.asConst(*dt); c && c->kind == ConstValue::Str && lookupDType(c->s))
+        d = dtypeName(*lookupDType(c->s));
     }
     attrs.set("dtype", Attr::s(d));
     return of(b.op(OpId::Randn, {}, at(), attrs));
@@ -293,7 +302,8 @@ public:
     attrs.set("axis", Attr::s(str("axis", "")));
     std::string o = str("op", "sum");
     if (o != "sum") {
-      b.diags().report(diag::err_graph_unsupported, at()) << ("op=\"" + o + "\" in a host collective") << "; only sums are";
+      b.diags().report(diag::err_graph_unsupported, at())
+          << ("op=\"" + o + "\" in a host collective") << "; only sums are";
       b.fail();
     }
     if (id != OpId::AllGather) attrs.set("op", Attr::s(o));
@@ -333,7 +343,11 @@ public:
       }
       v.push_back(*i);
     }
-    int64_t lo = v.size() > 1 ? v[0] : 0, hi = v.size() > 1 ? v[1] : v.empty() ? 0 : v[0], step = v.size() > 2 ? v[2] : 1;
+    int64_t lo = v.size() > 1 ? v[0] : 0,
+            hi = v.size() > 1 ? v[1]
+                 : v.empty()  ? 0
+                              : v[0],
+            step = v.size() > 2 ? v[2] : 1;
     if (step == 0 || (static_cast<__int128>(hi) - lo) / step > 4096) {
       b.diags().report(diag::err_graph_unsupported, at()) << "a range of more than 4096 steps (or of step 0)" << "";
       b.fail();

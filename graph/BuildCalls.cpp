@@ -19,7 +19,8 @@ HValue FunctionBuilder::call(const CallExpr* c) {
       fail();
     }
     HValue v = eval(a.value);
-    if (a.kind == Argument::Keyword) kwargs.emplace_back(a.keyword, std::move(v));
+    if (a.kind == Argument::Keyword)
+      kwargs.emplace_back(a.keyword, std::move(v));
     else {
       args.push_back(std::move(v));
       argExprs.push_back(a.value);
@@ -42,7 +43,8 @@ HValue FunctionBuilder::call(const CallExpr* c) {
       }
       return launchKernel(callee, callee.fn, args, argExprs, c->range);
     case HValue::Kind::Dtype:
-      if (args.size() == 1 && args[0].is(HValue::Kind::Value)) return HValue::of(castTo(args[0].value, callee.dtype, c->range));
+      if (args.size() == 1 && args[0].is(HValue::Kind::Value))
+        return HValue::of(castTo(args[0].value, callee.dtype, c->range));
       if (args.size() == 1 && asConst(args[0])) return args[0];
       break;
     default: break;
@@ -119,16 +121,16 @@ HValue FunctionBuilder::launchKernel(const HValue& cfg, const FunctionDefStmt* k
       else if (auto d = asDim(args[i]); d && d->isConst())
         operands.push_back(scalarConstant(static_cast<double>(d->value()), pt->dtype, argAt));
       else {
-        diags_.report(diag::err_graph_kernel_arg, argAt) << pname << kernel->name
-                                                         << ("expects a scalar " + std::string(dtypeName(pt->dtype)) +
-                                                             ", got " + args[i].describe());
+        diags_.report(diag::err_graph_kernel_arg, argAt)
+            << pname << kernel->name
+            << ("expects a scalar " + std::string(dtypeName(pt->dtype)) + ", got " + args[i].describe());
         fail();
       }
       continue;
     }
     if (!args[i].is(HValue::Kind::Value) || !args[i].value->type.isTensor()) {
-      diags_.report(diag::err_graph_kernel_arg, argAt) << pname << kernel->name
-                                                       << ("expects a tensor, got " + args[i].describe());
+      diags_.report(diag::err_graph_kernel_arg, argAt)
+          << pname << kernel->name << ("expects a tensor, got " + args[i].describe());
       fail();
     }
     Value* v = args[i].value;
@@ -142,14 +144,13 @@ HValue FunctionBuilder::launchKernel(const HValue& cfg, const FunctionDefStmt* k
       }
       if (pt->rankKnown && pt->dims.size() != v->type.rank()) {
         diags_.report(diag::err_graph_kernel_arg, argAt)
-            << pname << kernel->name
-            << ("expects rank " + std::to_string(pt->dims.size()) + ", got " + v->type.str());
+            << pname << kernel->name << ("expects rank " + std::to_string(pt->dims.size()) + ", got " + v->type.str());
         fail();
       }
     }
     operands.push_back(v);
-    bool written = (pt && pt->kind == TypeKind::Tensor && (pt->mut || pt->privilege == Privilege::Write ||
-                                                           pt->privilege == Privilege::ReduceSum)) ||
+    bool written = (pt && pt->kind == TypeKind::Tensor &&
+                    (pt->mut || pt->privilege == Privilege::Write || pt->privilege == Privilege::ReduceSum)) ||
                    ((!pt || pt->isDynamic()) && stored.count(pname));
     if (written) writes.push_back(static_cast<int64_t>(i));
   }
@@ -160,11 +161,13 @@ HValue FunctionBuilder::launchKernel(const HValue& cfg, const FunctionDefStmt* k
     auto dims = [&](size_t from, size_t to, const char* what) {
       AttrList l;
       for (size_t i = from; i < to; ++i) {
-        std::vector<HValue> items = cfg.elems[i].is(HValue::Kind::Tuple) ? cfg.elems[i].elems : std::vector<HValue>{cfg.elems[i]};
+        std::vector<HValue> items =
+            cfg.elems[i].is(HValue::Kind::Tuple) ? cfg.elems[i].elems : std::vector<HValue>{cfg.elems[i]};
         for (const HValue& item : items) {
           auto d = asDim(item);
           if (!d) {
-            diags_.report(diag::err_graph_attr, at) << "a launch" << (std::string(what) + " given as integers or extents");
+            diags_.report(diag::err_graph_attr, at)
+                << "a launch" << (std::string(what) + " given as integers or extents");
             fail();
           }
           l.push_back(d->isConst() ? Attr::i(d->value()) : Attr::s(d->str()));
@@ -215,10 +218,9 @@ HValue FunctionBuilder::gradCall(const FunctionDefStmt* def, const std::vector<H
                                  const std::vector<std::pair<std::string, HValue>>& kwargs, SourceRange at) {
   if (args.empty() || !args[0].is(HValue::Kind::Value) || !args[0].value->type.isTensor() ||
       !isFloat(args[0].value->type.dtype)) {
-    diags_.report(diag::err_graph_unsupported, at)
-        << ("the gradient of '" + def->name + "' with respect to " +
-            (args.empty() ? std::string("nothing") : args[0].describe()))
-        << "; its first argument must be a floating-point tensor";
+    diags_.report(diag::err_graph_unsupported, at) << ("the gradient of '" + def->name + "' with respect to " +
+                                                       (args.empty() ? std::string("nothing") : args[0].describe()))
+                                                   << "; its first argument must be a floating-point tensor";
     fail();
   }
   Node* last = g_.nodes.empty() ? nullptr : g_.nodes.back().get();
@@ -227,7 +229,8 @@ HValue FunctionBuilder::gradCall(const FunctionDefStmt* def, const std::vector<H
       !isFloat(r.value->type.dtype)) {
     diags_.report(diag::err_graph_unsupported, at)
         << ("'tessera.grad' of '" + def->name + "', which returns " + r.describe())
-        << "; it needs a function whose result is a floating-point tensor of rank 0 (a loss: reduce with op.sum or op.mean)";
+        << "; it needs a function whose result is a floating-point tensor of rank 0 (a loss: reduce with op.sum or "
+           "op.mean)";
     fail();
   }
   std::vector<Node*> tape;

@@ -21,7 +21,7 @@
 namespace tessera {
 class SemaContext;
 struct FunctionInfo;
-}
+}  // namespace tessera
 
 namespace tessera::graph {
 
@@ -36,18 +36,18 @@ struct HValue {
     Function,  // a user host function (inlined when called)
     Kernel,    // a user @kernel
     Builtin,
-    Launch,    // launch.grid(...), launch.grid(...)(k), index_launch(...)(k)
-    Dtype,     // a dtype name (casts when called)
-    Grad,      // tessera.grad(f): calling it gives the gradient of f for its first argument
+    Launch,  // launch.grid(...), launch.grid(...)(k), index_launch(...)(k)
+    Dtype,   // a dtype name (casts when called)
+    Grad,    // tessera.grad(f): calling it gives the gradient of f for its first argument
   } kind = Kind::None;
   Value* value = nullptr;
   ConstValue c;
   graph::Dim dim;
-  std::vector<HValue> elems;  // Tuple; Launch: the grid (blocks), then the threads
+  std::vector<HValue> elems;            // Tuple; Launch: the grid (blocks), then the threads
   const FunctionDefStmt* fn = nullptr;  // Function, Kernel, Launch (the kernel once given), Grad
   const BuiltinInfo* builtin = nullptr;
-  DType dtype = DType::FP32;     // Dtype
-  size_t gridRank = 0;           // Launch: how many of elems are the grid
+  DType dtype = DType::FP32;  // Dtype
+  size_t gridRank = 0;        // Launch: how many of elems are the grid
 
   static HValue none() { return HValue(); }
   static HValue of(Value* v) {
@@ -90,7 +90,7 @@ struct Frame {
 };
 
 class FunctionBuilder {
-public:
+ public:
   FunctionBuilder(const SemaContext& sema, DiagnosticEngine& diags, const BuildOptions& opts, Graph& g)
       : sema_(sema), diags_(diags), opts_(opts), g_(g) {}
 
@@ -163,7 +163,7 @@ public:
     return false;
   }
 
-private:
+ private:
   friend class BuiltinCall;
   const SemaContext& sema_;
   DiagnosticEngine& diags_;
@@ -173,7 +173,7 @@ private:
   std::vector<Frame> frames_;
   std::vector<const FunctionDefStmt*> inlining_;  // recursion check
   std::map<std::string, Value*> paramByName_;     // the entry function's parameters
-  std::map<Value*, Value*> writes_;  // written parameter -> its final value
+  std::map<Value*, Value*> writes_;               // written parameter -> its final value
   static constexpr unsigned kMaxStatements = 100000;
   unsigned statements_ = 0;  // statements executed so far (unrolled loops count each step)
 };

@@ -133,8 +133,8 @@ HValue FunctionBuilder::binary(BinaryOp op, const HValue& l, const HValue& r, So
     case BinaryOp::MatMul: return HValue::of(this->op(OpId::MatMul, {a, b}, at));
     default: break;
   }
-  diags_.report(diag::err_graph_unsupported, at)
-      << ("'" + std::string(binaryOpSpelling(op)) + "' on tensors") << "; use the elementwise operators + - * / ** and @";
+  diags_.report(diag::err_graph_unsupported, at) << ("'" + std::string(binaryOpSpelling(op)) + "' on tensors")
+                                                 << "; use the elementwise operators + - * / ** and @";
   fail();
 }
 
@@ -143,7 +143,8 @@ HValue FunctionBuilder::binary(BinaryOp op, const HValue& l, const HValue& r, So
 HValue FunctionBuilder::eval(const Expr* e) {
   Expr* x = const_cast<Expr*>(e);
   switch (e->kind) {
-    case NodeKind::IntLiteralExpr: return HValue::constant(ConstValue::ofInt(static_cast<long long>(cast<IntLiteralExpr>(x)->value)));
+    case NodeKind::IntLiteralExpr:
+      return HValue::constant(ConstValue::ofInt(static_cast<long long>(cast<IntLiteralExpr>(x)->value)));
     case NodeKind::FloatLiteralExpr: return HValue::constant(ConstValue::ofFloat(cast<FloatLiteralExpr>(x)->value));
     case NodeKind::StringLiteralExpr: return HValue::constant(ConstValue::ofStr(cast<StringLiteralExpr>(x)->value));
     case NodeKind::BoolLiteralExpr: return HValue::constant(ConstValue::ofBool(cast<BoolLiteralExpr>(x)->value));

@@ -73,8 +73,8 @@ void FunctionBuilder::buildEntry(const FunctionDefStmt* def, const FunctionInfo*
   for (size_t i = 0; i < def->params.size(); ++i) {
     const tessera::Param& p = def->params[i];
     if (p.paramKind != tessera::Param::Normal) {
-      diags_.report(diag::err_graph_entry_param, p.range) << p.name << def->name
-                                                          << "is variadic; an entry point takes a fixed list of tensors and scalars";
+      diags_.report(diag::err_graph_entry_param, p.range)
+          << p.name << def->name << "is variadic; an entry point takes a fixed list of tensors and scalars";
       fail();
     }
     const tessera::Type* t = fnType && i < fnType->elems.size() ? fnType->elems[i] : nullptr;
@@ -103,9 +103,8 @@ void FunctionBuilder::buildEntry(const FunctionDefStmt* def, const FunctionInfo*
       }
       gt = graph::Type::tensor(d, s);
     } else {
-      diags_.report(diag::err_graph_entry_param, p.range) << p.name << def->name
-                                                          << ("has type '" + t->str() +
-                                                              "'; an entry point takes tensors and scalars");
+      diags_.report(diag::err_graph_entry_param, p.range)
+          << p.name << def->name << ("has type '" + t->str() + "'; an entry point takes tensors and scalars");
       fail();
     }
     Value* v = g_.addParam(p.name, gt, accessOf(t));
@@ -247,7 +246,8 @@ void FunctionBuilder::exec(const Stmt* s) {
   switch (s->kind) {
     case NodeKind::ExprStmt: {
       const Expr* e = cast<ExprStmt>(const_cast<Stmt*>(s))->expr;
-      if (isa<StringLiteralExpr>(const_cast<Expr*>(e)) || isa<EllipsisExpr>(const_cast<Expr*>(e))) return;  // docstrings
+      if (isa<StringLiteralExpr>(const_cast<Expr*>(e)) || isa<EllipsisExpr>(const_cast<Expr*>(e)))
+        return;  // docstrings
       eval(e);
       return;
     }
@@ -262,11 +262,12 @@ void FunctionBuilder::exec(const Stmt* s) {
       HValue r = eval(a->value);
       const Expr* t = a->target;
       auto* n = dyn_cast<NameExpr>(const_cast<Expr*>(t));
-      bool isParam = n && paramByName_.count(n->name) && frames_.size() == 1 &&
-                     frame().vars[n->name].is(HValue::Kind::Value);
+      bool isParam =
+          n && paramByName_.count(n->name) && frames_.size() == 1 && frame().vars[n->name].is(HValue::Kind::Value);
       if (isParam || isa<SubscriptExpr>(const_cast<Expr*>(t))) {
         if (a->op != BinaryOp::Add) {
-          const Expr* base = isa<SubscriptExpr>(const_cast<Expr*>(t)) ? cast<SubscriptExpr>(const_cast<Expr*>(t))->base : t;
+          const Expr* base =
+              isa<SubscriptExpr>(const_cast<Expr*>(t)) ? cast<SubscriptExpr>(const_cast<Expr*>(t))->base : t;
           auto* bn = dyn_cast<NameExpr>(const_cast<Expr*>(base));
           auto pit = bn ? paramByName_.find(bn->name) : paramByName_.end();
           if (pit != paramByName_.end() && g_.params[pit->second->index].access == Access::ReduceSum) {
@@ -324,9 +325,7 @@ void FunctionBuilder::exec(const Stmt* s) {
       execBlock(f->elseBlock);
       return;
     }
-    case NodeKind::WhileStmt:
-      diags_.report(diag::err_graph_dynamic_control, s->range) << "while";
-      fail();
+    case NodeKind::WhileStmt: diags_.report(diag::err_graph_dynamic_control, s->range) << "while"; fail();
     case NodeKind::WithStmt: {
       auto* w = cast<WithStmt>(const_cast<Stmt*>(s));
       diags_.report(diag::err_graph_unsupported, w->range)
@@ -345,9 +344,7 @@ void FunctionBuilder::exec(const Stmt* s) {
       diags_.report(diag::err_graph_unsupported, s->range)
           << (s->kind == NodeKind::BreakStmt ? "'break'" : "'continue'") << " in an unrolled loop";
       fail();
-    default:
-      diags_.report(diag::err_graph_unsupported, s->range) << "this statement" << "";
-      fail();
+    default: diags_.report(diag::err_graph_unsupported, s->range) << "this statement" << ""; fail();
   }
 }
 

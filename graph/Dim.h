@@ -22,7 +22,7 @@ namespace tessera::graph {
 // The tree and its spelling are sema's Extent (one symbolic-dimension type for the compiler); a
 // Dim is a known extent that graph construction keeps folded.
 class Dim {
-public:
+ public:
   using Kind = Extent::Kind;  // never Unknown
   // The operators of tessera_expr_opcode: Div is exact, CeilDiv rounds up.
   using Op = Extent::Op;
@@ -57,7 +57,7 @@ public:
   friend bool operator!=(const Dim& a, const Dim& b) { return a.e_ != b.e_; }
   friend bool operator<(const Dim& a, const Dim& b) { return a.e_ < b.e_; }
 
-private:
+ private:
   explicit Dim(Extent e) : e_(std::move(e)) {}
   Extent e_;
 };

@@ -173,8 +173,10 @@ Node* Graph::create(OpId op, const std::vector<Value*>& operands, const std::vec
   }
   Node* raw = n.get();
   for (Value* v : operands) v->users.push_back(raw);
-  if (before) nodes.insert(position(before), std::move(n));
-  else nodes.push_back(std::move(n));
+  if (before)
+    nodes.insert(position(before), std::move(n));
+  else
+    nodes.push_back(std::move(n));
   return raw;
 }
 

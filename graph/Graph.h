@@ -37,12 +37,12 @@ enum Trait : unsigned {
   T_SideEffect = 1u << 3,   // never removed, never reordered across other effects
   T_Random = 1u << 4,
   T_Collective = 1u << 5,
-  T_Internal = 1u << 6,     // created by autodiff or rewrites, not written in source
+  T_Internal = 1u << 6,  // created by autodiff or rewrites, not written in source
 };
 
 struct OpInfo {
   OpId id;
-  const char* name;  // "graph.matmul"
+  const char* name;                       // "graph.matmul"
   int minOperands, maxOperands, results;  // -1: variadic
   unsigned traits;
   const char* expr;  // elementwise ops: Tessera expression over $0, $1; else null
@@ -52,7 +52,19 @@ const OpInfo& opInfo(OpId id);
 
 // How an op runs (the Kernel column of GraphOps.def).
 enum class KernelKind : uint8_t {
-  Elementwise, MatMul, Rows, Reduce, FlashAttention, FlashAttentionGrad, Copy, View, Fill, Randn, Launch, Host, None
+  Elementwise,
+  MatMul,
+  Rows,
+  Reduce,
+  FlashAttention,
+  FlashAttentionGrad,
+  Copy,
+  View,
+  Fill,
+  Randn,
+  Launch,
+  Host,
+  None
 };
 KernelKind kernelKind(OpId id);
 bool lookupOp(const std::string& name, OpId& out);
@@ -90,7 +102,11 @@ struct Attr {
   static Attr f(double v) { return Attr{v}; }
   static Attr b(bool v) { return Attr{v}; }
   static Attr s(std::string v) { return Attr{std::move(v)}; }
-  static Attr symbolRef(std::string v) { Attr a{std::move(v)}; a.ref = true; return a; }
+  static Attr symbolRef(std::string v) {
+    Attr a{std::move(v)};
+    a.ref = true;
+    return a;
+  }
   static Attr list(AttrList v) { return Attr{std::move(v)}; }
   static Attr ints(const std::vector<int64_t>& v);
   static Attr dims(const Shape& s);  // a list of ints and strings (symbolic extents)
@@ -109,7 +125,7 @@ struct Attr {
 };
 
 class Attrs {
-public:
+ public:
   bool has(const std::string& k) const;
   const Attr* get(const std::string& k) const;
   void set(const std::string& k, Attr v);
@@ -122,7 +138,7 @@ public:
   std::vector<std::pair<std::string, Attr>>& mutableItems() { return items_; }
   bool empty() const { return items_.empty(); }
 
-private:
+ private:
   std::vector<std::pair<std::string, Attr>> items_;  // in insertion order (printed so)
 };
 
@@ -132,17 +148,17 @@ class Node;
 class Graph;
 
 class Value {
-public:
+ public:
   Type type;
-  Node* def = nullptr;  // null for parameters
-  unsigned index = 0;   // result number, or parameter number
-  std::string name;     // name hint for printing (%S), may be empty
+  Node* def = nullptr;       // null for parameters
+  unsigned index = 0;        // result number, or parameter number
+  std::string name;          // name hint for printing (%S), may be empty
   std::vector<Node*> users;  // one entry per use
   bool isParam() const { return def == nullptr; }
 };
 
 class Node {
-public:
+ public:
   OpId op;
   std::vector<Value*> operands;
   std::vector<std::unique_ptr<Value>> results;
@@ -167,7 +183,7 @@ struct Param {
 };
 
 class Graph {
-public:
+ public:
   std::string name;
   std::vector<Param> params;
   std::list<std::unique_ptr<Node>> nodes;
@@ -186,7 +202,7 @@ public:
 };
 
 class GraphModule {
-public:
+ public:
   std::string name;  // the source module's name
   std::vector<std::unique_ptr<Graph>> graphs;
   Graph* lookup(const std::string& name) const;

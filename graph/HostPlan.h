@@ -39,16 +39,16 @@ struct PlanArg {
   // Extent: an i64 scalar evaluated from the parameters' shapes when the function runs;
   // Float: a constant scalar of dtype `dtype` (an f32 softmax scale).
   enum class Kind : uint8_t { Tensor, ScalarParam, Extent, Float } kind = Kind::Tensor;
-  PlanBuffer buffer;   // Tensor (Param: a tensor parameter)
-  unsigned param = 0;  // ScalarParam: a scalar parameter of the function
+  PlanBuffer buffer;              // Tensor (Param: a tensor parameter)
+  unsigned param = 0;             // ScalarParam: a scalar parameter of the function
   Dim extent = Dim::constant(0);  // Extent
   // Tensor: when `view` is not empty, the buffer seen with this shape (no copy): dense with the
   // same element count when `viewStrides` is empty, else with these element strides, starting at
   // element `viewOffset` (a head of split_qkv's result inside its operand).
   Shape view, viewStrides;
   Dim viewOffset = Dim::constant(0);
-  double value = 0;    // Float
-  bool invSqrt = false;  // Float: the value is 1 / sqrt(extent), evaluated when the function runs
+  double value = 0;           // Float
+  bool invSqrt = false;       // Float: the value is 1 / sqrt(extent), evaluated when the function runs
   DType dtype = DType::FP32;  // Float
 
   static PlanArg tensor(PlanBuffer b, Shape view = {}) {

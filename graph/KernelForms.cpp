@@ -18,8 +18,8 @@ std::string str(int v) { return std::to_string(v); }
 // rounds the f32 accumulator to y's type once, in its epilogue) and B optionally K-major.
 std::string mmaMatmul(const std::string& name, DType d, bool tb) {
   std::string dt = dtypeName(d);
-  std::string s = "@kernel\ndef " + name + "(a: " + dt + "[M, K], b: " + dt + (tb ? "[N, K]" : "[K, N]") +
-                  ", y: mut " + dt + "[M, N]):\n";
+  std::string s = "@kernel\ndef " + name + "(a: " + dt + "[M, K], b: " + dt + (tb ? "[N, K]" : "[K, N]") + ", y: mut " +
+                  dt + "[M, N]):\n";
   s += std::string("    for m, n, k in tile.mma(a, ") + (tb ? "b.T" : "b") + ", y, BM=128, BN=128, BK=32):\n";
   s += "        tile.mma_sync(m, n, k)\n\n";
   return s;
@@ -32,8 +32,8 @@ std::string mmaMatmul(const std::string& name, DType d, bool tb) {
 std::string tiledMatmul(const std::string& name, DType d, bool ta, bool tb) {
   std::string dt = dtypeName(d);
   std::string s = "@kernel tile[(128,)]\ndef " + name + "(";
-  s += std::string("a: ") + dt + (ta ? "[K, M]" : "[M, K]") + ", b: " + dt + (tb ? "[N, K]" : "[K, N]") +
-       ", y: mut " + dt + "[M, N]):\n";
+  s += std::string("a: ") + dt + (ta ? "[K, M]" : "[M, K]") + ", b: " + dt + (tb ? "[N, K]" : "[K, N]") + ", y: mut " +
+       dt + "[M, N]):\n";
   s += "    for mb in tile.range(a, axis=" + std::string(ta ? "1" : "0") + ", step=" + str(BM) + "):\n";
   s += "        for nb in tile.range(b, axis=" + std::string(tb ? "0" : "1") + ", step=" + str(BN) + "):\n";
   s += "            acc = tile.zeros((" + str(BM) + ", " + str(BN) + "))\n";

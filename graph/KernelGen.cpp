@@ -1,7 +1,6 @@
 #include "graph/KernelGen.h"
 
 #include <algorithm>
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -364,12 +363,13 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
     if (v->type.dtype != d) return refuse(&n, "graph.rmsnorm_grad of mixed dtypes has no kernel yet");
   std::string dt = dtypeName(d);
   double eps = n.attrs.getFloat("eps", 1e-6);
-  bool wantDw = !n.result(1)->users.empty() ||
-                std::find(g_.results.begin(), g_.results.end(), n.result(1)) != g_.results.end();
+  bool wantDw =
+      !n.result(1)->users.empty() || std::find(g_.results.begin(), g_.results.end(), n.result(1)) != g_.results.end();
   if (d != DType::FP64) {
     // dx: stdlib.nn.rmsnorm_safe_grad_<dt>, one group per row (a norm without weight gets ones).
     PlanStep step = stdlibStep("rmsnorm_safe_grad_" + dt);
-    step.args = {tensorArg(x), weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
+    step.args = {tensorArg(x),
+                 weight ? tensorArg(n.operands[2]) : PlanArg::tensor(filledTemp(d, x->type.shape[1], 1.0)),
                  tensorArg(g), PlanArg::tensor(allocate(n.result(0))), PlanArg::constant(eps, DType::FP32)};
     plan_.steps.push_back(std::move(step));
   } else {

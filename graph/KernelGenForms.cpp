@@ -244,8 +244,9 @@ bool PlanWriter::attentionGrad(const Node& n) {
       return refuse(&n, "graph.flash_attention_grad of other than matrices of one dtype has no kernel yet");
   if (!(d == DType::FP32 || d == DType::BF16 || d == DType::FP16) || q->type.shape[0] != kk->type.shape[0] ||
       q->type.shape[1] != v->type.shape[1] || lse->type.dtype != DType::FP32)
-    return refuse(&n, "graph.flash_attention_grad has kernels for self-attention of f32, bf16 or f16 with equal "
-                      "head dims of q and v only");
+    return refuse(&n,
+                  "graph.flash_attention_grad has kernels for self-attention of f32, bf16 or f16 with equal "
+                  "head dims of q and v only");
   int64_t heads = n.attrs.getInt("heads", 1);
   std::string form = std::string(n.attrs.getBool("causal", false) ? "_causal_" : "_") + dtypeName(d);
   const Dim& S = q->type.shape[0];
@@ -351,8 +352,7 @@ bool PlanWriter::split(const Node& n) {
   if (x->type.rank() != 2) return refuse(&n, "graph.split_qkv of rank other than 2 has no kernel yet");
   if (attentionTakesHeads(n, n.attrs.getInt("heads", 1))) {
     const Dim& E = n.result(0)->type.shape[1];
-    for (unsigned i = 0; i < 3; ++i)
-      columns_[n.result(i)] = {buffers_.at(x), E * Dim::constant(i), x->type.shape[1]};
+    for (unsigned i = 0; i < 3; ++i) columns_[n.result(i)] = {buffers_.at(x), E * Dim::constant(i), x->type.shape[1]};
     return true;
   }
   std::string name = nextKernel("split_qkv");

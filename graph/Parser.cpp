@@ -1,12 +1,12 @@
 // Parser of the graph IR's textual form (grammar in docs/graph.md). Hand-written, one token of
 // lookahead; the first error is reported at its exact location and parsing stops. Nesting of
 // lists and dims is bounded, so no input exhausts the stack.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <map>
 
 #include "graph/GraphDiagnostics.h"
@@ -27,7 +27,7 @@ struct Token {
 };
 
 class Lexer {
-public:
+ public:
   // Lexes text[begin, end); offsets stay those of the whole buffer.
   Lexer(std::string_view text, size_t begin, size_t end) : s_(text.substr(0, std::min(end, text.size()))), p_(begin) {}
   bool next(Token& t, std::string& error) {
@@ -87,13 +87,15 @@ public:
   }
   size_t pos() const { return p_; }
 
-private:
+ private:
   void skip() {
     while (p_ < s_.size()) {
-      if (isspace(static_cast<unsigned char>(s_[p_]))) ++p_;
+      if (isspace(static_cast<unsigned char>(s_[p_])))
+        ++p_;
       else if (s_.substr(p_, 2) == "//") {
         while (p_ < s_.size() && s_[p_] != '\n') ++p_;
-      } else break;
+      } else
+        break;
     }
   }
   bool number(Token& t, std::string& error) {
@@ -139,13 +141,16 @@ private:
       }
       if (p_ >= s_.size()) break;
       char e = s_[p_++];
-      if (e == 'n') t.text += '\n';
-      else if (e == 't') t.text += '\t';
+      if (e == 'n')
+        t.text += '\n';
+      else if (e == 't')
+        t.text += '\t';
       else if (e == 'x' && p_ + 2 <= s_.size() && isxdigit(static_cast<unsigned char>(s_[p_])) &&
                isxdigit(static_cast<unsigned char>(s_[p_ + 1]))) {
         t.text += static_cast<char>(std::strtol(std::string(s_.substr(p_, 2)).c_str(), nullptr, 16));
         p_ += 2;
-      } else t.text += e;
+      } else
+        t.text += e;
     }
     if (p_ >= s_.size() || s_[p_] != '"') {
       error = "unterminated string";
@@ -160,7 +165,7 @@ private:
 };
 
 class Parser {
-public:
+ public:
   Parser(const SourceManager& sm, FileID file, DiagnosticEngine& diags, size_t begin, size_t end)
       : sm_(sm), file_(file), diags_(diags), lex_(sm.bufferText(file), begin, end) {}
 
@@ -176,7 +181,7 @@ public:
     return m;
   }
 
-private:
+ private:
   bool fail(const std::string& message) {
     if (!failed_) diags_.report(diag::err_graph_parse, sm_.locAt(file_, tok_.offset)) << message;
     failed_ = true;
@@ -253,8 +258,8 @@ private:
       if (!advance()) return nullptr;
     }
     if (g->results.size() != resultTypes.size())
-      return failAt(returnAt, "graph.return returns " + std::to_string(g->results.size()) + " values, but the signature has " +
-                  std::to_string(resultTypes.size())),
+      return failAt(returnAt, "graph.return returns " + std::to_string(g->results.size()) +
+                                  " values, but the signature has " + std::to_string(resultTypes.size())),
              nullptr;
     if (!expect("}")) return nullptr;
     return g;
@@ -309,7 +314,8 @@ private:
         types.push_back(t);
       }
     }
-    Node* n = g.create(op, operands, types, std::move(attrs), SourceRange(at, SourceLoc{at.offset + static_cast<uint32_t>(std::strlen(opInfo(op).name))}));
+    Node* n = g.create(op, operands, types, std::move(attrs),
+                       SourceRange(at, SourceLoc{at.offset + static_cast<uint32_t>(std::strlen(opInfo(op).name))}));
     for (size_t i = 0; i < names.size(); ++i) {
       n->result(i)->name = hint(names[i]);
       if (!define(names[i], nameAt[i], n->result(i))) return false;

@@ -37,23 +37,31 @@ namespace {
 std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + static_cast<char>(c);
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c >= 0x7f) {
       char b[8];
       std::snprintf(b, sizeof b, "\\x%02x", c);
       out += b;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return out + "\"";
 }
 
 void printAttrValue(std::ostream& os, const Attr& a) {
-  if (a.isInt()) os << a.asInt();
-  else if (a.isFloat()) os << formatFloat(a.asFloat());
-  else if (a.isBool()) os << (a.asBool() ? "true" : "false");
-  else if (a.isStr()) os << (a.ref ? "@" + a.asStr() : quote(a.asStr()));
+  if (a.isInt())
+    os << a.asInt();
+  else if (a.isFloat())
+    os << formatFloat(a.asFloat());
+  else if (a.isBool())
+    os << (a.asBool() ? "true" : "false");
+  else if (a.isStr())
+    os << (a.ref ? "@" + a.asStr() : quote(a.asStr()));
   else {
     os << "[";
     const AttrList& l = a.asList();
@@ -66,7 +74,7 @@ void printAttrValue(std::ostream& os, const Attr& a) {
 }
 
 class Namer {
-public:
+ public:
   std::string operator()(const Value* v) {
     auto it = names_.find(v);
     if (it != names_.end()) return it->second;
@@ -78,7 +86,7 @@ public:
     return names_[v];
   }
 
-private:
+ private:
   std::unordered_map<const Value*, std::string> names_;
   std::set<std::string> used_;
   unsigned next_ = 0;

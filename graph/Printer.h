@@ -19,8 +19,8 @@ std::string formatFloat(double v);
 
 // Parses a .tgraph buffer, or its bytes [begin, end). Errors go to `diags` (err_graph_parse) at
 // their exact location; returns null after the first error. The result is not verified.
-std::unique_ptr<GraphModule> parseModule(const SourceManager& sm, FileID file, DiagnosticEngine& diags, size_t begin = 0,
-                                         size_t end = SIZE_MAX);
+std::unique_ptr<GraphModule> parseModule(const SourceManager& sm, FileID file, DiagnosticEngine& diags,
+                                         size_t begin = 0, size_t end = SIZE_MAX);
 
 // A dim from its canonical spelling ("3*E", "ceil_div(N,256)").
 Dim parseDimSpelling(const std::string& text, bool& ok);

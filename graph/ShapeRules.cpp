@@ -64,9 +64,12 @@ bool broadcastShapes(const Shape& a, const Shape& b, Shape& out, Unifier& u, std
     Dim da = hasA ? u.resolve(a[a.size() - 1 - i]) : Dim::constant(1);
     Dim db = hasB ? u.resolve(b[b.size() - 1 - i]) : Dim::constant(1);
     Dim& r = out[n - 1 - i];
-    if (da.isConst() && da.value() == 1) r = db;
-    else if (db.isConst() && db.value() == 1) r = da;
-    else if (u.unify(da, db)) r = u.resolve(da);
+    if (da.isConst() && da.value() == 1)
+      r = db;
+    else if (db.isConst() && db.value() == 1)
+      r = da;
+    else if (u.unify(da, db))
+      r = u.resolve(da);
     else {
       error = "shapes " + shapeString(a) + " and " + shapeString(b) + " do not broadcast: extents '" + da.str() +
               "' and '" + db.str() + "' differ";
@@ -201,8 +204,7 @@ bool inferBroadcastTo(const Types& in, const Attrs& attrs, Types& out, Unifier& 
   if (!shapeAttr(attrs, "shape", target, error)) return false;
   if (in[0].isTensor() && (in[0].rank() > target.size() || !broadcastShapes(in[0].shape, target, b, u, error) ||
                            u.resolve(b) != u.resolve(target))) {
-    if (error.empty())
-      error = "cannot broadcast " + in[0].str() + " to " + shapeString(target);
+    if (error.empty()) error = "cannot broadcast " + in[0].str() + " to " + shapeString(target);
     return false;
   }
   out = {Type::tensor(in[0].dtype, target)};
@@ -257,8 +259,8 @@ bool inferMatMul(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
       }
   }
   if (in[0].dtype != in[1].dtype) {
-    error = std::string("the operands of a matrix product have different dtypes (") + dtypeName(in[0].dtype) +
-            " and " + dtypeName(in[1].dtype) + "): cast one";
+    error = std::string("the operands of a matrix product have different dtypes (") + dtypeName(in[0].dtype) + " and " +
+            dtypeName(in[1].dtype) + "): cast one";
     return false;
   }
   if (const Attr* ts = attrs.get("tile_shape")) {
@@ -330,8 +332,10 @@ bool inferReduce(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
   bool keep = attrs.getBool("keepdims", false);
   Shape s;
   for (size_t i = 0; i < in[0].rank(); ++i) {
-    if (!reduced[i]) s.push_back(u.resolve(in[0].shape[i]));
-    else if (keep) s.push_back(Dim::constant(1));
+    if (!reduced[i])
+      s.push_back(u.resolve(in[0].shape[i]));
+    else if (keep)
+      s.push_back(Dim::constant(1));
   }
   out = {Type::tensor(in[0].dtype, s)};
   return true;
@@ -384,8 +388,8 @@ bool inferFlashAttention(const Types& in, const Attrs& attrs, Types& out, Unifie
   for (int i : {0, 2}) {
     Dim e = u.resolve(in[i].shape[r - 1]);
     if (e.isConst() && e.value() % heads != 0) {
-      error = std::string("the last extent of ") + names[i] + " (" + e.str() + ") is not divisible by heads = " +
-              std::to_string(heads);
+      error = std::string("the last extent of ") + names[i] + " (" + e.str() +
+              ") is not divisible by heads = " + std::to_string(heads);
       return false;
     }
   }
@@ -414,7 +418,8 @@ bool inferTranspose(const Types& in, const Attrs& attrs, Types& out, Unifier& u,
   if (!needTensor(in[0], "the transposed operand", 2, error)) return false;
   size_t r = in[0].rank();
   std::vector<int64_t> perm;
-  if (const Attr* p = attrs.get("perm")) perm = p->asInts();
+  if (const Attr* p = attrs.get("perm"))
+    perm = p->asInts();
   else {
     for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(i));
     std::swap(perm[r - 1], perm[r - 2]);
@@ -442,8 +447,8 @@ bool inferReshape(const Types& in, const Attrs& attrs, Types& out, Unifier& u, s
   if (!shapeAttr(attrs, "shape", target, error) || !needTensor(in[0], "the reshaped operand", 0, error)) return false;
   Dim a = u.resolve(numElements(in[0].shape)), b = u.resolve(numElements(target));
   if (a != b && !u.unify(a, b)) {
-    error = "cannot reshape " + in[0].str() + " (" + a.str() + " elements) to " + shapeString(target) + " (" +
-            b.str() + " elements)";
+    error = "cannot reshape " + in[0].str() + " (" + a.str() + " elements) to " + shapeString(target) + " (" + b.str() +
+            " elements)";
     return false;
   }
   out = {Type::tensor(in[0].dtype, u.resolve(target))};
@@ -571,16 +576,16 @@ bool inferResultTypes(OpId op, const std::vector<Type>& types, const Attrs& attr
   if (static_cast<int>(types.size()) < info.minOperands ||
       (info.maxOperands >= 0 && static_cast<int>(types.size()) > info.maxOperands)) {
     error = "takes " + std::to_string(info.minOperands) +
-            (info.maxOperands == info.minOperands ? "" : info.maxOperands < 0 ? " or more" : " to " + std::to_string(info.maxOperands)) +
+            (info.maxOperands == info.minOperands ? ""
+             : info.maxOperands < 0               ? " or more"
+                                                  : " to " + std::to_string(info.maxOperands)) +
             (info.maxOperands == 1 ? " operand" : " operands") + ", not " + std::to_string(types.size());
     return false;
   }
   bool ok = false;
   switch (op) {
 #define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, DOC) \
-  case OpId::ID:                                                                         \
-    ok = infer##RULE(types, attrs, results, u, error);                                   \
-    break;
+  case OpId::ID: ok = infer##RULE(types, attrs, results, u, error); break;
 #include "graph/GraphOps.def"
     case OpId::NumOps: break;
   }

@@ -18,7 +18,7 @@
 namespace tessera::graph {
 
 class Unifier {
-public:
+ public:
   std::set<std::string> flexible;
   std::map<std::string, Dim> bound;
 

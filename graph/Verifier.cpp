@@ -26,7 +26,8 @@ bool verifyGraph(const Graph& g, DiagnosticEngine& diags) {
     for (const Value* v : n.operands)
       if (!defined.count(v)) fail(n.loc, what + "an operand is used before it is defined");
     if (info.results >= 0 && static_cast<int>(n.results.size()) != info.results) {
-      fail(n.loc, what + "has " + std::to_string(n.results.size()) + " results, expected " + std::to_string(info.results));
+      fail(n.loc,
+           what + "has " + std::to_string(n.results.size()) + " results, expected " + std::to_string(info.results));
       continue;
     }
     std::vector<Type> types, expected;

@@ -17,8 +17,8 @@ std::string printOp(const Operation& op);
 
 // Parses the bytes [begin, end) of buffer `file` (end == UINT32_MAX: to the end). Errors go to
 // `diags` with exact locations; the result is null after the first error.
-std::unique_ptr<Module> parseModule(const SourceManager& sm, FileID file, DiagnosticEngine& diags,
-                                    uint32_t begin = 0, uint32_t end = UINT32_MAX);
+std::unique_ptr<Module> parseModule(const SourceManager& sm, FileID file, DiagnosticEngine& diags, uint32_t begin = 0,
+                                    uint32_t end = UINT32_MAX);
 
 // Maximum nesting of regions, arrays and types the parser accepts (keeps recursion bounded).
 constexpr unsigned kMaxNesting = 128;

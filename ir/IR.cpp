@@ -101,8 +101,7 @@ Type elementType(Type t) {
 bool isFloatLike(Type t) {
   if (!t) return false;
   Type e = elementType(t);
-  return isScalar(e) && scalarClass(baseScalar(e)) == ScalarClass::Float &&
-         (isScalar(t) || isValueShaped(t));
+  return isScalar(e) && scalarClass(baseScalar(e)) == ScalarClass::Float && (isScalar(t) || isValueShaped(t));
 }
 bool isIntLike(Type t) {
   if (!t) return false;
@@ -201,8 +200,7 @@ std::string computeKey(const TypeStorage& t) {
       return s + ">";
     }
     case TypeKind::Tile: return "!tile<" + t.elem->key + ", " + printShape(t.shape) + ">";
-    case TypeKind::Frag:
-      return "!frag<" + t.elem->key + ", " + printShape(t.shape) + ", " + roleName(t.role) + ">";
+    case TypeKind::Frag: return "!frag<" + t.elem->key + ", " + printShape(t.shape) + ", " + roleName(t.role) + ">";
     case TypeKind::Token: return "!token";
     case TypeKind::CGroup: return "!cgroup<" + std::to_string(t.count) + ">";
   }
@@ -502,8 +500,10 @@ Attribute* Operation::attr(AttrId id) {
   return nullptr;
 }
 void Operation::setAttr(AttrId id, Attribute a) {
-  if (Attribute* p = attr(id)) *p = std::move(a);
-  else attrs.emplace_back(id, std::move(a));
+  if (Attribute* p = attr(id))
+    *p = std::move(a);
+  else
+    attrs.emplace_back(id, std::move(a));
 }
 bool Operation::removeAttr(AttrId id) {
   std::string_view n = attrName(id);

@@ -52,8 +52,16 @@ struct Dim {
   std::shared_ptr<const DimExpr> expr;
   bool isStatic() const { return size >= 0; }
   bool isDerived() const { return expr != nullptr; }
-  static Dim fixed(int64_t v) { Dim d; d.size = v; return d; }
-  static Dim symbol(std::string s) { Dim d; d.sym = std::move(s); return d; }
+  static Dim fixed(int64_t v) {
+    Dim d;
+    d.size = v;
+    return d;
+  }
+  static Dim symbol(std::string s) {
+    Dim d;
+    d.sym = std::move(s);
+    return d;
+  }
   static Dim derived(DimOp op, const Dim& lhs, const Dim& rhs);
   friend bool operator==(const Dim& a, const Dim& b) { return a.size == b.size && a.sym == b.sym; }
   friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
@@ -67,20 +75,20 @@ const char* dimOpSpelling(DimOp op);  // "+", "-", "*", "/", "%" (canonical spel
 
 struct TypeStorage {
   TypeKind kind = TypeKind::Scalar;
-  ScalarKind scalar = ScalarKind::I1;          // Scalar
-  const TypeStorage* elem = nullptr;           // Num: storage scalar; Tensor/Smem/Tile/Frag: element
-  const TypeStorage* accum = nullptr;          // Num: accumulation type (may be null)
-  Rounding round = Rounding::Default;          // Num
-  bool saturate = false;                       // Num
-  double scale = 0;                            // Num: stored values are value / scale (0: none)
-  std::vector<Dim> shape;                      // Tensor/Smem/Tile/Frag
-  MemSpace space = MemSpace::Global;           // Tensor
-  Access access = Access::ReadWrite;           // Tensor
-  Layout layout = Layout::Row;                 // Smem
-  Swizzle swizzle = Swizzle::None;             // Smem
-  FragRole role = FragRole::Acc;               // Frag
-  int64_t count = 0;                           // CGroup: tiles per cooperative group
-  std::string key;                             // the printed form; types are interned by it
+  ScalarKind scalar = ScalarKind::I1;  // Scalar
+  const TypeStorage* elem = nullptr;   // Num: storage scalar; Tensor/Smem/Tile/Frag: element
+  const TypeStorage* accum = nullptr;  // Num: accumulation type (may be null)
+  Rounding round = Rounding::Default;  // Num
+  bool saturate = false;               // Num
+  double scale = 0;                    // Num: stored values are value / scale (0: none)
+  std::vector<Dim> shape;              // Tensor/Smem/Tile/Frag
+  MemSpace space = MemSpace::Global;   // Tensor
+  Access access = Access::ReadWrite;   // Tensor
+  Layout layout = Layout::Row;         // Smem
+  Swizzle swizzle = Swizzle::None;     // Smem
+  FragRole role = FragRole::Acc;       // Frag
+  int64_t count = 0;                   // CGroup: tiles per cooperative group
+  std::string key;                     // the printed form; types are interned by it
 };
 using Type = const TypeStorage*;
 
@@ -95,21 +103,21 @@ const char* roleName(FragRole r);
 const char* roundingName(Rounding r);
 
 // Queries that look through !num<...> to the storage scalar.
-bool isScalar(Type t);             // scalar or !num
-ScalarKind baseScalar(Type t);     // requires isScalar
-bool isFloatLike(Type t);          // float scalar, or tile/frag of float
-bool isIntLike(Type t);            // int/uint/index/bool scalar, or tile/frag of them
-bool isIndexOrInt(Type t);         // scalar int/uint/index
-bool isView(Type t);               // !tensor or !smem
-bool isValueShaped(Type t);        // !tile or !frag
-Type elementType(Type t);          // element of shaped types; the type itself for scalars
+bool isScalar(Type t);          // scalar or !num
+ScalarKind baseScalar(Type t);  // requires isScalar
+bool isFloatLike(Type t);       // float scalar, or tile/frag of float
+bool isIntLike(Type t);         // int/uint/index/bool scalar, or tile/frag of them
+bool isIndexOrInt(Type t);      // scalar int/uint/index
+bool isView(Type t);            // !tensor or !smem
+bool isValueShaped(Type t);     // !tile or !frag
+Type elementType(Type t);       // element of shaped types; the type itself for scalars
 // Bytes of one element (sub-byte types round up per element; fp4 packs two per byte in memory).
 int64_t elementBytes(Type t);
 // Static number of elements, or -1 when some extent is not static (or overflows).
 int64_t staticElementCount(Type t);
 
 class IRContext {
-public:
+ public:
   Type scalar(ScalarKind k);
   Type index() { return scalar(ScalarKind::Index); }
   Type i1() { return scalar(ScalarKind::I1); }
@@ -124,7 +132,7 @@ public:
   Type withShape(Type t, std::vector<Dim> shape);
   Type withSwizzle(Type t, Swizzle s);
 
-private:
+ private:
   Type intern(TypeStorage s);
   std::unordered_map<std::string, std::unique_ptr<TypeStorage>> types_;
 };
@@ -142,18 +150,48 @@ struct Attribute {
   AttrKind kind = AttrKind::Unit;
   int64_t i = 0;
   double f = 0;
-  std::string s;                // String and Symbol
+  std::string s;  // String and Symbol
   Type type = nullptr;
-  std::vector<Attribute> array;    // Array elements, or Dict values
-  std::vector<std::string> keys;   // Dict keys (parallel to `array`)
+  std::vector<Attribute> array;   // Array elements, or Dict values
+  std::vector<std::string> keys;  // Dict keys (parallel to `array`)
 
   static Attribute unit() { return {}; }
-  static Attribute integer(int64_t v) { Attribute a; a.kind = AttrKind::Int; a.i = v; return a; }
-  static Attribute floating(double v) { Attribute a; a.kind = AttrKind::Float; a.f = v; return a; }
-  static Attribute string(std::string v) { Attribute a; a.kind = AttrKind::String; a.s = std::move(v); return a; }
-  static Attribute symbol(std::string v) { Attribute a; a.kind = AttrKind::Symbol; a.s = std::move(v); return a; }
-  static Attribute typeAttr(Type t) { Attribute a; a.kind = AttrKind::Type; a.type = t; return a; }
-  static Attribute arrayOf(std::vector<Attribute> v) { Attribute a; a.kind = AttrKind::Array; a.array = std::move(v); return a; }
+  static Attribute integer(int64_t v) {
+    Attribute a;
+    a.kind = AttrKind::Int;
+    a.i = v;
+    return a;
+  }
+  static Attribute floating(double v) {
+    Attribute a;
+    a.kind = AttrKind::Float;
+    a.f = v;
+    return a;
+  }
+  static Attribute string(std::string v) {
+    Attribute a;
+    a.kind = AttrKind::String;
+    a.s = std::move(v);
+    return a;
+  }
+  static Attribute symbol(std::string v) {
+    Attribute a;
+    a.kind = AttrKind::Symbol;
+    a.s = std::move(v);
+    return a;
+  }
+  static Attribute typeAttr(Type t) {
+    Attribute a;
+    a.kind = AttrKind::Type;
+    a.type = t;
+    return a;
+  }
+  static Attribute arrayOf(std::vector<Attribute> v) {
+    Attribute a;
+    a.kind = AttrKind::Array;
+    a.array = std::move(v);
+    return a;
+  }
   static Attribute dict(std::vector<std::string> k, std::vector<Attribute> v) {
     Attribute a;
     a.kind = AttrKind::Dict;
@@ -218,16 +256,16 @@ enum Trait : uint32_t {
   T_MemRead = 1u << 5,
   T_MemWrite = 1u << 6,
   T_Commutative = 1u << 7,
-  T_Divergent = 1u << 8,        // its result differs between tiles of a group
+  T_Divergent = 1u << 8,  // its result differs between tiles of a group
   T_Constant = 1u << 9,
-  T_Loop = 1u << 10,            // region 0 is a loop body; block arg 0 is the induction variable
+  T_Loop = 1u << 10,  // region 0 is a loop body; block arg 0 is the induction variable
   T_Func = 1u << 11,
-  T_NoSpeculate = 1u << 12,     // pure but may trap (integer division): never hoisted
-  T_Elementwise = 1u << 13,     // applies to scalars, tiles and fragments alike
-  T_ViewLike = 1u << 14,        // result is a view of operand 0's memory
-  T_Alloc = 1u << 15,           // allocates (distinct result each time; dead when unused)
-  T_NeedsGroup = 1u << 16,      // only in kernels that declare a group shape
-  T_UniformResult = 1u << 17,   // its result is the same on every tile of the group, whatever its operands
+  T_NoSpeculate = 1u << 12,    // pure but may trap (integer division): never hoisted
+  T_Elementwise = 1u << 13,    // applies to scalars, tiles and fragments alike
+  T_ViewLike = 1u << 14,       // result is a view of operand 0's memory
+  T_Alloc = 1u << 15,          // allocates (distinct result each time; dead when unused)
+  T_NeedsGroup = 1u << 16,     // only in kernels that declare a group shape
+  T_UniformResult = 1u << 17,  // its result is the same on every tile of the group, whatever its operands
 };
 
 // Shared bytes a group of `tiles` tiles needs for tile.group_reduce: one 16-byte slot (value,
@@ -260,12 +298,12 @@ struct Use {
 };
 
 class Value {
-public:
+ public:
   Type type = nullptr;
-  Operation* defOp = nullptr;  // null for block arguments
-  Block* ownerBlock = nullptr; // for block arguments
-  unsigned index = 0;          // result number or argument number
-  std::string nameHint;        // printed name when set (%x), else a number
+  Operation* defOp = nullptr;   // null for block arguments
+  Block* ownerBlock = nullptr;  // for block arguments
+  unsigned index = 0;           // result number or argument number
+  std::string nameHint;         // printed name when set (%x), else a number
   std::vector<Use> uses;
 
   bool isBlockArg() const { return defOp == nullptr; }
@@ -278,7 +316,7 @@ public:
 using IRMapping = std::unordered_map<const Value*, Value*>;
 
 class Operation {
-public:
+ public:
   OpId id;
   SourceLoc loc;
   std::vector<Value*> operands;
@@ -340,7 +378,7 @@ public:
 };
 
 class Block {
-public:
+ public:
   std::vector<std::unique_ptr<Value>> args;
   std::list<std::unique_ptr<Operation>> ops;
   Region* parent = nullptr;
@@ -365,19 +403,19 @@ public:
 };
 
 class Region {
-public:
+ public:
   Region();
   Block& block() { return *block_; }
   const Block& block() const { return *block_; }
   Operation* parent = nullptr;
 
-private:
+ private:
   std::unique_ptr<Block> block_;
 };
 
 // A module: a list of tile.func ops, plus the context that owns its types.
 class Module {
-public:
+ public:
   Module();
   IRContext& ctx() { return *ctx_; }
   Block& body() { return *body_; }
@@ -385,7 +423,7 @@ public:
   Operation* lookupFunc(std::string_view name);
   std::vector<Operation*> funcs();
 
-private:
+ private:
   std::unique_ptr<IRContext> ctx_;
   std::unique_ptr<Block> body_;
 };
@@ -395,12 +433,18 @@ private:
 // ---------------------------------------------------------------------------------------------
 
 class Builder {
-public:
+ public:
   explicit Builder(IRContext& ctx) : ctx_(ctx) {}
   IRContext& ctx() { return ctx_; }
 
-  void setInsertionPointToEnd(Block& b) { block_ = &b; point_ = b.ops.end(); }
-  void setInsertionPointToStart(Block& b) { block_ = &b; point_ = b.ops.begin(); }
+  void setInsertionPointToEnd(Block& b) {
+    block_ = &b;
+    point_ = b.ops.end();
+  }
+  void setInsertionPointToStart(Block& b) {
+    block_ = &b;
+    point_ = b.ops.begin();
+  }
   void setInsertionPoint(Operation* before);
   void setInsertionPointAfter(Operation* after);
   Block* block() const { return block_; }
@@ -421,7 +465,7 @@ public:
   Operation* func(std::string_view name, const std::vector<Type>& args, const std::vector<Type>& results,
                   std::vector<NamedAttr> attrs = {});
 
-private:
+ private:
   IRContext& ctx_;
   Block* block_ = nullptr;
   Block::iterator point_;

@@ -12,8 +12,29 @@ namespace tessera::ir {
 namespace {
 
 enum class Tok {
-  Eof, Error, Percent, At, Caret, Bang, Bare, Int, Float, String,
-  LParen, RParen, LBrace, RBrace, LBracket, RBracket, Less, Greater, Comma, Colon, Equal, Arrow, Question,
+  Eof,
+  Error,
+  Percent,
+  At,
+  Caret,
+  Bang,
+  Bare,
+  Int,
+  Float,
+  String,
+  LParen,
+  RParen,
+  LBrace,
+  RBrace,
+  LBracket,
+  RBracket,
+  Less,
+  Greater,
+  Comma,
+  Colon,
+  Equal,
+  Arrow,
+  Question,
 };
 
 struct Token {
@@ -28,7 +49,7 @@ bool isDigit(char c) { return c >= '0' && c <= '9'; }
 bool isIdChar(char c) { return isIdStart(c) || isDigit(c) || c == '.' || c == '$'; }
 
 class Parser {
-public:
+ public:
   Parser(const SourceManager& sm, FileID file, DiagnosticEngine& diags, uint32_t begin, uint32_t end)
       : sm_(sm), file_(file), diags_(diags), text_(sm.bufferText(file)) {
     pos_ = std::min<size_t>(begin, text_.size());
@@ -51,7 +72,7 @@ public:
     return std::move(module_);
   }
 
-private:
+ private:
   const SourceManager& sm_;
   FileID file_;
   DiagnosticEngine& diags_;
@@ -308,9 +329,12 @@ private:
 
   bool parseFloatTok(double& v) {
     std::string_view s = tok_.text;
-    if (s == "inf") v = INFINITY;
-    else if (s == "-inf") v = -INFINITY;
-    else if (s == "nan") v = NAN;
+    if (s == "inf")
+      v = INFINITY;
+    else if (s == "-inf")
+      v = -INFINITY;
+    else if (s == "nan")
+      v = NAN;
     else {
       auto r = std::from_chars(s.data(), s.data() + s.size(), v);
       if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
@@ -597,9 +621,12 @@ private:
       }
       char e = i + 1 < s.size() ? s[i + 1] : '\0';
       auto hexv = [](char h) { return isDigit(h) ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : -1; };
-      if (e == 'n') out += '\n', ++i;
-      else if (e == 't') out += '\t', ++i;
-      else if (e == '"' || e == '\\') out += e, ++i;
+      if (e == 'n')
+        out += '\n', ++i;
+      else if (e == 't')
+        out += '\t', ++i;
+      else if (e == '"' || e == '\\')
+        out += e, ++i;
       else if (e == 'x' && i + 3 < s.size() + 0 && hexv(s[i + 2]) >= 0 && hexv(s[i + 3]) >= 0) {
         out += static_cast<char>(hexv(s[i + 2]) * 16 + hexv(s[i + 3]));
         i += 3;
@@ -797,7 +824,7 @@ private:
     if (id == OpId::TileFunc) {
       SourceRange r = tokRange();
       error(diag::err_ir_expected, r) << "an operation (functions are only allowed at the top level)"
-                                        << "tile.func";
+                                      << "tile.func";
       return;
     }
     SourceRange nameRange = tokRange();
@@ -830,8 +857,8 @@ private:
       } while (consume(Tok::Comma));
     }
     if (types.size() != resultNames.size()) {
-      error(diag::err_ir_type_count, nameRange) << raw->name() << std::to_string(resultNames.size())
-                                                  << std::to_string(types.size());
+      error(diag::err_ir_type_count, nameRange)
+          << raw->name() << std::to_string(resultNames.size()) << std::to_string(types.size());
       return;
     }
     for (size_t i = 0; i < types.size(); ++i)

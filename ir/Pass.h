@@ -28,7 +28,8 @@ const std::vector<PassInfo>& passRegistry();
 // async-copy pipelines, then shared memory placed (code generation needs its offsets). -O0
 // keeps only what code generation needs.
 inline constexpr const char* kDefaultPipeline =
-    "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-form,pipeline,smem-plan";
+    "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-"
+    "form,pipeline,smem-plan";
 inline constexpr const char* kDefaultPipelineO0 = "row-partition,inline,uniformity,smem-plan";
 
 // Why kernel `f` is not one canonical tile.mma loop that mma-form records (empty when it is);
@@ -48,7 +49,7 @@ struct PassManagerOptions {
 };
 
 class PassManager {
-public:
+ public:
   explicit PassManager(PassManagerOptions opts = {}) : opts_(opts) {}
   // Adds the passes of a comma-separated list; reports unknown names and returns false.
   bool parsePipeline(std::string_view list, DiagnosticEngine& diags);
@@ -58,7 +59,7 @@ public:
   bool run(Module& m, DiagnosticEngine& diags);
   size_t size() const { return passes_.size(); }
 
-private:
+ private:
   PassManagerOptions opts_;
   std::vector<const PassInfo*> passes_;
 };

@@ -11,12 +11,11 @@ namespace tessera::ir {
 namespace {
 
 bool validNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '$';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
 }
 
 class Printer {
-public:
+ public:
   explicit Printer(std::string& out) : out_(out) {}
 
   void module(const Module& m) {
@@ -27,17 +26,21 @@ public:
       names_.clear();
       used_.clear();
       next_ = 0;
-      if (op->id == OpId::TileFunc) func(*op);
-      else operation(*op, 0);
+      if (op->id == OpId::TileFunc)
+        func(*op);
+      else
+        operation(*op, 0);
     }
   }
 
   void standalone(const Operation& op) {
-    if (op.id == OpId::TileFunc) func(op);
-    else operation(op, 0);
+    if (op.id == OpId::TileFunc)
+      func(op);
+    else
+      operation(op, 0);
   }
 
-private:
+ private:
   std::string& out_;
   std::unordered_map<const Value*, std::string> names_;
   std::set<std::string> used_;
@@ -53,7 +56,8 @@ private:
       name = base;
       for (unsigned k = 1; used_.count(name); ++k) name = base + "_" + std::to_string(k);
     } else {
-      do name = std::to_string(next_++); while (used_.count(name));
+      do name = std::to_string(next_++);
+      while (used_.count(name));
     }
     used_.insert(name);
     return names_[v] = "%" + name;
@@ -61,8 +65,10 @@ private:
 
   void use(const Value* v) {
     auto it = names_.find(v);
-    if (it != names_.end()) out_ += it->second;
-    else out_ += "%<<undefined>>";
+    if (it != names_.end())
+      out_ += it->second;
+    else
+      out_ += "%<<undefined>>";
   }
 
   void indent(unsigned n) { out_.append(n, ' '); }
@@ -112,7 +118,8 @@ private:
       out_ += ')';
     }
     bool hasOther = false;
-    for (const NamedAttr& a : op.attrs) hasOther |= a.name != attrName(AttrId::SymName) && a.name != attrName(AttrId::ResultTypes);
+    for (const NamedAttr& a : op.attrs)
+      hasOther |= a.name != attrName(AttrId::SymName) && a.name != attrName(AttrId::ResultTypes);
     if (hasOther) {
       out_ += " attributes ";
       attrDict(op, true);

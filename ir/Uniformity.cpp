@@ -7,7 +7,7 @@ namespace tessera::ir {
 namespace {
 
 class Analysis {
-public:
+ public:
   Analysis(Module& m, UniformityResult& r) : m_(m), r_(r) {}
 
   void run(Operation* func) {
@@ -22,7 +22,7 @@ public:
     block(func->body(), nullptr);
   }
 
-private:
+ private:
   Module& m_;
   UniformityResult& r_;
   bool changed_ = false, recording_ = false;
@@ -54,8 +54,7 @@ private:
   }
 
   void visit(Operation* op, const Value* cause) {
-    if (cause && recording_ && (op->has(T_GroupCollective) || op->has(T_Barrier)))
-      r_.violations.push_back({op, cause});
+    if (cause && recording_ && (op->has(T_GroupCollective) || op->has(T_Barrier))) r_.violations.push_back({op, cause});
     switch (op->id) {
       case OpId::ScfIf: {
         if (op->numOperands() < 1 || op->regions.size() != 2) break;

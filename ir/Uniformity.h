@@ -15,8 +15,8 @@ namespace tessera::ir {
 struct UniformityResult {
   std::unordered_set<const Value*> divergent;
   struct Violation {
-    Operation* op;         // the collective
-    const Value* cause;    // the divergent condition or bound it depends on
+    Operation* op;       // the collective
+    const Value* cause;  // the divergent condition or bound it depends on
   };
   std::vector<Violation> violations;
   bool isDivergent(const Value* v) const { return divergent.count(v) != 0; }

@@ -42,7 +42,7 @@ std::vector<Type> resultTypes(const Operation* op) {
 }
 
 class Verifier {
-public:
+ public:
   Verifier(Module& m, DiagnosticEngine& d) : m_(m), diags_(d) {}
 
   bool run() {
@@ -106,7 +106,7 @@ public:
   bool verifyCall(Operation* op);
   bool verifyReturn(Operation* op);
 
-private:
+ private:
   Module& m_;
   DiagnosticEngine& diags_;
   bool ok_ = true;
@@ -121,8 +121,7 @@ private:
   // ---- helpers for hooks ----
   bool operandType(Operation* op, unsigned i, Type expected) {
     if (op->operand(i)->type == expected) return true;
-    report(op, diag::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type)
-                                            << printType(expected);
+    report(op, diag::err_ir_operand_type) << op->name() << i << printType(op->operand(i)->type) << printType(expected);
     return false;
   }
   bool operandIs(Operation* op, unsigned i, bool cond, std::string_view what) {
@@ -132,8 +131,7 @@ private:
   }
   bool resultType(Operation* op, unsigned i, Type expected) {
     if (op->result(i)->type == expected) return true;
-    report(op, diag::err_ir_result_type) << op->name() << i << printType(op->result(i)->type)
-                                           << printType(expected);
+    report(op, diag::err_ir_result_type) << op->name() << i << printType(op->result(i)->type) << printType(expected);
     return false;
   }
   bool resultIs(Operation* op, unsigned i, bool cond, std::string_view what) {
@@ -314,7 +312,7 @@ private:
     unsigned nOps = op->numOperands(), nRes = op->numResults();
     if (op->id == OpId::TileFunc) {
       report(op, diag::err_ir_expected) << "an operation (functions are only allowed at the top level)"
-                                          << "tile.func";
+                                        << "tile.func";
       return;
     }
     if (nOps < static_cast<unsigned>(info.minOperands) ||
@@ -336,8 +334,8 @@ private:
       return;
     }
     if (op->regions.size() != static_cast<size_t>(info.numRegions)) {
-      report(op, diag::err_ir_region_count) << op->name() << info.numRegions
-                                              << static_cast<unsigned>(op->regions.size());
+      report(op, diag::err_ir_region_count)
+          << op->name() << info.numRegions << static_cast<unsigned>(op->regions.size());
       return;
     }
     for (unsigned i = 0; i < nOps; ++i)
@@ -420,8 +418,8 @@ private:
       std::vector<Operation*> ops;
       op->walk([&](Operation* inner) {
         ops.push_back(inner);
-        syncInside |= inner->id == OpId::TileBarrier || inner->id == OpId::AsyncWait ||
-                      inner->id == OpId::AsyncWaitPending;
+        syncInside |=
+            inner->id == OpId::TileBarrier || inner->id == OpId::AsyncWait || inner->id == OpId::AsyncWaitPending;
       });
       for (Operation* inner : ops)
         for (const Pending& p : pending)
@@ -480,7 +478,8 @@ bool Verifier::verifyConstant(Operation* op) {
   if (!isScalar(t)) return resultIs(op, 0, false, "a scalar type");
   bool isFloat = scalarClass(baseScalar(t)) == ScalarClass::Float;
   if (!a || (isFloat ? a->kind != AttrKind::Float : a->kind != AttrKind::Int))
-    return badAttr(op, "value", isFloat ? "a float literal for a float type" : "an integer literal for an integer type");
+    return badAttr(op, "value",
+                   isFloat ? "a float literal for a float type" : "an integer literal for an integer type");
   if (scalarClass(baseScalar(t)) == ScalarClass::Bool && a->i != 0 && a->i != 1)
     return badAttr(op, "value", "0 or 1 for i1");
   return true;
@@ -525,7 +524,8 @@ bool Verifier::verifyCmpI(Operation* op) {
   return operandType(op, 1, t) && resultType(op, 0, boolLike(m_.ctx(), t));
 }
 bool Verifier::verifyCmpF(Operation* op) {
-  if (!strAttrIn(op, AttrId::Pred, {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une"})) return false;
+  if (!strAttrIn(op, AttrId::Pred, {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "uno", "ueq", "une"}))
+    return false;
   Type t = op->operand(0)->type;
   if (!operandIs(op, 0, isFloatLike(t), "a float scalar or tile")) return false;
   return operandType(op, 1, t) && resultType(op, 0, boolLike(m_.ctx(), t));
@@ -541,7 +541,8 @@ bool Verifier::verifyConvert(Operation* op) {
   bool ok = (isScalar(a) && isScalar(r)) ||
             (isValueShaped(a) && isValueShaped(r) && a->kind == r->kind && a->shape == r->shape);
   if (!ok) return resultIs(op, 0, false, "a scalar, or a tile/fragment of the operand's shape");
-  if (op->hasAttr(AttrId::Round) && !strAttrIn(op, AttrId::Round, {"nearest_even", "toward_zero", "stochastic"})) return false;
+  if (op->hasAttr(AttrId::Round) && !strAttrIn(op, AttrId::Round, {"nearest_even", "toward_zero", "stochastic"}))
+    return false;
   return true;
 }
 
@@ -740,8 +741,12 @@ bool Verifier::verifyBroadcast(Operation* op) {
 }
 bool Verifier::verifyDot(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, r = op->result(0)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2,
+                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
+    return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2,
+                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
+    return false;
   bool floatIn = isScalar(a->elem) && scalarClass(baseScalar(a->elem)) == ScalarClass::Float;
   if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->shape.size() == 2 && isFloatLike(r) == floatIn,
                 floatIn ? "a rank-2 float tile" : "a rank-2 integer tile"))
@@ -754,8 +759,12 @@ bool Verifier::verifyDot(Operation* op) {
 }
 bool Verifier::verifyMma(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, c = op->operand(2)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, "a rank-2 tile, fragment, shared buffer or view of known shape")) return false;
+  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2,
+                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
+    return false;
+  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2,
+                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
+    return false;
   if (!operandIs(op, 2, c->kind == TypeKind::Frag && c->role == FragRole::Acc && c->shape.size() == 2,
                  "an accumulator fragment (!frag<T, [M, N], acc>)"))
     return false;
@@ -776,7 +785,8 @@ bool Verifier::verifyTranspose(Operation* op) {
 bool Verifier::verifyReshape(Operation* op) {
   Type a = op->operand(0)->type, r = op->result(0)->type;
   if (!operandIs(op, 0, a->kind == TypeKind::Tile, "a tile")) return false;
-  if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->elem == a->elem, "a tile of " + printType(a->elem))) return false;
+  if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->elem == a->elem, "a tile of " + printType(a->elem)))
+    return false;
   auto kept = [](Type t) {
     std::vector<Dim> out;
     for (const Dim& d : t->shape)
@@ -880,8 +890,7 @@ bool Verifier::verifyCall(Operation* op) {
   }
   std::vector<Type> want = callee->funcResultTypes();
   if (resultTypes(op) != want) {
-    report(op, diag::err_ir_result_count) << op->name() << paren(typeList(want))
-                                            << paren(typeList(resultTypes(op)));
+    report(op, diag::err_ir_result_count) << op->name() << paren(typeList(want)) << paren(typeList(resultTypes(op)));
     return false;
   }
   return true;

@@ -11,26 +11,26 @@
 #ifndef TESSERA_RUNTIME_AUTOTUNECACHE_H
 #define TESSERA_RUNTIME_AUTOTUNECACHE_H
 
-#include "tessera/runtime.h"
-
 #include <optional>
 #include <string>
+
+#include "tessera/runtime.h"
 
 namespace tessera::rt::autotune {
 
 // The directory entries live in ("" when neither XDG_CACHE_HOME nor HOME is set).
 std::string cacheDirectory();
 // The file that holds the entry for `key` ("" without a cache directory).
-std::string cacheEntryPath(const std::string &key);
+std::string cacheEntryPath(const std::string& key);
 // The recorded winner for `key`, checked against the kernel's candidate table. An entry that is
 // there but unusable sets `problem` (when given) to why, besides the warning.
-std::optional<uint32_t> cacheRead(const std::string &key, const tessera_autotune_desc &table,
-                                  std::string *problem = nullptr);
+std::optional<uint32_t> cacheRead(const std::string& key, const tessera_autotune_desc& table,
+                                  std::string* problem = nullptr);
 // Records `candidate` for `key`; false (after a warning) when the entry cannot be written.
-bool cacheWrite(const std::string &key, const tessera_autotune_desc &table, uint32_t candidate);
+bool cacheWrite(const std::string& key, const tessera_autotune_desc& table, uint32_t candidate);
 // FNV-1a, 64 bits.
-uint64_t hash64(const std::string &text);
+uint64_t hash64(const std::string& text);
 
-} // namespace tessera::rt::autotune
+}  // namespace tessera::rt::autotune
 
 #endif

@@ -7,14 +7,14 @@
 #ifndef TESSERA_RUNTIME_CPUBACKEND_H
 #define TESSERA_RUNTIME_CPUBACKEND_H
 
-#include "runtime/Backend.h"
-
 #include <memory>
+
+#include "runtime/Backend.h"
 
 namespace tessera::rt {
 
 std::unique_ptr<Backend> createCpuBackend();
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 #endif

@@ -1,7 +1,5 @@
 //===- CpuExecutor.cpp - Distributing groups over worker threads -----------------------------===//
 #include "runtime/CpuExecutor.h"
-#include "runtime/CpuGroup.h"
-#include "runtime/Status.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -9,18 +7,20 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/CpuGroup.h"
+#include "runtime/Status.h"
+
 namespace tessera::rt {
 
-CpuExecutor &CpuExecutor::instance() {
-  static CpuExecutor *executor = new CpuExecutor; // outlives static destructors of users
+CpuExecutor& CpuExecutor::instance() {
+  static CpuExecutor* executor = new CpuExecutor;  // outlives static destructors of users
   return *executor;
 }
 
 unsigned CpuExecutor::defaultThreads() {
-  if (const char *env = std::getenv("TESSERA_CPU_THREADS")) {
+  if (const char* env = std::getenv("TESSERA_CPU_THREADS")) {
     long n = std::strtol(env, nullptr, 10);
-    if (n > 0 && n <= 4096)
-      return static_cast<unsigned>(n);
+    if (n > 0 && n <= 4096) return static_cast<unsigned>(n);
   }
   unsigned n = std::thread::hardware_concurrency();
   return n ? n : 1;
@@ -33,21 +33,18 @@ void CpuExecutor::setThreads(unsigned n) {
 
 unsigned CpuExecutor::threads() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pool_)
-    pool_ = std::make_unique<ThreadPool>(defaultThreads());
+  if (!pool_) pool_ = std::make_unique<ThreadPool>(defaultThreads());
   return pool_->size();
 }
 
-tessera_status CpuExecutor::run(const LaunchPlan &plan) {
-  const tessera_kernel_desc &k = *plan.kernel;
+tessera_status CpuExecutor::run(const LaunchPlan& plan) {
+  const tessera_kernel_desc& k = *plan.kernel;
   if (!k.cpu_entry)
-    return fail(TESSERA_ERROR_NOT_SUPPORTED, "kernel '", k.name,
-                "' has no CPU code (module '", plan.module->name, "' was built without it)");
-  if (plan.groups == 0 || plan.launchTiles == 0)
-    return TESSERA_SUCCESS;
+    return fail(TESSERA_ERROR_NOT_SUPPORTED, "kernel '", k.name, "' has no CPU code (module '", plan.module->name,
+                "' was built without it)");
+  if (plan.groups == 0 || plan.launchTiles == 0) return TESSERA_SUCCESS;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pool_)
-    pool_ = std::make_unique<ThreadPool>(defaultThreads());
+  if (!pool_) pool_ = std::make_unique<ThreadPool>(defaultThreads());
   uint64_t groups = (static_cast<uint64_t>(plan.launchTiles) + plan.groupTiles - 1) / plan.groupTiles;
   unsigned workers = pool_->size();
   std::atomic<uint64_t> firstFault{UINT64_MAX};
@@ -71,7 +68,7 @@ tessera_status CpuExecutor::run(const LaunchPlan &plan) {
     }
     for (uint64_t g = begin; g < end; ++g) {
       if (g > firstFault.load(std::memory_order_relaxed))
-        return; // a lower group already faulted: that one is reported
+        return;  // a lower group already faulted: that one is reported
       if (!runner.run(plan, g, faults[w])) {
         faultGroup[w] = g;
         uint64_t cur = firstFault.load();
@@ -81,8 +78,7 @@ tessera_status CpuExecutor::run(const LaunchPlan &plan) {
       }
     }
   });
-  if (firstFault.load() == UINT64_MAX)
-    return TESSERA_SUCCESS;
+  if (firstFault.load() == UINT64_MAX) return TESSERA_SUCCESS;
   for (unsigned w = 0; w < workers; ++w)
     if (faultGroup[w] == firstFault.load())
       return fail(TESSERA_ERROR_KERNEL_FAULT, "kernel '", k.name, "': group ", faultGroup[w],
@@ -90,7 +86,7 @@ tessera_status CpuExecutor::run(const LaunchPlan &plan) {
   return TESSERA_SUCCESS;
 }
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 extern "C" {
 tessera_status tessera_cpu_set_threads(uint32_t n) {

@@ -7,28 +7,28 @@
 #ifndef TESSERA_RUNTIME_CPUEXECUTOR_H
 #define TESSERA_RUNTIME_CPUEXECUTOR_H
 
-#include "runtime/LaunchPlan.h"
-#include "runtime/ThreadPool.h"
-
 #include <memory>
 #include <mutex>
+
+#include "runtime/LaunchPlan.h"
+#include "runtime/ThreadPool.h"
 
 namespace tessera::rt {
 
 class CpuExecutor {
-public:
-  static CpuExecutor &instance();
+ public:
+  static CpuExecutor& instance();
   // Runs the plan to completion; a fault comes back as TESSERA_ERROR_KERNEL_FAULT.
-  tessera_status run(const LaunchPlan &plan);
-  void setThreads(unsigned n); // 0 = default
+  tessera_status run(const LaunchPlan& plan);
+  void setThreads(unsigned n);  // 0 = default
   unsigned threads();
 
-private:
+ private:
   static unsigned defaultThreads();
-  std::mutex mutex_; // one launch at a time; launches from several host threads serialize
+  std::mutex mutex_;  // one launch at a time; launches from several host threads serialize
   std::unique_ptr<ThreadPool> pool_;
 };
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 #endif

@@ -7,22 +7,22 @@
 #ifndef TESSERA_RUNTIME_DEVICE_H
 #define TESSERA_RUNTIME_DEVICE_H
 
-#include "runtime/Backend.h"
-
 #include <string>
+
+#include "runtime/Backend.h"
 
 namespace tessera::rt {
 
 // The active backend; on failure (e.g. TESSERA_DEVICE=gpu without a GPU) every call returns
 // the same status and message.
-tessera_status activeBackend(Backend *&out);
+tessera_status activeBackend(Backend*& out);
 // Why the GPU is not the active device ("" when it is).
-const std::string &gpuUnavailableReason();
+const std::string& gpuUnavailableReason();
 // Makes the GPU backend open CUDA device `ordinal` (one process per GPU: the local rank's GPU).
 // Must come before the backend is chosen; afterwards it only succeeds for the ordinal in use
 // (or when the CPU executor is active).
 tessera_status requestGpuOrdinal(int ordinal);
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 #endif

@@ -60,34 +60,34 @@ tessera_rt_fiber_switch:
   ret
   .size tessera_rt_fiber_switch, .-tessera_rt_fiber_switch
 )");
-extern "C" void tessera_rt_fiber_switch(void **from, void *to);
+extern "C" void tessera_rt_fiber_switch(void** from, void* to);
 #endif
 
 namespace tessera::rt {
 
 #if defined(__x86_64__)
-void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
+void fiberMake(FiberContext& fiber, char* stack, size_t size, void (*entry)()) {
 #if TESSERA_RT_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(stack, size); // redzones of the stack's previous fiber
+  ASAN_UNPOISON_MEMORY_REGION(stack, size);  // redzones of the stack's previous fiber
 #endif
   auto top = reinterpret_cast<uintptr_t>(stack + size) & ~uintptr_t(15);
   // After the switch pops 64 bytes and returns, rsp = top - 8: the alignment a function sees
   // right after a call.
-  auto *frame = reinterpret_cast<uint64_t *>(top - 72);
+  auto* frame = reinterpret_cast<uint64_t*>(top - 72);
   std::memset(frame, 0, 72);
   uint32_t mxcsr = 0x1F80;  // default: all exceptions masked, round to nearest
   uint16_t fpucw = 0x037F;  // default x87 control word
-  std::memcpy(reinterpret_cast<char *>(frame), &mxcsr, 4);
-  std::memcpy(reinterpret_cast<char *>(frame) + 4, &fpucw, 2);
+  std::memcpy(reinterpret_cast<char*>(frame), &mxcsr, 4);
+  std::memcpy(reinterpret_cast<char*>(frame) + 4, &fpucw, 2);
   frame[7] = reinterpret_cast<uint64_t>(entry);
   fiber.sp = frame;
   fiber.stackBottom = stack;
   fiber.stackSize = size;
 }
 
-static void rawSwitch(FiberContext &from, FiberContext &to) { tessera_rt_fiber_switch(&from.sp, to.sp); }
+static void rawSwitch(FiberContext& from, FiberContext& to) { tessera_rt_fiber_switch(&from.sp, to.sp); }
 #else
-void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
+void fiberMake(FiberContext& fiber, char* stack, size_t size, void (*entry)()) {
 #if TESSERA_RT_ASAN
   ASAN_UNPOISON_MEMORY_REGION(stack, size);
 #endif
@@ -100,16 +100,14 @@ void fiberMake(FiberContext &fiber, char *stack, size_t size, void (*entry)()) {
   fiber.stackSize = size;
 }
 
-static void rawSwitch(FiberContext &from, FiberContext &to) { swapcontext(&from.uc, &to.uc); }
+static void rawSwitch(FiberContext& from, FiberContext& to) { swapcontext(&from.uc, &to.uc); }
 #endif
 
 // Tells ThreadSanitizer which context runs next (the switch orders memory like a lock).
-static void tsanSwitch(FiberContext &from, FiberContext &to) {
+static void tsanSwitch(FiberContext& from, FiberContext& to) {
 #if TESSERA_RT_TSAN
-  if (!from.tsanFiber)
-    from.tsanFiber = __tsan_get_current_fiber();
-  if (!to.tsanFiber)
-    to.tsanFiber = __tsan_create_fiber(0);
+  if (!from.tsanFiber) from.tsanFiber = __tsan_get_current_fiber();
+  if (!to.tsanFiber) to.tsanFiber = __tsan_create_fiber(0);
   __tsan_switch_to_fiber(to.tsanFiber, 0);
 #else
   (void)from;
@@ -117,10 +115,10 @@ static void tsanSwitch(FiberContext &from, FiberContext &to) {
 #endif
 }
 
-void fiberSwitch(FiberContext &from, FiberContext &to) {
+void fiberSwitch(FiberContext& from, FiberContext& to) {
   tsanSwitch(from, to);
 #if TESSERA_RT_ASAN
-  void *fake = nullptr;
+  void* fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, to.stackBottom, to.stackSize);
   rawSwitch(from, to);
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
@@ -129,7 +127,7 @@ void fiberSwitch(FiberContext &from, FiberContext &to) {
 #endif
 }
 
-void fiberStarted(FiberContext &from) {
+void fiberStarted(FiberContext& from) {
 #if TESSERA_RT_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &from.stackBottom, &from.stackSize);
 #else
@@ -137,13 +135,13 @@ void fiberStarted(FiberContext &from) {
 #endif
 }
 
-void fiberExit(FiberContext &self, FiberContext &to) {
+void fiberExit(FiberContext& self, FiberContext& to) {
   tsanSwitch(self, to);
 #if TESSERA_RT_ASAN
-  __sanitizer_start_switch_fiber(nullptr, to.stackBottom, to.stackSize); // frees our fake stack
+  __sanitizer_start_switch_fiber(nullptr, to.stackBottom, to.stackSize);  // frees our fake stack
 #endif
   rawSwitch(self, to);
-  __builtin_trap(); // never resumed
+  __builtin_trap();  // never resumed
 }
 
 size_t FiberStack::guard() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
@@ -151,19 +149,16 @@ size_t FiberStack::guard() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); 
 bool FiberStack::allocate(size_t size) {
   size_t page = guard();
   size = (size + page - 1) / page * page;
-  void *p = mmap(nullptr, size + page, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    return false;
-  mprotect(p, page, PROT_NONE); // overflow faults instead of corrupting the neighbour
-  base_ = static_cast<char *>(p);
+  void* p = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  mprotect(p, page, PROT_NONE);  // overflow faults instead of corrupting the neighbour
+  base_ = static_cast<char*>(p);
   size_ = size;
   return true;
 }
 
 FiberStack::~FiberStack() {
-  if (base_)
-    munmap(base_, size_ + guard());
+  if (base_) munmap(base_, size_ + guard());
 }
 
-} // namespace tessera::rt
+}  // namespace tessera::rt

@@ -3,17 +3,12 @@
 
 #if !TESSERA_RT_HAVE_CUDA
 namespace tessera::rt {
-std::unique_ptr<Backend> createGpuBackend(std::string &why, int) {
+std::unique_ptr<Backend> createGpuBackend(std::string& why, int) {
   why = "libtessera_rt was built without CUDA headers (set CUDA_HOME and rebuild)";
   return nullptr;
 }
-} // namespace tessera::rt
+}  // namespace tessera::rt
 #else
-
-#include "runtime/CudaDriver.h"
-#include "runtime/Registry.h"
-#include "runtime/Status.h"
-#include "runtime/TensorMap.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,11 +19,16 @@ std::unique_ptr<Backend> createGpuBackend(std::string &why, int) {
 #include <unordered_set>
 #include <vector>
 
+#include "runtime/CudaDriver.h"
+#include "runtime/Registry.h"
+#include "runtime/Status.h"
+#include "runtime/TensorMap.h"
+
 namespace tessera::rt {
 
 namespace {
 
-constexpr uint64_t kDefaultSharedLimit = 48 * 1024; // above this a kernel must opt in
+constexpr uint64_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must opt in
 
 struct GpuStream : tessera_stream_t {
   CUstream s = nullptr;
@@ -41,23 +41,21 @@ struct GpuGraph : tessera_graph_t {
   CUgraphExec exec = nullptr;
 };
 
-CUstream raw(tessera_stream s) { return s ? static_cast<GpuStream *>(s)->s : nullptr; }
+CUstream raw(tessera_stream s) { return s ? static_cast<GpuStream*>(s)->s : nullptr; }
 
 bool isFault(CUresult r) {
   switch (r) {
-  case CUDA_ERROR_ILLEGAL_ADDRESS:
-  case CUDA_ERROR_LAUNCH_FAILED:
-  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-  case CUDA_ERROR_MISALIGNED_ADDRESS:
-  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-  case CUDA_ERROR_INVALID_PC:
-  case CUDA_ERROR_HARDWARE_STACK_ERROR:
-  case CUDA_ERROR_ASSERT:
-  case CUDA_ERROR_LAUNCH_TIMEOUT:
-  case CUDA_ERROR_ECC_UNCORRECTABLE:
-    return true;
-  default:
-    return false;
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE: return true;
+    default: return false;
   }
 }
 
@@ -65,8 +63,8 @@ bool isFault(CUresult r) {
 constexpr uint64_t kPoolKeepBytes = uint64_t(1) << 30;
 
 class GpuBackend final : public Backend {
-public:
-  GpuBackend(const CudaDriver &d, CUdevice dev, CUcontext ctx, int ordinal)
+ public:
+  GpuBackend(const CudaDriver& d, CUdevice dev, CUcontext ctx, int ordinal)
       : d_(d), dev_(dev), ctx_(ctx), ordinal_(ordinal) {
     char buf[256] = {};
     d_.cuDeviceGetName(buf, sizeof buf, dev_);
@@ -99,75 +97,68 @@ public:
     multiprocessors_ = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1);
     // TESSERA_GPU_VARIANTS=off runs every kernel's portable entry; =<i> tries only variant i
     // (comparisons, debugging; docs/abi.md 4.2).
-    if (const char *v = std::getenv("TESSERA_GPU_VARIANTS")) {
+    if (const char* v = std::getenv("TESSERA_GPU_VARIANTS")) {
       if (std::strcmp(v, "off") == 0)
         variantsEnabled_ = false;
       else if (*v >= '0' && *v <= '9')
         onlyVariant_ = std::atoi(v);
     }
-    Registry::instance().setUnloadHook([this](const tessera_module_desc *m) { unload(m); });
+    Registry::instance().setUnloadHook([this](const tessera_module_desc* m) { unload(m); });
   }
 
   tessera_device_kind kind() const override { return TESSERA_DEVICE_GPU; }
   std::string name() const override { return name_; }
-  const DeviceLimits &limits() const override { return limits_; }
-  void *nativeStream(tessera_stream s) override { return raw(s); }
+  const DeviceLimits& limits() const override { return limits_; }
+  void* nativeStream(tessera_stream s) override { return raw(s); }
   tessera_status enterDevice() override { return enter(); }
   int deviceOrdinal() const override { return ordinal_; }
 
   // Makes the primary context current on this thread and reports an earlier fault.
   tessera_status enter() {
-    if (!faultMessage_.empty())
-      return fail(TESSERA_ERROR_KERNEL_FAULT, faultMessage_);
+    if (!faultMessage_.empty()) return fail(TESSERA_ERROR_KERNEL_FAULT, faultMessage_);
     return check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   }
 
   // Turns a driver result into a status; faults poison every later call (the CUDA context is
   // unusable after one), so the fault is what the next runtime call reports.
-  tessera_status check(CUresult r, const char *call) {
-    if (r == CUDA_SUCCESS)
-      return TESSERA_SUCCESS;
+  tessera_status check(CUresult r, const char* call) {
+    if (r == CUDA_SUCCESS) return TESSERA_SUCCESS;
     if (isFault(r)) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (faultMessage_.empty())
-        faultMessage_ = concat("a kernel faulted on the GPU (", d_.describe(r), "), reported by ",
-                               call, "; the GPU context is unusable for the rest of the process");
+        faultMessage_ = concat("a kernel faulted on the GPU (", d_.describe(r), "), reported by ", call,
+                               "; the GPU context is unusable for the rest of the process");
       return fail(TESSERA_ERROR_KERNEL_FAULT, faultMessage_);
     }
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
-      return fail(TESSERA_ERROR_OUT_OF_MEMORY, call, " failed: ", d_.describe(r));
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return fail(TESSERA_ERROR_OUT_OF_MEMORY, call, " failed: ", d_.describe(r));
     return fail(TESSERA_ERROR_DRIVER, call, " failed: ", d_.describe(r));
   }
 
-  bool pointerUsable(const void *ptr, std::string &why) override {
+  bool pointerUsable(const void* ptr, std::string& why) override {
     unsigned int type = 0;
-    CUresult r = d_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                          reinterpret_cast<CUdeviceptr>(ptr));
-    if (r == CUDA_SUCCESS)
-      return true;
-    why = r == CUDA_ERROR_INVALID_VALUE ? "the CUDA driver does not know it: pageable host memory"
-                                        : d_.describe(r);
+    CUresult r = d_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(ptr));
+    if (r == CUDA_SUCCESS) return true;
+    why = r == CUDA_ERROR_INVALID_VALUE ? "the CUDA driver does not know it: pageable host memory" : d_.describe(r);
     return false;
   }
 
-  tessera_status function(const LaunchPlan &plan, CUfunction &out) {
-    const tessera_kernel_desc &k = *plan.kernel;
+  tessera_status function(const LaunchPlan& plan, CUfunction& out) {
+    const tessera_kernel_desc& k = *plan.kernel;
     if (!plan.module->fatbin || !k.gpu_entry)
-      return fail(TESSERA_ERROR_NOT_SUPPORTED, "kernel '", k.name, "' has no GPU code (module '",
-                  plan.module->name, "' was built without a fatbin)");
+      return fail(TESSERA_ERROR_NOT_SUPPORTED, "kernel '", k.name, "' has no GPU code (module '", plan.module->name,
+                  "' was built without a fatbin)");
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = functions_.find(&k); it != functions_.end()) {
       out = it->second;
       return TESSERA_SUCCESS;
     }
-    CUmodule &mod = modules_[plan.module];
+    CUmodule& mod = modules_[plan.module];
     if (!mod) {
       CUresult r = d_.cuModuleLoadData(&mod, plan.module->fatbin);
       if (r != CUDA_SUCCESS) {
         modules_.erase(plan.module);
-        return fail(r == CUDA_ERROR_NO_BINARY_FOR_GPU ? TESSERA_ERROR_NOT_SUPPORTED : TESSERA_ERROR_DRIVER,
-                    "module '", plan.module->name, "': cuModuleLoadData failed for ", name_, ": ",
-                    d_.describe(r));
+        return fail(r == CUDA_ERROR_NO_BINARY_FOR_GPU ? TESSERA_ERROR_NOT_SUPPORTED : TESSERA_ERROR_DRIVER, "module '",
+                    plan.module->name, "': cuModuleLoadData failed for ", name_, ": ", d_.describe(r));
       }
       // Looked up once: a module without bounds-checked kernels has no record (0), and asking
       // the driver again at every synchronisation would fail each time (an API error that
@@ -181,21 +172,19 @@ public:
     }
     CUresult r = d_.cuModuleGetFunction(&out, mod, k.gpu_entry);
     if (r != CUDA_SUCCESS)
-      return fail(TESSERA_ERROR_DRIVER, "kernel '", k.name, "': function '", k.gpu_entry,
-                  "' not found in module '", plan.module->name, "': ", d_.describe(r));
+      return fail(TESSERA_ERROR_DRIVER, "kernel '", k.name, "': function '", k.gpu_entry, "' not found in module '",
+                  plan.module->name, "': ", d_.describe(r));
     functions_[&k] = out;
     return TESSERA_SUCCESS;
   }
 
   // Raises f's dynamic shared-memory limit to `bytes` once.
-  tessera_status optInShared(CUfunction f, uint64_t bytes, const char *kernel) {
-    if (bytes <= kDefaultSharedLimit)
-      return TESSERA_SUCCESS;
+  tessera_status optInShared(CUfunction f, uint64_t bytes, const char* kernel) {
+    if (bytes <= kDefaultSharedLimit) return TESSERA_SUCCESS;
     std::lock_guard<std::mutex> lock(mutex_);
-    uint64_t &optedIn = sharedOptIn_[f];
+    uint64_t& optedIn = sharedOptIn_[f];
     if (bytes > optedIn) {
-      CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         static_cast<int>(bytes));
+      CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes));
       if (r != CUDA_SUCCESS)
         return fail(TESSERA_ERROR_INVALID_GRID, "kernel '", kernel, "': cannot use ", bytes,
                     " bytes of shared memory: ", d_.describe(r));
@@ -206,26 +195,24 @@ public:
 
   // The entry of variant v in the loaded module, or null when the image for this device lacks
   // it (a fatbin without sm_90a code).
-  CUfunction variantFunction(const LaunchPlan &plan, const tessera_gpu_variant &v) {
+  CUfunction variantFunction(const LaunchPlan& plan, const tessera_gpu_variant& v) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = variantFunctions_.find(&v);
-    if (it != variantFunctions_.end())
-      return it->second;
+    if (it != variantFunctions_.end()) return it->second;
     CUfunction f = nullptr;
     auto mod = modules_.find(plan.module);
-    if (mod == modules_.end() || d_.cuModuleGetFunction(&f, mod->second, v.gpu_entry) != CUDA_SUCCESS)
-      f = nullptr;
+    if (mod == modules_.end() || d_.cuModuleGetFunction(&f, mod->second, v.gpu_entry) != CUDA_SUCCESS) f = nullptr;
     return variantFunctions_[&v] = f;
   }
 
   // Encodes the tensor maps of variant v into maps; a map whose param is num_params reads
   // `scratch` (the chain's scratch matrix, of scratchDtype). False when a view cannot have one.
-  bool variantMaps(const LaunchPlan &plan, const tessera_gpu_variant &v, const tessera_kernel_tensor *scratch,
-                   int32_t scratchDtype, CUtensorMap *maps) {
-    const tessera_kernel_desc &k = *plan.kernel;
+  bool variantMaps(const LaunchPlan& plan, const tessera_gpu_variant& v, const tessera_kernel_tensor* scratch,
+                   int32_t scratchDtype, CUtensorMap* maps) {
+    const tessera_kernel_desc& k = *plan.kernel;
     std::string why;
     for (uint32_t m = 0; m < v.num_tensor_maps; ++m) {
-      const tessera_tensor_map_desc &req = v.tensor_maps[m];
+      const tessera_tensor_map_desc& req = v.tensor_maps[m];
       bool ok = false;
       if (scratch && static_cast<uint32_t>(req.param) == k.num_params)
         ok = tensorMaps_.get(d_, *scratch, scratchDtype, 2, req, maps[m], why);
@@ -234,8 +221,7 @@ public:
              k.params[req.param].kind == TESSERA_PARAM_TENSOR &&
              tensorMaps_.get(d_, plan.tensors[req.param], k.params[req.param].dtype, k.params[req.param].rank, req,
                              maps[m], why);
-      if (!ok)
-        return false;
+      if (!ok) return false;
     }
     return true;
   }
@@ -244,14 +230,12 @@ public:
   // multiprocessor (and no more clusters than fit at once); each walks the output tiles.
   // `workspace`, when not null, is passed as the workspace argument. `launched` stays false when
   // no cluster of the variant's size fits.
-  tessera_status launchVariant(const LaunchPlan &plan, const tessera_gpu_variant &v, CUfunction f, CUtensorMap *maps,
-                               CUdeviceptr *workspace, uint64_t groups, tessera_stream stream, bool &launched) {
+  tessera_status launchVariant(const LaunchPlan& plan, const tessera_gpu_variant& v, CUfunction f, CUtensorMap* maps,
+                               CUdeviceptr* workspace, uint64_t groups, tessera_stream stream, bool& launched) {
     TESSERA_TRY(optInShared(f, v.shared_bytes, plan.kernel->name));
-    std::vector<void *> args = plan.argPtrs;
-    if (workspace)
-      args[plan.kernel->num_params + 1] = workspace;
-    for (uint32_t m = 0; m < v.num_tensor_maps; ++m)
-      args.push_back(&maps[m]);
+    std::vector<void*> args = plan.argPtrs;
+    if (workspace) args[plan.kernel->num_params + 1] = workspace;
+    for (uint32_t m = 0; m < v.num_tensor_maps; ++m) args.push_back(&maps[m]);
     const uint32_t cluster = v.cluster_dim > 1 ? v.cluster_dim : 1;
     uint64_t grid = std::min<uint64_t>(std::max<uint64_t>(groups, cluster), multiprocessors_);
     CUlaunchAttribute attr{};
@@ -269,8 +253,7 @@ public:
     if (cluster > 1) {
       grid = std::min<uint64_t>(grid, maxClusters(f, cfg) * cluster);
       grid -= grid % cluster;
-      if (grid == 0)
-        return TESSERA_SUCCESS; // no cluster of this size fits: try the next variant
+      if (grid == 0) return TESSERA_SUCCESS;  // no cluster of this size fits: try the next variant
     }
     cfg.gridDimX = static_cast<unsigned>(grid);
     launched = true;
@@ -281,26 +264,22 @@ public:
   // default grid, sm version, an image with the entry, tensor maps for every view it names), or
   // every step of its variant chain. `launched` stays false when none applies; the portable
   // entry runs then.
-  tessera_status tryVariants(const LaunchPlan &plan, tessera_stream stream, bool &launched) {
-    const tessera_kernel_desc &k = *plan.kernel;
+  tessera_status tryVariants(const LaunchPlan& plan, tessera_stream stream, bool& launched) {
+    const tessera_kernel_desc& k = *plan.kernel;
     launched = false;
-    if (!variantsEnabled_ || !plan.defaultGrid || !tessera_kernel_has_v4(&k) || !k.gpu_variants)
-      return TESSERA_SUCCESS;
-    if (const tessera_variant_chain *chain = tessera_kernel_chain(&k))
-      return tryChain(plan, *chain, stream, launched);
+    if (!variantsEnabled_ || !plan.defaultGrid || !tessera_kernel_has_v4(&k) || !k.gpu_variants) return TESSERA_SUCCESS;
+    if (const tessera_variant_chain* chain = tessera_kernel_chain(&k)) return tryChain(plan, *chain, stream, launched);
     for (uint32_t i = 0; i < k.num_gpu_variants; ++i) {
-      const tessera_gpu_variant &v = k.gpu_variants[i];
+      const tessera_gpu_variant& v = k.gpu_variants[i];
       constexpr uint32_t kMaxMaps = 8;  // the attention backward form takes 5
       if (sm_ < v.min_sm || v.num_tensor_maps > kMaxMaps || v.block_threads == 0 ||
           (onlyVariant_ >= 0 && static_cast<uint32_t>(onlyVariant_) != i))
         continue;
       CUfunction f = variantFunction(plan, v);
       CUtensorMap maps[kMaxMaps];
-      if (!f || !variantMaps(plan, v, nullptr, 0, maps))
-        continue;
+      if (!f || !variantMaps(plan, v, nullptr, 0, maps)) continue;
       TESSERA_TRY(launchVariant(plan, v, f, maps, nullptr, plan.groups, stream, launched));
-      if (launched)
-        return TESSERA_SUCCESS;
+      if (launched) return TESSERA_SUCCESS;
     }
     return TESSERA_SUCCESS;
   }
@@ -308,15 +287,14 @@ public:
   // A variant chain (docs/abi.md 4.3): every step or none. The scratch matrix is allocated for
   // the launch and freed after its last step, stream-ordered like the workspace. Only with every
   // variant allowed (TESSERA_GPU_VARIANTS unset): one step alone is not the kernel.
-  tessera_status tryChain(const LaunchPlan &plan, const tessera_variant_chain &chain, tessera_stream stream,
-                          bool &launched) {
-    const tessera_kernel_desc &k = *plan.kernel;
+  tessera_status tryChain(const LaunchPlan& plan, const tessera_variant_chain& chain, tessera_stream stream,
+                          bool& launched) {
+    const tessera_kernel_desc& k = *plan.kernel;
     constexpr uint32_t kMaxSteps = 4;
-    if (onlyVariant_ >= 0 || chain.num_steps > kMaxSteps)
-      return TESSERA_SUCCESS;
+    if (onlyVariant_ >= 0 || chain.num_steps > kMaxSteps) return TESSERA_SUCCESS;
     CUfunction fs[kMaxSteps];
     for (uint32_t i = 0; i < chain.num_steps; ++i) {
-      const tessera_gpu_variant &v = k.gpu_variants[i];
+      const tessera_gpu_variant& v = k.gpu_variants[i];
       if (sm_ < v.min_sm || v.num_tensor_maps > 4 || v.block_threads == 0 || v.cluster_dim > 1 ||
           !(fs[i] = variantFunction(plan, v)))
         return TESSERA_SUCCESS;
@@ -328,15 +306,14 @@ public:
     scratch.strides[1] = 1;
     uint64_t bytes = static_cast<uint64_t>(scratch.shape[0]) * static_cast<uint64_t>(scratch.shape[1]) *
                      tessera_dtype_bits(chain.scratch_dtype) / 8;
-    if (scratch.shape[0] <= 0 || scratch.shape[1] <= 0 || bytes == 0)
-      return TESSERA_SUCCESS;
+    if (scratch.shape[0] <= 0 || scratch.shape[1] <= 0 || bytes == 0) return TESSERA_SUCCESS;
     CUdeviceptr buffer = 0;
     CUresult r = d_.cuMemAllocAsync(&buffer, bytes, raw(stream));
     if (r != CUDA_SUCCESS)
       return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER, "kernel '",
-                  k.name, "': cannot allocate ", bytes, " bytes of scratch for its chain of products: ",
-                  d_.describe(r));
-    scratch.data = reinterpret_cast<void *>(buffer);
+                  k.name, "': cannot allocate ", bytes,
+                  " bytes of scratch for its chain of products: ", d_.describe(r));
+    scratch.data = reinterpret_cast<void*>(buffer);
     CUtensorMap maps[kMaxSteps][4];
     bool ok = true;
     for (uint32_t i = 0; i < chain.num_steps && ok; ++i)
@@ -355,55 +332,49 @@ public:
   uint64_t maxClusters(CUfunction f, CUlaunchConfig cfg) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = maxClusters_.find(f);
-    if (it != maxClusters_.end())
-      return it->second;
+    if (it != maxClusters_.end()) return it->second;
     cfg.gridDimX = multiprocessors_ - multiprocessors_ % cfg.attrs[0].value.clusterDim.x;
     int n = 0;
-    if (d_.cuOccupancyMaxActiveClusters(&n, f, &cfg) != CUDA_SUCCESS || n < 0)
-      n = 0;
+    if (d_.cuOccupancyMaxActiveClusters(&n, f, &cfg) != CUDA_SUCCESS || n < 0) n = 0;
     return maxClusters_[f] = static_cast<uint64_t>(n);
   }
 
-  tessera_status prepare(const LaunchPlan &plan) override {
+  tessera_status prepare(const LaunchPlan& plan) override {
     TESSERA_TRY(enter());
     CUfunction f = nullptr;
     return function(plan, f);
   }
 
-  tessera_status launch(const LaunchPlan &plan, tessera_stream stream) override {
+  tessera_status launch(const LaunchPlan& plan, tessera_stream stream) override {
     TESSERA_TRY(enter());
     CUfunction f = nullptr;
     TESSERA_TRY(function(plan, f));
-    if (plan.groups == 0 || plan.launchTiles == 0)
-      return TESSERA_SUCCESS;
+    if (plan.groups == 0 || plan.launchTiles == 0) return TESSERA_SUCCESS;
     bool launched = false;
     TESSERA_TRY(tryVariants(plan, stream, launched));
-    if (launched)
-      return TESSERA_SUCCESS;
+    if (launched) return TESSERA_SUCCESS;
     TESSERA_TRY(optInShared(f, plan.sharedBytes, plan.kernel->name));
     // Tile values kept in memory get a workspace for this launch, stream-ordered: allocated
     // before the kernel and freed after it on the same stream (graph capture records both).
-    std::vector<void *> args = plan.argPtrs;
+    std::vector<void*> args = plan.argPtrs;
     CUdeviceptr workspace = 0;
     if (plan.workspaceGroupBytes) {
       uint64_t bytes = plan.workspaceGroupBytes * plan.groups;
       CUresult r = d_.cuMemAllocAsync(&workspace, bytes, raw(stream));
       if (r != CUDA_SUCCESS)
-        return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER,
-                    "kernel '", plan.kernel->name, "': cannot allocate ", bytes,
+        return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER, "kernel '",
+                    plan.kernel->name, "': cannot allocate ", bytes,
                     " bytes of workspace for its tile values: ", d_.describe(r));
       args[plan.kernel->num_params + 1] = &workspace;
     }
     GpuLaunchDims dims = gpuLaunchDims(plan);
-    tessera_status s = check(d_.cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
-                                               dims.block[1], dims.block[2],
-                                               static_cast<unsigned>(plan.sharedBytes), raw(stream),
-                                               args.data(), nullptr),
-                             "cuLaunchKernel");
+    tessera_status s = check(
+        d_.cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+                          static_cast<unsigned>(plan.sharedBytes), raw(stream), args.data(), nullptr),
+        "cuLaunchKernel");
     if (workspace) {
       tessera_status f2 = check(d_.cuMemFreeAsync(workspace, raw(stream)), "cuMemFreeAsync");
-      if (s == TESSERA_SUCCESS)
-        s = f2;
+      if (s == TESSERA_SUCCESS) s = f2;
     }
     // A bounds-checked kernel reports its first failed check in the module's fault record: wait
     // for it and read the record, so the launch itself fails (a captured launch is checked at
@@ -417,45 +388,43 @@ public:
 
   // The fault records of `only` (or of every loaded module): the first one set fails with the
   // fault it describes, after clearing it for the next launch. `kernel`: the launch just made.
-  tessera_status readFaultRecords(const tessera_module_desc *only = nullptr, const char *kernel = nullptr) {
-    std::vector<std::pair<const tessera_module_desc *, CUdeviceptr>> records;
+  tessera_status readFaultRecords(const tessera_module_desc* only = nullptr, const char* kernel = nullptr) {
+    std::vector<std::pair<const tessera_module_desc*, CUdeviceptr> > records;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto &[desc, rec] : faultRecords_)
+      for (auto& [desc, rec] : faultRecords_)
         if (rec && (!only || desc == only))  // 0: no bounds-checked kernel in this module
           records.push_back({desc, rec});
     }
-    for (auto &[desc, rec] : records) {
+    for (auto& [desc, rec] : records) {
       tessera_fault_record r{};
       TESSERA_TRY(check(d_.cuMemcpy(reinterpret_cast<CUdeviceptr>(&r), rec, sizeof r), "cuMemcpy"));
-      if (!r.flag)
-        continue;
+      if (!r.flag) continue;
       TESSERA_TRY(check(d_.cuMemsetD8(rec, 0, sizeof r), "cuMemsetD8"));
       r.site[sizeof r.site - 1] = 0;
       char text[512];
       std::snprintf(text, sizeof text, TESSERA_BOUNDS_FAULT_FORMAT, r.site, static_cast<long long>(r.index),
                     static_cast<long long>(r.extent), static_cast<long long>(r.tile));
-      std::string who = kernel ? "kernel '" + std::string(kernel) + "'"
-                               : "a kernel of module '" + std::string(desc->name) + "'";
+      std::string who =
+          kernel ? "kernel '" + std::string(kernel) + "'" : "a kernel of module '" + std::string(desc->name) + "'";
       return fail(TESSERA_ERROR_KERNEL_FAULT, who, ": group ", r.group, " faulted on the GPU: ", text);
     }
     return TESSERA_SUCCESS;
   }
 
-  tessera_status allocate(void **ptr, size_t bytes) override {
+  tessera_status allocate(void** ptr, size_t bytes) override {
     TESSERA_TRY(enter());
     CUdeviceptr p = 0;
     CUresult r = d_.cuMemAlloc(&p, bytes ? bytes : 1);
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
-      return fail(TESSERA_ERROR_OUT_OF_MEMORY, "tessera_malloc: cannot allocate ", bytes,
-                  " bytes on ", name_);
+      return fail(TESSERA_ERROR_OUT_OF_MEMORY, "tessera_malloc: cannot allocate ", bytes, " bytes on ", name_);
     TESSERA_TRY(check(r, "cuMemAlloc"));
-    *ptr = reinterpret_cast<void *>(p);
+    *ptr = reinterpret_cast<void*>(p);
     return TESSERA_SUCCESS;
   }
-  tessera_status release(void *ptr) override {
+  tessera_status release(void* ptr) override {
     TESSERA_TRY(enter());
-    if (takeAsync(ptr)) // a pool allocation: freed after the work of the blocking streams
+    if (takeAsync(ptr))  // a pool allocation: freed after the work of the blocking streams
       return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), nullptr), "cuMemFreeAsync");
     return check(d_.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
   }
@@ -463,7 +432,7 @@ public:
   // raises its release threshold): an entry point's results and temporaries cost no
   // cuMemAlloc/cuMemFree (and no implied synchronisation) after the first call, as with
   // PyTorch's caching allocator.
-  tessera_status allocateAsync(void **ptr, size_t bytes, tessera_stream stream) override {
+  tessera_status allocateAsync(void** ptr, size_t bytes, tessera_stream stream) override {
     TESSERA_TRY(enter());
     CUdeviceptr p = 0;
     CUresult r = d_.cuMemAllocAsync(&p, bytes ? bytes : 1, raw(stream));
@@ -474,10 +443,10 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       asyncPtrs_.insert(p);
     }
-    *ptr = reinterpret_cast<void *>(p);
+    *ptr = reinterpret_cast<void*>(p);
     return TESSERA_SUCCESS;
   }
-  tessera_status releaseAsync(void *ptr, tessera_stream stream) override {
+  tessera_status releaseAsync(void* ptr, tessera_stream stream) override {
     TESSERA_TRY(enter());
     if (!takeAsync(ptr)) {
       TESSERA_TRY(streamSynchronize(stream));
@@ -485,19 +454,18 @@ public:
     }
     return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), raw(stream)), "cuMemFreeAsync");
   }
-  bool takeAsync(void *ptr) {
+  bool takeAsync(void* ptr) {
     std::lock_guard<std::mutex> lock(mutex_);
     return asyncPtrs_.erase(reinterpret_cast<CUdeviceptr>(ptr)) > 0;
   }
-  tessera_status copy(void *dst, const void *src, size_t bytes, tessera_stream stream,
-                      bool async) override {
+  tessera_status copy(void* dst, const void* src, size_t bytes, tessera_stream stream, bool async) override {
     TESSERA_TRY(enter());
     auto d = reinterpret_cast<CUdeviceptr>(dst);
     auto s = reinterpret_cast<CUdeviceptr>(src);
     return async ? check(d_.cuMemcpyAsync(d, s, bytes, raw(stream)), "cuMemcpyAsync")
                  : check(d_.cuMemcpy(d, s, bytes), "cuMemcpy");
   }
-  tessera_status fill(void *dst, int value, size_t bytes) override {
+  tessera_status fill(void* dst, int value, size_t bytes) override {
     TESSERA_TRY(enter());
     return check(d_.cuMemsetD8(reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(value), bytes),
                  "cuMemsetD8");
@@ -509,20 +477,21 @@ public:
   }
 
   // A new handle whose driver object `make` creates (a stream, an event).
-  template <typename Handle, typename Out, typename Make> tessera_status newHandle(Out *out, Make make) {
+  template <typename Handle, typename Out, typename Make>
+  tessera_status newHandle(Out* out, Make make) {
     TESSERA_TRY(enter());
     auto h = std::make_unique<Handle>();
     TESSERA_TRY(make(*h));
     *out = h.release();
     return TESSERA_SUCCESS;
   }
-  tessera_status streamCreate(tessera_stream *out) override {
+  tessera_status streamCreate(tessera_stream* out) override {
     return newHandle<GpuStream>(
-        out, [&](GpuStream &s) { return check(d_.cuStreamCreate(&s.s, CU_STREAM_DEFAULT), "cuStreamCreate"); });
+        out, [&](GpuStream& s) { return check(d_.cuStreamCreate(&s.s, CU_STREAM_DEFAULT), "cuStreamCreate"); });
   }
   tessera_status streamDestroy(tessera_stream stream) override {
-    d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
-    std::unique_ptr<GpuStream> s(static_cast<GpuStream *>(stream));
+    d_.cuCtxSetCurrent(ctx_);  // destroys work even after a fault
+    std::unique_ptr<GpuStream> s(static_cast<GpuStream*>(stream));
     return check(d_.cuStreamDestroy(s->s), "cuStreamDestroy");
   }
   tessera_status streamSynchronize(tessera_stream stream) override {
@@ -530,36 +499,34 @@ public:
     TESSERA_TRY(check(d_.cuStreamSynchronize(raw(stream)), "cuStreamSynchronize"));
     return readFaultRecords();
   }
-  tessera_status eventCreate(tessera_event *out) override {
+  tessera_status eventCreate(tessera_event* out) override {
     return newHandle<GpuEvent>(
-        out, [&](GpuEvent &e) { return check(d_.cuEventCreate(&e.e, CU_EVENT_DEFAULT), "cuEventCreate"); });
+        out, [&](GpuEvent& e) { return check(d_.cuEventCreate(&e.e, CU_EVENT_DEFAULT), "cuEventCreate"); });
   }
   tessera_status eventDestroy(tessera_event event) override {
-    d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
-    std::unique_ptr<GpuEvent> e(static_cast<GpuEvent *>(event));
+    d_.cuCtxSetCurrent(ctx_);  // destroys work even after a fault
+    std::unique_ptr<GpuEvent> e(static_cast<GpuEvent*>(event));
     return check(d_.cuEventDestroy(e->e), "cuEventDestroy");
   }
   tessera_status eventRecord(tessera_event event, tessera_stream stream) override {
     TESSERA_TRY(enter());
-    return check(d_.cuEventRecord(static_cast<GpuEvent *>(event)->e, raw(stream)), "cuEventRecord");
+    return check(d_.cuEventRecord(static_cast<GpuEvent*>(event)->e, raw(stream)), "cuEventRecord");
   }
   tessera_status eventSynchronize(tessera_event event) override {
     TESSERA_TRY(enter());
-    return check(d_.cuEventSynchronize(static_cast<GpuEvent *>(event)->e), "cuEventSynchronize");
+    return check(d_.cuEventSynchronize(static_cast<GpuEvent*>(event)->e), "cuEventSynchronize");
   }
   tessera_status eventQuery(tessera_event event) override {
-    CUresult r = d_.cuEventQuery(static_cast<GpuEvent *>(event)->e);
+    CUresult r = d_.cuEventQuery(static_cast<GpuEvent*>(event)->e);
     return r == CUDA_ERROR_NOT_READY ? TESSERA_ERROR_NOT_READY : check(r, "cuEventQuery");
   }
   tessera_status streamWaitEvent(tessera_stream stream, tessera_event event) override {
     TESSERA_TRY(enter());
-    return check(d_.cuStreamWaitEvent(raw(stream), static_cast<GpuEvent *>(event)->e, 0),
-                 "cuStreamWaitEvent");
+    return check(d_.cuStreamWaitEvent(raw(stream), static_cast<GpuEvent*>(event)->e, 0), "cuStreamWaitEvent");
   }
-  tessera_status eventElapsed(float *ms, tessera_event start, tessera_event end) override {
+  tessera_status eventElapsed(float* ms, tessera_event start, tessera_event end) override {
     TESSERA_TRY(enter());
-    CUresult r = d_.cuEventElapsedTime(ms, static_cast<GpuEvent *>(start)->e,
-                                       static_cast<GpuEvent *>(end)->e);
+    CUresult r = d_.cuEventElapsedTime(ms, static_cast<GpuEvent*>(start)->e, static_cast<GpuEvent*>(end)->e);
     if (r == CUDA_ERROR_NOT_READY)
       return fail(TESSERA_ERROR_NOT_READY, "tessera_event_elapsed_ms: an event has not completed");
     return check(r, "cuEventElapsedTime");
@@ -571,10 +538,9 @@ public:
   tessera_status beginCapture(tessera_stream stream) override {
     TESSERA_TRY(enter());
     // Relaxed: lazily loading a module during capture must stay legal.
-    return check(d_.cuStreamBeginCapture(raw(stream), CU_STREAM_CAPTURE_MODE_RELAXED),
-                 "cuStreamBeginCapture");
+    return check(d_.cuStreamBeginCapture(raw(stream), CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
   }
-  tessera_status endCapture(tessera_stream stream, tessera_graph *out) override {
+  tessera_status endCapture(tessera_stream stream, tessera_graph* out) override {
     TESSERA_TRY(enter());
     auto g = std::make_unique<GpuGraph>();
     TESSERA_TRY(check(d_.cuStreamEndCapture(raw(stream), &g->graph), "cuStreamEndCapture"));
@@ -588,35 +554,33 @@ public:
   }
   tessera_status graphLaunch(tessera_graph graph, tessera_stream stream) override {
     TESSERA_TRY(enter());
-    return check(d_.cuGraphLaunch(static_cast<GpuGraph *>(graph)->exec, raw(stream)), "cuGraphLaunch");
+    return check(d_.cuGraphLaunch(static_cast<GpuGraph*>(graph)->exec, raw(stream)), "cuGraphLaunch");
   }
-  tessera_status graphUpdate(tessera_graph exec, tessera_graph from, bool &updated) override {
+  tessera_status graphUpdate(tessera_graph exec, tessera_graph from, bool& updated) override {
     TESSERA_TRY(enter());
-    auto *e = static_cast<GpuGraph *>(exec), *f = static_cast<GpuGraph *>(from);
+    auto *e = static_cast<GpuGraph*>(exec), *f = static_cast<GpuGraph*>(from);
     CUgraphExecUpdateResultInfo info{};
     // A refusal (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: another topology, or nodes it cannot
     // update) is not an error: the caller instantiates `from` instead.
     updated = d_.cuGraphExecUpdate(e->exec, f->graph, &info) == CUDA_SUCCESS;
-    if (updated)
-      std::swap(e->graph, f->graph); // the exec's source graph is `from`'s now
+    if (updated) std::swap(e->graph, f->graph);  // the exec's source graph is `from`'s now
     return TESSERA_SUCCESS;
   }
   tessera_status graphDestroy(tessera_graph graph) override {
-    d_.cuCtxSetCurrent(ctx_); // destroys work even after a fault
-    auto *g = static_cast<GpuGraph *>(graph);
+    d_.cuCtxSetCurrent(ctx_);  // destroys work even after a fault
+    auto* g = static_cast<GpuGraph*>(graph);
     CUresult r1 = d_.cuGraphExecDestroy(g->exec), r2 = d_.cuGraphDestroy(g->graph);
     delete g;
     TESSERA_TRY(check(r1, "cuGraphExecDestroy"));
     return check(r2, "cuGraphDestroy");
   }
 
-private:
-  void unload(const tessera_module_desc *m) {
+ private:
+  void unload(const tessera_module_desc* m) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = modules_.find(m);
-    if (it == modules_.end())
-      return;
-    auto forget = [&](const tessera_kernel_desc *kd) {
+    if (it == modules_.end()) return;
+    auto forget = [&](const tessera_kernel_desc* kd) {
       auto f = functions_.find(kd);
       if (f != functions_.end()) {
         sharedOptIn_.erase(f->second);
@@ -632,19 +596,18 @@ private:
       }
     };
     for (uint32_t i = 0; i < m->num_kernels; ++i) {
-      const tessera_kernel_desc *kd = tessera_module_kernel(m, i);
+      const tessera_kernel_desc* kd = tessera_module_kernel(m, i);
       forget(kd);
       // The candidates of an autotuned kernel live in its table (functions are by descriptor).
-      if (const tessera_autotune_desc *t = tessera_kernel_autotune(kd))
-        for (uint32_t c = 0; c < t->num_candidates; ++c)
-          forget(tessera_autotune_candidate(t, c));
+      if (const tessera_autotune_desc* t = tessera_kernel_autotune(kd))
+        for (uint32_t c = 0; c < t->num_candidates; ++c) forget(tessera_autotune_candidate(t, c));
     }
     d_.cuModuleUnload(it->second);
     modules_.erase(it);
     faultRecords_.erase(m);
   }
 
-  const CudaDriver &d_;
+  const CudaDriver& d_;
   CUdevice dev_;
   CUcontext ctx_;
   int ordinal_;
@@ -652,12 +615,12 @@ private:
   DeviceLimits limits_;
   std::mutex mutex_;
   std::string faultMessage_;
-  std::unordered_set<CUdeviceptr> asyncPtrs_; // from allocateAsync, not yet released
-  std::unordered_map<const tessera_module_desc *, CUmodule> modules_;
-  std::unordered_map<const tessera_module_desc *, CUdeviceptr> faultRecords_;  // 0: none
-  std::unordered_map<const tessera_kernel_desc *, CUfunction> functions_;
+  std::unordered_set<CUdeviceptr> asyncPtrs_;  // from allocateAsync, not yet released
+  std::unordered_map<const tessera_module_desc*, CUmodule> modules_;
+  std::unordered_map<const tessera_module_desc*, CUdeviceptr> faultRecords_;  // 0: none
+  std::unordered_map<const tessera_kernel_desc*, CUfunction> functions_;
   std::unordered_map<CUfunction, uint64_t> sharedOptIn_;
-  std::unordered_map<const tessera_gpu_variant *, CUfunction> variantFunctions_;
+  std::unordered_map<const tessera_gpu_variant*, CUfunction> variantFunctions_;
   std::unordered_map<CUfunction, uint64_t> maxClusters_;
   int onlyVariant_ = -1;
   TensorMapCache tensorMaps_;
@@ -665,12 +628,11 @@ private:
   bool variantsEnabled_ = true;
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<Backend> createGpuBackend(std::string &why, int ordinal) {
-  const CudaDriver *d = CudaDriver::load(why);
-  if (!d)
-    return nullptr;
+std::unique_ptr<Backend> createGpuBackend(std::string& why, int ordinal) {
+  const CudaDriver* d = CudaDriver::load(why);
+  if (!d) return nullptr;
   CUresult r = d->cuInit(0);
   if (r != CUDA_SUCCESS) {
     why = "cuInit failed: " + d->describe(r);
@@ -682,20 +644,19 @@ std::unique_ptr<Backend> createGpuBackend(std::string &why, int ordinal) {
     return nullptr;
   }
   if (ordinal < 0 || ordinal >= count) {
-    why = "GPU " + std::to_string(ordinal) + " was asked for but this machine has " +
-          std::to_string(count) + " (ordinals 0.." + std::to_string(count - 1) + ")";
+    why = "GPU " + std::to_string(ordinal) + " was asked for but this machine has " + std::to_string(count) +
+          " (ordinals 0.." + std::to_string(count - 1) + ")";
     return nullptr;
   }
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   if ((r = d->cuDeviceGet(&dev, ordinal)) != CUDA_SUCCESS ||
-      (r = d->cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS ||
-      (r = d->cuCtxSetCurrent(ctx)) != CUDA_SUCCESS) {
+      (r = d->cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS || (r = d->cuCtxSetCurrent(ctx)) != CUDA_SUCCESS) {
     why = "cannot set up the primary context of device " + std::to_string(ordinal) + ": " + d->describe(r);
     return nullptr;
   }
   return std::make_unique<GpuBackend>(*d, dev, ctx, ordinal);
 }
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 #endif

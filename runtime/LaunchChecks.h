@@ -16,16 +16,15 @@ namespace tessera::rt {
 
 // `module` is the module of `kernel` when the registry cannot find it by address (an autotune
 // candidate, whose descriptor lives in its kernel's table); null: look it up.
-tessera_status planLaunch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                          const tessera_arg *args, uint32_t numArgs, Backend &backend,
-                          LaunchPlan &plan, const tessera_module_desc *module = nullptr);
+tessera_status planLaunch(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                          const tessera_arg* args, uint32_t numArgs, Backend& backend, LaunchPlan& plan,
+                          const tessera_module_desc* module = nullptr);
 // The same with symbols bound before the checks (tessera_launch_bound).
-tessera_status planLaunchBound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                               const tessera_arg *args, uint32_t numArgs,
-                               const tessera_symbol_binding *bindings, uint32_t numBindings,
-                               Backend &backend, LaunchPlan &plan,
-                               const tessera_module_desc *module = nullptr);
+tessera_status planLaunchBound(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                               const tessera_arg* args, uint32_t numArgs, const tessera_symbol_binding* bindings,
+                               uint32_t numBindings, Backend& backend, LaunchPlan& plan,
+                               const tessera_module_desc* module = nullptr);
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 #endif

@@ -7,11 +7,11 @@
 #ifndef TESSERA_RUNTIME_LAUNCHPLAN_H
 #define TESSERA_RUNTIME_LAUNCHPLAN_H
 
-#include "tessera/runtime.h"
-
 #include <array>
 #include <cstdint>
 #include <vector>
+
+#include "tessera/runtime.h"
 
 namespace tessera::rt {
 
@@ -19,12 +19,12 @@ namespace tessera::rt {
 constexpr uint32_t kDefaultGroupTiles = 256;
 
 struct LaunchPlan {
-  const tessera_kernel_desc *kernel = nullptr;
-  const tessera_module_desc *module = nullptr;
+  const tessera_kernel_desc* kernel = nullptr;
+  const tessera_module_desc* module = nullptr;
   // Per parameter: the argument block for tensors, the scalar bits for scalars.
   std::vector<tessera_kernel_tensor> tensors;
   std::vector<std::array<uint8_t, 8>> scalars;
-  std::vector<int64_t> symbols; // bound symbol values
+  std::vector<int64_t> symbols;  // bound symbol values
   uint32_t grid[3] = {1, 1, 1};
   uint32_t group[3] = {1, 1, 1};
   uint64_t groups = 0;       // product of grid
@@ -37,14 +37,14 @@ struct LaunchPlan {
   // Tile values kept in memory: bytes per group (the backend allocates groups * this for the
   // launch and points `workspace` at it; the CPU executor gives each worker one group's worth).
   uint64_t workspaceGroupBytes = 0;
-  void *workspace = nullptr;
+  void* workspace = nullptr;
   // argPtrs[i] points at parameter i's storage, then launchTiles, workspace and
   // workspaceGroupBytes (the GPU entry's trailing parameters).
-  std::vector<void *> argPtrs;
+  std::vector<void*> argPtrs;
 
   LaunchPlan() = default;
-  LaunchPlan(const LaunchPlan &o) { *this = o; }
-  LaunchPlan &operator=(const LaunchPlan &o);
+  LaunchPlan(const LaunchPlan& o) { *this = o; }
+  LaunchPlan& operator=(const LaunchPlan& o);
   void buildArgPtrs();
 };
 
@@ -58,8 +58,8 @@ struct GpuLaunchDims {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
 };
-GpuLaunchDims gpuLaunchDims(const LaunchPlan &plan);
+GpuLaunchDims gpuLaunchDims(const LaunchPlan& plan);
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 #endif

@@ -27,9 +27,9 @@ nvtxDomainHandle_t domain() {
   static nvtxDomainHandle_t d = nvtxDomainCreateA("Tessera");
   return d;
 }
-} // namespace
+}  // namespace
 
-void push(const char *name) {
+void push(const char* name) {
   nvtxEventAttributes_t a = {};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -39,8 +39,8 @@ void push(const char *name) {
 }
 void pop() { nvtxDomainRangePop(domain()); }
 #else
-void push(const char *) {}
+void push(const char*) {}
 void pop() {}
 #endif
 
-} // namespace tessera::rt::nvtx
+}  // namespace tessera::rt::nvtx

@@ -12,26 +12,24 @@ namespace tessera::rt::nvtx {
 
 // Whether an NVTX tool is attached (read once).
 bool attached();
-void push(const char *name);
+void push(const char* name);
 void pop();
 
 class Range {
-public:
-  explicit Range(const char *name) : on_(attached()) {
-    if (on_)
-      push(name);
+ public:
+  explicit Range(const char* name) : on_(attached()) {
+    if (on_) push(name);
   }
   ~Range() {
-    if (on_)
-      pop();
+    if (on_) pop();
   }
-  Range(const Range &) = delete;
-  Range &operator=(const Range &) = delete;
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
 
-private:
+ private:
   bool on_;
 };
 
-} // namespace tessera::rt::nvtx
+}  // namespace tessera::rt::nvtx
 
 #endif

@@ -1,8 +1,5 @@
 //===- Profiler.cpp - Recording launches, copies and collectives ------------------------------===//
 #include "runtime/Profiler.h"
-#include "runtime/Backend.h"
-#include "runtime/Device.h"
-#include "runtime/ProfileReport.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -10,6 +7,10 @@
 #include <map>
 #include <mutex>
 #include <vector>
+
+#include "runtime/Backend.h"
+#include "runtime/Device.h"
+#include "runtime/ProfileReport.h"
 
 namespace tessera::rt::profile {
 
@@ -32,13 +33,13 @@ struct Pending {
 };
 
 class Recorder {
-public:
-  static Recorder *instance() {
-    static Recorder *r = create();
+ public:
+  static Recorder* instance() {
+    static Recorder* r = create();
     return r;
   }
 
-  Backend &backend() { return *backend_; }
+  Backend& backend() { return *backend_; }
 
   tessera_event acquire() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -52,58 +53,52 @@ public:
   }
   void release(tessera_event e) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (e)
-      pool_.push_back(e);
+    if (e) pool_.push_back(e);
   }
 
-  void add(Pending &&p) {
+  void add(Pending&& p) {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.push_back(std::move(p));
     for (size_t i = 0; i < kResolvePerAdd && pending_.size() > 1; ++i) {
-      if (backend_->eventQuery(pending_.front().end) != TESSERA_SUCCESS)
-        break;
+      if (backend_->eventQuery(pending_.front().end) != TESSERA_SUCCESS) break;
       resolve(1);
     }
-    if (pending_.size() > kMaxPending)
-      resolve(pending_.size() / 2);
+    if (pending_.size() > kMaxPending) resolve(pending_.size() / 2);
   }
 
-  bool flush(std::string &error) {
-    backend_->synchronize(); // a fault is reported by the launch that caused it, not here
+  bool flush(std::string& error) {
+    backend_->synchronize();  // a fault is reported by the launch that caused it, not here
     std::lock_guard<std::mutex> lock(mutex_);
     resolve(pending_.size());
     TraceInfo info{path_, backend_->name(), streamNames()};
     return writeTrace(records_, info, error) && (printSummary(records_, info), true);
   }
 
-private:
-  static Recorder *create() {
-    Backend *b = nullptr;
-    if (activeBackend(b) != TESSERA_SUCCESS)
-      return nullptr;
-    auto *r = new Recorder; // lives until exit: its atexit handler writes the trace
+ private:
+  static Recorder* create() {
+    Backend* b = nullptr;
+    if (activeBackend(b) != TESSERA_SUCCESS) return nullptr;
+    auto* r = new Recorder;  // lives until exit: its atexit handler writes the trace
     r->backend_ = b;
     r->path_ = std::getenv("TESSERA_PROFILE");
     if (b->eventCreate(&r->epoch_) != TESSERA_SUCCESS || b->eventRecord(r->epoch_, nullptr) != TESSERA_SUCCESS)
       return nullptr;
     std::atexit([] {
       std::string error;
-      if (Recorder *rec = instance(); rec && !rec->flush(error))
+      if (Recorder* rec = instance(); rec && !rec->flush(error))
         std::fprintf(stderr, "tessera: TESSERA_PROFILE: %s\n", error.c_str());
     });
     return r;
   }
 
   uint32_t streamId(tessera_stream s) {
-    if (!s)
-      return 0;
+    if (!s) return 0;
     auto it = streams_.emplace(s, static_cast<uint32_t>(streams_.size() + 1)).first;
     return it->second;
   }
   std::map<uint32_t, std::string> streamNames() {
     std::map<uint32_t, std::string> names{{0, "default stream"}};
-    for (auto &[s, id] : streams_)
-      names[id] = "stream " + std::to_string(id);
+    for (auto& [s, id] : streams_) names[id] = "stream " + std::to_string(id);
     return names;
   }
 
@@ -117,15 +112,15 @@ private:
       if (backend_->eventSynchronize(p.end) == TESSERA_SUCCESS &&
           backend_->eventElapsed(&at, epoch_, p.start) == TESSERA_SUCCESS &&
           backend_->eventElapsed(&took, p.start, p.end) == TESSERA_SUCCESS)
-        records_.push_back(Record{p.kind, std::move(p.name), streamId(p.stream), at * 1000.0, took * 1000.0,
-                                  p.bytes, p.flops, std::move(p.detail)});
+        records_.push_back(Record{p.kind, std::move(p.name), streamId(p.stream), at * 1000.0, took * 1000.0, p.bytes,
+                                  p.flops, std::move(p.detail)});
       pool_.push_back(p.start);
       pool_.push_back(p.end);
     }
   }
 
   std::mutex mutex_;
-  Backend *backend_ = nullptr;
+  Backend* backend_ = nullptr;
   std::string path_;
   tessera_event epoch_ = nullptr;
   std::vector<tessera_event> pool_;
@@ -134,7 +129,7 @@ private:
   std::map<tessera_stream, uint32_t> streams_;
 };
 
-} // namespace
+}  // namespace
 
 static std::atomic<int> capturingStreams{0};
 
@@ -143,33 +138,30 @@ struct Scope::Pending : profile::Pending {};
 void captureStarted() { ++capturingStreams; }
 void captureEnded() { --capturingStreams; }
 
-const char *kindName(Kind k) {
+const char* kindName(Kind k) {
   switch (k) {
-  case Kind::Launch: return "launch";
-  case Kind::Copy: return "copy";
-  case Kind::Collective: return "collective";
-  case Kind::Graph: return "graph";
+    case Kind::Launch: return "launch";
+    case Kind::Copy: return "copy";
+    case Kind::Collective: return "collective";
+    case Kind::Graph: return "graph";
   }
   return "?";
 }
 
 bool enabled() {
   static const bool on = [] {
-    const char *p = std::getenv("TESSERA_PROFILE");
+    const char* p = std::getenv("TESSERA_PROFILE");
     return p && *p;
   }();
   return on;
 }
 
-Scope::Scope(Kind kind, const char *name, tessera_stream stream) {
-  if (!enabled())
-    return;
-  Recorder *r = Recorder::instance();
-  if (!r || (capturingStreams.load(std::memory_order_relaxed) > 0 && r->backend().capturing(stream)))
-    return;
+Scope::Scope(Kind kind, const char* name, tessera_stream stream) {
+  if (!enabled()) return;
+  Recorder* r = Recorder::instance();
+  if (!r || (capturingStreams.load(std::memory_order_relaxed) > 0 && r->backend().capturing(stream))) return;
   tessera_event start = r->acquire();
-  if (!start)
-    return;
+  if (!start) return;
   if (r->backend().eventRecord(start, stream) != TESSERA_SUCCESS) {
     r->release(start);
     return;
@@ -189,9 +181,8 @@ Scope::~Scope() {
 }
 
 void Scope::finish(uint64_t bytes, double flops, std::string detail) {
-  if (!pending_)
-    return;
-  Recorder *r = Recorder::instance();
+  if (!pending_) return;
+  Recorder* r = Recorder::instance();
   tessera_event end = r->acquire();
   if (end && r->backend().eventRecord(end, pending_->stream) == TESSERA_SUCCESS) {
     pending_->end = end;
@@ -206,8 +197,8 @@ void Scope::finish(uint64_t bytes, double flops, std::string detail) {
   r->release(end);
 }
 
-bool flush(std::string &error) {
-  Recorder *r = enabled() ? Recorder::instance() : nullptr;
+bool flush(std::string& error) {
+  Recorder* r = enabled() ? Recorder::instance() : nullptr;
   if (!r) {
     error = "profiling is off (TESSERA_PROFILE is not set) or no device is usable";
     return false;
@@ -215,4 +206,4 @@ bool flush(std::string &error) {
   return r->flush(error);
 }
 
-} // namespace tessera::rt::profile
+}  // namespace tessera::rt::profile

@@ -16,20 +16,20 @@
 #ifndef TESSERA_RUNTIME_PROFILER_H
 #define TESSERA_RUNTIME_PROFILER_H
 
-#include "tessera/runtime.h"
-
 #include <cstdint>
 #include <string>
+
+#include "tessera/runtime.h"
 
 namespace tessera::rt {
 class Backend;
 struct LaunchPlan;
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 namespace tessera::rt::profile {
 
 enum class Kind { Launch, Copy, Collective, Graph };
-const char *kindName(Kind k);
+const char* kindName(Kind k);
 
 // Whether TESSERA_PROFILE is set (read once).
 bool enabled();
@@ -39,23 +39,23 @@ bool enabled();
 // nothing. Work on a capturing stream is not recorded (it does not run now; the graph's launch
 // is). Does nothing unless enabled().
 class Scope {
-public:
-  Scope(Kind kind, const char *name, tessera_stream stream);
+ public:
+  Scope(Kind kind, const char* name, tessera_stream stream);
   ~Scope();
-  Scope(const Scope &) = delete;
-  Scope &operator=(const Scope &) = delete;
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
   void finish(uint64_t bytes, double flops, std::string detail = {});
 
-private:
+ private:
   struct Pending;
-  Pending *pending_ = nullptr;
+  Pending* pending_ = nullptr;
 };
 
 // The compulsory traffic of a launch (each tensor argument read once, each mut tensor written
 // once, write-only ones not read) and its flops from the kernel's @kernel(flops=) expression
 // (0 when it has none).
-uint64_t launchBytes(const LaunchPlan &plan);
-double launchFlops(const LaunchPlan &plan);
+uint64_t launchBytes(const LaunchPlan& plan);
+double launchFlops(const LaunchPlan& plan);
 
 // Streams capturing into graphs: while none is, recording skips the per-operation query of
 // the stream's capture state (a driver call on the GPU).
@@ -64,8 +64,8 @@ void captureEnded();
 
 // Writes the trace and prints the summary now (also done at exit). Returns false with `error`
 // when the file cannot be written.
-bool flush(std::string &error);
+bool flush(std::string& error);
 
-} // namespace tessera::rt::profile
+}  // namespace tessera::rt::profile
 
 #endif

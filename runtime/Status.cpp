@@ -6,21 +6,20 @@ namespace tessera::rt {
 static thread_local std::string lastMessage;
 
 void setLastError(std::string message) { lastMessage = std::move(message); }
-const std::string &lastError() { return lastMessage; }
+const std::string& lastError() { return lastMessage; }
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 extern "C" {
 
-const char *tessera_last_error_message(void) { return tessera::rt::lastError().c_str(); }
+const char* tessera_last_error_message(void) { return tessera::rt::lastError().c_str(); }
 
 void tessera_clear_error(void) { tessera::rt::setLastError(""); }
 
-const char *tessera_status_name(tessera_status status) {
+const char* tessera_status_name(tessera_status status) {
   switch (status) {
-#define NAME(s)                                                                                    \
-  case s:                                                                                          \
-    return #s;
+#define NAME(s) \
+  case s: return #s;
     NAME(TESSERA_SUCCESS)
     NAME(TESSERA_ERROR_INVALID_ARGUMENT)
     NAME(TESSERA_ERROR_RANK_MISMATCH)
@@ -49,4 +48,4 @@ const char *tessera_status_name(tessera_status status) {
   return "TESSERA_ERROR_UNKNOWN";
 }
 
-} // extern "C"
+}  // extern "C"

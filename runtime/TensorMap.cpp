@@ -5,8 +5,8 @@
 
 namespace tessera::rt {
 
-bool tensorMapShape(const tessera_kernel_tensor &t, int32_t dtype, const tessera_tensor_map_desc &req,
-                    TensorMapShape &out, std::string &why, int32_t rank) {
+bool tensorMapShape(const tessera_kernel_tensor& t, int32_t dtype, const tessera_tensor_map_desc& req,
+                    TensorMapShape& out, std::string& why, int32_t rank) {
   uint32_t bits = tessera_dtype_bits(dtype);
   if (bits != 8 && bits != 16 && bits != 32) {
     why = concat("elements of ", tessera_dtype_name(dtype), " cannot be copied by TMA here");
@@ -44,7 +44,8 @@ bool tensorMapShape(const tessera_kernel_tensor &t, int32_t dtype, const tessera
   for (int i = 0; i < r; ++i) {
     const int64_t bytes = t.strides[i] * int64_t(out.elemBytes);
     if (t.shape[i] > 1 && (t.strides[i] <= 0 || bytes % 16 != 0 || bytes >= (int64_t(1) << 40))) {
-      why = concat("its stride of ", t.strides[i], " elements along dimension ", i, " is not a positive multiple of 16 bytes");
+      why = concat("its stride of ", t.strides[i], " elements along dimension ", i,
+                   " is not a positive multiple of 16 bytes");
       return false;
     }
   }
@@ -64,8 +65,8 @@ bool tensorMapShape(const tessera_kernel_tensor &t, int32_t dtype, const tessera
     out.dims[2 + i] = static_cast<uint64_t>(t.shape[r - 1 - i]);
     // An extent of 1 may carry any stride; TMA wants one at least as large as the inner span.
     const uint64_t inner = i == 0 ? out.rowStrideBytes * out.dims[1] : out.outerStrideBytes[i - 1] * out.dims[1 + i];
-    out.outerStrideBytes[i] = t.shape[r - 1 - i] > 1 ? static_cast<uint64_t>(t.strides[r - 1 - i] * int64_t(out.elemBytes))
-                                                     : inner;
+    out.outerStrideBytes[i] =
+        t.shape[r - 1 - i] > 1 ? static_cast<uint64_t>(t.strides[r - 1 - i] * int64_t(out.elemBytes)) : inner;
   }
   out.box[0] = req.box[0];
   out.box[1] = req.box[1];
@@ -77,25 +78,26 @@ bool tensorMapShape(const tessera_kernel_tensor &t, int32_t dtype, const tessera
 
 namespace {
 
-bool dataType(int32_t dtype, CUtensorMapDataType &out) {
+bool dataType(int32_t dtype, CUtensorMapDataType& out) {
   switch (dtype) {
-  case TESSERA_BF16: out = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; return true;
-  case TESSERA_F16: out = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; return true;
-  case TESSERA_F32: out = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; return true;
-  case TESSERA_F8_E4M3: case TESSERA_F8_E5M2: case TESSERA_I8: case TESSERA_U8:
-    out = CU_TENSOR_MAP_DATA_TYPE_UINT8; return true;
-  default: return false;
+    case TESSERA_BF16: out = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; return true;
+    case TESSERA_F16: out = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; return true;
+    case TESSERA_F32: out = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; return true;
+    case TESSERA_F8_E4M3:
+    case TESSERA_F8_E5M2:
+    case TESSERA_I8:
+    case TESSERA_U8: out = CU_TENSOR_MAP_DATA_TYPE_UINT8; return true;
+    default: return false;
   }
 }
 
-} // namespace
+}  // namespace
 
-bool TensorMapCache::get(const CudaDriver &d, const tessera_kernel_tensor &t, int32_t dtype, int32_t rank,
-                         const tessera_tensor_map_desc &req, CUtensorMap &out, std::string &why) {
+bool TensorMapCache::get(const CudaDriver& d, const tessera_kernel_tensor& t, int32_t dtype, int32_t rank,
+                         const tessera_tensor_map_desc& req, CUtensorMap& out, std::string& why) {
   TensorMapShape s;
   CUtensorMapDataType type;
-  if (!tensorMapShape(t, dtype, req, s, why, rank))
-    return false;
+  if (!tensorMapShape(t, dtype, req, s, why, rank)) return false;
   if (!dataType(dtype, type)) {
     why = concat("no tensor-map data type for ", tessera_dtype_name(dtype));
     return false;
@@ -103,7 +105,10 @@ bool TensorMapCache::get(const CudaDriver &d, const tessera_kernel_tensor &t, in
   Key key{reinterpret_cast<uintptr_t>(t.data),
           {s.dims[0], s.dims[1], s.dims[2], s.dims[3], s.dims[4]},
           {s.rowStrideBytes, s.outerStrideBytes[0], s.outerStrideBytes[1], s.outerStrideBytes[2]},
-          dtype, s.box[0], s.box[1], s.swizzle};
+          dtype,
+          s.box[0],
+          s.box[1],
+          s.swizzle};
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = maps_.find(key); it != maps_.end()) {
     out = it->second;
@@ -118,14 +123,13 @@ bool TensorMapCache::get(const CudaDriver &d, const tessera_kernel_tensor &t, in
                                                  : CU_TENSOR_MAP_SWIZZLE_32B;
   // Out-of-bounds boxes read zeros: the kernel relies on that at the edges of M, N and K.
   CUresult r = d.cuTensorMapEncodeTiled(&out, type, s.rank, t.data, dims, strides, box, elementStrides,
-                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     why = concat("cuTensorMapEncodeTiled failed: ", d.describe(r));
     return false;
   }
-  if (maps_.size() >= 1024) // views come and go; keep the cache bounded
+  if (maps_.size() >= 1024)  // views come and go; keep the cache bounded
     maps_.clear();
   maps_[key] = out;
   return true;
@@ -133,4 +137,4 @@ bool TensorMapCache::get(const CudaDriver &d, const tessera_kernel_tensor &t, in
 
 #endif
 
-} // namespace tessera::rt
+}  // namespace tessera::rt

@@ -13,10 +13,10 @@
 #ifndef TESSERA_RUNTIME_TENSORMAP_H
 #define TESSERA_RUNTIME_TENSORMAP_H
 
-#include "tessera/runtime.h"
-
 #include <cstdint>
 #include <string>
+
+#include "tessera/runtime.h"
 
 namespace tessera::rt {
 
@@ -24,8 +24,8 @@ namespace tessera::rt {
 // box covers the two innermost dimensions (1 along the others).
 struct TensorMapShape {
   uint32_t rank = 2;
-  uint64_t dims[5] = {0, 0, 0, 0, 0};  // {columns, rows, ...}
-  uint64_t rowStrideBytes = 0;         // of dims[1]
+  uint64_t dims[5] = {0, 0, 0, 0, 0};        // {columns, rows, ...}
+  uint64_t rowStrideBytes = 0;               // of dims[1]
   uint64_t outerStrideBytes[3] = {0, 0, 0};  // of dims[2..4]
   uint32_t box[2] = {0, 0};
   uint32_t elemBytes = 0;
@@ -34,37 +34,37 @@ struct TensorMapShape {
 
 // False with `why` when `t` (of `dtype`, a view of `rank` dimensions) cannot be read through a
 // tensor map for `req`.
-bool tensorMapShape(const tessera_kernel_tensor &t, int32_t dtype, const tessera_tensor_map_desc &req,
-                    TensorMapShape &out, std::string &why, int32_t rank = 2);
+bool tensorMapShape(const tessera_kernel_tensor& t, int32_t dtype, const tessera_tensor_map_desc& req,
+                    TensorMapShape& out, std::string& why, int32_t rank = 2);
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 #if TESSERA_RT_HAVE_CUDA
-#include "runtime/CudaDriver.h"
-
 #include <array>
 #include <map>
 #include <mutex>
 #include <tuple>
 
+#include "runtime/CudaDriver.h"
+
 namespace tessera::rt {
 
 class TensorMapCache {
-public:
+ public:
   // The map of view `t` for `req`, encoded on first use. False with `why` when the view cannot
   // have one or the driver refuses it.
-  bool get(const CudaDriver &d, const tessera_kernel_tensor &t, int32_t dtype, int32_t rank,
-           const tessera_tensor_map_desc &req, CUtensorMap &out, std::string &why);
+  bool get(const CudaDriver& d, const tessera_kernel_tensor& t, int32_t dtype, int32_t rank,
+           const tessera_tensor_map_desc& req, CUtensorMap& out, std::string& why);
 
-private:
+ private:
   // (data, dims, strides, dtype, box, swizzle): every field the encoding reads.
-  using Key = std::tuple<uintptr_t, std::array<uint64_t, 5>, std::array<uint64_t, 4>, int32_t, uint32_t, uint32_t,
-                         uint32_t>;
+  using Key =
+      std::tuple<uintptr_t, std::array<uint64_t, 5>, std::array<uint64_t, 4>, int32_t, uint32_t, uint32_t, uint32_t>;
   std::mutex mutex_;
   std::map<Key, CUtensorMap> maps_;
 };
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 #endif
 
 #endif

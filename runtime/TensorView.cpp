@@ -1,22 +1,21 @@
 //===- TensorView.cpp - Dtype names, sizes and view byte spans -------------------------------===//
 #include "runtime/TensorView.h"
 
-#include "runtime/Status.h"
-
 #include <algorithm>
 #include <numeric>
 #include <utility>
 #include <vector>
 
+#include "runtime/Status.h"
+
 namespace tessera::rt {
 
 bool isValidDtype(int32_t dtype) { return dtype > 0 && dtype < TESSERA_DTYPE_COUNT; }
 
-ByteSpan byteSpan(const tessera_tensor &t) {
-  int64_t lo = 0, hi = 0; // element offsets of the extreme elements
+ByteSpan byteSpan(const tessera_tensor& t) {
+  int64_t lo = 0, hi = 0;  // element offsets of the extreme elements
   for (int32_t d = 0; d < t.rank; ++d) {
-    if (t.shape[d] <= 0)
-      return {};
+    if (t.shape[d] <= 0) return {};
     int64_t reach = (t.shape[d] - 1) * t.strides[d];
     (reach < 0 ? lo : hi) += reach;
   }
@@ -38,29 +37,23 @@ struct Rows {
   bool ok = false;
 };
 
-Rows rowsOf(const tessera_tensor &t) {
+Rows rowsOf(const tessera_tensor& t) {
   Rows r;
   uint64_t bits = tessera_dtype_bits(t.dtype);
-  if (bits == 0 || bits % 8)
-    return r;
-  std::vector<std::pair<int64_t, int64_t>> axes; // (stride, extent) of axes of extent > 1
+  if (bits == 0 || bits % 8) return r;
+  std::vector<std::pair<int64_t, int64_t>> axes;  // (stride, extent) of axes of extent > 1
   for (int32_t d = 0; d < t.rank; ++d) {
-    if (t.shape[d] <= 0 || t.shape[d] == 1)
-      continue;
-    if (t.strides[d] <= 0)
-      return r;
+    if (t.shape[d] <= 0 || t.shape[d] == 1) continue;
+    if (t.strides[d] <= 0) return r;
     axes.push_back({t.strides[d], t.shape[d]});
   }
   std::sort(axes.begin(), axes.end());
   int64_t run = 1;
   size_t i = 0;
-  while (i < axes.size() && axes[i].first == run && run <= INT64_MAX / axes[i].second)
-    run *= axes[i++].second;
+  while (i < axes.size() && axes[i].first == run && run <= INT64_MAX / axes[i].second) run *= axes[i++].second;
   int64_t period = 0;
-  for (; i < axes.size(); ++i)
-    period = std::gcd(period, axes[i].first);
-  if (period == 0 || run > period)
-    return r;
+  for (; i < axes.size(); ++i) period = std::gcd(period, axes[i].first);
+  if (period == 0 || run > period) return r;
   r.period = static_cast<uint64_t>(period) * (bits / 8);
   r.width = static_cast<uint64_t>(run) * (bits / 8);
   r.start = reinterpret_cast<uintptr_t>(t.data) % r.period;
@@ -68,24 +61,21 @@ Rows rowsOf(const tessera_tensor &t) {
   return r;
 }
 
-} // namespace
+}  // namespace
 
-bool provablyDisjoint(const tessera_tensor &a, const tessera_tensor &b) {
+bool provablyDisjoint(const tessera_tensor& a, const tessera_tensor& b) {
   Rows x = rowsOf(a), y = rowsOf(b);
-  if (!x.ok || !y.ok)
-    return false;
+  if (!x.ok || !y.ok) return false;
   uint64_t p = std::gcd(x.period, y.period);
-  if (x.width > p || y.width > p)
-    return false;
+  if (x.width > p || y.width > p) return false;
   uint64_t ra = x.start % p, rb = y.start % p;
   return (rb + p - ra) % p >= x.width && (ra + p - rb) % p >= y.width;
 }
 
-bool byteSpanFits(const tessera_tensor &t) {
+bool byteSpanFits(const tessera_tensor& t) {
   int64_t lo = 0, hi = 0, reach = 0;
   for (int32_t d = 0; d < t.rank; ++d) {
-    if (t.shape[d] <= 0)
-      return true; // no elements: nothing is addressed
+    if (t.shape[d] <= 0) return true;  // no elements: nothing is addressed
     if (__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &reach) ||
         __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
       return false;
@@ -95,18 +85,17 @@ bool byteSpanFits(const tessera_tensor &t) {
       __builtin_mul_overflow(hi, bits, &hiBit) || __builtin_add_overflow(hiBit, 7, &hiBit))
     return false;
   uintptr_t base = reinterpret_cast<uintptr_t>(t.data), end = 0;
-  uint64_t below = loBit < 0 ? (0 - static_cast<uint64_t>(loBit) + 7) / 8 : 0; // bytes before data
+  uint64_t below = loBit < 0 ? (0 - static_cast<uint64_t>(loBit) + 7) / 8 : 0;  // bytes before data
   return !__builtin_add_overflow(base, static_cast<uintptr_t>(hiBit / 8), &end) && base >= below;
 }
 
-std::string shapeString(const tessera_tensor &t) {
+std::string shapeString(const tessera_tensor& t) {
   std::string s = "[";
-  for (int32_t d = 0; d < t.rank && d < TESSERA_MAX_RANK; ++d)
-    s += (d ? ", " : "") + std::to_string(t.shape[d]);
+  for (int32_t d = 0; d < t.rank && d < TESSERA_MAX_RANK; ++d) s += (d ? ", " : "") + std::to_string(t.shape[d]);
   return s + "]";
 }
 
-} // namespace tessera::rt
+}  // namespace tessera::rt
 
 using namespace tessera::rt;
 
@@ -120,9 +109,10 @@ constexpr int kDTypeRows = 0
 static_assert(kDTypeRows + 1 == TESSERA_DTYPE_COUNT, "basic/DTypes.def and tessera_dtype disagree");
 
 // Names and sizes are the short names and storage widths of basic/DTypes.def.
-const char *tessera_dtype_name(int32_t dtype) {
+const char* tessera_dtype_name(int32_t dtype) {
   switch (dtype) {
-#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) case ABI: return SHORT;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ABI: return SHORT;
 #include "basic/DTypes.def"
   }
   return "invalid";
@@ -130,14 +120,15 @@ const char *tessera_dtype_name(int32_t dtype) {
 
 uint32_t tessera_dtype_bits(int32_t dtype) {
   switch (dtype) {
-#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) case ABI: return BITS;
+#define DTYPE(ID, NAME, SHORT, BITS, KIND, EXP, MANT, ABI, IR, IRNAME, LLVM, CTYPE, DOC) \
+  case ABI: return BITS;
 #include "basic/DTypes.def"
   }
   return 0;
 }
 
-void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t rank,
-                         const int64_t *shape, int32_t device) {
+void tessera_tensor_init(tessera_tensor* t, void* data, int32_t dtype, int32_t rank, const int64_t* shape,
+                         int32_t device) {
   *t = tessera_tensor{};
   t->data = data;
   t->dtype = dtype;
@@ -151,8 +142,8 @@ void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t r
   }
 }
 
-tessera_status tessera_tensor_view(const tessera_tensor *src, int64_t offset, int32_t rank, const int64_t *shape,
-                                   const int64_t *strides, tessera_tensor *out) {
+tessera_status tessera_tensor_view(const tessera_tensor* src, int64_t offset, int32_t rank, const int64_t* shape,
+                                   const int64_t* strides, tessera_tensor* out) {
   if (!src || !out || (rank > 0 && !shape))
     return fail(TESSERA_ERROR_NULL_POINTER, "tessera_tensor_view: null argument");
   if (rank < 0 || rank > TESSERA_MAX_RANK)
@@ -183,16 +174,15 @@ tessera_status tessera_tensor_view(const tessera_tensor *src, int64_t offset, in
     return fail(TESSERA_ERROR_SHAPE_MISMATCH, "tessera_tensor_view: ", shapeString(*src), " and ", shapeString(t),
                 " have different element counts");
   uint64_t bits = tessera_dtype_bits(src->dtype);
-  t.data = static_cast<char *>(src->data) + offset * static_cast<int64_t>(bits) / 8;
+  t.data = static_cast<char*>(src->data) + offset * static_cast<int64_t>(bits) / 8;
   *out = t;
   return TESSERA_SUCCESS;
 }
 
-int64_t tessera_tensor_numel(const tessera_tensor *t) {
+int64_t tessera_tensor_numel(const tessera_tensor* t) {
   int64_t n = 1;
-  for (int32_t d = 0; d < t->rank && d < TESSERA_MAX_RANK; ++d)
-    n *= t->shape[d];
+  for (int32_t d = 0; d < t->rank && d < TESSERA_MAX_RANK; ++d) n *= t->shape[d];
   return n;
 }
 
-} // extern "C"
+}  // extern "C"

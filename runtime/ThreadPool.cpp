@@ -4,8 +4,7 @@
 namespace tessera::rt {
 
 ThreadPool::ThreadPool(unsigned size) {
-  for (unsigned i = 1; i < (size ? size : 1); ++i)
-    threads_.emplace_back([this, i] { worker(i); });
+  for (unsigned i = 1; i < (size ? size : 1); ++i) threads_.emplace_back([this, i] { worker(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -14,11 +13,10 @@ ThreadPool::~ThreadPool() {
     stop_ = true;
   }
   wake_.notify_all();
-  for (std::thread &t : threads_)
-    t.join();
+  for (std::thread& t : threads_) t.join();
 }
 
-void ThreadPool::run(const std::function<void(unsigned)> &fn) {
+void ThreadPool::run(const std::function<void(unsigned)>& fn) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;
@@ -35,20 +33,18 @@ void ThreadPool::run(const std::function<void(unsigned)> &fn) {
 void ThreadPool::worker(unsigned index) {
   unsigned long seen = 0;
   for (;;) {
-    const std::function<void(unsigned)> *job;
+    const std::function<void(unsigned)>* job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
+      if (stop_) return;
       seen = generation_;
       job = job_;
     }
     (*job)(index);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (--pending_ == 0)
-      done_.notify_one();
+    if (--pending_ == 0) done_.notify_one();
   }
 }
 
-} // namespace tessera::rt
+}  // namespace tessera::rt

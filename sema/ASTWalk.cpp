@@ -1,10 +1,10 @@
 #include "sema/ASTWalk.h"
 
-#include "sema/Symbol.h"
-#include "sema/Type.h"
-
 #include <utility>
 #include <vector>
+
+#include "sema/Symbol.h"
+#include "sema/Type.h"
 
 namespace tessera {
 

@@ -2,7 +2,6 @@
 // symbolic shapes, mut, Region privileges), numeric policies, and the kernel declaration
 // (decorators and their clauses).
 #include <algorithm>
-
 #include <cmath>
 
 #include "sema/Checker.h"
@@ -47,9 +46,11 @@ void Checker::reportUnknownDType(Expr* e, const std::string& name) {
   for (auto& [sp, d] : allDTypeSpellings()) cands.push_back(sp);
   std::string best = closestMatch(name, cands);
   if (!best.empty())
-    diags.report(diag::err_unknown_dtype_suggest, e->range).fixit(e->range, isa<StringLiteralExpr>(e) ? '"' + best + '"' : best)
+    diags.report(diag::err_unknown_dtype_suggest, e->range)
+            .fixit(e->range, isa<StringLiteralExpr>(e) ? '"' + best + '"' : best)
         << name << best;
-  else diags.report(diag::err_unknown_dtype, e->range) << name;
+  else
+    diags.report(diag::err_unknown_dtype, e->range) << name;
 }
 
 bool Checker::dtypeFromExpr(Expr* e, DType& d, NumericPolicy& policy, bool reportUnknown) {
@@ -94,14 +95,17 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
   auto p = lookupPolicy(name);
   if (!p) {
     std::string best = closestMatch(name, allPolicyNames());
-    if (!best.empty()) diags.report(diag::err_unknown_policy_suggest, nameRange).fixit(nameRange, best) << name << best;
-    else diags.report(diag::err_unknown_policy, nameRange) << name;
+    if (!best.empty())
+      diags.report(diag::err_unknown_policy_suggest, nameRange).fixit(nameRange, best) << name << best;
+    else
+      diags.report(diag::err_unknown_policy, nameRange) << name;
     return;
   }
   const PolicyInfo& info = policyInfo(*p);
   if (args.size() < info.minArgs || args.size() > info.maxArgs) {
-    std::string want = info.minArgs == info.maxArgs ? std::to_string(info.minArgs)
-                                                    : std::to_string(info.minArgs) + " to " + std::to_string(info.maxArgs);
+    std::string want = info.minArgs == info.maxArgs
+                           ? std::to_string(info.minArgs)
+                           : std::to_string(info.minArgs) + " to " + std::to_string(info.maxArgs);
     diags.report(diag::err_policy_arity, pe->range) << name << want << args.size();
     return;
   }
@@ -114,7 +118,8 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
       if (policy.roundSource && std::string(policy.roundSource) == source)
         diags.report(diag::err_policy_duplicate, nameRange) << source;
       else
-        diags.report(diag::err_round_conflict, nameRange) << (policy.roundSource ? policy.roundSource : "round") << source;
+        diags.report(diag::err_round_conflict, nameRange)
+            << (policy.roundSource ? policy.roundSource : "round") << source;
       return;
     }
     policy.round = m;
@@ -142,9 +147,12 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
     }
     case Policy::Round: {
       std::string mode;
-      if (auto* n = dyn_cast<NameExpr>(args[0])) mode = n->name;
-      else if (auto* s = dyn_cast<StringLiteralExpr>(args[0])) mode = s->value;
-      else mode = text(args[0]->range);
+      if (auto* n = dyn_cast<NameExpr>(args[0]))
+        mode = n->name;
+      else if (auto* s = dyn_cast<StringLiteralExpr>(args[0]))
+        mode = s->value;
+      else
+        mode = text(args[0]->range);
       auto m = lookupRoundMode(mode);
       if (!m) {
         diags.report(diag::err_unknown_round_mode, args[0]->range) << mode;
@@ -280,9 +288,7 @@ Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned d
       return Extent::binary(op, l, r);
     }
     case NodeKind::ErrorExpr: return "?";
-    default:
-      diags.report(diag::err_bad_extent, e->range);
-      return "?";
+    default: diags.report(diag::err_bad_extent, e->range); return "?";
   }
 }
 
@@ -332,14 +338,21 @@ const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::st
     Privilege pr = Privilege::None;
     std::string pn;
     if (idx.size() == 1 || idx.size() == 2) {
-      if (auto* ne = dyn_cast<NameExpr>(idx[0])) pn = ne->name;
-      else if (auto* se = dyn_cast<StringLiteralExpr>(idx[0])) pn = se->value;
+      if (auto* ne = dyn_cast<NameExpr>(idx[0]))
+        pn = ne->name;
+      else if (auto* se = dyn_cast<StringLiteralExpr>(idx[0]))
+        pn = se->value;
     }
-    if (pn == "read") pr = Privilege::Read;
-    else if (pn == "write") pr = Privilege::Write;
-    else if (pn == "reduce_sum") pr = Privilege::ReduceSum;
-    else if (pn == "reduce_max") pr = Privilege::ReduceMax;
-    else if (pn == "reduce_min") pr = Privilege::ReduceMin;
+    if (pn == "read")
+      pr = Privilege::Read;
+    else if (pn == "write")
+      pr = Privilege::Write;
+    else if (pn == "reduce_sum")
+      pr = Privilege::ReduceSum;
+    else if (pn == "reduce_max")
+      pr = Privilege::ReduceMax;
+    else if (pn == "reduce_min")
+      pr = Privilege::ReduceMin;
     else {
       diags.report(diag::err_unknown_privilege, idx.empty() ? e->range : idx[0]->range)
           << (pn.empty() && !idx.empty() ? text(idx[0]->range) : pn);
@@ -357,9 +370,12 @@ const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::st
     }
     return T.tensor(DType::FP32, false, {}, {}, false, false, pr);
   }
-  if (n.empty()) diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
-  else if (scope->lookup(n)) diags.report(diag::err_not_a_type, s->base->range) << n;
-  else reportUnknownDType(s->base, n);
+  if (n.empty())
+    diags.report(diag::err_not_a_type, s->base->range) << text(s->base->range);
+  else if (scope->lookup(n))
+    diags.report(diag::err_not_a_type, s->base->range) << n;
+  else
+    reportUnknownDType(s->base, n);
   declareExtentsOfBadType(idx, idx.size(), paramName);
   return nullptr;
 }
@@ -376,7 +392,8 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       if (!allowMut) return T.error();  // misplaced `mut`: the parser reports it
       const Type* inner = typeFromAnnotation(m->type, false, paramName);
       if (inner->kind == TypeKind::Tensor)
-        result = T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, true, inner->privilege);
+        result = T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, true,
+                          inner->privilege);
       else if (inner->isLenient())
         result = inner;
       else {
@@ -390,8 +407,10 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       std::string n = nameOf(e);
       if (n.empty()) {
         const Type* t = check(e);
-        if (t->kind == TypeKind::DTypeValue) result = T.scalar(t->dtype, t->policy);
-        else if (t->isLenient()) result = t;
+        if (t->kind == TypeKind::DTypeValue)
+          result = T.scalar(t->dtype, t->policy);
+        else if (t->isLenient())
+          result = t;
         else {
           diags.report(diag::err_not_a_type, e->range) << text(e->range);
           result = T.error();
@@ -428,8 +447,10 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       // `f16 @accum(f32)[n]` reads as `f16 @ (accum(f32)[n])`: a policy followed by extents.
       Expr* policyExpr = b->rhs;
       auto* dimsOf = dyn_cast<SubscriptExpr>(b->rhs);
-      if (dimsOf && (isa<CallExpr>(dimsOf->base) || isa<NameExpr>(dimsOf->base))) policyExpr = dimsOf->base;
-      else dimsOf = nullptr;
+      if (dimsOf && (isa<CallExpr>(dimsOf->base) || isa<NameExpr>(dimsOf->base)))
+        policyExpr = dimsOf->base;
+      else
+        dimsOf = nullptr;
       if (base->kind == TypeKind::Scalar || (base->kind == TypeKind::Tensor && base->dtypeKnown)) {
         NumericPolicy p = base->policy;
         applyPolicy(policyExpr, base->dtype, p);
@@ -463,9 +484,7 @@ const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::strin
       result = T.tuple(std::move(elems));
       break;
     }
-    default:
-      diags.report(diag::err_not_a_type, e->range) << text(e->range);
-      return T.error();
+    default: diags.report(diag::err_not_a_type, e->range) << text(e->range); return T.error();
   }
   // A kernel's tensor parameter crosses the launch ABI, whose views have at most
   // kMaxTensorParamRank dimensions.
@@ -508,9 +527,12 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
               bool valid = false;
               auto addCands = [&](const std::string& name, Expr* v) {
                 std::vector<Expr*> elems;
-                if (auto* l = dyn_cast<ListExpr>(v)) elems = l->elements;
-                else if (auto* t = dyn_cast<TupleExpr>(v)) elems = t->elements;
-                else return false;
+                if (auto* l = dyn_cast<ListExpr>(v))
+                  elems = l->elements;
+                else if (auto* t = dyn_cast<TupleExpr>(v))
+                  elems = t->elements;
+                else
+                  return false;
                 std::vector<long long> cands;
                 for (Expr* x : elems) {
                   auto c = evalConst(x, nullptr);
@@ -521,8 +543,8 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
                 info.autotuneSpace[name] = cands;
                 return true;
               };
-              if (auto* dc = dyn_cast<CallExpr>(a.value); dc && isa<NameExpr>(dc->callee) &&
-                                                          cast<NameExpr>(dc->callee)->name == "dict") {
+              if (auto* dc = dyn_cast<CallExpr>(a.value);
+                  dc && isa<NameExpr>(dc->callee) && cast<NameExpr>(dc->callee)->name == "dict") {
                 valid = true;
                 for (Argument& kv : dc->args)
                   if (kv.kind != Argument::Keyword || !addCands(kv.keyword, kv.value)) valid = false;
@@ -565,7 +587,8 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
     scope = sc.symbols.makeScope(Scope::Comprehension, outer);
     for (auto& [name, cands] : info.autotuneSpace) {
       Symbol* s = declareLocal(name, f->nameRange, T.scalar(DType::INT32), SymbolKind::AutotuneParam);
-      if (!cands.empty()) s->value = ConstValue::ofInt(sc.autotuneValue(f->name, name, cands));  // the compiled candidate
+      if (!cands.empty())
+        s->value = ConstValue::ofInt(sc.autotuneValue(f->name, name, cands));  // the compiled candidate
     }
     for (Expr* c : d.clauses) {
       auto constInt = [&](Expr* x) -> std::optional<long long> {
@@ -577,8 +600,10 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
       if (auto* sub = dyn_cast<SubscriptExpr>(c); sub && nameOf(sub->base) == "tile") {
         std::vector<Expr*> parts;
         if (sub->indices.size() == 1 && sub->indices[0].value) {
-          if (auto* t = dyn_cast<TupleExpr>(sub->indices[0].value)) parts = t->elements;
-          else parts = {sub->indices[0].value};
+          if (auto* t = dyn_cast<TupleExpr>(sub->indices[0].value))
+            parts = t->elements;
+          else
+            parts = {sub->indices[0].value};
         } else {
           for (Argument& a : sub->indices) parts.push_back(a.value);
         }
@@ -586,8 +611,10 @@ void Checker::checkDecorators(FunctionDefStmt* f, FunctionInfo& info) {
         bool valid = !parts.empty() && parts.size() <= 3;
         for (Expr* p : parts) {
           auto v = p ? constInt(p) : std::nullopt;
-          if (!v || *v <= 0) valid = false;
-          else shape.push_back(*v);
+          if (!v || *v <= 0)
+            valid = false;
+          else
+            shape.push_back(*v);
         }
         if (!valid) {
           diags.report(diag::err_group_shape_invalid, c->range);
@@ -628,14 +655,14 @@ namespace {
 // Recognises the grammar of a cost expression (integers, names, + - * / // %, parentheses),
 // collecting the names; codegen reads the same text into the descriptor (codegen/CostExpr.cpp).
 class CostExprScanner {
-public:
+ public:
   explicit CostExprScanner(const std::string& s) : s_(s) {}
   bool valid(std::vector<std::string>& names) {
     names_ = &names;
     return sum() && (skip(), pos_ == s_.size());
   }
 
-private:
+ private:
   void skip() {
     while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
   }

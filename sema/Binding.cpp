@@ -15,7 +15,8 @@ std::vector<ParamSpec> paramSpecs(const BuiltinSignature& sig) {
 std::vector<ParamSpec> paramSpecs(const FunctionDefStmt& f) {
   std::vector<ParamSpec> out;
   for (const Param& p : f.params)
-    if (p.paramKind == Param::Normal && !p.name.empty()) out.push_back({p.name, p.defaultValue != nullptr, false, false});
+    if (p.paramKind == Param::Normal && !p.name.empty())
+      out.push_back({p.name, p.defaultValue != nullptr, false, false});
   return out;
 }
 

@@ -38,7 +38,7 @@ struct CallBinding {
   std::vector<size_t> argIndex;    // per parameter: the index in CallExpr::args (SIZE_MAX: none)
   std::vector<Expr*> variadic;     // the arguments of a *rest parameter
   std::vector<size_t> variadicIndex;
-  bool star = false;               // the call passes *args or **kwargs: nothing is known
+  bool star = false;  // the call passes *args or **kwargs: nothing is known
   // The argument of parameter `name`, or null.
   Expr* arg(std::string_view name) const;
 };

@@ -11,12 +11,18 @@ namespace tessera {
 
 std::string effectNames(uint32_t e) {
   static const std::pair<uint32_t, const char*> names[] = {
-      {eff::Divergent, "Divergent"},     {eff::GroupFeature, "GroupFeature"},
-      {eff::Barrier, "Barrier"},         {eff::GroupCollective, "GroupCollective"},
-      {eff::WarpCollective, "WarpCollective"}, {eff::MemRead, "MemRead"},
-      {eff::MemWrite, "MemWrite"},       {eff::Atomic, "Atomic"},
-      {eff::NonDeterministic, "NonDeterministic"}, {eff::SharedAlloc, "SharedAlloc"},
-      {eff::Async, "Async"},             {eff::Collective, "Collective"},
+      {eff::Divergent, "Divergent"},
+      {eff::GroupFeature, "GroupFeature"},
+      {eff::Barrier, "Barrier"},
+      {eff::GroupCollective, "GroupCollective"},
+      {eff::WarpCollective, "WarpCollective"},
+      {eff::MemRead, "MemRead"},
+      {eff::MemWrite, "MemWrite"},
+      {eff::Atomic, "Atomic"},
+      {eff::NonDeterministic, "NonDeterministic"},
+      {eff::SharedAlloc, "SharedAlloc"},
+      {eff::Async, "Async"},
+      {eff::Collective, "Collective"},
       {eff::NotLowered, "NotLowered"},
       {eff::Uniform, "Uniform"},
   };
@@ -128,8 +134,10 @@ bool parseBuiltinSignature(std::string_view s, BuiltinSignature& out, std::strin
         out.params.push_back(std::move(p));
       }
       skipSpace(s, i);
-      if (i < s.size() && s[i] == ',') ++i;
-      else if (i < s.size() && s[i] != ')') return error = "expected ',' or ')' at " + std::to_string(i), false;
+      if (i < s.size() && s[i] == ',')
+        ++i;
+      else if (i < s.size() && s[i] != ')')
+        return error = "expected ',' or ')' at " + std::to_string(i), false;
       skipSpace(s, i);
     }
     if (!expect(s, i, ")")) return error = "missing ')'", false;
@@ -189,8 +197,10 @@ struct Table {
     };
     for (BuiltinId id : elementwise) entries[static_cast<size_t>(id)].elementwise = true;
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (entries[i].isMethod) methods.emplace(entries[i].name, i);
-      else byName.emplace(entries[i].name, i);
+      if (entries[i].isMethod)
+        methods.emplace(entries[i].name, i);
+      else
+        byName.emplace(entries[i].name, i);
     }
     for (const Alias& a : aliases) {
       byName.emplace(a.name, static_cast<size_t>(a.id));
@@ -248,12 +258,13 @@ const std::vector<std::string>& preludeNames() { return table().prelude; }
 std::string builtinsMarkdown() {
   std::string md;
   md += "<!-- BEGIN GENERATED BUILTINS (tesserac --print-builtins-markdown; do not edit by hand) -->\n";
-  md += "Every builtin, generated from `sema/Builtins.def`. *Where*: `kernel` builtins may only be used in "
-        "`@kernel` bodies, `host` builtins only outside them. *Effects*: `Barrier` and `GroupCollective` must be "
-        "reached by every tile of the group (uniform control flow), `WarpCollective` by every lane of the warp, "
-        "`GroupFeature` needs a declared group shape, `Divergent` results differ between tiles, "
-        "`Uniform` results are the same on every tile whatever each tile passed, "
-        "`NonDeterministic` ones are errors unless the kernel opts out.\n\n";
+  md +=
+      "Every builtin, generated from `sema/Builtins.def`. *Where*: `kernel` builtins may only be used in "
+      "`@kernel` bodies, `host` builtins only outside them. *Effects*: `Barrier` and `GroupCollective` must be "
+      "reached by every tile of the group (uniform control flow), `WarpCollective` by every lane of the warp, "
+      "`GroupFeature` needs a declared group shape, `Divergent` results differ between tiles, "
+      "`Uniform` results are the same on every tile whatever each tile passed, "
+      "`NonDeterministic` ones are errors unless the kernel opts out.\n\n";
   std::string section;
   auto sectionOf = [](const BuiltinInfo& b) -> std::string {
     std::string n = b.name;
@@ -263,14 +274,17 @@ std::string builtinsMarkdown() {
   };
   std::vector<const BuiltinInfo*> sorted;
   for (const BuiltinInfo& b : allBuiltins()) sorted.push_back(&b);
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const BuiltinInfo* a, const BuiltinInfo* b) {
-    return sectionOf(*a) < sectionOf(*b);
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const BuiltinInfo* a, const BuiltinInfo* b) { return sectionOf(*a) < sectionOf(*b); });
   for (const BuiltinInfo* b : sorted) {
     std::string s = sectionOf(*b);
     if (s != section) {
       section = s;
-      md += "\n#### " + (s == "(bare names)" ? std::string("Bare names") : s == "methods" ? std::string("Methods of values") : "`" + s + ".`") + "\n\n";
+      md += "\n#### " +
+            (s == "(bare names)" ? std::string("Bare names")
+             : s == "methods"    ? std::string("Methods of values")
+                                 : "`" + s + ".`") +
+            "\n\n";
       md += "| builtin | signature | where | effects | description |\n|---|---|---|---|---|\n";
     }
     std::string name = "`" + std::string(b->name) + "`";
@@ -278,32 +292,41 @@ std::string builtinsMarkdown() {
     std::string sig = b->signatureText;
     std::string esc;
     for (char c : sig) {
-      if (c == '|') esc += "\\|";
-      else esc += c;
+      if (c == '|')
+        esc += "\\|";
+      else
+        esc += c;
     }
     std::string doc = b->doc;
     std::string docEsc;
     for (char c : doc) {
-      if (c == '|') docEsc += "\\|";
-      else docEsc += c;
+      if (c == '|')
+        docEsc += "\\|";
+      else
+        docEsc += c;
     }
     std::string effects = effectNames(b->effects);
     for (char& c : effects)
       if (c == '|') c = ' ';  // a table cell cannot hold '|'
-    md += "| " + name + " | `" + esc + "` | " + builtinContextName(b->context) + " | " + effects +
-          " | " + docEsc + " |\n";
+    md += "| " + name + " | `" + esc + "` | " + builtinContextName(b->context) + " | " + effects + " | " + docEsc +
+          " |\n";
   }
-  md += "\n#### Dtypes\n\n| dtype | also spelled | bits | kind | exponent / mantissa bits | description |\n|---|---|---|---|---|---|\n";
+  md +=
+      "\n#### Dtypes\n\n| dtype | also spelled | bits | kind | exponent / mantissa bits | description "
+      "|\n|---|---|---|---|---|---|\n";
   auto spellings = allDTypeSpellings();
   for (size_t d = 0; d < static_cast<size_t>(DType::NumDTypes); ++d) {
     const DTypeInfo& info = dtypeInfo(static_cast<DType>(d));
     std::string also;
     for (auto& [sp, id] : spellings)
       if (id == info.id && sp != info.name) also += (also.empty() ? "" : ", ") + ("`" + sp + "`");
-    const char* kind = info.kind == DTypeKind::Float ? "float" : info.kind == DTypeKind::Int ? "int"
-                       : info.kind == DTypeKind::UInt ? "uint" : "bool";
+    const char* kind = info.kind == DTypeKind::Float  ? "float"
+                       : info.kind == DTypeKind::Int  ? "int"
+                       : info.kind == DTypeKind::UInt ? "uint"
+                                                      : "bool";
     std::string em = info.kind == DTypeKind::Float
-                         ? std::to_string(info.exponentBits) + " / " + std::to_string(info.mantissaBits) : "-";
+                         ? std::to_string(info.exponentBits) + " / " + std::to_string(info.mantissaBits)
+                         : "-";
     md += "| `" + std::string(info.name) + "` | " + (also.empty() ? "-" : also) + " | " + std::to_string(info.bits) +
           " | " + kind + " | " + em + " | " + info.doc + " |\n";
   }
@@ -314,8 +337,10 @@ std::string builtinsMarkdown() {
     std::string arg = info.argument;
     std::string esc;
     for (char c : arg) {
-      if (c == '|') esc += "\\|";
-      else esc += c;
+      if (c == '|')
+        esc += "\\|";
+      else
+        esc += c;
     }
     md += "| `@" + std::string(info.name) + "` | " + (esc.empty() ? "-" : esc) + " | " + info.doc + " |\n";
   }

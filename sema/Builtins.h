@@ -64,7 +64,7 @@ struct BuiltinSignature {
 
 struct BuiltinInfo {
   BuiltinId id;
-  const char* name;       // qualified: "tile.linear_id", "Group.sync"
+  const char* name;  // qualified: "tile.linear_id", "Group.sync"
   const char* signatureText;
   BuiltinContext context;
   uint32_t effects;

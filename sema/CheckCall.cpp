@@ -103,7 +103,8 @@ const Type* Checker::checkCast(const Type* dt, CallExpr* e) {
   if (a->kind == TypeKind::Scalar) return T.scalar(dt->dtype, dt->policy);
   if (a->isTileLike()) {
     if (a->kind == TypeKind::Tensor && !inKernel()) return T.withElement(a, dt->dtype, dt->policy);
-    return T.tile(dt->dtype, true, a->dims, a->rankKnown && (a->kind != TypeKind::Shared || !a->dims.empty()), dt->policy);
+    return T.tile(dt->dtype, true, a->dims, a->rankKnown && (a->kind != TypeKind::Shared || !a->dims.empty()),
+                  dt->policy);
   }
   diags.report(diag::err_cast_operand, e->args[0].value->range) << a->str() << name;
   return T.error();
@@ -125,8 +126,10 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
   bool varargs = false, kwargs = false;
   unsigned required = 0, positional = 0;
   for (const Param& p : f->params) {
-    if (p.paramKind == Param::VarArgs) varargs = true;
-    else if (p.paramKind == Param::KwArgs) kwargs = true;
+    if (p.paramKind == Param::VarArgs)
+      varargs = true;
+    else if (p.paramKind == Param::KwArgs)
+      kwargs = true;
     else if (p.paramKind == Param::Normal) {
       ++positional;
       if (!p.defaultValue) ++required;
@@ -171,21 +174,24 @@ const Type* Checker::checkUserCall(const Type* fnType, CallExpr* e) {
     std::string want = required == positional ? std::to_string(positional)
                                               : std::to_string(required) + " to " + std::to_string(positional);
     if (varargs) want = "at least " + std::to_string(required);
-    diags.report(diag::err_call_arity, e->parenRange.valid() ? e->parenRange : e->range) << fnType->name << want << given;
+    diags.report(diag::err_call_arity, e->parenRange.valid() ? e->parenRange : e->range)
+        << fnType->name << want << given;
   }
   return fnType->result ? fnType->result : T.dynamic();
 }
 
 // An argument of a user call against its parameter: tensor or scalar, ranks and static extents;
 // a shape symbol of the callee must bind one size across the arguments (`symbolSizes`).
-void Checker::checkUserArgument(const Type* fnType, const Param& target, size_t idx, const Argument& a,
-                                const Type* at, std::map<std::string, std::pair<std::string, std::string>>& symbolSizes) {
+void Checker::checkUserArgument(const Type* fnType, const Param& target, size_t idx, const Argument& a, const Type* at,
+                                std::map<std::string, std::pair<std::string, std::string>>& symbolSizes) {
   if (idx >= fnType->elems.size()) return;
   const Type* pt = fnType->elems[idx];
   bool ok = true, conflict = false;
   if (!pt->isLenient() && !at->isLenient()) {
-    if (pt->kind == TypeKind::Tensor) ok = at->kind == TypeKind::Tensor;
-    else if (pt->kind == TypeKind::Scalar) ok = at->kind == TypeKind::Scalar;
+    if (pt->kind == TypeKind::Tensor)
+      ok = at->kind == TypeKind::Tensor;
+    else if (pt->kind == TypeKind::Scalar)
+      ok = at->kind == TypeKind::Scalar;
     // Ranks and static extents must match; a shape symbol must bind one size.
     if (ok && pt->kind == TypeKind::Tensor && pt->rankKnown && at->rankKnown) {
       if (pt->dims.size() != at->dims.size()) ok = false;
@@ -262,8 +268,11 @@ void Checker::checkWriteAccess(Expr* target, SourceRange at, bool augmented, Bin
     diags.report(diag::err_write_region_privilege, at) << p->name << privilegeName(t->privilege);
     return;
   }
-  if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax || t->privilege == Privilege::ReduceMin) {
-    const char* want = t->privilege == Privilege::ReduceSum ? "+=" : t->privilege == Privilege::ReduceMax ? "max(...)" : "min(...)";
+  if (t->privilege == Privilege::ReduceSum || t->privilege == Privilege::ReduceMax ||
+      t->privilege == Privilege::ReduceMin) {
+    const char* want = t->privilege == Privilege::ReduceSum   ? "+="
+                       : t->privilege == Privilege::ReduceMax ? "max(...)"
+                                                              : "min(...)";
     bool ok = t->privilege == Privilege::ReduceSum && augmented && augOp == BinaryOp::Add;
     if (!ok) diags.report(diag::err_region_reduce_only, at) << p->name << privilegeName(t->privilege) << want;
     return;
@@ -279,7 +288,8 @@ void Checker::checkWriteAccess(Expr* target, SourceRange at, bool augmented, Bin
 
 Symbol* Checker::rootParam(Expr* e) {
   while (e) {
-    if (auto* s = dyn_cast<SubscriptExpr>(e)) e = s->base;
+    if (auto* s = dyn_cast<SubscriptExpr>(e))
+      e = s->base;
     else if (auto* n = dyn_cast<NameExpr>(e)) {
       Symbol* sym = const_cast<Symbol*>(n->symbol);
       return sym && sym->kind == SymbolKind::Parameter ? sym : nullptr;
@@ -346,8 +356,8 @@ bool Checker::checkBuiltinArguments(const BoundBuiltinCall& bc, const std::vecto
   const BuiltinSignature& sig = b.sig;
   CallExpr* call = bc.call;
   SourceRange parens = call->parenRange.valid() ? call->parenRange : call->range;
-  unsigned positional = static_cast<unsigned>(
-      std::count_if(call->args.begin(), call->args.end(), [](const Argument& x) { return x.kind == Argument::Positional; }));
+  unsigned positional = static_cast<unsigned>(std::count_if(
+      call->args.begin(), call->args.end(), [](const Argument& x) { return x.kind == Argument::Positional; }));
   bool ok = true;
   for (const BindError& err : errors) {
     const Argument& a = call->args[err.arg];
@@ -409,7 +419,8 @@ const Type* Checker::bitcastResult(const BoundBuiltinCall& bc) {
   if (v->kind != TypeKind::Scalar || v->weak || dtypeInfo(v->dtype).bits != dtypeInfo(d->dtype).bits ||
       dtypeInfo(d->dtype).bits < 8) {
     diags.report(diag::err_call_argument_type, bc.arg("value")->range)
-        << bc.b.name << "value" << "a typed scalar as wide as " + std::string(dtypeInfo(d->dtype).shortName) << v->str();
+        << bc.b.name << "value" << "a typed scalar as wide as " + std::string(dtypeInfo(d->dtype).shortName)
+        << v->str();
     return T.error();
   }
   return T.scalar(d->dtype);
@@ -453,7 +464,8 @@ void Checker::requireConstInt(Expr* x, SourceRange missing, const std::string& w
 // goes away (negative axes count from the end, as in NumPy); one it does not have is an error.
 const Type* Checker::reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bool dtypeKnown) {
   auto c = evalConst(axisExpr, nullptr);
-  if (!t->rankKnown || t->kind != TypeKind::Tile || !c || c->kind != ConstValue::Int) return T.tile(d, dtypeKnown, {}, false);
+  if (!t->rankKnown || t->kind != TypeKind::Tile || !c || c->kind != ConstValue::Int)
+    return T.tile(d, dtypeKnown, {}, false);
   long long rank = static_cast<long long>(t->dims.size());
   long long axis = c->i < 0 ? c->i + rank : c->i;
   if (axis < 0 || axis >= rank) {
@@ -469,7 +481,8 @@ const Type* Checker::reducedAlongAxis(const Type* t, Expr* axisExpr, DType d, bo
 // prefetch depth and axes are constants: code generation sizes blocks and pipelines by them.
 const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext) {
   SourceRange at = bc.call->range;
-  if (Expr* step = bc.arg("step")) requireConstInt(step, at, "the step of 'tile.range' (a positive integer)", 1, LLONG_MAX);
+  if (Expr* step = bc.arg("step"))
+    requireConstInt(step, at, "the step of 'tile.range' (a positive integer)", 1, LLONG_MAX);
   auto* axisTuple = dyn_cast<TupleExpr>(bc.arg("axis"));
   if (Expr* pre = bc.arg("prefetch"); pre && !(axisTuple && axisTuple->elements.size() > 1))
     requireConstInt(pre, at, "'prefetch' (an integer in [1, 16])", 1, 16);
@@ -481,7 +494,8 @@ const Type* Checker::tileRangeResult(const BoundBuiltinCall& bc, const Type* ext
   if (ext->kind == TypeKind::Tensor || ext->isDynamic()) {
     // Blocks of a constant step have that extent.
     auto step = bc.arg("step") ? evalConst(bc.arg("step"), nullptr) : std::optional<ConstValue>(ConstValue::ofInt(1));
-    const Type* block = step && step->kind == ConstValue::Int && step->i > 0 ? T.slice(std::to_string(step->i)) : T.slice();
+    const Type* block =
+        step && step->kind == ConstValue::Int && step->i > 0 ? T.slice(std::to_string(step->i)) : T.slice();
     if (auto* axes = dyn_cast<TupleExpr>(bc.arg("axis")); axes && axes->elements.size() > 1) {
       std::vector<const Type*> elems(axes->elements.size() - 1, T.scalar(DType::INT64));
       elems.push_back(block);
@@ -539,8 +553,10 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       for (Expr* x : variadic) {
         auto c = evalConst(x, &diags);
         if (!c || c->kind != ConstValue::Int) {
-          if (!c) diags.report(diag::err_shared_extent_not_const, x->range);
-          else diags.report(diag::err_shared_extent_not_const, x->range);
+          if (!c)
+            diags.report(diag::err_shared_extent_not_const, x->range);
+          else
+            diags.report(diag::err_shared_extent_not_const, x->range);
           return T.error();
         }
         if (c->i <= 0) {
@@ -554,8 +570,10 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       if (Expr* s = arg("swizzle")) {
         auto c = evalConst(s, nullptr);
         if (c && c->kind == ConstValue::Str) {
-          if (auto z = lookupSwizzle(c->s)) sw = *z;
-          else diags.report(diag::err_unknown_swizzle, s->range) << c->s;
+          if (auto z = lookupSwizzle(c->s))
+            sw = *z;
+          else
+            diags.report(diag::err_unknown_swizzle, s->range) << c->s;
         }
       }
       if (inKernel()) {
@@ -589,8 +607,10 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       std::vector<Extent> dims;
       Expr* shape = arg("shape");
       std::vector<Expr*> parts;
-      if (auto* t = dyn_cast<TupleExpr>(shape)) parts = t->elements;
-      else if (shape) parts = {shape};
+      if (auto* t = dyn_cast<TupleExpr>(shape))
+        parts = t->elements;
+      else if (shape)
+        parts = {shape};
       // Each extent is a positive constant (an autotune candidate's included) or a shape symbol of
       // the kernel (tile.zeros((128, D))), as the lowering sizes tiles.
       for (Expr* p : parts) {
@@ -666,8 +686,7 @@ const Type* Checker::tileMmaResult(const BoundBuiltinCall& bc) {
       diags.report(diag::err_mma_loop_transposed_a, at->range) << text(at->range);
       return T.error();
     }
-    if (!checkInnerExtents("tile.mma", bc.binding.args[0], boundType[0], bc.binding.args[1], boundType[1],
-                           call->range))
+    if (!checkInnerExtents("tile.mma", bc.binding.args[0], boundType[0], bc.binding.args[1], boundType[1], call->range))
       return T.error();
     const Type* i = T.scalar(DType::INT32);
     return T.range(T.tuple({i, i, i}));
@@ -719,8 +738,8 @@ const Type* Checker::constraintResult(const BoundBuiltinCall& bc) {
   switch (b.id) {
     case BuiltinId::CooperativeGroup: {
       if (Expr* s = arg("size"))
-        if (auto c = evalConst(s, nullptr); c && c->kind == ConstValue::Int &&
-                                            (c->i < 1 || c->i > 1024 || (c->i & (c->i - 1)) != 0)) {
+        if (auto c = evalConst(s, nullptr);
+            c && c->kind == ConstValue::Int && (c->i < 1 || c->i > 1024 || (c->i & (c->i - 1)) != 0)) {
           diags.report(diag::err_cooperative_group_size, s->range) << c->i;
           return T.error();
         }
@@ -787,12 +806,12 @@ const Type* Checker::genericBuiltinResult(const BoundBuiltinCall& bc, SourceRang
     return first;
   }
   if (r == "elem") {
-    if (first->kind == TypeKind::Tile && arg("axis")) return reducedAlongAxis(first, arg("axis"), first->dtype, first->dtypeKnown);
+    if (first->kind == TypeKind::Tile && arg("axis"))
+      return reducedAlongAxis(first, arg("axis"), first->dtype, first->dtypeKnown);
     return T.elementOf(first);
   }
   if (r == "float") {
-    if (first->kind == TypeKind::Scalar)
-      return isFloat(first->dtype) && !first->weak ? first : T.scalar(DType::FP32);
+    if (first->kind == TypeKind::Scalar) return isFloat(first->dtype) && !first->weak ? first : T.scalar(DType::FP32);
     if (first->isTileLike())
       return T.tile(isFloat(first->dtype) ? first->dtype : DType::FP32, first->dtypeKnown, first->dims,
                     first->rankKnown && (first->kind != TypeKind::Shared || !first->dims.empty()));

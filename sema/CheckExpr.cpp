@@ -1,6 +1,6 @@
 // Expressions: names, attributes, subscripts, operators, literals, comprehensions.
-#include <climits>
 #include <algorithm>
+#include <climits>
 
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
@@ -76,7 +76,8 @@ const Type* Checker::check(Expr* e) {
       bool mixed = false;
       for (Expr* x : cast<ListExpr>(e)->elements) {
         const Type* et = check(x);
-        if (!joined) joined = et;
+        if (!joined)
+          joined = et;
         else if (joined != et) {
           DType a, b;
           bool ka, kb;
@@ -101,9 +102,7 @@ const Type* Checker::check(Expr* e) {
     case NodeKind::MutExpr:  // misplaced `mut`: the parser reports it
       t = T.error();
       break;
-    case NodeKind::StarredExpr:
-      t = check(cast<StarredExpr>(e)->value)->isError() ? T.error() : T.dynamic();
-      break;
+    case NodeKind::StarredExpr: t = check(cast<StarredExpr>(e)->value)->isError() ? T.error() : T.dynamic(); break;
     case NodeKind::ErrorExpr: t = T.error(); break;
     default: break;
   }
@@ -140,7 +139,8 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
     std::string best = closestMatch(name, cands);
     if (!best.empty())
       diags.report(diag::err_unknown_member_suggest, e->nameRange).fixit(e->nameRange, best) << owner << name << best;
-    else diags.report(diag::err_unknown_member, e->nameRange) << owner << name;
+    else
+      diags.report(diag::err_unknown_member, e->nameRange) << owner << name;
     return T.error();
   };
   std::string prefix;
@@ -170,8 +170,7 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
     return unknownMember(prefix.empty() ? "tessera" : prefix, cands);
   }
   switch (b->kind) {
-    case TypeKind::Builtin:
-      return unknownMember(b->builtin ? b->builtin->name : "?", {});
+    case TypeKind::Builtin: return unknownMember(b->builtin ? b->builtin->name : "?", {});
     case TypeKind::Module: {
       if (b->module && b->module->scope)
         if (Symbol* s = b->module->scope->lookupLocal(name)) return s->type ? s->type : T.dynamic();
@@ -220,11 +219,8 @@ const Type* Checker::checkAttribute(AttributeExpr* e) {
       return T.error();
     case TypeKind::Dict:
     case TypeKind::List:
-    case TypeKind::Str:
-      return T.dynamic();  // host containers: methods are the host language's
-    default:
-      diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name;
-      return T.error();
+    case TypeKind::Str: return T.dynamic();  // host containers: methods are the host language's
+    default: diags.report(diag::err_no_attribute, e->nameRange) << b->str() << name; return T.error();
   }
 }
 
@@ -238,7 +234,8 @@ bool Checker::checkConstantIndex(Expr* ix, const Extent& extent, unsigned dim, E
     auto d = diags.report(diag::err_negative_index, ix->range);
     d << c->i << name;
     if (!extent.isUnknown()) {
-      std::string fixed = extent.isConst() ? std::to_string(extent.value() + c->i) : extent.str() + " - " + std::to_string(-c->i);
+      std::string fixed =
+          extent.isConst() ? std::to_string(extent.value() + c->i) : extent.str() + " - " + std::to_string(-c->i);
       if (!extent.isConst() || extent.value() + c->i >= 0) d.fixit(ix->range, fixed);
     }
     return false;
@@ -297,7 +294,7 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
       return T.error();
     }
     case TypeKind::DTypeValue: return T.dynamic();  // a tensor type written as a value
-    case TypeKind::Function:  // kernel[grid, block, stream=s]: a launch configuration
+    case TypeKind::Function:                        // kernel[grid, block, stream=s]: a launch configuration
       checkIndices();
       return b;
     case TypeKind::Tuple: {
@@ -336,7 +333,8 @@ const Type* Checker::checkSubscript(SubscriptExpr* e) {
         }
         if (auto* sl = dyn_cast<SliceExpr>(ix)) {
           check(sl);
-          if (!checkConstantIndex(sl->lower, full, count, e->base) || !checkConstantIndex(sl->upper, full, count, e->base))
+          if (!checkConstantIndex(sl->lower, full, count, e->base) ||
+              !checkConstantIndex(sl->upper, full, count, e->base))
             bad = true;
           dims.push_back(sliceExtent(sl, full));
           anySlice = true;
@@ -380,13 +378,15 @@ const Type* Checker::checkUnary(UnaryExpr* e) {
     case UnaryOp::Not: return T.boolType();
     case UnaryOp::Neg:
     case UnaryOp::Pos:
-      if (t->kind == TypeKind::Scalar || t->isTileLike()) return t->kind == TypeKind::Shared ? T.withElement(t, t->dtype) : t;
+      if (t->kind == TypeKind::Scalar || t->isTileLike())
+        return t->kind == TypeKind::Shared ? T.withElement(t, t->dtype) : t;
       break;
     case UnaryOp::Invert:
       if (t->isIntegral()) return t;
       break;
   }
-  diags.report(diag::err_unary_operand, e->opRange.valid() ? e->opRange : e->range) << unaryOpSpelling(e->op) << t->str();
+  diags.report(diag::err_unary_operand, e->opRange.valid() ? e->opRange : e->range)
+      << unaryOpSpelling(e->op) << t->str();
   return T.error();
 }
 
@@ -439,15 +439,15 @@ bool Checker::extentsAgreeStatically(BinaryOp op, const Extent& a, const Extent&
     return true;
   }
   if (symbolic(a) && symbolic(b) && a != b) {
-    diags.report(diag::err_extent_symbols_differ, opRange) << binaryOpSpelling(op) << l->str() << r->str() << a.str()
-                                                           << b.str();
+    diags.report(diag::err_extent_symbols_differ, opRange)
+        << binaryOpSpelling(op) << l->str() << r->str() << a.str() << b.str();
     return false;
   }
   if (!(symbolic(a) && wide(b)) && !(wide(a) && symbolic(b))) return true;
   const Extent& sym = symbolic(a) ? a : b;
   const Extent& num = symbolic(a) ? b : a;
-  diags.report(diag::err_extent_not_static, opRange) << binaryOpSpelling(op) << l->str() << r->str() << sym.str()
-                                                     << num.str();
+  diags.report(diag::err_extent_not_static, opRange)
+      << binaryOpSpelling(op) << l->str() << r->str() << sym.str() << num.str();
   return false;
 }
 
@@ -476,7 +476,8 @@ const Type* Checker::binaryResult(BinaryOp op, const Type* l, const Type* r, Sou
     if (l->kind == TypeKind::Str && (op == BinaryOp::Mod || (op == BinaryOp::Mul && r->isIntegral()))) return T.str();
     return bad();
   }
-  if (l->kind == TypeKind::List || l->kind == TypeKind::Tuple || r->kind == TypeKind::List || r->kind == TypeKind::Tuple) {
+  if (l->kind == TypeKind::List || l->kind == TypeKind::Tuple || r->kind == TypeKind::List ||
+      r->kind == TypeKind::Tuple) {
     if (op == BinaryOp::Eq || op == BinaryOp::Ne) return T.boolType();
     if (op == BinaryOp::Add && l->kind == r->kind) return l->kind == TypeKind::List ? l : T.dynamic();
     if (op == BinaryOp::Mul && (l->isIntegral() || r->isIntegral())) return l->isIntegral() ? r : l;
@@ -625,9 +626,7 @@ const Type* Checker::iterationElement(const Type* t, SourceRange at) {
     case TypeKind::Opaque:
     case TypeKind::Tensor:
     case TypeKind::Tile: return T.dynamic();
-    default:
-      diags.report(diag::err_not_iterable, at) << t->str();
-      return T.error();
+    default: diags.report(diag::err_not_iterable, at) << t->str(); return T.error();
   }
 }
 
@@ -638,7 +637,8 @@ void Checker::checkConversion(const Type* from, const Type* to, SourceRange at, 
   if (value && isInteger(fd) && from->kind == TypeKind::Scalar && !checkConstantFits(value, td, at)) return;
   if (from->kind == TypeKind::Scalar && from->weak) {
     if (isFloat(fd) && !isFloat(td))
-      diags.report(diag::err_implicit_narrowing, at) << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;
+      diags.report(diag::err_implicit_narrowing, at)
+          << from->str() << dtypeInfo(td).shortName << dtypeInfo(td).shortName;
     return;
   }
   if (widensTo(fd, td)) return;

@@ -30,8 +30,10 @@ Symbol* Checker::declareLocal(const std::string& name, SourceRange at, const Typ
 
 void Checker::reportUndefined(const std::string& name, SourceRange at) {
   std::string best = closestMatch(name, scope->visibleNames());
-  if (!best.empty()) diags.report(diag::err_undefined_name_suggest, at).fixit(at, best) << name << best;
-  else diags.report(diag::err_undefined_name, at) << name;
+  if (!best.empty())
+    diags.report(diag::err_undefined_name_suggest, at).fixit(at, best) << name << best;
+  else
+    diags.report(diag::err_undefined_name, at) << name;
 }
 
 void Checker::checkModule() {
@@ -50,7 +52,8 @@ void Checker::checkModule() {
     }
   // Module-level names a function body may use before the statement that assigns them has run.
   std::function<void(Expr*)> collect = [&](Expr* t) {
-    if (auto* n = dyn_cast<NameExpr>(t)) moduleGlobals.insert(n->name);
+    if (auto* n = dyn_cast<NameExpr>(t))
+      moduleGlobals.insert(n->name);
     else if (auto* tu = dyn_cast<TupleExpr>(t))
       for (Expr* x : tu->elements) collect(x);
     else if (auto* l = dyn_cast<ListExpr>(t))
@@ -61,12 +64,15 @@ void Checker::checkModule() {
   for (Stmt* s : mod.module->stmts) {
     if (auto* a = dyn_cast<AssignStmt>(s))
       for (Expr* t : a->targets) collect(t);
-    else if (auto* an = dyn_cast<AnnAssignStmt>(s)) collect(an->target);
-    else if (auto* f = dyn_cast<ForStmt>(s)) collect(f->target);
+    else if (auto* an = dyn_cast<AnnAssignStmt>(s))
+      collect(an->target);
+    else if (auto* f = dyn_cast<ForStmt>(s))
+      collect(f->target);
     else if (auto* w = dyn_cast<WithStmt>(s)) {
       for (WithItem& i : w->items) collect(i.target);
     } else if (auto* im = dyn_cast<ImportStmt>(s)) {
-      for (ImportName& n : im->names) moduleGlobals.insert(n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.alias);
+      for (ImportName& n : im->names)
+        moduleGlobals.insert(n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.alias);
     } else if (auto* imf = dyn_cast<ImportFromStmt>(s)) {
       for (ImportName& n : imf->names) moduleGlobals.insert(n.alias.empty() ? n.name : n.alias);
     }
@@ -208,8 +214,10 @@ void Checker::checkAnnAssign(AnnAssignStmt* s) {
   }
   if (auto* n = dyn_cast<NameExpr>(s->target)) {
     Symbol* sym = scope->lookupLocal(n->name);
-    if (!sym || sym->kind == SymbolKind::Builtin) sym = declareLocal(n->name, n->range, t);
-    else sym->type = t;
+    if (!sym || sym->kind == SymbolKind::Builtin)
+      sym = declareLocal(n->name, n->range, t);
+    else
+      sym->type = t;
     sym->assignments++;
     if (s->value && scope == mod.scope)
       if (auto c = evalConst(s->value, nullptr)) {
@@ -237,7 +245,8 @@ void Checker::checkWhileCarries(WhileStmt* w) {
       for (Expr* t : targets) {
         auto* n = dyn_cast<NameExpr>(t);
         const Symbol* sym = n ? n->symbol : nullptr;
-        if (!sym || !sym->type || (sym->type->kind != TypeKind::Tile && sym->type->kind != TypeKind::Fragment)) continue;
+        if (!sym || !sym->type || (sym->type->kind != TypeKind::Tile && sym->type->kind != TypeKind::Fragment))
+          continue;
         if (sym->declRange.begin.offset >= w->range.begin.offset || !reported.insert(sym).second) continue;
         diags.report(diag::err_while_carries_tile, t->range) << sym->name;
       }
@@ -256,7 +265,8 @@ void Checker::checkFor(ForStmt* s) {
   assignTo(s->target, elem, nullptr);
   auto* call = dyn_cast<CallExpr>(s->iter);
   const Type* callee = call && call->callee ? call->callee->type : nullptr;
-  bool mma = callee && callee->kind == TypeKind::Builtin && callee->builtin && callee->builtin->id == BuiltinId::TileMma;
+  bool mma =
+      callee && callee->kind == TypeKind::Builtin && callee->builtin && callee->builtin->id == BuiltinId::TileMma;
   ++loopDepth;
   unrolledLoops.push_back(isa<ListExpr>(s->iter) || isa<TupleExpr>(s->iter) || mma);
   if (!unrolledLoops.back()) carriers.push_back({"for", s->range.begin.offset});
@@ -316,7 +326,8 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
     }
     case NodeKind::TupleExpr:
     case NodeKind::ListExpr: {
-      auto& elems = target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
+      auto& elems =
+          target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
       bool starred = std::any_of(elems.begin(), elems.end(), [](Expr* e) { return isa<StarredExpr>(e); });
       std::vector<Expr*> valueElems;
       if (auto* tv = dyn_cast<TupleExpr>(value)) valueElems = tv->elements;
@@ -357,7 +368,8 @@ void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented,
           !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size() &&
           !onlyLeadingOnesDiffer(slot->dims, t->dims)) {
         diags.report(diag::err_store_rank_mismatch, value ? value->range : target->range)
-            << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str() << static_cast<unsigned>(slot->dims.size());
+            << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str()
+            << static_cast<unsigned>(slot->dims.size());
         return;
       }
       if (inKernel() && !checkStoreExtents(target, slot, t, value)) return;
@@ -410,8 +422,7 @@ bool Checker::checkStoreExtents(Expr* target, const Type* slot, const Type* t, E
     }
     if (want == got || !(constants || (symbols && inKernel()))) continue;
     diags.report(diag::err_store_shape_mismatch, value ? value->range : target->range)
-        << t->str() << text(target->range) << slot->str() << got.str() << static_cast<unsigned>(d)
-        << want.str();
+        << t->str() << text(target->range) << slot->str() << got.str() << static_cast<unsigned>(d) << want.str();
     return false;
   }
   return true;
@@ -527,8 +538,10 @@ void Checker::checkFunctionBody(FunctionDefStmt* f) {
   unsigned errorsBefore = diags.errorCount();
   // Unannotated kernel parameters: checked with their inferred types (their ranks inferred there).
   bool inferring = hasUnannotatedParams(f, info);
-  if (inferring) checkKernelWithInferredParams(f, info);
-  else checkBodyOnce(f, info);
+  if (inferring)
+    checkKernelWithInferredParams(f, info);
+  else
+    checkBodyOnce(f, info);
 
   // A body that is only `...` declares the function without defining it.
   if (f->body.stmts.size() == 1)

@@ -24,7 +24,7 @@ struct ExtentUnifier {
 };
 
 class Checker {
-public:
+ public:
   Checker(SemaContext& sc, DiagnosticEngine& diags, ModuleInfo& mod);
   void checkModule();
 

@@ -76,7 +76,8 @@ std::optional<ConstValue> foldBinaryConst(BinaryOp op, const ConstValue& l, cons
     case BinaryOp::BitOr: return isInt ? std::optional(ConstValue::ofInt(a | c)) : std::nullopt;
     case BinaryOp::BitXor: return isInt ? std::optional(ConstValue::ofInt(a ^ c)) : std::nullopt;
     case BinaryOp::Shl:
-      if (!isInt || c < 0 || c >= 63) return isInt && c >= 63 ? fail(at, diags, diag::err_const_overflow) : std::nullopt;
+      if (!isInt || c < 0 || c >= 63)
+        return isInt && c >= 63 ? fail(at, diags, diag::err_const_overflow) : std::nullopt;
       if (a < 0 || (a >> (62 - c)) != 0) return fail(at, diags, diag::err_const_overflow);
       return ConstValue::ofInt(a << c);
     case BinaryOp::Shr:
@@ -114,7 +115,8 @@ std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
     case NodeKind::AttributeExpr: {  // a constant of an imported module: helpers.BLOCK
       auto* a = cast<AttributeExpr>(e);
       auto* base = dyn_cast<NameExpr>(a->base);
-      if (!base || !base->symbol || base->symbol->kind != SymbolKind::Module || !base->symbol->type) return std::nullopt;
+      if (!base || !base->symbol || base->symbol->kind != SymbolKind::Module || !base->symbol->type)
+        return std::nullopt;
       const ModuleInfo* m = base->symbol->type->module;
       if (!m || !m->scope) return std::nullopt;
       const Symbol* s = m->scope->lookupLocal(a->name);

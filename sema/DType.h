@@ -18,7 +18,7 @@ enum class DTypeKind : uint8_t { Float, Int, UInt, Bool };
 
 struct DTypeInfo {
   DType id;
-  const char* name;   // canonical: fp32
+  const char* name;       // canonical: fp32
   const char* shortName;  // printed: f32
   unsigned bits;
   DTypeKind kind;
@@ -85,8 +85,8 @@ struct NumericPolicy {
   std::optional<DType> accum;
   std::optional<RoundMode> round;
   bool saturate = false;
-  std::string scale;  // the scale expression as written, empty when none
-  double scaleValue = 0;  // its value (a positive compile-time constant), 0 when none
+  std::string scale;                  // the scale expression as written, empty when none
+  double scaleValue = 0;              // its value (a positive compile-time constant), 0 when none
   const char* roundSource = nullptr;  // the policy that set `round` (for conflict messages)
   bool empty() const { return !accum && !round && !saturate && scale.empty(); }
   std::string str() const;  // " @accum(fp32) @saturate" (leading space) or ""

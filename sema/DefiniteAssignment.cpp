@@ -77,7 +77,7 @@ bool jumpsIn(const std::vector<Stmt*>& stmts) {
 }
 
 class DefiniteAssignment {
-public:
+ public:
   DefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags) : fn_(fn), diags_(diags) {}
 
   void run() {
@@ -90,7 +90,7 @@ public:
     block(fn_->body.stmts, 0);
   }
 
-private:
+ private:
   void use(Expr* root) {
     std::vector<Expr*> stack{root};
     while (!stack.empty()) {
@@ -227,7 +227,8 @@ private:
     SymSet targets;
     targetSymbols(f->target, targets);
     if (isa<ListExpr>(f->iter) || isa<TupleExpr>(f->iter)) {  // unrolled
-      size_t n = isa<ListExpr>(f->iter) ? cast<ListExpr>(f->iter)->elements.size() : cast<TupleExpr>(f->iter)->elements.size();
+      size_t n =
+          isa<ListExpr>(f->iter) ? cast<ListExpr>(f->iter)->elements.size() : cast<TupleExpr>(f->iter)->elements.size();
       if (n > 0) {
         define(f->target);
         loopBody(f->body);
@@ -257,6 +258,8 @@ private:
 
 }  // namespace
 
-void checkDefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags) { DefiniteAssignment(fn, diags).run(); }
+void checkDefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags) {
+  DefiniteAssignment(fn, diags).run();
+}
 
 }  // namespace tessera

@@ -14,11 +14,13 @@ namespace {
 // The user functions `f` calls (kernels excluded: calling one is an error of its own).
 std::vector<const FunctionDefStmt*> callees(const FunctionDefStmt* f, const SemaContext& sc) {
   std::vector<const FunctionDefStmt*> out;
-  walkStmts(f->body, [](Stmt*) {}, [&](Expr* e) {
-    const FunctionDefStmt* callee = calledFunction(dyn_cast<CallExpr>(e));
-    auto info = callee ? sc.functions.find(callee) : sc.functions.end();
-    if (info != sc.functions.end() && info->second && !info->second->isKernel()) out.push_back(callee);
-  });
+  walkStmts(
+      f->body, [](Stmt*) {},
+      [&](Expr* e) {
+        const FunctionDefStmt* callee = calledFunction(dyn_cast<CallExpr>(e));
+        auto info = callee ? sc.functions.find(callee) : sc.functions.end();
+        if (info != sc.functions.end() && info->second && !info->second->isKernel()) out.push_back(callee);
+      });
   return out;
 }
 

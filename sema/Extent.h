@@ -13,7 +13,7 @@
 namespace tessera {
 
 class Extent {
-public:
+ public:
   enum class Kind : uint8_t { Unknown, Const, Symbol, Expr };
   // Div is exact division (`K/tp` and `K//tp` alike: the launch refuses a remainder). CeilDiv
   // (`ceil_div(N,256)`) rounds up; only the host level's graphs build it (graph/Dim.h).
@@ -45,7 +45,7 @@ public:
   friend bool operator!=(const Extent& a, const char* s) { return a.text_ != s; }
   friend bool operator<(const Extent& a, const Extent& b) { return a.text_ < b.text_; }
 
-private:
+ private:
   struct Operands;
   Kind kind_ = Kind::Unknown;
   Op op_ = Op::Add;

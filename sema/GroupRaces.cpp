@@ -49,7 +49,7 @@ struct Origin {
 };
 
 class GroupRaces {
-public:
+ public:
   GroupRaces(FunctionInfo& info, DiagnosticEngine& diags) : info_(info), diags_(diags) {}
 
   void run(FunctionDefStmt* fn) {
@@ -63,7 +63,7 @@ public:
     block(fn->body, false, 0);
   }
 
-private:
+ private:
   // The first group-dependent part of `e`, if any.
   Origin origin(Expr* e) {
     if (!e) return {};
@@ -105,7 +105,8 @@ private:
       return;
     // Unannotated parameters (typed by ExtentInference.cpp) are not judged: the spec's
     // warp_reduce_sum stores `Out[tile.warp_id()]` from every group (docs/language.md).
-    if (auto* n = dyn_cast<NameExpr>(tensor); n && n->symbol && n->symbol->param && !n->symbol->param->annotation) return;
+    if (auto* n = dyn_cast<NameExpr>(tensor); n && n->symbol && n->symbol->param && !n->symbol->param->annotation)
+      return;
     // Whole-tensor programs: their row split gives each group its rows.
     if (!grouped_ && value && value->type && value->type->isTileLike()) return;
     for (Expr* i : indices)
@@ -148,8 +149,10 @@ private:
     }
     if (!dst || !index) return;
     std::vector<Expr*> indices;
-    if (auto* t = dyn_cast<TupleExpr>(index)) indices = t->elements;
-    else indices.push_back(index);
+    if (auto* t = dyn_cast<TupleExpr>(index))
+      indices = t->elements;
+    else
+      indices.push_back(index);
     store(dst, indices, value, false, c->range, ctrl);
   }
 
@@ -171,8 +174,10 @@ private:
         calls(a->value, ctrl);
         Origin o = origin(a->value);
         for (Expr* t : a->targets) {
-          if (isa<SubscriptExpr>(t)) subscriptStore(t, a->value, false, ctrl);
-          else setVar(t, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
+          if (isa<SubscriptExpr>(t))
+            subscriptStore(t, a->value, false, ctrl);
+          else
+            setVar(t, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
         }
         return false;
       }
@@ -220,9 +225,9 @@ private:
         // group, though every group runs the body (a block loop's trip count is not a guard).
         auto* c = (f->iter ? dyn_cast<CallExpr>(f->iter) : nullptr);
         const BuiltinInfo* b = builtinOf(c);
-        bool blockLoop = b && (b->id == BuiltinId::TileMma || (b->id == BuiltinId::TileRange && !c->args.empty() &&
-                                                                 c->args[0].value && c->args[0].value->type &&
-                                                                 c->args[0].value->type->kind == TypeKind::Tensor));
+        bool blockLoop = b && (b->id == BuiltinId::TileMma ||
+                               (b->id == BuiltinId::TileRange && !c->args.empty() && c->args[0].value &&
+                                c->args[0].value->type && c->args[0].value->type->kind == TypeKind::Tensor));
         if (blockLoop && blockLoops == 0 && !o.valid) o = {f->iter->range, true};
         setVar(f->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
         bool inner = blockLoop ? ctrl : enter(ctrl, origin(f->iter));

@@ -99,8 +99,10 @@ void Checker::checkImport(ImportStmt* s) {
     }
     ModuleInfo* m = loadModule(n.name, n.nameRange);
     const Type* t = m ? T.module(m, n.name) : T.error();
-    if (!n.alias.empty() || n.name.find('.') == std::string::npos) declareLocal(bindName, bindRange, t, SymbolKind::Module);
-    else declareLocal(bindName, bindRange, m ? T.dynamic() : T.error(), SymbolKind::Module);
+    if (!n.alias.empty() || n.name.find('.') == std::string::npos)
+      declareLocal(bindName, bindRange, t, SymbolKind::Module);
+    else
+      declareLocal(bindName, bindRange, m ? T.dynamic() : T.error(), SymbolKind::Module);
   }
 }
 
@@ -163,7 +165,8 @@ void Checker::checkImportFrom(ImportFromStmt* s) {
       declareLocal(n.alias.empty() ? n.name : n.alias, n.nameRange, T.error());
       continue;
     }
-    if (n.alias.empty()) scope->declare(sym);
+    if (n.alias.empty())
+      scope->declare(sym);
     else {
       Symbol* alias = sc.symbols.make(sym->kind, n.alias, n.aliasRange, sym->type);
       *alias = *sym;

@@ -23,7 +23,9 @@ IntRange rangeOf(DType d) {
   unsigned bits = info.bits;
   if (info.kind == DTypeKind::UInt)
     return {0, bits >= 64 ? std::numeric_limits<unsigned long long>::max() : (1ull << bits) - 1};
-  if (bits >= 64) return {std::numeric_limits<long long>::min(), static_cast<unsigned long long>(std::numeric_limits<long long>::max())};
+  if (bits >= 64)
+    return {std::numeric_limits<long long>::min(),
+            static_cast<unsigned long long>(std::numeric_limits<long long>::max())};
   return {-(1ll << (bits - 1)), (1ull << (bits - 1)) - 1};
 }
 
@@ -45,8 +47,7 @@ bool Checker::checkConstantFits(Expr* value, DType target, SourceRange at) {
   if (!isIntegerConstant(c)) return true;
   IntRange r = rangeOf(target);
   if (fits(c->i, r)) return true;
-  diags.report(diag::err_const_out_of_range, at)
-      << c->i << dtypeInfo(target).shortName << r.lo << r.hi;
+  diags.report(diag::err_const_out_of_range, at) << c->i << dtypeInfo(target).shortName << r.lo << r.hi;
   return false;
 }
 

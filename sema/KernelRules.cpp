@@ -42,7 +42,7 @@ std::string rootName(Expr* e) {
 }
 
 class Uniformity {
-public:
+ public:
   Uniformity(FunctionInfo& info, DiagnosticEngine& diags) : info_(info), diags_(diags) {}
 
   void run(FunctionDefStmt* fn) {
@@ -55,7 +55,7 @@ public:
     block(fn->body, nullptr, nullptr);
   }
 
-private:
+ private:
   int level(Expr* e) {
     if (!e) return 0;
     if (auto* n = dyn_cast<NameExpr>(e)) {
@@ -142,7 +142,8 @@ private:
     const Type* bt = s->base ? s->base->type : nullptr;
     bool memory = bt && (bt->kind == TypeKind::Tensor || bt->kind == TypeKind::Shared);
     if (!memory && bt && bt->isDynamic())
-      if (auto* n = dyn_cast<NameExpr>(s->base); n && n->symbol && n->symbol->kind == SymbolKind::Parameter) memory = true;
+      if (auto* n = dyn_cast<NameExpr>(s->base); n && n->symbol && n->symbol->kind == SymbolKind::Parameter)
+        memory = true;
     if (!memory) return;
     if (value && value->type && (value->type->isTileLike())) return;
     for (Argument& a : s->indices) {

@@ -36,7 +36,7 @@ int subscriptRank(const SubscriptExpr* s) {
 // or block of it (Out[:] = t has t's rank), an operand of elementwise arithmetic with a tile value
 // (a bias: rank 1), and the tensor operands of tile.load/store/cp_async/range (rank 1 at least).
 class UsesRank {
-public:
+ public:
   UsesRank(const FunctionDefStmt& def, const std::string& name) : def_(def), name_(name) {}
 
   InferredParam run() {
@@ -47,7 +47,7 @@ public:
     return out_;
   }
 
-private:
+ private:
   bool isName(Expr* e) const {
     auto* n = dyn_cast<NameExpr>(e);
     return n && n->name == name_;
@@ -73,7 +73,9 @@ private:
     // A view of a tensor whose type is not known yet (`X[r, :]`): at least one extent per slice
     // or block index.
     if (auto* s = dyn_cast<SubscriptExpr>(e)) {
-      auto sliceLike = [](Expr* x) { return x && (isa<SliceExpr>(x) || (x->type && x->type->kind == TypeKind::Slice)); };
+      auto sliceLike = [](Expr* x) {
+        return x && (isa<SliceExpr>(x) || (x->type && x->type->kind == TypeKind::Slice));
+      };
       int k = 0;
       for (const Argument& a : s->indices) {
         if (a.kind != Argument::Positional) continue;
@@ -86,7 +88,8 @@ private:
       }
       return k;
     }
-    if (auto* b = dyn_cast<BinaryExpr>(e)) return b->op == BinaryOp::MatMul ? 2 : std::max(rankOf(b->lhs), rankOf(b->rhs));
+    if (auto* b = dyn_cast<BinaryExpr>(e))
+      return b->op == BinaryOp::MatMul ? 2 : std::max(rankOf(b->lhs), rankOf(b->rhs));
     if (auto* u = dyn_cast<UnaryExpr>(e)) return rankOf(u->operand);
     if (auto* a = dyn_cast<AttributeExpr>(e)) return a->name == "T" ? 2 : 0;
     if (auto* c = dyn_cast<CallExpr>(e)) {
@@ -157,16 +160,18 @@ private:
 // operands of a matrix call (tile.dot, tile.mma). -1 when nothing says.
 int unknownRankUses(const FunctionDefStmt& def, const std::string& name, const SourceManager& sm) {
   int rank = -1;
-  walkStmts(def.body, [](Stmt*) {}, [&](Expr* e) {
-    if (auto* s = dyn_cast<SubscriptExpr>(e)) {
-      if (auto* n = dyn_cast<NameExpr>(s->base); n && n->name == name) rank = std::max(rank, subscriptRank(s));
-    } else if (auto* c = dyn_cast<CallExpr>(e); c && c->callee) {
-      std::string_view callee = sm.text(c->callee->range);
-      bool matrix = callee.find("mma") != std::string_view::npos || callee.find("dot") != std::string_view::npos;
-      for (const Argument& a : c->args)
-        if (auto* n = dyn_cast<NameExpr>(a.value); n && n->name == name && matrix) rank = std::max(rank, 2);
-    }
-  });
+  walkStmts(
+      def.body, [](Stmt*) {},
+      [&](Expr* e) {
+        if (auto* s = dyn_cast<SubscriptExpr>(e)) {
+          if (auto* n = dyn_cast<NameExpr>(s->base); n && n->name == name) rank = std::max(rank, subscriptRank(s));
+        } else if (auto* c = dyn_cast<CallExpr>(e); c && c->callee) {
+          std::string_view callee = sm.text(c->callee->range);
+          bool matrix = callee.find("mma") != std::string_view::npos || callee.find("dot") != std::string_view::npos;
+          for (const Argument& a : c->args)
+            if (auto* n = dyn_cast<NameExpr>(a.value); n && n->name == name && matrix) rank = std::max(rank, 2);
+        }
+      });
   return rank;
 }
 

@@ -21,7 +21,7 @@ struct Call {
 };
 
 class RecursionCheck {
-public:
+ public:
   RecursionCheck(SemaContext& sc, DiagnosticEngine& diags) : sc_(sc), diags_(diags) {}
 
   void fromKernel(const FunctionDefStmt* kernel) {
@@ -32,7 +32,7 @@ public:
     }
   }
 
-private:
+ private:
   // Calls of user functions (not kernels: calling one is an error of its own) in `f`'s body. A
   // call of a function defined later in the module has no type yet when the caller's body is
   // checked, so the callee comes from the name's symbol as well as from the type.
@@ -40,14 +40,16 @@ private:
     auto [it, inserted] = calls_.try_emplace(f);
     if (!inserted) return it->second;
     std::vector<Call> out;
-    walkStmts(f->body, [](Stmt*) {}, [&](Expr* e) {
-      auto* c = dyn_cast<CallExpr>(e);
-      const FunctionDefStmt* callee = calledFunction(c);
-      if (!callee) return;
-      auto info = sc_.functions.find(callee);
-      if (info != sc_.functions.end() && info->second && info->second->isKernel()) return;
-      out.push_back({callee, c->callee->range});
-    });
+    walkStmts(
+        f->body, [](Stmt*) {},
+        [&](Expr* e) {
+          auto* c = dyn_cast<CallExpr>(e);
+          const FunctionDefStmt* callee = calledFunction(c);
+          if (!callee) return;
+          auto info = sc_.functions.find(callee);
+          if (info != sc_.functions.end() && info->second && info->second->isKernel()) return;
+          out.push_back({callee, c->callee->range});
+        });
     calls_[f] = std::move(out);
     return calls_[f];
   }
@@ -118,8 +120,9 @@ void checkKernelRecursion(SemaContext& sc, DiagnosticEngine& diags) {
   std::vector<const FunctionDefStmt*> kernels;
   for (auto& [def, info] : sc.functions)
     if (info->isKernel()) kernels.push_back(def);
-  std::sort(kernels.begin(), kernels.end(),
-            [](const FunctionDefStmt* a, const FunctionDefStmt* b) { return a->range.begin.offset < b->range.begin.offset; });
+  std::sort(kernels.begin(), kernels.end(), [](const FunctionDefStmt* a, const FunctionDefStmt* b) {
+    return a->range.begin.offset < b->range.begin.offset;
+  });
   RecursionCheck check(sc, diags);
   for (const FunctionDefStmt* k : kernels)
     if (!diags.stopped()) check.fromKernel(k);

@@ -24,7 +24,7 @@ struct FallOff {
 };
 
 class ReturnPaths {
-public:
+ public:
   // True when control can leave `b` at its end; `why` says where.
   bool completes(const Block& b, std::optional<FallOff>& why) {
     if (b.stmts.empty()) return true;
@@ -33,7 +33,7 @@ public:
     return true;
   }
 
-private:
+ private:
   bool completes(Stmt* s, std::optional<FallOff>& why) {
     if (!s) return true;
     switch (s->kind) {
@@ -62,9 +62,7 @@ private:
         return loopCompletes(f->body, f->elseBlock, false, f->iter ? f->iter->range : s->range, why);
       }
       case NodeKind::WithStmt: return completes(cast<WithStmt>(s)->body, why);
-      default:
-        why = FallOff{s->range, diag::note_falls_off_end};
-        return true;
+      default: why = FallOff{s->range, diag::note_falls_off_end}; return true;
     }
   }
 

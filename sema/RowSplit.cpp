@@ -7,12 +7,13 @@
 // and sema checks them here on the typed AST so that `--check` and the editor show them.
 // Kernels with unannotated tensor parameters are left to the pass: the extent names of those
 // come from the lowering (irgen/UntypedParams.cpp).
+#include "basic/RowSplit.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
-#include "basic/RowSplit.h"
 #include "sema/ASTWalk.h"
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
@@ -45,8 +46,7 @@ bool isWholeTensorProgram(const FunctionDefStmt& def, const FunctionInfo& info) 
         if (auto* bin = dyn_cast<BinaryExpr>(e); bin && bin->op == BinaryOp::MatMul) tileOps = true;
         // Arithmetic on whole tensors (`C[:] = A + B * 2.0`, `exp(A)`) computes tile values as
         // much as a tile op does; without a group shape they need the row split too.
-        if ((isa<BinaryExpr>(e) || isa<UnaryExpr>(e) || isa<CallExpr>(e)) && e->type &&
-            e->type->kind == TypeKind::Tile)
+        if ((isa<BinaryExpr>(e) || isa<UnaryExpr>(e) || isa<CallExpr>(e)) && e->type && e->type->kind == TypeKind::Tile)
           tileOps = true;
         if (auto* a = dyn_cast<AttributeExpr>(e)) {
           if (a->name == "T") tileOps = true;
@@ -105,7 +105,7 @@ struct Split {
 };
 
 class RowSplit {
-public:
+ public:
   RowSplit(const FunctionDefStmt& def, const FunctionInfo& info, DiagnosticEngine& diags)
       : def_(def), info_(info), diags_(diags) {}
 
@@ -127,8 +127,8 @@ public:
       const Symbol* sym = info_.scope->lookupLocal(p.name);
       const Type* t = sym ? sym->type : nullptr;
       if (!t || t->kind != TypeKind::Tensor || t->dims.empty()) continue;
-      switch (rowsplit::classifyParam(t->dims.size(), t->dims[0] == rowSym_, t->dims.size() > 1 && t->dims[1] == rowSym_,
-                                      transposedOnly.count(p.name) > 0)) {
+      switch (rowsplit::classifyParam(t->dims.size(), t->dims[0] == rowSym_,
+                                      t->dims.size() > 1 && t->dims[1] == rowSym_, transposedOnly.count(p.name) > 0)) {
         case rowsplit::ParamSplit::Columns: vars_[sym] = {Split::Cols, p.name}; break;
         case rowsplit::ParamSplit::Rows: vars_[sym] = {Split::Rows, p.name}; break;
         case rowsplit::ParamSplit::Whole: break;
@@ -137,7 +137,7 @@ public:
     block(def_.body);
   }
 
-private:
+ private:
   void block(const Block& b) {
     for (Stmt* s : b.stmts) {
       if (done_) return;
@@ -176,8 +176,10 @@ private:
   void assign(Expr* target, const Split& v, Expr* value, Stmt* s) {
     if (done_) return;
     if (auto* n = dyn_cast<NameExpr>(target)) {
-      if (n->symbol && v.kind != Split::None) vars_[n->symbol] = v;
-      else if (n->symbol) vars_.erase(n->symbol);
+      if (n->symbol && v.kind != Split::None)
+        vars_[n->symbol] = v;
+      else if (n->symbol)
+        vars_.erase(n->symbol);
       return;
     }
     if (auto* sub = dyn_cast<SubscriptExpr>(target)) {
@@ -205,8 +207,10 @@ private:
       Expr *xe = side ? be : ae, *ye = side ? ae : be;
       const Split& y = side ? a : b;
       if (!x.rows()) continue;
-      if (rowsplit::broadcastMixesRows(static_cast<size_t>(rankOf(xe)), static_cast<size_t>(rankOf(ye)))) independent(at, x.src, Rule::BroadcastAlongRows);
-      else if (!y.rows() && wholeRows(ye)) notSplit(at, Rule::BroadcastWholeRows);
+      if (rowsplit::broadcastMixesRows(static_cast<size_t>(rankOf(xe)), static_cast<size_t>(rankOf(ye))))
+        independent(at, x.src, Rule::BroadcastAlongRows);
+      else if (!y.rows() && wholeRows(ye))
+        notSplit(at, Rule::BroadcastWholeRows);
     }
   }
 
@@ -241,8 +245,7 @@ private:
     switch (b->id) {
       case BuiltinId::TileDot:
       case BuiltinId::TileMma:
-        if (Expr* r = positional(c, 1); r && eval(r).rows())
-          independent(c->range, eval(r).src, Rule::MatmulRight);
+        if (Expr* r = positional(c, 1); r && eval(r).rows()) independent(c->range, eval(r).src, Rule::MatmulRight);
         return xs;
       case BuiltinId::TileSoftmax:
       case BuiltinId::TileSum:
@@ -252,10 +255,12 @@ private:
       case BuiltinId::ReduceMin: {
         if (!xs.rows()) return first;
         auto axis = axisOf(c);
-        bool reduceAll = (b->id == BuiltinId::ReduceSum || b->id == BuiltinId::ReduceMax ||
-                          b->id == BuiltinId::ReduceMin) && axis == -1 && !c->args.empty() &&
-                         std::none_of(c->args.begin(), c->args.end(), [](const Argument& a) { return a.keyword == "axis"; });
-        if (reduceAll) independent(c->range, xs.src, Rule::ReduceAll);
+        bool reduceAll =
+            (b->id == BuiltinId::ReduceSum || b->id == BuiltinId::ReduceMax || b->id == BuiltinId::ReduceMin) &&
+            axis == -1 && !c->args.empty() &&
+            std::none_of(c->args.begin(), c->args.end(), [](const Argument& a) { return a.keyword == "axis"; });
+        if (reduceAll)
+          independent(c->range, xs.src, Rule::ReduceAll);
         else if (axis && rowsplit::axisMixesRows(*axis, static_cast<size_t>(rankOf(x))))
           independent(c->range, xs.src, b->id == BuiltinId::TileSoftmax ? Rule::SoftmaxRows : Rule::ReduceRows);
         return xs;
@@ -296,8 +301,8 @@ private:
     }
     if (auto* a = dyn_cast<AttributeExpr>(e)) {
       if (a->name == "T") {
-        if (auto* n = dyn_cast<NameExpr>(a->base); n && n->symbol && vars_.count(n->symbol) &&
-                                                   vars_[n->symbol].kind == Split::Cols)
+        if (auto* n = dyn_cast<NameExpr>(a->base);
+            n && n->symbol && vars_.count(n->symbol) && vars_[n->symbol].kind == Split::Cols)
           return {Split::Rows, vars_[n->symbol].src};
         Split b = eval(a->base);
         if (b.rows()) independent(a->range, b.src, Rule::Transpose);

@@ -15,7 +15,7 @@ namespace tessera {
 class SymbolTable;
 
 class Scope {
-public:
+ public:
   enum Kind : uint8_t { Prelude, Module, Function, Comprehension };
   Scope(Kind k, Scope* parent, SymbolTable& table) : kind(k), parent(parent), table_(table) {}
 
@@ -30,14 +30,14 @@ public:
   Scope* parent;
   FunctionInfo* function = nullptr;
 
-private:
+ private:
   SymbolTable& table_;
   std::map<std::string, Symbol*> symbols_;
 };
 
 // Owns symbols and scopes; makes prelude symbols.
 class SymbolTable {
-public:
+ public:
   explicit SymbolTable(TypeContext& types) : types_(types) {}
   Symbol* make(SymbolKind k, std::string name, SourceRange decl, const Type* type);
   Scope* makeScope(Scope::Kind k, Scope* parent);
@@ -45,7 +45,7 @@ public:
   Symbol* preludeSymbol(const std::string& name);
   TypeContext& types() { return types_; }
 
-private:
+ private:
   TypeContext& types_;
   std::deque<std::unique_ptr<Symbol>> symbols_;
   std::deque<std::unique_ptr<Scope>> scopes_;

@@ -41,10 +41,12 @@ std::string SemaContext::annotate(const Node& n) const {
   if (auto* e = dyn_cast<Expr>(&n)) {
     if (!e->type) return "";
     std::string s = " : " + e->type->str();
-    if (!isa<IntLiteralExpr>(e) && !isa<FloatLiteralExpr>(e) && !isa<StringLiteralExpr>(e) && !isa<BoolLiteralExpr>(e) &&
+    if (!isa<IntLiteralExpr>(e) && !isa<FloatLiteralExpr>(e) && !isa<StringLiteralExpr>(e) &&
+        !isa<BoolLiteralExpr>(e) &&
         (isa<NameExpr>(e) || isa<BinaryExpr>(e) || isa<UnaryExpr>(e) || isa<AttributeExpr>(e)))
       if (auto c = evalConst(e, nullptr)) s += " = " + c->str();
-    if (auto* ne = dyn_cast<NameExpr>(e); ne && ne->symbol) s += std::string(" (") + symbolKindName(ne->symbol->kind) + ")";
+    if (auto* ne = dyn_cast<NameExpr>(e); ne && ne->symbol)
+      s += std::string(" (") + symbolKindName(ne->symbol->kind) + ")";
     return s;
   }
   if (auto* f = dyn_cast<FunctionDefStmt>(&n)) {

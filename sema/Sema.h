@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "frontend/AST.h"
 #include "basic/Diagnostics.h"
+#include "frontend/AST.h"
 #include "sema/Binding.h"
 #include "sema/Scope.h"
 #include "sema/Type.h"
@@ -61,7 +61,7 @@ struct FunctionInfo {
   std::vector<long long> groupShape;  // empty: none declared
   long long sharedBudget = -1;        // -1: none declared
   SourceRange sharedClauseRange;
-  SourceRange kernelDecoratorRange;   // the `@kernel...` decorator expression
+  SourceRange kernelDecoratorRange;  // the `@kernel...` decorator expression
   bool deterministic = true;
   std::string flops;  // @kernel(flops="2*M*N*K"): work of one launch over the shape symbols (profiling)
   SourceRange flopsRange;
@@ -87,7 +87,7 @@ struct ModuleInfo {
 };
 
 class SemaContext {
-public:
+ public:
   SemaContext(SourceManager& sm, ASTContext& ast) : sm(sm), ast(ast), symbols(types) {}
   SourceManager& sm;
   ASTContext& ast;
@@ -118,7 +118,7 @@ public:
   // folded constants), the kernel's declaration for functions.
   std::string annotate(const Node& n) const;
 
-private:
+ private:
   Scope* prelude_ = nullptr;
 };
 

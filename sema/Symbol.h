@@ -20,22 +20,51 @@ struct ConstValue {
   double f = 0;
   bool b = false;
   std::string s;
-  static ConstValue ofInt(long long v) { ConstValue c; c.kind = Int; c.i = v; return c; }
-  static ConstValue ofFloat(double v) { ConstValue c; c.kind = Float; c.f = v; return c; }
-  static ConstValue ofBool(bool v) { ConstValue c; c.kind = Bool; c.b = v; return c; }
-  static ConstValue ofStr(std::string v) { ConstValue c; c.kind = Str; c.s = std::move(v); return c; }
+  static ConstValue ofInt(long long v) {
+    ConstValue c;
+    c.kind = Int;
+    c.i = v;
+    return c;
+  }
+  static ConstValue ofFloat(double v) {
+    ConstValue c;
+    c.kind = Float;
+    c.f = v;
+    return c;
+  }
+  static ConstValue ofBool(bool v) {
+    ConstValue c;
+    c.kind = Bool;
+    c.b = v;
+    return c;
+  }
+  static ConstValue ofStr(std::string v) {
+    ConstValue c;
+    c.kind = Str;
+    c.s = std::move(v);
+    return c;
+  }
   bool isNumber() const { return kind == Int || kind == Float || kind == Bool; }
   double asDouble() const { return kind == Float ? f : kind == Bool ? (b ? 1 : 0) : static_cast<double>(i); }
   std::string str() const;
 };
 
 enum class SymbolKind : uint8_t {
-  Variable, Parameter, Function, Builtin, Namespace, Module, DType, ShapeSymbol, Constant, AutotuneParam,
+  Variable,
+  Parameter,
+  Function,
+  Builtin,
+  Namespace,
+  Module,
+  DType,
+  ShapeSymbol,
+  Constant,
+  AutotuneParam,
 };
 const char* symbolKindName(SymbolKind k);
 
 class Symbol {
-public:
+ public:
   SymbolKind kind = SymbolKind::Variable;
   std::string name;
   SourceRange declRange;

@@ -17,19 +17,17 @@ namespace tessera {
 namespace {
 
 class TileValueStores {
-public:
+ public:
   explicit TileValueStores(DiagnosticEngine& diags) : diags_(diags) {}
 
   void block(const std::vector<Stmt*>& stmts) {
     for (Stmt* s : stmts) stmt(s);
   }
 
-private:
+ private:
   using State = std::map<const Symbol*, SourceRange>;  // locals holding a computed tile -> where
 
-  static bool isTileKind(const Type* t) {
-    return t && (t->kind == TypeKind::Tile || t->kind == TypeKind::Fragment);
-  }
+  static bool isTileKind(const Type* t) { return t && (t->kind == TypeKind::Tile || t->kind == TypeKind::Fragment); }
 
   // True when `e` evaluates to a computed tile (not a view of memory). A slice of a value is a
   // value, a slice of memory is memory (walked as a loop: subscript chains may be long).
@@ -71,17 +69,20 @@ private:
 
   // Every local a computed tile is assigned to anywhere in `stmts` (the values a loop carries).
   void assignedInside(const Block& b) {
-    walkStmts(b, [&](Stmt* s) {
-      if (auto* a = dyn_cast<AssignStmt>(s)) {
-        for (Expr* t : a->targets)
-          if (auto* n = dyn_cast<NameExpr>(t); n && n->symbol && isTileKind(a->value ? a->value->type : nullptr) &&
-                                               !isa<NameExpr>(a->value) && !isa<SubscriptExpr>(a->value))
-            computed_.emplace(n->symbol, a->range);
-      } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-        if (auto* n = dyn_cast<NameExpr>(au->target); n && n->symbol && isTileKind(n->type))
-          computed_.emplace(n->symbol, au->range);
-      }
-    }, [](Expr*) {});
+    walkStmts(
+        b,
+        [&](Stmt* s) {
+          if (auto* a = dyn_cast<AssignStmt>(s)) {
+            for (Expr* t : a->targets)
+              if (auto* n = dyn_cast<NameExpr>(t); n && n->symbol && isTileKind(a->value ? a->value->type : nullptr) &&
+                                                   !isa<NameExpr>(a->value) && !isa<SubscriptExpr>(a->value))
+                computed_.emplace(n->symbol, a->range);
+          } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
+            if (auto* n = dyn_cast<NameExpr>(au->target); n && n->symbol && isTileKind(n->type))
+              computed_.emplace(n->symbol, au->range);
+          }
+        },
+        [](Expr*) {});
   }
 
   void loopBody(const Block& body) {
@@ -95,7 +96,8 @@ private:
     if (auto* a = dyn_cast<AssignStmt>(s)) {
       for (Expr* t : a->targets) assign(t, a->value, a->range);
     } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      if (auto* sub = dyn_cast<SubscriptExpr>(au->target)) store(sub);
+      if (auto* sub = dyn_cast<SubscriptExpr>(au->target))
+        store(sub);
       else if (auto* n = dyn_cast<NameExpr>(au->target); n && n->symbol && isTileKind(n->type))
         computed_[n->symbol] = au->range;
     } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {

@@ -19,7 +19,6 @@ const char* privilegeName(Privilege p) {
   return "";
 }
 
-
 namespace {
 std::string joinDims(const std::vector<Extent>& dims, const char* sep) {
   std::string s;
@@ -61,7 +60,8 @@ std::string Type::str() const {
     }
     case TypeKind::Tile:
       return "tile<" + elemStr(*this) + "," + (rankKnown ? joinDims(dims, "x") : std::string("...")) + ">";
-    case TypeKind::Fragment: return "fragment<" + elemStr(*this) + (dims.empty() ? "" : "," + joinDims(dims, "x")) + ">";
+    case TypeKind::Fragment:
+      return "fragment<" + elemStr(*this) + (dims.empty() ? "" : "," + joinDims(dims, "x")) + ">";
     case TypeKind::Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < elems.size(); ++i) s += (i ? ", " : "") + elems[i]->str();
@@ -73,7 +73,9 @@ std::string Type::str() const {
     case TypeKind::Range: return "range<" + (elems.empty() ? std::string("?") : elems[0]->str()) + ">";
     case TypeKind::Slice: return dims.empty() ? "slice" : "slice<" + joinDims(dims, "x") + ">";
     case TypeKind::Function: {
-      std::string s = functionKind == FunctionKind::Kernel ? "kernel " : functionKind == FunctionKind::Jit ? "jit " : "def ";
+      std::string s = functionKind == FunctionKind::Kernel ? "kernel "
+                      : functionKind == FunctionKind::Jit  ? "jit "
+                                                           : "def ";
       s += name + "(";
       for (size_t i = 0; i < elems.size(); ++i) s += (i ? ", " : "") + elems[i]->str();
       s += ")";
@@ -131,8 +133,8 @@ const Type* TypeContext::scalar(DType d, NumericPolicy p, bool weak) {
   return unique(std::move(t));
 }
 
-const Type* TypeContext::tensor(DType d, bool known, NumericPolicy p, std::vector<Extent> dims, bool rankKnown, bool mut,
-                                Privilege priv) {
+const Type* TypeContext::tensor(DType d, bool known, NumericPolicy p, std::vector<Extent> dims, bool rankKnown,
+                                bool mut, Privilege priv) {
   auto t = std::make_unique<Type>(TypeKind::Tensor);
   t->dtype = d;
   t->dtypeKnown = known;

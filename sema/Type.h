@@ -33,8 +33,26 @@ struct FunctionDefStmt;
 struct ModuleInfo;
 
 enum class TypeKind : uint8_t {
-  Error, Dynamic, None, Scalar, Str, Tensor, Shared, Tile, Fragment, Tuple, List, Dict, Range, Slice,
-  Function, Builtin, Namespace, Module, DTypeValue, Opaque,
+  Error,
+  Dynamic,
+  None,
+  Scalar,
+  Str,
+  Tensor,
+  Shared,
+  Tile,
+  Fragment,
+  Tuple,
+  List,
+  Dict,
+  Range,
+  Slice,
+  Function,
+  Builtin,
+  Namespace,
+  Module,
+  DTypeValue,
+  Opaque,
 };
 
 enum class Privilege : uint8_t { None, Read, Write, ReduceSum, ReduceMax, ReduceMin };
@@ -48,7 +66,7 @@ inline bool extentIsConst(const Extent& e) { return e.isConst(); }
 inline long long extentValue(const Extent& e) { return e.value(); }  // only when extentIsConst
 
 class Type {
-public:
+ public:
   TypeKind kind;
   // Scalar, Tensor, Shared, Tile, Fragment, DTypeValue
   DType dtype = DType::FP32;
@@ -93,7 +111,7 @@ public:
 };
 
 class TypeContext {
-public:
+ public:
   TypeContext();
   const Type* error() const { return error_; }
   const Type* dynamic() const { return dynamic_; }
@@ -116,8 +134,8 @@ public:
   const Type* tuple(std::vector<const Type*> elems);
   const Type* list(const Type* elem);
   const Type* range(const Type* elem);
-  const Type* function(const FunctionDefStmt* fn, const std::string& name, FunctionKind k, std::vector<const Type*> params,
-                       const Type* result);
+  const Type* function(const FunctionDefStmt* fn, const std::string& name, FunctionKind k,
+                       std::vector<const Type*> params, const Type* result);
   const Type* builtin(const BuiltinInfo* b, const Type* typeArg = nullptr);
   const Type* ns(const std::string& prefix);
   const Type* module(const ModuleInfo* m, const std::string& name);
@@ -128,7 +146,7 @@ public:
   // Scalar type of the elements of a tensor/shared/tile/fragment (Dynamic when unknown).
   const Type* elementOf(const Type* t);
 
-private:
+ private:
   const Type* unique(std::unique_ptr<Type> t);
   std::map<std::string, const Type*> byKey_;
   std::deque<std::unique_ptr<Type>> storage_;

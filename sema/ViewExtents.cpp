@@ -26,7 +26,7 @@ std::optional<long long> constInt(Expr* e) {
 }
 
 class ViewExtents {
-public:
+ public:
   ViewExtents(const FunctionInfo& info, const SemaContext& sc, DiagnosticEngine& diags)
       : info_(info), sm_(sc.sm), bindings_(sc.bindings), diags_(diags) {}
 
@@ -82,9 +82,8 @@ public:
 
   // A copy into shared memory: the source's extents are constants.
   void copy(CallExpr* c) {
-    const BuiltinInfo* b = c->callee && c->callee->type && c->callee->type->kind == TypeKind::Builtin
-                               ? c->callee->type->builtin
-                               : nullptr;
+    const BuiltinInfo* b =
+        c->callee && c->callee->type && c->callee->type->kind == TypeKind::Builtin ? c->callee->type->builtin : nullptr;
     if (!b || (b->id != BuiltinId::CpAsyncSharedGlobal && b->id != BuiltinId::TileCpAsync)) return;
     auto it = bindings_.find(c);
     if (it == bindings_.end()) return;
@@ -98,7 +97,8 @@ public:
       const Extent& e = st->dims[d];
       if (e.isConst()) continue;
       diags_.report(diag::err_dynamic_shared_shape, src->range)
-          << (e.isUnknown() ? std::string("?") : e.str()) << static_cast<unsigned>(d) << std::string(sm_.text(src->range));
+          << (e.isUnknown() ? std::string("?") : e.str()) << static_cast<unsigned>(d)
+          << std::string(sm_.text(src->range));
       return;
     }
   }
@@ -141,7 +141,7 @@ public:
       diags_.report(diag::err_dynamic_tile_shape, n->range) << std::string("?") << 0u << name;
   }
 
-private:
+ private:
   // tile.cp_async(X, rows) of a `tensor[T]` parameter X: the block has X's whole extents past the
   // indexed ones, which have no name.
   void blockOfUnnamed(Expr* src, Expr* index) {
@@ -222,7 +222,7 @@ void checkUnsizedShared(const FunctionDefStmt* fn, const SemaContext& sc, Diagno
     const Type* t = n->symbol->type;
     return t->kind == TypeKind::Shared && t->dims.empty() ? n->symbol : nullptr;
   };
-  std::set<const Expr*> harmless;           // copy destinations, assignment targets, aliases
+  std::set<const Expr*> harmless;  // copy destinations, assignment targets, aliases
   std::set<const Symbol*> aliased;
   std::map<const Symbol*, uint32_t> firstCopy;
   std::vector<NameExpr*> uses;
@@ -285,11 +285,13 @@ void checkViewExtents(const FunctionDefStmt* fn, const FunctionInfo& info, const
                       DiagnosticEngine& diags) {
   checkUnsizedShared(fn, sc, diags);
   ViewExtents check(info, sc, diags);
-  walkStmts(fn->body, [](Stmt*) {}, [&](Expr* e) {
-    if (auto* s = dyn_cast<SubscriptExpr>(e)) check.subscript(s);
-    if (auto* c = dyn_cast<CallExpr>(e)) check.copy(c);
-    check.wholeTensorAsTile(e);
-  });
+  walkStmts(
+      fn->body, [](Stmt*) {},
+      [&](Expr* e) {
+        if (auto* s = dyn_cast<SubscriptExpr>(e)) check.subscript(s);
+        if (auto* c = dyn_cast<CallExpr>(e)) check.copy(c);
+        check.wholeTensorAsTile(e);
+      });
   check.reportWholeUses();
 }
 

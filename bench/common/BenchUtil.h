@@ -2,13 +2,12 @@
 // a piece of work, by the device's events (GPU work) or the wall clock (CPU work).
 #pragma once
 
-#include <tessera/runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <tessera/runtime.h>
 #include <vector>
 
 namespace bench {

@@ -1,13 +1,12 @@
 // The CPU executor against a plain C++ loop (-O3) over the same data: saxpy on 2^24 f32
 // elements. Reports the median of 15 runs after 2 warm-ups for the loop (one thread) and for the
 // executor with 1 thread and with every core; issue 6's bar is the executor within 3x of the loop.
-#include <tessera/runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <tessera/runtime.h>
 #include <thread>
 #include <vector>
 

@@ -4,15 +4,14 @@
 // tessera_std_nn_flash_attention_bf16 called directly into preallocated tensors; and the spec's
 // transformer block forward in bf16 and f32, and its bf16 forward + backward (the forward entry
 // point, then block_bf16_backward with a cotangent of ones, as peer_host.py's autograd), with the
-// backward's attention kernels (stdlib.nn.flash_attention_grad_kv/q_bf16) timed alone. Median of 20 timed calls after 3 warm-ups, by events
-// on the default stream. peer_host.py times PyTorch eager on the same problems in the same run.
-#include "host_bench.h"
-
+// backward's attention kernels (stdlib.nn.flash_attention_grad_kv/q_bf16) timed alone. Median of 20 timed calls after 3
+// warm-ups, by events on the default stream. peer_host.py times PyTorch eager on the same problems in the same run.
 #include <cmath>
 #include <cstring>
 #include <random>
 
 #include "BenchUtil.h"
+#include "host_bench.h"
 #include "tessera/std.h"
 
 namespace {
@@ -63,11 +62,13 @@ double blockMs(Entry entry, tessera_dtype dtype, tessera_stream stream = nullptr
   tessera_tensor X = x.view({T, E}), Wqkv = wqkv.view({E, 3 * E}), Wo = wo.view({E, E});
   tessera_launch_options opts{};
   opts.stream = stream;
-  double ms = bench::medianEventMs([&] {
-    tessera_tensor out;
-    bench::check(entry(&opts, &X, &Wqkv, &Wo, &out), "block entry");
-    bench::check(stream ? tessera_free_async(out.data, stream) : tessera_free(out.data), "free");
-  }, 3, 20);
+  double ms = bench::medianEventMs(
+      [&] {
+        tessera_tensor out;
+        bench::check(entry(&opts, &X, &Wqkv, &Wo, &out), "block entry");
+        bench::check(stream ? tessera_free_async(out.data, stream) : tessera_free(out.data), "free");
+      },
+      3, 20);
   for (Buffer* b : {&x, &wqkv, &wo}) tessera_free(b->data);
   return ms;
 }
@@ -88,12 +89,14 @@ void blockTrainMs(double& both, double& backward) {
     bench::check(host_bench_block_bf16_backward(nullptr, &X, &Wqkv, &Wo, &G, &d[0], &d[1], &d[2]), "backward entry");
     for (auto& t : d) bench::check(tessera_free(t.data), "free");
   };
-  both = bench::medianEventMs([&] {
-    tessera_tensor out;
-    bench::check(host_bench_block_bf16(nullptr, &X, &Wqkv, &Wo, &out), "block entry");
-    bench::check(tessera_free(out.data), "free");
-    bwd();
-  }, 3, 20);
+  both = bench::medianEventMs(
+      [&] {
+        tessera_tensor out;
+        bench::check(host_bench_block_bf16(nullptr, &X, &Wqkv, &Wo, &out), "block entry");
+        bench::check(tessera_free(out.data), "free");
+        bwd();
+      },
+      3, 20);
   backward = bench::medianEventMs(bwd, 3, 20);
   for (Buffer* b : {&x, &wqkv, &wo, &ones}) tessera_free(b->data);
 }
@@ -101,17 +104,23 @@ void blockTrainMs(double& both, double& backward) {
 // The attention backward of the block alone: [1, 16, 2048, 64] bf16, both stdlib kernels.
 double attentionGradMs() {
   const int64_t H = 16, T = 2048, D = 64, n = H * T * D;
-  Buffer q = randomBuffer(n, 1, TESSERA_BF16), k = randomBuffer(n, 1, TESSERA_BF16), v = randomBuffer(n, 1, TESSERA_BF16),
-         o = randomBuffer(n, 1, TESSERA_BF16), g = randomBuffer(n, 1, TESSERA_BF16), dq = randomBuffer(n, 0, TESSERA_BF16),
-         dk = randomBuffer(n, 0, TESSERA_BF16), dv = randomBuffer(n, 0, TESSERA_BF16), lse = randomBuffer(H * T, 0, TESSERA_F32);
+  Buffer q = randomBuffer(n, 1, TESSERA_BF16), k = randomBuffer(n, 1, TESSERA_BF16),
+         v = randomBuffer(n, 1, TESSERA_BF16), o = randomBuffer(n, 1, TESSERA_BF16),
+         g = randomBuffer(n, 1, TESSERA_BF16), dq = randomBuffer(n, 0, TESSERA_BF16),
+         dk = randomBuffer(n, 0, TESSERA_BF16), dv = randomBuffer(n, 0, TESSERA_BF16),
+         lse = randomBuffer(H * T, 0, TESSERA_F32);
   std::vector<int64_t> s4{1, H, T, D};
   tessera_tensor Q = q.view(s4), K = k.view(s4), V = v.view(s4), O = o.view(s4), G = g.view(s4), DQ = dq.view(s4),
                  DK = dk.view(s4), DV = dv.view(s4), L = lse.view({1, H, T});
   bench::check(tessera_std_nn_flash_attention_bf16(nullptr, &Q, &K, &V, &O, &L, 0.125f), "forward");
-  double ms = bench::medianEventMs([&] {
-    bench::check(tessera_std_nn_flash_attention_grad_kv_bf16(nullptr, &Q, &K, &V, &O, &G, &L, &DK, &DV, 0.125f), "grad kv");
-    bench::check(tessera_std_nn_flash_attention_grad_q_bf16(nullptr, &Q, &K, &V, &O, &G, &L, &DQ, 0.125f), "grad q");
-  }, 1, 5);
+  double ms = bench::medianEventMs(
+      [&] {
+        bench::check(tessera_std_nn_flash_attention_grad_kv_bf16(nullptr, &Q, &K, &V, &O, &G, &L, &DK, &DV, 0.125f),
+                     "grad kv");
+        bench::check(tessera_std_nn_flash_attention_grad_q_bf16(nullptr, &Q, &K, &V, &O, &G, &L, &DQ, 0.125f),
+                     "grad q");
+      },
+      1, 5);
   for (Buffer* b : {&q, &k, &v, &o, &g, &dq, &dk, &dv, &lse}) tessera_free(b->data);
   return ms;
 }
@@ -127,14 +136,18 @@ int main() {
   tessera_tensor Q4 = q.view({1, 1, S, D}), K4 = k.view({1, 1, S, D}), V4 = v.view({1, 1, S, D}),
                  O4 = o.view({1, 1, S, D}), L3 = lse.view({1, 1, S});
   double flops = 4.0 * S * S * D;
-  double entry = bench::medianEventMs([&] {
-    tessera_tensor out;
-    bench::check(host_bench_attention_bf16(nullptr, &Q, &K, &V, &out), "attention entry");
-    bench::check(tessera_free(out.data), "free");
-  }, 3, 20);
-  double direct = bench::medianEventMs([&] {
-    bench::check(tessera_std_nn_flash_attention_bf16(nullptr, &Q4, &K4, &V4, &O4, &L3, 1.0f), "stdlib attention");
-  }, 3, 20);
+  double entry = bench::medianEventMs(
+      [&] {
+        tessera_tensor out;
+        bench::check(host_bench_attention_bf16(nullptr, &Q, &K, &V, &out), "attention entry");
+        bench::check(tessera_free(out.data), "free");
+      },
+      3, 20);
+  double direct = bench::medianEventMs(
+      [&] {
+        bench::check(tessera_std_nn_flash_attention_bf16(nullptr, &Q4, &K4, &V4, &O4, &L3, 1.0f), "stdlib attention");
+      },
+      3, 20);
   double blockFlops = 2.0 * 2048 * 1024 * 3072 + 4.0 * 2048 * 2048 * 1024 + 2.0 * 2048 * 1024 * 1024;
   double bf16 = blockMs(host_bench_block_bf16, TESSERA_BF16);
   double f32 = blockMs(host_bench_block, TESSERA_F32);

@@ -5,8 +5,6 @@
 // little-endian file per tensor (bf16 as its 16 bits, f32 as floats) and manifest.json naming
 // each case's program, inputs, cotangents and gradients. Every gradient is computed twice; the
 // manifest records whether the two calls gave the same bits.
-#include "grad_programs.h"
-
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "BenchUtil.h"
+#include "grad_programs.h"
 
 namespace {
 
@@ -83,8 +82,7 @@ class Dump {
 
   // One case: `run` computes the gradients into `out` (its results); it is called twice.
   void add(const std::string& name, const std::string& program, const std::vector<Tensor>& inputs,
-           const std::vector<std::string>& gradNames,
-           const std::function<void(std::vector<tessera_tensor>&)>& run) {
+           const std::vector<std::string>& gradNames, const std::function<void(std::vector<tessera_tensor>&)>& run) {
     std::vector<tessera_tensor> first(gradNames.size()), second(gradNames.size());
     run(first);
     run(second);
@@ -112,7 +110,8 @@ class Dump {
       std::exit(1);
     }
     std::fprintf(f, "[\n");
-    for (size_t i = 0; i < entries_.size(); ++i) std::fprintf(f, "%s%s\n", entries_[i].c_str(), i + 1 < entries_.size() ? "," : "");
+    for (size_t i = 0; i < entries_.size(); ++i)
+      std::fprintf(f, "%s%s\n", entries_[i].c_str(), i + 1 < entries_.size() ? "," : "");
     std::fprintf(f, "]\n");
     std::fclose(f);
   }
@@ -146,8 +145,9 @@ using BlockBackward = tessera_status (*)(const tessera_launch_options*, const te
 // [-w, w] (about 1.7 / sqrt(E): unit-scale products), the cotangent in [-1, 1].
 void block(Dump& dump, const std::string& name, BlockBackward entry, tessera_dtype dt, int64_t S, int64_t E, float w,
            unsigned seed) {
-  std::vector<Tensor> in = {randomTensor("x", dt, {S, E}, -2, 2, seed), randomTensor("Wqkv", dt, {E, 3 * E}, -w, w, seed + 1),
-                            randomTensor("Wo", dt, {E, E}, -w, w, seed + 2), randomTensor("dY", dt, {S, E}, -1, 1, seed + 3)};
+  std::vector<Tensor> in = {
+      randomTensor("x", dt, {S, E}, -2, 2, seed), randomTensor("Wqkv", dt, {E, 3 * E}, -w, w, seed + 1),
+      randomTensor("Wo", dt, {E, E}, -w, w, seed + 2), randomTensor("dY", dt, {S, E}, -1, 1, seed + 3)};
   dump.add(name, "block", in, {"dx", "dWqkv", "dWo"}, [&](std::vector<tessera_tensor>& out) {
     tessera_tensor a = in[0].view(), b = in[1].view(), c = in[2].view(), d = in[3].view();
     bench::check(entry(nullptr, &a, &b, &c, &d, &out[0], &out[1], &out[2]), name.c_str());
@@ -171,9 +171,10 @@ int main(int argc, char** argv) {
   block(dump, "block_f32_s130", grad_programs_block_f32_backward, TESSERA_F32, 130, 256, 0.1f, 41);
   {
     const int64_t M = 67, K = 45, N = 33;
-    std::vector<Tensor> in = {randomTensor("X", TESSERA_F32, {M, K}, -1, 1, 51), randomTensor("W", TESSERA_F32, {K, N}, -0.3f, 0.3f, 52),
-                              randomTensor("b", TESSERA_F32, {N}, -0.5f, 0.5f, 53), randomTensor("g", TESSERA_F32, {N}, 0.5f, 1.5f, 54),
-                              randomTensor("dY", TESSERA_F32, {M, N}, -1, 1, 55)};
+    std::vector<Tensor> in = {
+        randomTensor("X", TESSERA_F32, {M, K}, -1, 1, 51), randomTensor("W", TESSERA_F32, {K, N}, -0.3f, 0.3f, 52),
+        randomTensor("b", TESSERA_F32, {N}, -0.5f, 0.5f, 53), randomTensor("g", TESSERA_F32, {N}, 0.5f, 1.5f, 54),
+        randomTensor("dY", TESSERA_F32, {M, N}, -1, 1, 55)};
     dump.add("norm_layer", "norm_layer", in, {"dX", "dW", "db", "dg"}, [&](std::vector<tessera_tensor>& out) {
       std::vector<tessera_tensor> v;
       for (const Tensor& t : in) v.push_back(t.view());
@@ -185,7 +186,8 @@ int main(int argc, char** argv) {
   }
   {
     const int64_t D = 45, E = 29, B = 67;
-    std::vector<Tensor> in = {randomTensor("W", TESSERA_F32, {D, E}, -0.3f, 0.3f, 61), randomTensor("x", TESSERA_F32, {B, D}, -1, 1, 62),
+    std::vector<Tensor> in = {randomTensor("W", TESSERA_F32, {D, E}, -0.3f, 0.3f, 61),
+                              randomTensor("x", TESSERA_F32, {B, D}, -1, 1, 62),
                               randomTensor("y_true", TESSERA_F32, {B, E}, -1, 1, 63)};
     dump.add("grad_step", "grad_step", in, {"gW"}, [&](std::vector<tessera_tensor>& out) {
       tessera_tensor a = in[0].view(), b = in[1].view(), c = in[2].view();

@@ -2,13 +2,12 @@
 // device-to-device copy (bytes read + written), saxpy (read x, read y, write y) and group_sum
 // (read x). Each figure is the median of 20 timed runs after 3 warm-ups, timed with events.
 // Prints a table with the ratio of each kernel to the copy.
-#include <tessera/runtime.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <tessera/runtime.h>
 #include <vector>
 
 #include "BenchUtil.h"
@@ -80,8 +79,8 @@ int main(int argc, char** argv) {
     int64_t g = 132 * perSM;
     tessera_tensor t;
     tessera_tensor_init(&t, out, TESSERA_F32, 1, &g, 0);
-    row("group_sum, " + std::to_string(g) + " groups", medianMs([&] { check(group_sum::group_sum(tx, t), "group_sum"); }),
-        1.0 * bytes);
+    row("group_sum, " + std::to_string(g) + " groups",
+        medianMs([&] { check(group_sum::group_sum(tx, t), "group_sum"); }), 1.0 * bytes);
   }
   return 0;
 }

@@ -10,12 +10,11 @@
 // FILTER (a comma-separated list): only the entries whose name contains one of the words; the
 // fixed-grid variants run only without a filter or when it names "grid". BENCH_SAME_RUNS=n sets
 // the runs of the determinism check (0: timing only, for sweeps).
-#include <tessera/std.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tessera/std.h>
 #include <thread>
 #include <vector>
 
@@ -89,7 +88,9 @@ struct Bench {
     allSame &= differ == 0;
     std::printf("%-40s %9.3f ms %9.1f GB/s %6.2f of copy  %s\n", name.c_str(), ms, gbs(bytes, ms),
                 gbs(bytes, ms) / copyGbs,
-                kSameRuns == 0 ? "" : differ ? "DIFFERENT BITS across the runs" : "same bits on every run");
+                kSameRuns == 0 ? ""
+                : differ       ? "DIFFERENT BITS across the runs"
+                               : "same bits on every run");
     std::fflush(stdout);
   }
 
@@ -122,8 +123,9 @@ void rowEntries(Bench& b, bool f32, int64_t R, int64_t N, void* x, void* y, void
   double io = 2.0 * elems * es, in = 1.0 * elems * es;
   std::string sfx = f32 ? " f32" : " bf16";
   tessera_tensor flat = view(x, dt, {R * N});
-  bench::check(f32 ? tessera_std_random_randn_f32(nullptr, &flat, 7, 0) : tessera_std_random_randn_bf16(nullptr, &flat, 7, 0),
-               "inputs");
+  bench::check(
+      f32 ? tessera_std_random_randn_f32(nullptr, &flat, 7, 0) : tessera_std_random_randn_bf16(nullptr, &flat, 7, 0),
+      "inputs");
   std::vector<float> ones(N, 1.0f);
   std::vector<uint16_t> onesBf16(N, 0x3F80);
   bench::check(tessera_memcpy(w, f32 ? static_cast<void*>(ones.data()) : onesBf16.data(), N * es), "w");
@@ -133,14 +135,21 @@ void rowEntries(Bench& b, bool f32, int64_t R, int64_t N, void* x, void* y, void
   tessera_tensor tt = view(t, TESSERA_I64, {R}), tl = view(out, TESSERA_F32, {R}), ti = view(out, TESSERA_I64, {R});
   Output rows{y, elems * es}, f32s{out, static_cast<size_t>(R) * 4}, i64s{out, static_cast<size_t>(R) * 8};
   b.report("softmax" + sfx, io, [&] { bench::check(STD(nn_softmax, f32)(nullptr, &tx, &ty), "softmax"); }, rows);
-  b.report("log_softmax" + sfx, io, [&] { bench::check(STD(nn_log_softmax, f32)(nullptr, &tx, &ty), "log_softmax"); }, rows);
-  b.report("rmsnorm_safe" + sfx, io, [&] { bench::check(STD(nn_rmsnorm_safe, f32)(nullptr, &tx, &tw, &ty, 1e-5f), "rmsnorm"); }, rows);
-  b.report("layernorm_safe" + sfx, io,
-           [&] { bench::check(STD(nn_layernorm_safe, f32)(nullptr, &tx, &tw, &tb, &ty, 1e-5f), "layernorm"); }, rows);
-  b.report("cross_entropy" + sfx, in, [&] { bench::check(STD(nn_cross_entropy, f32)(nullptr, &tx, &tt, &tl), "cross_entropy"); }, f32s);
+  b.report(
+      "log_softmax" + sfx, io, [&] { bench::check(STD(nn_log_softmax, f32)(nullptr, &tx, &ty), "log_softmax"); }, rows);
+  b.report(
+      "rmsnorm_safe" + sfx, io,
+      [&] { bench::check(STD(nn_rmsnorm_safe, f32)(nullptr, &tx, &tw, &ty, 1e-5f), "rmsnorm"); }, rows);
+  b.report(
+      "layernorm_safe" + sfx, io,
+      [&] { bench::check(STD(nn_layernorm_safe, f32)(nullptr, &tx, &tw, &tb, &ty, 1e-5f), "layernorm"); }, rows);
+  b.report(
+      "cross_entropy" + sfx, in,
+      [&] { bench::check(STD(nn_cross_entropy, f32)(nullptr, &tx, &tt, &tl), "cross_entropy"); }, f32s);
   b.report("sum" + sfx, in, [&] { bench::check(STD(reduce_sum, f32)(nullptr, &tx, &tl), "sum"); }, f32s);
   b.report("argmax" + sfx, in, [&] { bench::check(STD(reduce_argmax, f32)(nullptr, &tx, &ti), "argmax"); }, i64s);
-  b.report("bias_gelu" + sfx, io, [&] { bench::check(STD(nn_bias_gelu, f32)(nullptr, &tx, &tb, &ty), "bias_gelu"); }, rows);
+  b.report(
+      "bias_gelu" + sfx, io, [&] { bench::check(STD(nn_bias_gelu, f32)(nullptr, &tx, &tb, &ty), "bias_gelu"); }, rows);
 }
 
 // randn and rand writing R * N f32, and saxpy on aligned views and on views one element in.
@@ -149,16 +158,22 @@ void flatEntries(Bench& b, int64_t R, int64_t N, void* x, void* y, void* y0) {
   size_t bytes = static_cast<size_t>(n) * 4;
   tessera_tensor flat = view(y, TESSERA_F32, {n});
   Output all{y, bytes};
-  b.report("randn f32 (writes " + std::to_string(bytes >> 20) + " MiB)", 1.0 * bytes,
-           [&] { bench::check(tessera_std_random_randn_f32(nullptr, &flat, 11, 0), "randn"); }, all);
-  b.report("rand f32", 1.0 * bytes, [&] { bench::check(tessera_std_random_rand_f32(nullptr, &flat, 11, 0), "rand"); }, all);
+  b.report(
+      "randn f32 (writes " + std::to_string(bytes >> 20) + " MiB)", 1.0 * bytes,
+      [&] { bench::check(tessera_std_random_randn_f32(nullptr, &flat, 11, 0), "randn"); }, all);
+  b.report(
+      "rand f32", 1.0 * bytes, [&] { bench::check(tessera_std_random_rand_f32(nullptr, &flat, 11, 0), "rand"); }, all);
   // saxpy updates y in place: timed as it goes; for the bits, each run starts from y0.
   tessera_tensor xn = view(x, TESSERA_F32, {n}), yn = view(y, TESSERA_F32, {n});
-  tessera_tensor xu = view(static_cast<float*>(x) + 1, TESSERA_F32, {m}), yu = view(static_cast<float*>(y) + 1, TESSERA_F32, {m});
+  tessera_tensor xu = view(static_cast<float*>(x) + 1, TESSERA_F32, {m}),
+                 yu = view(static_cast<float*>(y) + 1, TESSERA_F32, {m});
   auto reset = [&] { bench::check(tessera_memcpy(y, y0, bytes), "restore y"); };
-  b.report("saxpy, aligned views", 12.0 * n, [&] { bench::check(saxpy_saxpy(nullptr, &xn, &yn, 0.5f), "saxpy"); }, all, reset);
-  b.report("saxpy, views 4 bytes past alignment", 12.0 * m,
-           [&] { bench::check(saxpy_saxpy(nullptr, &xu, &yu, 0.5f), "saxpy"); }, all, reset);
+  b.report(
+      "saxpy, aligned views", 12.0 * n, [&] { bench::check(saxpy_saxpy(nullptr, &xn, &yn, 0.5f), "saxpy"); }, all,
+      reset);
+  b.report(
+      "saxpy, views 4 bytes past alignment", 12.0 * m,
+      [&] { bench::check(saxpy_saxpy(nullptr, &xu, &yu, 0.5f), "saxpy"); }, all, reset);
 }
 
 // The row kernels launch one group per row by default (32768 groups here). The same kernels on a
@@ -177,11 +192,13 @@ void gridVariants(Bench& b, bool f32, int64_t R, int64_t N, void* x, void* y, vo
     std::string sfx = std::string(f32 ? " f32" : " bf16") + ", grid " + std::to_string(groups);
     auto timed = [&](const std::string& name, double bytes, const std::function<void()>& run) {
       double ms = bench::medianEventMs(run, kWarm, kRuns);
-      std::printf("%-40s %9.3f ms %9.1f GB/s %6.2f of copy\n", (name + sfx).c_str(), ms, gbs(bytes, ms), gbs(bytes, ms) / b.copyGbs);
+      std::printf("%-40s %9.3f ms %9.1f GB/s %6.2f of copy\n", (name + sfx).c_str(), ms, gbs(bytes, ms),
+                  gbs(bytes, ms) / b.copyGbs);
     };
     timed("softmax", io, [&] { bench::check(STD(nn_softmax, f32)(&o, &tx, &ty), "softmax"); });
     timed("rmsnorm_safe", io, [&] { bench::check(STD(nn_rmsnorm_safe, f32)(&o, &tx, &tw, &ty, 1e-5f), "rmsnorm"); });
-    timed("layernorm_safe", io, [&] { bench::check(STD(nn_layernorm_safe, f32)(&o, &tx, &tw, &tb, &ty, 1e-5f), "layernorm"); });
+    timed("layernorm_safe", io,
+          [&] { bench::check(STD(nn_layernorm_safe, f32)(&o, &tx, &tw, &tb, &ty, 1e-5f), "layernorm"); });
     timed("cross_entropy", in, [&] { bench::check(STD(nn_cross_entropy, f32)(&o, &tx, &tt, &tl), "cross_entropy"); });
     timed("argmax", in, [&] { bench::check(STD(reduce_argmax, f32)(&o, &tx, &ti), "argmax"); });
   }
@@ -198,7 +215,8 @@ int main(int argc, char** argv) {
   }
   if (const char* same = std::getenv("BENCH_SAME_RUNS")) kSameRuns = std::atoi(same);
   bench::check(tessera_init(), "tessera_init");
-  std::printf("device: %s; rows %lld x %lld\n", tessera_device_name(), static_cast<long long>(R), static_cast<long long>(N));
+  std::printf("device: %s; rows %lld x %lld\n", tessera_device_name(), static_cast<long long>(R),
+              static_cast<long long>(N));
   size_t elems = static_cast<size_t>(R * N);
   void *x = alloc(elems * 4), *y = alloc(elems * 4), *y0 = alloc(elems * 4), *w = alloc(N * 4), *bias = alloc(N * 4);
   void *t = alloc(R * 8), *out = alloc(R * 8);
@@ -216,6 +234,7 @@ int main(int argc, char** argv) {
   gridVariants(b, false, R, N, x, y, w, bias, t, out);
   std::printf("determinism (%d runs each): %s\n", kSameRuns,
               b.allSame ? "every entry gave the same bits on every run" : "FAIL: some entry's bits changed");
-  tessera_free(x), tessera_free(y), tessera_free(y0), tessera_free(w), tessera_free(bias), tessera_free(t), tessera_free(out);
+  tessera_free(x), tessera_free(y), tessera_free(y0), tessera_free(w), tessera_free(bias), tessera_free(t),
+      tessera_free(out);
   return b.allSame ? 0 : 1;
 }

@@ -12,17 +12,15 @@
 //                                 flash_attention only; `mlp`: fused_mlp only; M N K: gemm_tc at
 //                                 that shape only)
 // TESSERA_GPU_VARIANTS=off times gemm_tc's portable (mma.sync) form instead of its sm_90a form.
-#include <tessera/runtime.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <vector>
-
+#include <tessera/runtime.h>
 #include <tessera/std.h>
+#include <vector>
 
 #include "BenchUtil.h"
 #include "flash_attention.h"
@@ -34,7 +32,6 @@ namespace {
 
 using bench::check;
 double medianMs(const std::function<void()>& run) { return bench::medianEventMs(run, 5, 30); }
-
 
 // Device memory filled with pseudo-random bf16 values in [-1, 1) (a 32-bit LCG, truncated to
 // bf16; peer_gemm.cu uses the same generator). Random data: a low-entropy pattern toggles fewer
@@ -166,8 +163,9 @@ void attention(int64_t B, int64_t H, int64_t S, int64_t D, bool stdlib) {
               "flash_attention");
     });
     char label[96];
-    std::snprintf(label, sizeof label, "%s B%lld H%lld S%lld D%lld%s", stdlib ? "stdlib flash_attention" : "flash_attention",
-                  (long long)B, (long long)H, (long long)S, (long long)D, causal ? " causal" : "");
+    std::snprintf(label, sizeof label, "%s B%lld H%lld S%lld D%lld%s",
+                  stdlib ? "stdlib flash_attention" : "flash_attention", (long long)B, (long long)H, (long long)S,
+                  (long long)D, causal ? " causal" : "");
     std::printf("%-44s %10.3f %10.1f\n", label, ms, (causal ? 2.0 : 4.0) * B * H * S * S * D / ms / 1e9);
   }
   tessera_free(q), tessera_free(k), tessera_free(v), tessera_free(o), tessera_free(lse);
@@ -182,8 +180,9 @@ void fusedMlp(int64_t M, int64_t D, int64_t H, int64_t E) {
   void* b2 = bf16Buffer(E);
   void* out = bf16Buffer(M * E);
   auto once = [&] {
-    check(fused_mlp::fused_mlp(view(x, TESSERA_BF16, {M, D}), view(w1, TESSERA_BF16, {D, H}), view(b1, TESSERA_BF16, {H}),
-                               view(w2, TESSERA_BF16, {H, E}), view(b2, TESSERA_BF16, {E}), view(out, TESSERA_BF16, {M, E})),
+    check(fused_mlp::fused_mlp(view(x, TESSERA_BF16, {M, D}), view(w1, TESSERA_BF16, {D, H}),
+                               view(b1, TESSERA_BF16, {H}), view(w2, TESSERA_BF16, {H, E}), view(b2, TESSERA_BF16, {E}),
+                               view(out, TESSERA_BF16, {M, E})),
           "fused_mlp");
   };
   const double flops = 2.0 * M * D * H + 2.0 * M * H * E;
@@ -194,7 +193,10 @@ void fusedMlp(int64_t M, int64_t D, int64_t H, int64_t E) {
   std::printf("%-44s %10.3f %10.1f\n", label, ms, flops / ms / 1e9);
   // Ten launches between the events: the GPU's time per launch when the host keeps ahead (the
   // line above also counts the host's launch work before the first kernel starts).
-  ms = medianMs([&] { for (int i = 0; i < 10; ++i) once(); }) / 10;
+  ms = medianMs([&] {
+         for (int i = 0; i < 10; ++i) once();
+       }) /
+       10;
   std::snprintf(label, sizeof label, "  x10 back to back, per launch");
   std::printf("%-44s %10.3f %10.1f\n", label, ms, flops / ms / 1e9);
   tessera_free(x), tessera_free(w1), tessera_free(b1), tessera_free(w2), tessera_free(b2), tessera_free(out);
@@ -226,7 +228,9 @@ int main(int argc, char** argv) {
   // stdlib entries (with their log-sum-exp output) at issue 15's bar shapes.
   if (!mlpOnly) {
     attention(2, 8, 2048, 128, false);
-    struct Shape { int64_t B, H, S, D; } bar[] = {{4, 32, 4096, 128}, {8, 16, 8192, 64}};
+    struct Shape {
+      int64_t B, H, S, D;
+    } bar[] = {{4, 32, 4096, 128}, {8, 16, 8192, 64}};
     for (const Shape& sh : bar) attention(sh.B, sh.H, sh.S, sh.D, true);
   }
   if (attentionOnly) return 0;

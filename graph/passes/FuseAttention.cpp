@@ -55,7 +55,8 @@ bool tryFuse(Graph& g, Node* second) {
   for (Value* x : {q, k, v}) types.push_back(x->type);
   Unifier strict;
   std::string error;
-  if (!inferResultTypes(OpId::FlashAttention, types, attrs, results, strict, error) || results[0] != second->result()->type)
+  if (!inferResultTypes(OpId::FlashAttention, types, attrs, results, strict, error) ||
+      results[0] != second->result()->type)
     return false;
   Node* fa = g.create(OpId::FlashAttention, {q, k, v}, results, attrs, second->loc, second);
   fa->result(0)->name = second->result()->name;  // the output keeps the name it was written with

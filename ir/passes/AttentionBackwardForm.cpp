@@ -59,11 +59,11 @@ const Value* sliceOf(const Value* v) {
 }
 
 class Matcher {
-public:
+ public:
   Matcher(Operation* func, std::string& why) : func_(func), body_(func->body()), why_(why) {}
   bool match(Form& f);
 
-private:
+ private:
   bool fail(std::string why) {
     why_ = std::move(why);
     return false;
@@ -104,9 +104,9 @@ bool Matcher::findProducts(Operation* loop, Form& f) {
   for (unsigned i = 0; i < carried; ++i) {
     if (!isFloat(unbroadcast(loop->operand(3 + i)), 0.0)) return fail("the gradients do not start at 0");
     const Value* term = nullptr;
-    if (!binary(yield->operand(i), OpId::ArithAddF, [&](const Value* a) { return a == lb.arg(i + 1); },
-                [&](const Value* d) { return isOp(d, OpId::TileDot) && d->defOp->numOperands() == 2 && (term = d); },
-                true))
+    if (!binary(
+            yield->operand(i), OpId::ArithAddF, [&](const Value* a) { return a == lb.arg(i + 1); },
+            [&](const Value* d) { return isOp(d, OpId::TileDot) && d->defOp->numOperands() == 2 && (term = d); }, true))
       return fail("a carried gradient is not itself plus a tile.dot");
     const Value* a = opnd(term, 0);
     if (f.kv && !isOp(a, OpId::TileTranspose)) return fail("dK or dV does not add a product of a transposed tile");
@@ -144,7 +144,8 @@ bool Matcher::findBlocks(Operation* loop, Form& f) {
       !sliceOf(opnd(opnd(dot, 1), 0)))
     return fail("p is not exp of tile.dot(Q[b, h, qb], K[b, h, kb].T) * scale minus the log-sum-exp");
   const Value *qs = sliceOf(opnd(dot, 0)), *ks = sliceOf(opnd(opnd(dot, 1), 0));
-  if (qs->defOp->numOperands() != 5 || ks->defOp->numOperands() != 5) return fail("Q and K are not [B, H, S, D] tensors");
+  if (qs->defOp->numOperands() != 5 || ks->defOp->numOperands() != 5)
+    return fail("Q and K are not [B, H, S, D] tensors");
   f.Q = opnd(qs, 0);
   f.K = opnd(ks, 0);
   f.b = strip(qs->defOp->operand(1));
@@ -180,19 +181,23 @@ bool Matcher::matchUnit(Operation* outer, Form& f) {
   if (!isOp(un, OpId::ArithDivSI) || opnd(un, 0) != u || opnd(un, 1) != n || opnd(b, 0) != un ||
       opnd(b, 1) != opnd(h, 1) || !isDim(opnd(h, 1), T, 1))
     return fail("the unit is not (batch, head, block)");
-  if (!binary(n, OpId::ArithDivSI,
-              [&](const Value* x) {
-                return binary(x, OpId::ArithAddI, [&](const Value* d) { return isDim(d, T, 2); },
-                              [&](const Value* c) { return isInt(c, f.fixedRows - 1); }, false);
-              },
-              [&](const Value* c) { return isInt(c, f.fixedRows); }, false))
+  if (!binary(
+          n, OpId::ArithDivSI,
+          [&](const Value* x) {
+            return binary(
+                x, OpId::ArithAddI, [&](const Value* d) { return isDim(d, T, 2); },
+                [&](const Value* c) { return isInt(c, f.fixedRows - 1); }, false);
+          },
+          [&](const Value* c) { return isInt(c, f.fixedRows); }, false))
     return fail("the blocks do not cover the sequence");
-  bool covers = binary(outer->operand(1), OpId::ArithMulI,
-                       [&](const Value* x) {
-                         return binary(x, OpId::ArithMulI, [&](const Value* a) { return a == n; },
-                                       [&](const Value* d) { return isDim(d, T, 0); }, true);
-                       },
-                       [&](const Value* d) { return isDim(d, T, 1); }, true);
+  bool covers = binary(
+      outer->operand(1), OpId::ArithMulI,
+      [&](const Value* x) {
+        return binary(
+            x, OpId::ArithMulI, [&](const Value* a) { return a == n; }, [&](const Value* d) { return isDim(d, T, 0); },
+            true);
+      },
+      [&](const Value* d) { return isDim(d, T, 1); }, true);
   if (!covers || !isOp(outer->operand(0), OpId::TileGroupId) || !isOp(outer->operand(2), OpId::TileNumGroups))
     return fail("the group loop does not walk every (batch, head, block) once");
   return true;
@@ -206,8 +211,10 @@ bool Matcher::matchScores(const Value* s, Form& f) {
       return fail("the causal mask is not where(key <= query, s, -inf)");
     std::string pred = mask->defOp->strAttr(AttrId::Pred);
     const Value *col = opnd(mask, 0), *row = opnd(mask, 1);
-    if (pred == "sge") std::swap(col, row);
-    else if (pred != "sle") return fail("the causal mask is not where(key <= query, s, -inf)");
+    if (pred == "sge")
+      std::swap(col, row);
+    else if (pred != "sle")
+      return fail("the causal mask is not where(key <= query, s, -inf)");
     if (!isIndexPlusIota(col, f.kb(), 1, f.kRows()) || !isIndexPlusIota(row, f.qb(), 0, f.qRows()))
       return fail("the causal mask does not compare kb + key column with qb + query row");
     f.causal = true;
@@ -254,7 +261,8 @@ bool Matcher::matchGradients(Form& f) {
   };
   auto isDi = [&](const Value* x) {
     const Value* r = rowBroadcastOf(x);
-    if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr(AttrId::Kind) != "sum" || r->defOp->intAttr(AttrId::Axis, -1) != 1)
+    if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr(AttrId::Kind) != "sum" ||
+        r->defOp->intAttr(AttrId::Axis, -1) != 1)
       return false;
     const Value* m = opnd(r, 0);
     return isOp(m, OpId::ArithMulF) && f32Of(opnd(m, 0), 0) && f32Of(opnd(m, 1), 1);
@@ -272,12 +280,14 @@ bool Matcher::matchGradients(Form& f) {
   if (!binary(ds_, OpId::ArithMulF, [&](const Value* a) { return a == p_; }, isFactor, true))
     return fail("ds is not p * (tile.dot(dO[b, h, qb], V[b, h, kb].T) - di[:, None])");
   if (tensors[0] != f.dO) std::swap(tensors[0], tensors[1]);
-  if (tensors[0] != f.dO || tensors[1] == f.dO) return fail("di is not tile.sum(f32(dO[b, h, qb]) * f32(O[b, h, qb]), axis=1)");
+  if (tensors[0] != f.dO || tensors[1] == f.dO)
+    return fail("di is not tile.sum(f32(dO[b, h, qb]) * f32(O[b, h, qb]), axis=1)");
   f.O = tensors[1];
   bool rightOk = f.kv ? slice(dsRight_, f.Q, f, f.qb(), f.qRows()) && slice(pRight_, f.dO, f, f.qb(), f.qRows())
                       : slice(dsRight_, f.K, f, f.kb(), f.kRows());
-  if (!rightOk) return fail(f.kv ? "dK and dV do not add tile.dot(ds.T, Q[b, h, qb]) and tile.dot(p.T, dO[b, h, qb])"
-                                 : "dQ does not add tile.dot(ds, K[b, h, kb])");
+  if (!rightOk)
+    return fail(f.kv ? "dK and dV do not add tile.dot(ds.T, Q[b, h, qb]) and tile.dot(p.T, dO[b, h, qb])"
+                     : "dQ does not add tile.dot(ds, K[b, h, kb])");
   return true;
 }
 
@@ -288,11 +298,14 @@ bool Matcher::matchLoop(Operation* loop, Form& f) {
   Value* T = f.kv ? f.Q : f.K;
   if (isDim(end, T, 2)) return true;
   bool stops = !f.kv && f.causal &&
-               binary(end, OpId::ArithMinSI, [&](const Value* d) { return isDim(d, T, 2); },
-                      [&](const Value* x) {
-                        return binary(strip(x), OpId::ArithAddI, [&](const Value* a) { return same(a, f.fixed); },
-                                      [&](const Value* c) { return isInt(c, f.fixedRows); }, true);
-                      }, true);
+               binary(
+                   end, OpId::ArithMinSI, [&](const Value* d) { return isDim(d, T, 2); },
+                   [&](const Value* x) {
+                     return binary(
+                         strip(x), OpId::ArithAddI, [&](const Value* a) { return same(a, f.fixed); },
+                         [&](const Value* c) { return isInt(c, f.fixedRows); }, true);
+                   },
+                   true);
   return stops || fail("the block loop does not run over all of the other sequence");
 }
 
@@ -304,17 +317,18 @@ bool Matcher::matchEpilogue(Operation* outer, Operation* loop, Form& f) {
     if (isOp(v, OpId::ArithConvert)) v = opnd(v, 0);
     const Value* dst = op->operand(1);
     Value* t = isOp(dst, OpId::MemSlice) ? opnd(dst, 0) : nullptr;
-    bool scaled = binary(v, OpId::ArithMulF, [&](const Value* a) { return a == loop->result(dsIndex_); },
-                         [&](const Value* x) { return unbroadcast(x) == f.scale; }, true);
+    bool scaled = binary(
+        v, OpId::ArithMulF, [&](const Value* a) { return a == loop->result(dsIndex_); },
+        [&](const Value* x) { return unbroadcast(x) == f.scale; }, true);
     bool plain = f.kv && v == loop->result(pIndex_);
-    if (!t || !(scaled || plain) || !isBlockSlice(dst, t, f.b, f.h, f.fixed, f.fixedRows) ||
-        (scaled ? f.out1 : f.out2))
+    if (!t || !(scaled || plain) || !isBlockSlice(dst, t, f.b, f.h, f.fixed, f.fixedRows) || (scaled ? f.out1 : f.out2))
       return fail(f.kv ? "a store besides dK[b, h, kb] = dK * scale and dV[b, h, kb] = dV"
                        : "a store besides dQ[b, h, qb] = dQ * scale");
     (scaled ? f.out1 : f.out2) = t;
     stores_.push_back(op.get());
   }
-  if (!f.out1 || (f.kv && !f.out2)) return fail(f.kv ? "dK * scale and dV are not both stored" : "dQ * scale is not stored");
+  if (!f.out1 || (f.kv && !f.out2))
+    return fail(f.kv ? "dK * scale and dV are not both stored" : "dQ * scale is not stored");
   return true;
 }
 

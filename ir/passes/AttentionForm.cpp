@@ -49,11 +49,11 @@ bool isBlockSlice(const Value* v, const Value* tensor, const Form& f, const Valu
 }
 
 class Matcher {
-public:
+ public:
   Matcher(Operation* func, std::string& why) : func_(func), body_(func->body()), why_(why) {}
   bool match(Form& f);
 
-private:
+ private:
   bool fail(std::string why) {
     why_ = std::move(why);
     return false;
@@ -82,26 +82,31 @@ bool Matcher::matchUnit(Operation* outer, Form& f) {
   const Value* nq = opnd(rem, 1);
   if (opnd(rem, 0) != u) return fail("the query block is not the fastest part of the group's unit");
   const Value *h = strip(f.h), *b = strip(f.b);
-  if (!isOp(h, OpId::ArithRemSI) || !isOp(b, OpId::ArithDivSI)) return fail("the unit is not (batch, head, query block)");
+  if (!isOp(h, OpId::ArithRemSI) || !isOp(b, OpId::ArithDivSI))
+    return fail("the unit is not (batch, head, query block)");
   const Value* uq = opnd(h, 0);
   if (!isOp(uq, OpId::ArithDivSI) || opnd(uq, 0) != u || opnd(uq, 1) != nq || opnd(b, 0) != uq ||
       opnd(b, 1) != opnd(h, 1) || !isDim(opnd(h, 1), f.Q, 1))
     return fail("the unit is not (batch, head, query block) of Q");
   // nq = ceil(S / 128) and the loop covers nq * B * H units from tile.group_id by num_groups.
-  if (!binary(nq, OpId::ArithDivSI,
-              [&](const Value* x) {
-                return binary(x, OpId::ArithAddI, [&](const Value* d) { return isDim(d, f.Q, 2); },
-                              [](const Value* c) { return isInt(c, 127); }, false);
-              },
-              [](const Value* c) { return isInt(c, 128); }, false))
+  if (!binary(
+          nq, OpId::ArithDivSI,
+          [&](const Value* x) {
+            return binary(
+                x, OpId::ArithAddI, [&](const Value* d) { return isDim(d, f.Q, 2); },
+                [](const Value* c) { return isInt(c, 127); }, false);
+          },
+          [](const Value* c) { return isInt(c, 128); }, false))
     return fail("the query blocks do not cover Q's sequence in blocks of 128");
   Value* total = outer->operand(1);
-  bool covers = binary(total, OpId::ArithMulI,
-                       [&](const Value* x) {
-                         return binary(x, OpId::ArithMulI, [&](const Value* a) { return a == nq; },
-                                       [&](const Value* d) { return isDim(d, f.Q, 0); }, true);
-                       },
-                       [&](const Value* d) { return isDim(d, f.Q, 1); }, true);
+  bool covers = binary(
+      total, OpId::ArithMulI,
+      [&](const Value* x) {
+        return binary(
+            x, OpId::ArithMulI, [&](const Value* a) { return a == nq; },
+            [&](const Value* d) { return isDim(d, f.Q, 0); }, true);
+      },
+      [&](const Value* d) { return isDim(d, f.Q, 1); }, true);
   if (!covers || !isOp(outer->operand(0), OpId::TileGroupId) || !isOp(outer->operand(2), OpId::TileNumGroups))
     return fail("the group loop does not walk every (batch, head, query block) once");
   return true;
@@ -115,15 +120,18 @@ bool Matcher::matchScores(const Value* s, Value* kb, Form& f, int64_t bkv) {
       return fail("the causal mask is not where(key <= query, s, -inf)");
     std::string pred = mask->defOp->strAttr(AttrId::Pred);
     const Value *col = opnd(mask, 0), *row = opnd(mask, 1);
-    if (pred == "sge") std::swap(col, row);
-    else if (pred != "sle") return fail("the causal mask is not where(key <= query, s, -inf)");
+    if (pred == "sge")
+      std::swap(col, row);
+    else if (pred != "sle")
+      return fail("the causal mask is not where(key <= query, s, -inf)");
     if (!isIndexPlusIota(col, kb, 1, bkv) || !isIndexPlusIota(row, f.qb, 0, 128))
       return fail("the causal mask does not compare kb + key column with qb + query row");
     f.causal = true;
     s = opnd(s, 1);
   }
   auto isDot = [&](const Value* d) {
-    if (!isOp(d, OpId::TileDot) || d->defOp->numOperands() != 2 || baseScalar(d->type->elem) != ScalarKind::F32) return false;
+    if (!isOp(d, OpId::TileDot) || d->defOp->numOperands() != 2 || baseScalar(d->type->elem) != ScalarKind::F32)
+      return false;
     const Value* kt = opnd(d, 1);
     if (opnd(d, 0) != f.Q && !(isBlockSlice(opnd(d, 0), f.Q, f, f.qb, 128))) return false;
     if (!isOp(kt, OpId::TileTranspose) || !isOp(opnd(kt, 0), OpId::TileLoad)) return false;
@@ -158,7 +166,8 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
   // m_new = max(m, tile.max(s, axis=1)).
   const Value* s = nullptr;
   auto isRowMax = [&](const Value* r) {
-    if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr(AttrId::Kind) != "max" || r->defOp->intAttr(AttrId::Axis, -1) != 1)
+    if (!isOp(r, OpId::TileReduce) || r->defOp->strAttr(AttrId::Kind) != "max" ||
+        r->defOp->intAttr(AttrId::Axis, -1) != 1)
       return false;
     s = opnd(r, 0);
     return true;
@@ -169,32 +178,36 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
   // p = exp(s - m_new[:, None]); alpha = exp(m - m_new).
   const Value* p = nullptr;
   auto isP = [&](const Value* x) {
-    if (!isOp(x, OpId::MathExp) || !binary(opnd(x, 0), OpId::ArithSubF, [&](const Value* a) { return a == s; },
-                                           [&](const Value* c) { return rowBroadcastOf(c) == mNew; }, false))
+    if (!isOp(x, OpId::MathExp) || !binary(
+                                       opnd(x, 0), OpId::ArithSubF, [&](const Value* a) { return a == s; },
+                                       [&](const Value* c) { return rowBroadcastOf(c) == mNew; }, false))
       return false;
     p = x;
     return true;
   };
   auto isAlpha = [&](const Value* x) {
-    return isOp(x, OpId::MathExp) && binary(opnd(x, 0), OpId::ArithSubF, [&](const Value* a) { return a == m; },
-                                            [&](const Value* c) { return c == mNew; }, false);
+    return isOp(x, OpId::MathExp) && binary(
+                                         opnd(x, 0), OpId::ArithSubF, [&](const Value* a) { return a == m; },
+                                         [&](const Value* c) { return c == mNew; }, false);
   };
   auto isRowSum = [&](const Value* r) {
-    return isOp(r, OpId::TileReduce) && r->defOp->strAttr(AttrId::Kind) == "sum" && r->defOp->intAttr(AttrId::Axis, -1) == 1 &&
-           isP(opnd(r, 0));
+    return isOp(r, OpId::TileReduce) && r->defOp->strAttr(AttrId::Kind) == "sum" &&
+           r->defOp->intAttr(AttrId::Axis, -1) == 1 && isP(opnd(r, 0));
   };
   // l * alpha (both rows) and acc * alpha[:, None] (alpha along acc's columns, never its rows).
   auto scaled = [&](const Value* carried, bool rowBroadcast) {
     return [&, carried, rowBroadcast](const Value* x) {
-      return binary(x, OpId::ArithMulF, [&](const Value* a) { return a == carried; },
-                    [&](const Value* a) { return isAlpha(rowBroadcast ? rowBroadcastOf(a) : a); }, true);
+      return binary(
+          x, OpId::ArithMulF, [&](const Value* a) { return a == carried; },
+          [&](const Value* a) { return isAlpha(rowBroadcast ? rowBroadcastOf(a) : a); }, true);
     };
   };
   if (!binary(lNew, OpId::ArithAddF, scaled(l, false), isRowSum, true))
     return fail("l is not l * exp(m - m_new) + tile.sum(exp(s - m_new[:, None]), axis=1)");
   ScalarKind in = baseScalar(f.Q->type->elem);
   auto isPV = [&](const Value* d) {
-    if (!isOp(d, OpId::TileDot) || d->defOp->numOperands() != 2 || baseScalar(d->type->elem) != ScalarKind::F32) return false;
+    if (!isOp(d, OpId::TileDot) || d->defOp->numOperands() != 2 || baseScalar(d->type->elem) != ScalarKind::F32)
+      return false;
     const Value* pc = opnd(d, 0);
     return isOp(pc, OpId::ArithConvert) && baseScalar(pc->type->elem) == in && opnd(pc, 0) == p &&
            isBlockSlice(opnd(d, 1), f.V, f, kb, bkv);
@@ -203,15 +216,18 @@ bool Matcher::matchKeyLoop(Operation* loop, Form& f) {
     return fail("acc is not acc * alpha[:, None] + tile.dot(p converted to Q's type, V[b, h, kb])");
   // The loop's end: S, or min(S, qb + 128) when causal.
   Value* end = loop->operand(1);
-  bool endOk = f.causal ? binary(end, OpId::ArithMinSI, [&](const Value* d) { return isDim(d, f.K, 2); },
-                                 [&](const Value* x) {
-                                   return binary(strip(x), OpId::ArithAddI,
-                                                 [&](const Value* a) { return same(a, f.qb); },
-                                                 [](const Value* c) { return isInt(c, 128); }, true);
-                                 }, true)
+  bool endOk = f.causal ? binary(
+                              end, OpId::ArithMinSI, [&](const Value* d) { return isDim(d, f.K, 2); },
+                              [&](const Value* x) {
+                                return binary(
+                                    strip(x), OpId::ArithAddI, [&](const Value* a) { return same(a, f.qb); },
+                                    [](const Value* c) { return isInt(c, 128); }, true);
+                              },
+                              true)
                         : isDim(end, f.K, 2);
-  if (!endOk) return fail(f.causal ? "the causal key loop does not stop at min(S, qb + 128)"
-                                   : "the key loop does not run over all of K's sequence");
+  if (!endOk)
+    return fail(f.causal ? "the causal key loop does not stop at min(S, qb + 128)"
+                         : "the key loop does not run over all of K's sequence");
   return true;
 }
 
@@ -222,10 +238,12 @@ bool Matcher::matchEpilogue(Operation* outer, Operation* loop, Form& f) {
     Value* v = op->operand(0);
     if (isOp(v, OpId::ArithConvert)) v = opnd(v, 0);
     Value* dst = op->operand(1);
-    bool isO = binary(v, OpId::ArithDivF, [&](const Value* a) { return a == loop->result(2); },
-                      [&](const Value* x) { return rowBroadcastOf(x) == loop->result(1); }, false);
-    bool isLse = binary(v, OpId::ArithAddF, [&](const Value* a) { return a == loop->result(0); },
-                        [&](const Value* x) { return isOp(x, OpId::MathLog) && opnd(x, 0) == loop->result(1); }, true);
+    bool isO = binary(
+        v, OpId::ArithDivF, [&](const Value* a) { return a == loop->result(2); },
+        [&](const Value* x) { return rowBroadcastOf(x) == loop->result(1); }, false);
+    bool isLse = binary(
+        v, OpId::ArithAddF, [&](const Value* a) { return a == loop->result(0); },
+        [&](const Value* x) { return isOp(x, OpId::MathLog) && opnd(x, 0) == loop->result(1); }, true);
     if (isO && !oStore_ && isOp(dst, OpId::MemSlice)) {
       oStore_ = op.get();
       f.O = opnd(dst, 0);
@@ -269,7 +287,8 @@ bool Matcher::match(Form& f) {
   f.h = strip(qs->defOp->operand(2));
   f.qb = strip(qs->defOp->operand(3));
   const Value* kt = opnd(dot, 1);
-  if (!isOp(kt, OpId::TileTranspose) || !isOp(opnd(kt, 0), OpId::TileLoad) || !isOp(opnd(opnd(kt, 0), 0), OpId::MemSlice))
+  if (!isOp(kt, OpId::TileTranspose) || !isOp(opnd(kt, 0), OpId::TileLoad) ||
+      !isOp(opnd(opnd(kt, 0), 0), OpId::MemSlice))
     return fail("the scores do not read K[b, h, kb].T");
   f.K = opnd(opnd(opnd(kt, 0), 0), 0);
   const Value* accNew = yield->operand(2);
@@ -297,8 +316,8 @@ bool Matcher::match(Form& f) {
   ScalarKind out = baseScalar(o->elem);
   if (out != in && out != ScalarKind::F32) return fail("O is not of Q's type or f32");
   Type oe = o->elem;
-  if (oe->kind == TypeKind::Num && (oe->scale != 0 || oe->saturate ||
-                                    (oe->round != Rounding::Default && oe->round != Rounding::NearestEven)))
+  if (oe->kind == TypeKind::Num &&
+      (oe->scale != 0 || oe->saturate || (oe->round != Rounding::Default && oe->round != Rounding::NearestEven)))
     return fail("O's store policy (" + printType(oe) + ") is applied by the portable form only");
   for (Value* t : {f.Q, f.K, f.V})
     if (t->type->elem->kind == TypeKind::Num && t->type->elem->scale != 0)

@@ -75,8 +75,8 @@ inline bool isBlockSlice(const Value* v, const Value* tensor, const Value* b, co
   if (!isOp(v, OpId::MemSlice) || opnd(v, 0) != tensor) return false;
   const Operation* s = v->defOp;
   unsigned rank = static_cast<unsigned>(tensor->type->shape.size());
-  if (s->numOperands() != rank + 1 || !same(s->operand(1), b) || !same(s->operand(2), h) ||
-      !same(s->operand(3), at) || (rank == 4 && !isInt(s->operand(4), 0)))
+  if (s->numOperands() != rank + 1 || !same(s->operand(1), b) || !same(s->operand(2), h) || !same(s->operand(3), at) ||
+      (rank == 4 && !isInt(s->operand(4), 0)))
     return false;
   Type t = v->type;
   if (t->shape.empty() || !t->shape[0].isStatic() || t->shape[0].size != rows) return false;

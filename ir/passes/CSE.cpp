@@ -1,7 +1,7 @@
-// cse: a pure op (no regions, not an allocation, not reading memory through a view) that repeats an earlier one with the same
-// operands, attributes and result types is replaced by it. Scoped by region: a value computed
-// in an enclosing block is reused inside nested regions, never the other way round.
-// Commutative ops match with their operands in either order.
+// cse: a pure op (no regions, not an allocation, not reading memory through a view) that repeats an earlier one with
+// the same operands, attributes and result types is replaced by it. Scoped by region: a value computed in an enclosing
+// block is reused inside nested regions, never the other way round. Commutative ops match with their operands in either
+// order.
 #include <algorithm>
 #include <unordered_map>
 
@@ -29,14 +29,14 @@ std::string keyOf(const Operation* op) {
 }
 
 class CSE {
-public:
+ public:
   bool run(Module& m) {
     for (Operation* f : m.funcs())
       if (!f->regions.empty()) block(f->body());
     return true;
   }
 
-private:
+ private:
   std::vector<std::unordered_map<std::string, Operation*>> scopes_;
 
   Operation* lookup(const std::string& k) {

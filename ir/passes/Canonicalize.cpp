@@ -16,7 +16,9 @@ namespace tessera::ir {
 
 namespace {
 
-bool isIntScalar(Type t) { return isScalar(t) && scalarClass(baseScalar(t)) != ScalarClass::Float && t->kind == TypeKind::Scalar; }
+bool isIntScalar(Type t) {
+  return isScalar(t) && scalarClass(baseScalar(t)) != ScalarClass::Float && t->kind == TypeKind::Scalar;
+}
 bool isExactFloat(Type t) {
   return t->kind == TypeKind::Scalar && (t->scalar == ScalarKind::F32 || t->scalar == ScalarKind::F64);
 }
@@ -46,10 +48,12 @@ uint64_t asUnsigned(int64_t v, Type t) {
   if (bits >= 64) return static_cast<uint64_t>(v);
   return static_cast<uint64_t>(v) & ((uint64_t(1) << bits) - 1);
 }
-double roundFloat(double v, Type t) { return t->scalar == ScalarKind::F32 ? static_cast<double>(static_cast<float>(v)) : v; }
+double roundFloat(double v, Type t) {
+  return t->scalar == ScalarKind::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 class Canonicalizer {
-public:
+ public:
   explicit Canonicalizer(Module& m) : m_(m), b_(m.ctx()) {}
 
   bool run() {
@@ -65,7 +69,7 @@ public:
     return true;
   }
 
-private:
+ private:
   Module& m_;
   Builder b_;
   bool changed_ = false;
@@ -115,17 +119,33 @@ private:
       changed_ = true;
     }
     switch (op->id) {
-      case OpId::ArithAddI: case OpId::ArithSubI: case OpId::ArithMulI: case OpId::ArithDivSI:
-      case OpId::ArithDivUI: case OpId::ArithRemSI: case OpId::ArithRemUI: case OpId::ArithAndI:
-      case OpId::ArithOrI: case OpId::ArithXOrI: case OpId::ArithShLI: case OpId::ArithShRSI:
-      case OpId::ArithShRUI: case OpId::ArithMinSI: case OpId::ArithMaxSI:
-        return intBinary(op);
-      case OpId::ArithAddF: case OpId::ArithSubF: case OpId::ArithMulF: case OpId::ArithDivF:
-      case OpId::ArithMinF: case OpId::ArithMaxF:
-        return floatBinary(op);
-      case OpId::ArithNegF: case OpId::MathSqrt: case OpId::MathFloor: case OpId::MathCeil: case OpId::MathAbs:
-      case OpId::MathRelu:
-        return floatUnary(op);
+      case OpId::ArithAddI:
+      case OpId::ArithSubI:
+      case OpId::ArithMulI:
+      case OpId::ArithDivSI:
+      case OpId::ArithDivUI:
+      case OpId::ArithRemSI:
+      case OpId::ArithRemUI:
+      case OpId::ArithAndI:
+      case OpId::ArithOrI:
+      case OpId::ArithXOrI:
+      case OpId::ArithShLI:
+      case OpId::ArithShRSI:
+      case OpId::ArithShRUI:
+      case OpId::ArithMinSI:
+      case OpId::ArithMaxSI: return intBinary(op);
+      case OpId::ArithAddF:
+      case OpId::ArithSubF:
+      case OpId::ArithMulF:
+      case OpId::ArithDivF:
+      case OpId::ArithMinF:
+      case OpId::ArithMaxF: return floatBinary(op);
+      case OpId::ArithNegF:
+      case OpId::MathSqrt:
+      case OpId::MathFloor:
+      case OpId::MathCeil:
+      case OpId::MathAbs:
+      case OpId::MathRelu: return floatUnary(op);
       case OpId::ArithCmpI: return cmpi(op);
       case OpId::ArithCmpF: return cmpf(op);
       case OpId::ArithSelect: {
@@ -292,17 +312,28 @@ private:
     int64_t a = ca->i, b = cb->i;
     uint64_t ua = asUnsigned(a, t), ub = asUnsigned(b, t);
     bool r;
-    if (pred == "eq") r = a == b;
-    else if (pred == "ne") r = a != b;
-    else if (pred == "slt") r = a < b;
-    else if (pred == "sle") r = a <= b;
-    else if (pred == "sgt") r = a > b;
-    else if (pred == "sge") r = a >= b;
-    else if (pred == "ult") r = ua < ub;
-    else if (pred == "ule") r = ua <= ub;
-    else if (pred == "ugt") r = ua > ub;
-    else if (pred == "uge") r = ua >= ub;
-    else return;
+    if (pred == "eq")
+      r = a == b;
+    else if (pred == "ne")
+      r = a != b;
+    else if (pred == "slt")
+      r = a < b;
+    else if (pred == "sle")
+      r = a <= b;
+    else if (pred == "sgt")
+      r = a > b;
+    else if (pred == "sge")
+      r = a >= b;
+    else if (pred == "ult")
+      r = ua < ub;
+    else if (pred == "ule")
+      r = ua <= ub;
+    else if (pred == "ugt")
+      r = ua > ub;
+    else if (pred == "uge")
+      r = ua >= ub;
+    else
+      return;
     replace(op, constInt(op, r, m_.ctx().i1()));
   }
 
@@ -315,17 +346,28 @@ private:
     bool unord = std::isnan(a) || std::isnan(b);
     std::string p = op->strAttr(AttrId::Pred);
     bool r;
-    if (p == "oeq") r = !unord && a == b;
-    else if (p == "one") r = !unord && a != b;
-    else if (p == "olt") r = !unord && a < b;
-    else if (p == "ole") r = !unord && a <= b;
-    else if (p == "ogt") r = !unord && a > b;
-    else if (p == "oge") r = !unord && a >= b;
-    else if (p == "ord") r = !unord;
-    else if (p == "uno") r = unord;
-    else if (p == "ueq") r = unord || a == b;
-    else if (p == "une") r = unord || a != b;
-    else return;
+    if (p == "oeq")
+      r = !unord && a == b;
+    else if (p == "one")
+      r = !unord && a != b;
+    else if (p == "olt")
+      r = !unord && a < b;
+    else if (p == "ole")
+      r = !unord && a <= b;
+    else if (p == "ogt")
+      r = !unord && a > b;
+    else if (p == "oge")
+      r = !unord && a >= b;
+    else if (p == "ord")
+      r = !unord;
+    else if (p == "uno")
+      r = unord;
+    else if (p == "ueq")
+      r = unord || a == b;
+    else if (p == "une")
+      r = unord || a != b;
+    else
+      return;
     replace(op, constInt(op, r, m_.ctx().i1()));
   }
 
@@ -344,7 +386,8 @@ private:
       double v = scalarClass(from->scalar) == ScalarClass::UInt ? double(asUnsigned(c->i, from)) : double(c->i);
       return replace(op, constFloat(op, v, to));
     }
-    if (isExactFloat(from) && isExactFloat(to) && c->kind == AttrKind::Float) return replace(op, constFloat(op, c->f, to));
+    if (isExactFloat(from) && isExactFloat(to) && c->kind == AttrKind::Float)
+      return replace(op, constFloat(op, c->f, to));
     if (isExactFloat(from) && to->scalar == ScalarKind::I1 && c->kind == AttrKind::Float)
       return replace(op, constInt(op, c->f != 0.0 || std::isnan(c->f), to));  // bool(x): x != 0, as Python
     if (isExactFloat(from) && isIntScalar(to) && c->kind == AttrKind::Float) {
@@ -355,11 +398,16 @@ private:
       double hi = isSigned ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);
       // Saturating, NaN to 0, as codegen converts (docs/language.md "Integer semantics").
       int64_t r;
-      if (std::isnan(v)) r = 0;
-      else if (v < lo) r = isSigned ? (bits >= 64 ? INT64_MIN : -(int64_t(1) << (bits - 1))) : 0;
-      else if (v >= hi) r = isSigned ? (bits >= 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1)
-                                     : (bits >= 64 ? -1 : static_cast<int64_t>((uint64_t(1) << bits) - 1));
-      else r = isSigned || v < std::ldexp(1.0, 63) ? static_cast<int64_t>(v) : static_cast<int64_t>(static_cast<uint64_t>(v));
+      if (std::isnan(v))
+        r = 0;
+      else if (v < lo)
+        r = isSigned ? (bits >= 64 ? INT64_MIN : -(int64_t(1) << (bits - 1))) : 0;
+      else if (v >= hi)
+        r = isSigned ? (bits >= 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1)
+                     : (bits >= 64 ? -1 : static_cast<int64_t>((uint64_t(1) << bits) - 1));
+      else
+        r = isSigned || v < std::ldexp(1.0, 63) ? static_cast<int64_t>(v)
+                                                : static_cast<int64_t>(static_cast<uint64_t>(v));
       return replace(op, constInt(op, r, to));
     }
   }
@@ -380,7 +428,8 @@ private:
     const Attribute* lb = constantOf(op->operand(0));
     const Attribute* ub = constantOf(op->operand(1));
     const Attribute* st = constantOf(op->operand(2));
-    if (!lb || !ub || !st || lb->kind != AttrKind::Int || ub->kind != AttrKind::Int || st->kind != AttrKind::Int) return;
+    if (!lb || !ub || !st || lb->kind != AttrKind::Int || ub->kind != AttrKind::Int || st->kind != AttrKind::Int)
+      return;
     if (st->i <= 0) return;
     std::vector<Value*> inits(op->operands.begin() + 3, op->operands.end());
     if (inits.size() != op->numResults() || op->body().numArgs() != inits.size() + 1) return;

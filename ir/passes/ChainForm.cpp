@@ -43,9 +43,7 @@ bool isMatrix(const Value* t) {
   return t && t->type->kind == TypeKind::Tensor && t->type->shape.size() == 2 && t->type->space == MemSpace::Global;
 }
 
-bool isFloat(ScalarKind k) {
-  return k == ScalarKind::BF16 || k == ScalarKind::F16 || k == ScalarKind::F32;
-}
+bool isFloat(ScalarKind k) { return k == ScalarKind::BF16 || k == ScalarKind::F16 || k == ScalarKind::F32; }
 
 struct Chain {
   int x = -1, w1 = -1, b1 = -1, w2 = -1, b2 = -1, out = -1;
@@ -173,9 +171,9 @@ bool matchChain(Operation* func, Chain& c, std::string& why) {
     return false;
   }
   Type oe = Out->type->elem;
-  if (!isFloat(baseScalar(oe)) || (oe->kind == TypeKind::Num && (oe->scale != 0 || oe->saturate ||
-                                                                 (oe->round != Rounding::Default &&
-                                                                  oe->round != Rounding::NearestEven)))) {
+  if (!isFloat(baseScalar(oe)) ||
+      (oe->kind == TypeKind::Num &&
+       (oe->scale != 0 || oe->saturate || (oe->round != Rounding::Default && oe->round != Rounding::NearestEven)))) {
     why = "Out is not bf16, f16 or f32 with the default rounding";
     return false;
   }

@@ -6,7 +6,6 @@
 
 namespace tessera::ir {
 
-
 bool runDCE(Module& m, DiagnosticEngine&) {
   for (Operation* f : m.funcs())
     if (!f->regions.empty())

@@ -25,7 +25,7 @@ namespace {
 constexpr size_t kInlineBudget = 250000;
 
 class Inliner {
-public:
+ public:
   Inliner(Module& m, DiagnosticEngine& d) : m_(m), diags_(d) {}
 
   bool run() {
@@ -46,7 +46,7 @@ public:
     return true;
   }
 
-private:
+ private:
   Module& m_;
   DiagnosticEngine& diags_;
 

@@ -65,15 +65,15 @@ bool matchBody(Operation* loop, Value* A, Value* B, Value*& m0, Value*& n0, Valu
   std::vector<Operation*> ops;
   for (auto& op : body.ops) ops.push_back(op.get());
   if (ops.size() != 9 || ops[6]->numOperands() != 3) return false;
-  Operation *slA = ops[0], *slB = ops[1], *cpA = ops[2], *cpB = ops[3], *wait = ops[4], *bar1 = ops[5],
-            *mma = ops[6], *bar2 = ops[7], *yield = ops[8];
+  Operation *slA = ops[0], *slB = ops[1], *cpA = ops[2], *cpB = ops[3], *wait = ops[4], *bar1 = ops[5], *mma = ops[6],
+            *bar2 = ops[7], *yield = ops[8];
   Value* k = body.arg(0);
   if (slA->id != OpId::MemSlice || slA->numOperands() != 3 || slA->operand(0) != A || slA->operand(2) != k ||
       !sliceSizes(slA, f.bm, f.bk))
     return false;
   f.tb = ops[6]->hasAttr(AttrId::TransposeB);
-  if (slB->id != OpId::MemSlice || slB->numOperands() != 3 || slB->operand(0) != B ||
-      slB->operand(f.tb ? 2 : 1) != k || !(f.tb ? sliceSizes(slB, f.bn, f.bk) : sliceSizes(slB, f.bk, f.bn)))
+  if (slB->id != OpId::MemSlice || slB->numOperands() != 3 || slB->operand(0) != B || slB->operand(f.tb ? 2 : 1) != k ||
+      !(f.tb ? sliceSizes(slB, f.bn, f.bk) : sliceSizes(slB, f.bk, f.bn)))
     return false;
   m0 = slA->operand(1);
   n0 = slB->operand(f.tb ? 1 : 2);
@@ -139,8 +139,8 @@ bool matchFunction(Operation* func, Form& f, std::string& why) {
   Value* C = cSlice->defOp->operand(0);
   // The loop: k = 0 .. A.shape[1] step BK from a zero accumulator.
   Type acc = loop->result(0)->type;
-  if (acc->kind != TypeKind::Frag || acc->shape.size() != 2 || !acc->shape[0].isStatic() ||
-      !acc->shape[1].isStatic() || baseScalar(acc->elem) != ScalarKind::F32)
+  if (acc->kind != TypeKind::Frag || acc->shape.size() != 2 || !acc->shape[0].isStatic() || !acc->shape[1].isStatic() ||
+      baseScalar(acc->elem) != ScalarKind::F32)
     return false;
   f.bm = acc->shape[0].size;
   f.bn = acc->shape[1].size;
@@ -210,7 +210,8 @@ bool runMmaForm(Module& m, DiagnosticEngine&) {
     Form form;
     std::string why;
     if (matchFunction(f, form, why)) {
-      f->setAttr(AttrId::MmaForm, Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk, form.tb ? 1 : 0}));
+      f->setAttr(AttrId::MmaForm,
+                 Attribute::ints({form.a, form.b, form.c, form.bm, form.bn, form.bk, form.tb ? 1 : 0}));
       continue;
     }
     // Why a kernel with a tile.mma has no form, said on the IR this pass saw (later passes, the

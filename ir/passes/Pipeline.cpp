@@ -47,7 +47,7 @@ struct Grown {
 };
 
 class Pipeliner {
-public:
+ public:
   Pipeliner(Module& m, DiagnosticEngine& d) : m_(m), diags_(d), b_(m.ctx()) {}
 
   bool run() {
@@ -60,13 +60,15 @@ public:
       Operation* f = loop;
       while (f->parentOp()) f = f->parentOp();
       remarks_ = !f->hasAttr(AttrId::AutotuneOf);  // candidates share their kernel's remarks
-      if (loop->hasAttr(AttrId::Prefetch)) pipeline(loop);
-      else remarkUnasked(loop);
+      if (loop->hasAttr(AttrId::Prefetch))
+        pipeline(loop);
+      else
+        remarkUnasked(loop);
     }
     return true;
   }
 
-private:
+ private:
   Module& m_;
   DiagnosticEngine& diags_;
   Builder b_;
@@ -116,8 +118,8 @@ private:
 
   // Clones the ops of `sliceOps` (in body order) and the copy, for induction value `iv`, into
   // stage `slot` of the multi-buffered `buf`.
-  void emitCopies(Operation* loop, const std::vector<Operation*>& copies, const std::unordered_set<Operation*>& sliceOps,
-                  Grown& grown, Value* iv, Value* slot) {
+  void emitCopies(Operation* loop, const std::vector<Operation*>& copies,
+                  const std::unordered_set<Operation*>& sliceOps, Grown& grown, Value* iv, Value* slot) {
     IRMapping map;
     map[loop->body().arg(0)] = iv;
     for (auto& op : loop->body().ops)
@@ -148,8 +150,10 @@ private:
     bool nested = false;
     loop->walk([&](Operation* op) {
       if (op->id != OpId::AsyncCopy) return;
-      if (op->parent == &body) copies.push_back(op);
-      else nested = true;
+      if (op->parent == &body)
+        copies.push_back(op);
+      else
+        nested = true;
     });
     if (nested) return skip(loop, "an async copy is under control flow inside the loop");
     if (copies.empty()) return skip(loop, "its body starts no async copy into shared memory");

@@ -106,7 +106,7 @@ struct Buffer {
 };
 
 class Planner {
-public:
+ public:
   Planner(Module& m, DiagnosticEngine& d) : m_(m), diags_(d) {}
 
   bool run() {
@@ -115,7 +115,7 @@ public:
     return ok_;
   }
 
-private:
+ private:
   Module& m_;
   DiagnosticEngine& diags_;
   bool ok_ = true;

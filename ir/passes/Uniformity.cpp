@@ -16,8 +16,10 @@ bool runUniformity(Module& m, DiagnosticEngine& diags) {
     f->walk([&](Operation* op) {
       bool d = false;
       for (auto& r : op->results) d = d || u.isDivergent(r.get());
-      if (d) op->setAttr(AttrId::Divergent, Attribute::unit());
-      else op->removeAttr(AttrId::Divergent);
+      if (d)
+        op->setAttr(AttrId::Divergent, Attribute::unit());
+      else
+        op->removeAttr(AttrId::Divergent);
     });
     for (auto& v : u.violations) {
       ok = false;

@@ -10,29 +10,28 @@
 #ifndef TESSERA_RUNTIME_DIST_BOOTSTRAP_H
 #define TESSERA_RUNTIME_DIST_BOOTSTRAP_H
 
-#include "runtime/dist/Deadline.h"
-#include "tessera/dist.h"
-
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/dist/Deadline.h"
+#include "tessera/dist.h"
+
 namespace tessera::dist {
 
 class Bootstrap {
-public:
+ public:
   virtual ~Bootstrap() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Every member's `bytes` bytes, in rank order, into `all` (size() * bytes).
-  virtual tessera_status allGather(const void *mine, size_t bytes, void *all, const Deadline &d) = 0;
+  virtual tessera_status allGather(const void* mine, size_t bytes, void* all, const Deadline& d) = 0;
   // The members with this color (>= 0) form a new group ordered by (key, rank); color < 0
   // leaves `out` null. Collective over this group.
-  virtual tessera_status split(int color, int key, const Deadline &d, std::unique_ptr<Bootstrap> &out) = 0;
+  virtual tessera_status split(int color, int key, const Deadline& d, std::unique_ptr<Bootstrap>& out) = 0;
   // Swaps `bytes` with one member that calls exchange naming this rank.
-  virtual tessera_status exchange(int peer, const void *mine, void *theirs, size_t bytes,
-                                  const Deadline &d) = 0;
+  virtual tessera_status exchange(int peer, const void* mine, void* theirs, size_t bytes, const Deadline& d) = 0;
   // "MPI", "TCP store at host:port", "single process": for messages.
   virtual std::string describe() const = 0;
 };
@@ -42,8 +41,8 @@ std::unique_ptr<Bootstrap> makeSoloBootstrap();
 
 // Helper for implementations of split(): from every member's (color, key), this member's new
 // rank and the old ranks of its new group, in order.
-void splitMembership(const int *colorKey, int size, int me, int &newRank, std::vector<int> &members);
+void splitMembership(const int* colorKey, int size, int me, int& newRank, std::vector<int>& members);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

@@ -24,22 +24,21 @@ struct ReduceSpec {
 };
 
 // n elements; send may equal recv.
-tessera_status allReduce(tessera_comm_t &c, const void *send, void *recv, size_t n, const ReduceSpec &r,
-                         void *stream, const Deadline &d);
+tessera_status allReduce(tessera_comm_t& c, const void* send, void* recv, size_t n, const ReduceSpec& r, void* stream,
+                         const Deadline& d);
 // send holds size() * n elements, recv n.
-tessera_status reduceScatter(tessera_comm_t &c, const void *send, void *recv, size_t n, const ReduceSpec &r,
-                             void *stream, const Deadline &d);
+tessera_status reduceScatter(tessera_comm_t& c, const void* send, void* recv, size_t n, const ReduceSpec& r,
+                             void* stream, const Deadline& d);
 // Byte movers: all_gather (recv = size() * bytes), broadcast, all_to_all (blocks of
 // bytes / size()), and the two halves of send/recv.
-tessera_status allGather(tessera_comm_t &c, const void *send, void *recv, size_t bytes, void *stream,
-                         const Deadline &d);
-tessera_status broadcast(tessera_comm_t &c, const void *send, void *recv, size_t bytes, int root, void *stream,
-                         const Deadline &d);
-tessera_status allToAll(tessera_comm_t &c, const void *send, void *recv, size_t bytes, void *stream,
-                        const Deadline &d);
-tessera_status sendTo(tessera_comm_t &c, const void *send, size_t bytes, int peer, void *stream, const Deadline &d);
-tessera_status recvFrom(tessera_comm_t &c, void *recv, size_t bytes, int peer, void *stream, const Deadline &d);
+tessera_status allGather(tessera_comm_t& c, const void* send, void* recv, size_t bytes, void* stream,
+                         const Deadline& d);
+tessera_status broadcast(tessera_comm_t& c, const void* send, void* recv, size_t bytes, int root, void* stream,
+                         const Deadline& d);
+tessera_status allToAll(tessera_comm_t& c, const void* send, void* recv, size_t bytes, void* stream, const Deadline& d);
+tessera_status sendTo(tessera_comm_t& c, const void* send, size_t bytes, int peer, void* stream, const Deadline& d);
+tessera_status recvFrom(tessera_comm_t& c, void* recv, size_t bytes, int peer, void* stream, const Deadline& d);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

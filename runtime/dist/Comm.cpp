@@ -1,5 +1,6 @@
 //===- Comm.cpp - Issuing collectives, aborting communicators -------------------------------===//
 #include "runtime/dist/Comm.h"
+
 #include "runtime/Device.h"
 #include "runtime/Profiler.h"
 #include "runtime/Status.h"
@@ -8,7 +9,7 @@
 namespace tessera::dist {
 using rt::concat;
 using rt::fail;
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 using namespace tessera::dist;
 
@@ -17,8 +18,7 @@ std::string tessera_comm_t::where() const {
 }
 
 tessera_status tessera_comm_t::live() {
-  if (!aborted_.load())
-    return TESSERA_SUCCESS;
+  if (!aborted_.load()) return TESSERA_SUCCESS;
   std::lock_guard<std::mutex> lock(mutex_);
   return fail(TESSERA_ERROR_COMM_ABORTED, "communicator '", name, "' was aborted earlier: ", abortMessage_);
 }
@@ -28,11 +28,10 @@ tessera_status tessera_comm_t::abortCause() {
   return fail(abortStatus_, abortMessage_);
 }
 
-void tessera_comm_t::abort(tessera_status why, const std::string &message) {
+void tessera_comm_t::abort(tessera_status why, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (aborted_.load())
-      return;
+    if (aborted_.load()) return;
     abortStatus_ = why;
     abortMessage_ = message;
     aborted_.store(true);
@@ -46,7 +45,7 @@ namespace {
 
 // A failure of a collective's body: the message gains the collective and communicator, and a
 // timeout or transport failure aborts the communicator.
-tessera_status failed(tessera_comm_t &c, const std::string &what, tessera_status st) {
+tessera_status failed(tessera_comm_t& c, const std::string& what, tessera_status st) {
   std::string msg = concat(what, " on ", c.where(), ": ", tessera_last_error_message());
   if (st == TESSERA_ERROR_TIMEOUT || st == TESSERA_ERROR_COMM_ABORTED) {
     msg += c.aborted() ? "" : "; the communicator is aborted";
@@ -55,24 +54,22 @@ tessera_status failed(tessera_comm_t &c, const std::string &what, tessera_status
   return fail(st, msg);
 }
 
-} // namespace
+}  // namespace
 
-tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string &what, uint64_t bytes, Body body) {
+tessera_status issue(tessera_comm_t& c, tessera_stream stream, const std::string& what, uint64_t bytes, Body body) {
   TESSERA_TRY(c.live());
   ++c.collectives;
   std::string detail = rt::profile::enabled() ? concat("comm=", c.name, " ranks=", c.size()) : std::string();
   if (c.gpu) {
     TESSERA_TRY(c.backend->enterDevice());
-    void *s = c.backend->nativeStream(stream);
+    void* s = c.backend->nativeStream(stream);
     rt::profile::Scope scope(rt::profile::Kind::Collective, what.c_str(), stream);
-    if (tessera_status st = body(s, Deadline::after(c.timeout)); st != TESSERA_SUCCESS)
-      return failed(c, what, st);
+    if (tessera_status st = body(s, Deadline::after(c.timeout)); st != TESSERA_SUCCESS) return failed(c, what, st);
     scope.finish(bytes, 0, detail);
-    if (gpuStreamCapturing(s))
-      return TESSERA_SUCCESS;
+    if (gpuStreamCapturing(s)) return TESSERA_SUCCESS;
     return watchGpuWork(c, s, what);
   }
-  tessera_comm_t *cp = &c;
+  tessera_comm_t* cp = &c;
   return c.backend->hostCommand(stream, [cp, what, body, bytes, detail] {
     TESSERA_TRY(cp->live());
     rt::profile::Scope scope(rt::profile::Kind::Collective, what.c_str(), nullptr);
@@ -83,23 +80,21 @@ tessera_status issue(tessera_comm_t &c, tessera_stream stream, const std::string
   });
 }
 
-tessera_status synchronizeComm(tessera_comm_t &c, tessera_stream stream) {
-  if (!c.gpu)
-    return c.aborted() ? c.abortCause() : TESSERA_SUCCESS;
+tessera_status synchronizeComm(tessera_comm_t& c, tessera_stream stream) {
+  if (!c.gpu) return c.aborted() ? c.abortCause() : TESSERA_SUCCESS;
   TESSERA_TRY(c.backend->enterDevice());
   return waitGpuStream(c, c.backend->nativeStream(stream), Deadline::after(c.timeout));
 }
 
 tessera_status makeComm(std::unique_ptr<Transport> t, std::string name, double timeout, bool checks,
-                        std::unique_ptr<tessera_comm_t> &out) {
+                        std::unique_ptr<tessera_comm_t>& out) {
   auto c = std::make_unique<tessera_comm_t>();
   TESSERA_TRY(rt::activeBackend(c->backend));
   c->gpu = c->backend->kind() == TESSERA_DEVICE_GPU;
   if (c->gpu) {
     std::string why;
     c->ops = gpuDeviceOps(why);
-    if (!c->ops)
-      return fail(TESSERA_ERROR_NOT_SUPPORTED, "GPU collectives are unavailable: ", why);
+    if (!c->ops) return fail(TESSERA_ERROR_NOT_SUPPORTED, "GPU collectives are unavailable: ", why);
   } else {
     c->ops = &cpuDeviceOps();
   }
@@ -111,4 +106,4 @@ tessera_status makeComm(std::unique_ptr<Transport> t, std::string name, double t
   return TESSERA_SUCCESS;
 }
 
-} // namespace tessera::dist
+}  // namespace tessera::dist

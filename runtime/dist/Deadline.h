@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Deadline {
   Clock::time_point at;
-  double seconds = 0; // the limit it was made from, for messages
+  double seconds = 0;  // the limit it was made from, for messages
 
   static Deadline after(double s) {
     return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)), s};
@@ -28,22 +28,21 @@ struct Deadline {
 
 // Backoff for polling loops: the first ~50 us spin, then sleeps growing to 1 ms.
 class Poller {
-public:
+ public:
   void pause() {
     if (++polls_ < 64) {
       std::this_thread::yield();
       return;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(sleepUs_));
-    if (sleepUs_ < 1000)
-      sleepUs_ *= 2;
+    if (sleepUs_ < 1000) sleepUs_ *= 2;
   }
 
-private:
+ private:
   int polls_ = 0;
   int sleepUs_ = 10;
 };
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

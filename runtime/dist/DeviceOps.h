@@ -8,38 +8,37 @@
 #ifndef TESSERA_RUNTIME_DIST_DEVICEOPS_H
 #define TESSERA_RUNTIME_DIST_DEVICEOPS_H
 
-#include "runtime/dist/ReduceOps.h"
-#include "tessera/runtime.h"
-
 #include <cstddef>
 #include <string>
+
+#include "runtime/dist/ReduceOps.h"
+#include "tessera/runtime.h"
 
 namespace tessera::dist {
 
 class DeviceOps {
-public:
+ public:
   virtual ~DeviceOps() = default;
-  virtual tessera_status copy(void *dst, const void *src, size_t bytes, void *stream) = 0;
+  virtual tessera_status copy(void* dst, const void* src, size_t bytes, void* stream) = 0;
   // `height` rows of `width` bytes, rows `spitch` / `dpitch` bytes apart.
-  virtual tessera_status copy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                size_t height, void *stream) = 0;
+  virtual tessera_status copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                                void* stream) = 0;
   // params.out[i] = op over params.in[0..p) of element i (dtype and op checked by reducible()).
-  virtual tessera_status reduce(const reduce::ReduceParams &params, int32_t dtype, int32_t op,
-                                void *stream) = 0;
+  virtual tessera_status reduce(const reduce::ReduceParams& params, int32_t dtype, int32_t op, void* stream) = 0;
   // Scratch memory ordered on the stream (cuMemAllocAsync / host memory).
-  virtual tessera_status allocTemp(void **ptr, size_t bytes, void *stream) = 0;
-  virtual tessera_status freeTemp(void *ptr, void *stream) = 0;
+  virtual tessera_status allocTemp(void** ptr, size_t bytes, void* stream) = 0;
+  virtual tessera_status freeTemp(void* ptr, void* stream) = 0;
 };
 
-DeviceOps &cpuDeviceOps();
+DeviceOps& cpuDeviceOps();
 // The GPU's, or null with `why` (built without CUDA or without the reduction kernels).
-DeviceOps *gpuDeviceOps(std::string &why);
+DeviceOps* gpuDeviceOps(std::string& why);
 
 // Whether a deterministic reduction takes `dtype` with `op`; if not, `why` says why.
-bool reducible(int32_t dtype, int32_t op, std::string &why);
+bool reducible(int32_t dtype, int32_t op, std::string& why);
 // "sum", "max", "min", "avg" (or "op N").
 std::string reduceOpName(int32_t op);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

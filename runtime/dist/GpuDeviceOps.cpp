@@ -9,19 +9,19 @@
 
 #if !TESSERA_RT_HAVE_CUDA
 namespace tessera::dist {
-DeviceOps *gpuDeviceOps(std::string &why) {
+DeviceOps* gpuDeviceOps(std::string& why) {
   why = "libtessera_dist was built without CUDA headers";
   return nullptr;
 }
-} // namespace tessera::dist
+}  // namespace tessera::dist
 #else
-
-#include "runtime/CudaDriver.h"
-#include "runtime/Status.h"
 
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
+
+#include "runtime/CudaDriver.h"
+#include "runtime/Status.h"
 
 extern "C" const unsigned char tessera_dist_reduce_fatbin[];
 extern "C" const std::size_t tessera_dist_reduce_fatbin_size;
@@ -35,46 +35,42 @@ using rt::fail;
 
 namespace {
 
-const char *dtypeSuffix(int32_t dtype) {
+const char* dtypeSuffix(int32_t dtype) {
   switch (dtype) {
-#define TESSERA_REDUCE_TYPE(dt, suffix, codec)                                                     \
-  case dt:                                                                                         \
-    return #suffix;
+#define TESSERA_REDUCE_TYPE(dt, suffix, codec) \
+  case dt: return #suffix;
 #include "runtime/dist/ReduceTypes.def"
   }
   return nullptr;
 }
 
-CUstream raw(void *s) { return static_cast<CUstream>(s); }
+CUstream raw(void* s) { return static_cast<CUstream>(s); }
 
 class GpuDeviceOps final : public DeviceOps {
-public:
-  explicit GpuDeviceOps(const CudaDriver &d) : d_(d) {}
+ public:
+  explicit GpuDeviceOps(const CudaDriver& d) : d_(d) {}
 
-  tessera_status check(CUresult r, const char *call) {
-    if (r == CUDA_SUCCESS)
-      return TESSERA_SUCCESS;
+  tessera_status check(CUresult r, const char* call) {
+    if (r == CUDA_SUCCESS) return TESSERA_SUCCESS;
     return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER,
                 "collective: ", call, " failed: ", d_.describe(r));
   }
 
-  tessera_status copy(void *dst, const void *src, size_t bytes, void *stream) override {
-    if (!bytes || dst == src)
-      return TESSERA_SUCCESS;
-    return check(d_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
-                                  bytes, raw(stream)),
-                 "cuMemcpyAsync");
+  tessera_status copy(void* dst, const void* src, size_t bytes, void* stream) override {
+    if (!bytes || dst == src) return TESSERA_SUCCESS;
+    return check(
+        d_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), bytes, raw(stream)),
+        "cuMemcpyAsync");
   }
 
-  tessera_status copy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                        size_t height, void *stream) override {
-    if (!width || !height)
-      return TESSERA_SUCCESS;
+  tessera_status copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                        void* stream) override {
+    if (!width || !height) return TESSERA_SUCCESS;
     constexpr size_t kMaxPitch = (size_t(1) << 31) - 1;
     if (dpitch > kMaxPitch || spitch > kMaxPitch || height == 1) {
       for (size_t row = 0; row < height; ++row)
-        TESSERA_TRY(copy(static_cast<char *>(dst) + row * dpitch, static_cast<const char *>(src) + row * spitch,
-                         width, stream));
+        TESSERA_TRY(
+            copy(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width, stream));
       return TESSERA_SUCCESS;
     }
     CUDA_MEMCPY2D c{};
@@ -89,9 +85,9 @@ public:
     return check(d_.cuMemcpy2DAsync(&c, raw(stream)), "cuMemcpy2DAsync");
   }
 
-  tessera_status function(int32_t dtype, int32_t op, CUfunction &out) {
+  tessera_status function(int32_t dtype, int32_t op, CUfunction& out) {
     std::lock_guard<std::mutex> lock(mutex_);
-    CUfunction &slot = functions_[dtype][op]; // looked up once per (dtype, op)
+    CUfunction& slot = functions_[dtype][op];  // looked up once per (dtype, op)
     if (slot) {
       out = slot;
       return TESSERA_SUCCESS;
@@ -100,8 +96,7 @@ public:
       CUresult r = d_.cuModuleLoadData(&module_, tessera_dist_reduce_fatbin);
       if (r != CUDA_SUCCESS) {
         module_ = nullptr;
-        return fail(TESSERA_ERROR_NOT_SUPPORTED, "collective: cannot load the reduction kernels: ",
-                    d_.describe(r));
+        return fail(TESSERA_ERROR_NOT_SUPPORTED, "collective: cannot load the reduction kernels: ", d_.describe(r));
       }
     }
     std::string name = concat("tessera_reduce_", dtypeSuffix(dtype), "_", reduceOpName(op));
@@ -112,57 +107,54 @@ public:
     return TESSERA_SUCCESS;
   }
 
-  tessera_status reduce(const ReduceParams &params, int32_t dtype, int32_t op, void *stream) override {
-    if (!params.n)
-      return TESSERA_SUCCESS;
+  tessera_status reduce(const ReduceParams& params, int32_t dtype, int32_t op, void* stream) override {
+    if (!params.n) return TESSERA_SUCCESS;
     CUfunction f = nullptr;
     TESSERA_TRY(function(dtype, op, f));
     ReduceParams P = params;
-    auto aligned = [](const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; };
+    auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; };
     bool vec = aligned(P.out);
-    for (int r = 0; r < P.p; ++r)
-      vec = vec && aligned(P.in[r]);
+    for (int r = 0; r < P.p; ++r) vec = vec && aligned(P.in[r]);
     P.vectorized = vec ? 1 : 0;
     uint64_t elemBytes = tessera_dtype_bits(dtype) / 8;
     uint64_t perThread = vec ? std::max<uint64_t>(1, 16 / elemBytes) : 1;
     uint64_t threads = (P.n + perThread - 1) / perThread;
     constexpr uint32_t kBlock = 256;
     uint32_t blocks = static_cast<uint32_t>(std::min<uint64_t>((threads + kBlock - 1) / kBlock, 16384));
-    void *args[] = {&P};
+    void* args[] = {&P};
     return check(d_.cuLaunchKernel(f, blocks, 1, 1, kBlock, 1, 1, 0, raw(stream), args, nullptr),
                  "cuLaunchKernel (deterministic reduction)");
   }
 
-  tessera_status allocTemp(void **ptr, size_t bytes, void *stream) override {
+  tessera_status allocTemp(void** ptr, size_t bytes, void* stream) override {
     CUdeviceptr p = 0;
     TESSERA_TRY(check(d_.cuMemAllocAsync(&p, bytes ? bytes : 1, raw(stream)), "cuMemAllocAsync"));
-    *ptr = reinterpret_cast<void *>(p);
+    *ptr = reinterpret_cast<void*>(p);
     return TESSERA_SUCCESS;
   }
-  tessera_status freeTemp(void *ptr, void *stream) override {
+  tessera_status freeTemp(void* ptr, void* stream) override {
     return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), raw(stream)), "cuMemFreeAsync");
   }
 
-private:
-  const CudaDriver &d_;
+ private:
+  const CudaDriver& d_;
   std::mutex mutex_;
   CUmodule module_ = nullptr;
   CUfunction functions_[TESSERA_DTYPE_COUNT][4] = {};
 };
 
-} // namespace
+}  // namespace
 
-DeviceOps *gpuDeviceOps(std::string &why) {
+DeviceOps* gpuDeviceOps(std::string& why) {
   if (!tessera_dist_reduce_fatbin_size) {
     why = "libtessera_dist was built without nvcc, so it has no GPU reduction kernels";
     return nullptr;
   }
-  const CudaDriver *d = CudaDriver::load(why);
-  if (!d)
-    return nullptr;
-  static GpuDeviceOps *ops = new GpuDeviceOps(*d); // never destroyed: used during exit
+  const CudaDriver* d = CudaDriver::load(why);
+  if (!d) return nullptr;
+  static GpuDeviceOps* ops = new GpuDeviceOps(*d);  // never destroyed: used during exit
   return ops;
 }
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 #endif

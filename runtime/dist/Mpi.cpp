@@ -1,5 +1,6 @@
 //===- Mpi.cpp - MPI bootstrap and transport ------------------------------------------------===//
 #include "runtime/dist/Mpi.h"
+
 #include "runtime/Status.h"
 
 #if !TESSERA_DIST_HAVE_MPI
@@ -8,29 +9,29 @@
 namespace tessera::dist {
 namespace {
 tessera_status noMpi() {
-  return rt::fail(TESSERA_ERROR_NOT_SUPPORTED, "libtessera_dist was built without MPI (install "
+  return rt::fail(TESSERA_ERROR_NOT_SUPPORTED,
+                  "libtessera_dist was built without MPI (install "
                   "libopenmpi-dev and rebuild): CPU ranks and mpirun launches are unavailable");
 }
-} // namespace
+}  // namespace
 bool haveMpi() { return false; }
-tessera_status mpiInit(bool &, int &, int &) { return noMpi(); }
+tessera_status mpiInit(bool&, int&, int&) { return noMpi(); }
 tessera_status mpiFinalize() { return noMpi(); }
 void mpiAbort(int code) { ::_exit(code); }
-tessera_status mpiLocalRank(int &, int &) { return noMpi(); }
-tessera_status makeMpiWorldBootstrap(std::unique_ptr<Bootstrap> &) { return noMpi(); }
-tessera_status makeMpiWorldTransport(std::unique_ptr<Transport> &) { return noMpi(); }
-} // namespace tessera::dist
+tessera_status mpiLocalRank(int&, int&) { return noMpi(); }
+tessera_status makeMpiWorldBootstrap(std::unique_ptr<Bootstrap>&) { return noMpi(); }
+tessera_status makeMpiWorldTransport(std::unique_ptr<Transport>&) { return noMpi(); }
+}  // namespace tessera::dist
 #else
 
 // The C API only: no C++ bindings (they would need libmpi_cxx).
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
-#include <unistd.h>
 #include <cstring>
+#include <mpi.h>
+#include <unistd.h>
 #include <vector>
 
 namespace tessera::dist {
@@ -41,34 +42,31 @@ using rt::fail;
 namespace {
 
 constexpr int kDataTag = 7301, kExchangeTag = 7302;
-constexpr size_t kSegment = size_t(1) << 30; // bytes per MPI message (counts are int)
+constexpr size_t kSegment = size_t(1) << 30;  // bytes per MPI message (counts are int)
 
 std::string mpiError(int rc) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-    return concat("MPI error ", rc);
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return concat("MPI error ", rc);
   return std::string(text, static_cast<size_t>(len));
 }
 
-tessera_status check(int rc, const char *call) {
-  if (rc == MPI_SUCCESS)
-    return TESSERA_SUCCESS;
+tessera_status check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return TESSERA_SUCCESS;
   return fail(TESSERA_ERROR_COMM_ABORTED, call, " failed: ", mpiError(rc));
 }
 
 // Polls the requests until all completed or the deadline passed (the requests then stay
 // pending: the caller aborts the communicator).
-tessera_status waitAll(std::vector<MPI_Request> &reqs, const Deadline &d) {
+tessera_status waitAll(std::vector<MPI_Request>& reqs, const Deadline& d) {
   Poller poller;
   for (;;) {
     int done = 0;
     int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS)
-      return fail(TESSERA_ERROR_COMM_ABORTED, "MPI reported an error while waiting for the other ranks: ",
-                  mpiError(rc));
-    if (done)
-      return TESSERA_SUCCESS;
+      return fail(TESSERA_ERROR_COMM_ABORTED,
+                  "MPI reported an error while waiting for the other ranks: ", mpiError(rc));
+    if (done) return TESSERA_SUCCESS;
     if (d.passed())
       return fail(TESSERA_ERROR_TIMEOUT, "the other ranks did not answer within ", d.seconds,
                   " s (a rank died or stalled)");
@@ -83,8 +81,7 @@ struct CommHandle {
   ~CommHandle() {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (comm != MPI_COMM_NULL && !finalized && !aborted)
-      MPI_Comm_free(&comm);
+    if (comm != MPI_COMM_NULL && !finalized && !aborted) MPI_Comm_free(&comm);
   }
 };
 using Comm = std::shared_ptr<CommHandle>;
@@ -108,34 +105,34 @@ int sizeOf(MPI_Comm c) {
 }
 
 // Posts the sends and receives of `bytes` bytes in messages of at most kSegment bytes.
-void postSends(std::vector<MPI_Request> &reqs, const void *buf, size_t bytes, int peer, int tag, MPI_Comm c) {
+void postSends(std::vector<MPI_Request>& reqs, const void* buf, size_t bytes, int peer, int tag, MPI_Comm c) {
   for (size_t off = 0; off < bytes; off += kSegment) {
     reqs.emplace_back();
-    MPI_Isend(static_cast<const char *>(buf) + off, static_cast<int>(std::min(kSegment, bytes - off)), MPI_BYTE,
-              peer, tag, c, &reqs.back());
+    MPI_Isend(static_cast<const char*>(buf) + off, static_cast<int>(std::min(kSegment, bytes - off)), MPI_BYTE, peer,
+              tag, c, &reqs.back());
   }
 }
-void postRecvs(std::vector<MPI_Request> &reqs, void *buf, size_t bytes, int peer, int tag, MPI_Comm c) {
+void postRecvs(std::vector<MPI_Request>& reqs, void* buf, size_t bytes, int peer, int tag, MPI_Comm c) {
   for (size_t off = 0; off < bytes; off += kSegment) {
     reqs.emplace_back();
-    MPI_Irecv(static_cast<char *>(buf) + off, static_cast<int>(std::min(kSegment, bytes - off)), MPI_BYTE, peer,
-              tag, c, &reqs.back());
+    MPI_Irecv(static_cast<char*>(buf) + off, static_cast<int>(std::min(kSegment, bytes - off)), MPI_BYTE, peer, tag, c,
+              &reqs.back());
   }
 }
 
 class MpiBootstrap final : public Bootstrap {
-public:
+ public:
   explicit MpiBootstrap(Comm c) : c_(std::move(c)) {}
   int rank() const override { return rankOf(c_->comm); }
   int size() const override { return sizeOf(c_->comm); }
-  tessera_status allGather(const void *mine, size_t bytes, void *all, const Deadline &d) override {
+  tessera_status allGather(const void* mine, size_t bytes, void* all, const Deadline& d) override {
     std::vector<MPI_Request> reqs(1);
-    TESSERA_TRY(check(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
-                                     MPI_BYTE, c_->comm, &reqs[0]),
+    TESSERA_TRY(check(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
+                                     c_->comm, &reqs[0]),
                       "MPI_Iallgather"));
     return waitAll(reqs, d);
   }
-  tessera_status split(int color, int key, const Deadline &d, std::unique_ptr<Bootstrap> &out) override {
+  tessera_status split(int color, int key, const Deadline& d, std::unique_ptr<Bootstrap>& out) override {
     Comm c;
     TESSERA_TRY(splitComm(color, key, d, c));
     out = c ? std::make_unique<MpiBootstrap>(c) : nullptr;
@@ -143,7 +140,7 @@ public:
   }
   // Everyone confirms (within the deadline) that it takes part before MPI_Comm_split, which
   // cannot time out.
-  tessera_status splitComm(int color, int key, const Deadline &d, Comm &out) {
+  tessera_status splitComm(int color, int key, const Deadline& d, Comm& out) {
     int mine[2] = {color, key};
     std::vector<int> all(2 * size());
     TESSERA_TRY(allGather(mine, sizeof mine, all.data(), d));
@@ -152,117 +149,111 @@ public:
     out = nc == MPI_COMM_NULL ? nullptr : adopt(nc);
     return TESSERA_SUCCESS;
   }
-  tessera_status exchange(int peer, const void *mine, void *theirs, size_t bytes, const Deadline &d) override {
+  tessera_status exchange(int peer, const void* mine, void* theirs, size_t bytes, const Deadline& d) override {
     std::vector<MPI_Request> reqs;
     postRecvs(reqs, theirs, bytes, peer, kExchangeTag, c_->comm);
     postSends(reqs, mine, bytes, peer, kExchangeTag, c_->comm);
     return waitAll(reqs, d);
   }
   std::string describe() const override { return "MPI"; }
-  const Comm &comm() const { return c_; }
+  const Comm& comm() const { return c_; }
 
-private:
+ private:
   Comm c_;
 };
 
 MPI_Datatype mpiType(int dtype) {
   switch (dtype) {
-  case TESSERA_F64: return MPI_DOUBLE;
-  case TESSERA_F32: return MPI_FLOAT;
-  case TESSERA_I8: return MPI_INT8_T;
-  case TESSERA_I16: return MPI_INT16_T;
-  case TESSERA_I32: return MPI_INT32_T;
-  case TESSERA_I64: return MPI_INT64_T;
-  case TESSERA_U8: return MPI_UINT8_T;
-  case TESSERA_U16: return MPI_UINT16_T;
-  case TESSERA_U32: return MPI_UINT32_T;
-  case TESSERA_U64: return MPI_UINT64_T;
+    case TESSERA_F64: return MPI_DOUBLE;
+    case TESSERA_F32: return MPI_FLOAT;
+    case TESSERA_I8: return MPI_INT8_T;
+    case TESSERA_I16: return MPI_INT16_T;
+    case TESSERA_I32: return MPI_INT32_T;
+    case TESSERA_I64: return MPI_INT64_T;
+    case TESSERA_U8: return MPI_UINT8_T;
+    case TESSERA_U16: return MPI_UINT16_T;
+    case TESSERA_U32: return MPI_UINT32_T;
+    case TESSERA_U64: return MPI_UINT64_T;
   }
   return MPI_DATATYPE_NULL;
 }
 MPI_Op mpiOp(int op) {
   switch (op) {
-  case 0: return MPI_SUM;
-  case 1: return MPI_MAX;
-  case 2: return MPI_MIN;
+    case 0: return MPI_SUM;
+    case 1: return MPI_MAX;
+    case 2: return MPI_MIN;
   }
   return MPI_OP_NULL;
 }
 
 class MpiTransport final : public Transport {
-public:
+ public:
   explicit MpiTransport(Comm c) : boot_(c), c_(std::move(c)) {}
   tessera_dist_transport kind() const override { return TESSERA_TRANSPORT_MPI; }
   int rank() const override { return rankOf(c_->comm); }
   int size() const override { return sizeOf(c_->comm); }
-  Bootstrap &bootstrap() override { return boot_; }
+  Bootstrap& bootstrap() override { return boot_; }
 
-  tessera_status exchange(const std::vector<PeerTransfer> &transfers, void *, const Deadline &d) override {
+  tessera_status exchange(const std::vector<PeerTransfer>& transfers, void*, const Deadline& d) override {
     std::vector<MPI_Request> reqs;
-    for (const PeerTransfer &t : transfers)
-      postRecvs(reqs, t.recv, t.recvBytes, t.peer, kDataTag, c_->comm);
-    for (const PeerTransfer &t : transfers)
-      postSends(reqs, t.send, t.sendBytes, t.peer, kDataTag, c_->comm);
+    for (const PeerTransfer& t : transfers) postRecvs(reqs, t.recv, t.recvBytes, t.peer, kDataTag, c_->comm);
+    for (const PeerTransfer& t : transfers) postSends(reqs, t.send, t.sendBytes, t.peer, kDataTag, c_->comm);
     return waitAll(reqs, d);
   }
-  tessera_status allGather(const void *send, void *recv, size_t bytes, void *stream, const Deadline &d) override {
+  tessera_status allGather(const void* send, void* recv, size_t bytes, void* stream, const Deadline& d) override {
     int me = rank(), n = size();
-    char *mine = static_cast<char *>(recv) + size_t(me) * bytes;
+    char* mine = static_cast<char*>(recv) + size_t(me) * bytes;
     if (bytes > size_t(INT_MAX)) {
-      if (send != mine)
-        std::memmove(mine, send, bytes);
+      if (send != mine) std::memmove(mine, send, bytes);
       std::vector<PeerTransfer> t;
       for (int r = 0; r < n; ++r)
-        if (r != me)
-          t.push_back({r, mine, bytes, static_cast<char *>(recv) + size_t(r) * bytes, bytes});
+        if (r != me) t.push_back({r, mine, bytes, static_cast<char*>(recv) + size_t(r) * bytes, bytes});
       return exchange(t, stream, d);
     }
     std::vector<MPI_Request> reqs(1);
     int count = static_cast<int>(bytes);
-    TESSERA_TRY(check(MPI_Iallgather(send == mine ? MPI_IN_PLACE : send, count, MPI_BYTE, recv, count, MPI_BYTE,
-                                     c_->comm, &reqs[0]),
-                      "MPI_Iallgather"));
+    TESSERA_TRY(check(
+        MPI_Iallgather(send == mine ? MPI_IN_PLACE : send, count, MPI_BYTE, recv, count, MPI_BYTE, c_->comm, &reqs[0]),
+        "MPI_Iallgather"));
     return waitAll(reqs, d);
   }
-  tessera_status broadcast(void *buffer, size_t bytes, int root, void *, const Deadline &d) override {
+  tessera_status broadcast(void* buffer, size_t bytes, int root, void*, const Deadline& d) override {
     std::vector<MPI_Request> reqs;
     for (size_t off = 0; off < bytes; off += kSegment) {
       reqs.emplace_back();
-      TESSERA_TRY(check(MPI_Ibcast(static_cast<char *>(buffer) + off, static_cast<int>(std::min(kSegment, bytes - off)),
+      TESSERA_TRY(check(MPI_Ibcast(static_cast<char*>(buffer) + off, static_cast<int>(std::min(kSegment, bytes - off)),
                                    MPI_BYTE, root, c_->comm, &reqs.back()),
                         "MPI_Ibcast"));
     }
     return waitAll(reqs, d);
   }
-  tessera_status barrier(void *, const Deadline &d) override {
+  tessera_status barrier(void*, const Deadline& d) override {
     std::vector<MPI_Request> reqs(1);
     TESSERA_TRY(check(MPI_Ibarrier(c_->comm, &reqs[0]), "MPI_Ibarrier"));
     return waitAll(reqs, d);
   }
-  tessera_status nativeAllReduce(const void *send, void *recv, size_t count, int dtype, int op, void *,
-                                 const Deadline &d) override {
+  tessera_status nativeAllReduce(const void* send, void* recv, size_t count, int dtype, int op, void*,
+                                 const Deadline& d) override {
     MPI_Datatype t = mpiType(dtype);
     MPI_Op o = mpiOp(op);
-    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL || count > size_t(INT_MAX))
-      return TESSERA_ERROR_NOT_SUPPORTED;
+    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL || count > size_t(INT_MAX)) return TESSERA_ERROR_NOT_SUPPORTED;
     std::vector<MPI_Request> reqs(1);
-    TESSERA_TRY(check(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, static_cast<int>(count), t, o,
-                                     c_->comm, &reqs[0]),
-                      "MPI_Iallreduce"));
+    TESSERA_TRY(check(
+        MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, static_cast<int>(count), t, o, c_->comm, &reqs[0]),
+        "MPI_Iallreduce"));
     return waitAll(reqs, d);
   }
-  tessera_status nativeReduceScatter(const void *send, void *recv, size_t recvCount, int dtype, int op, void *,
-                                     const Deadline &d) override {
+  tessera_status nativeReduceScatter(const void* send, void* recv, size_t recvCount, int dtype, int op, void*,
+                                     const Deadline& d) override {
     MPI_Datatype t = mpiType(dtype);
     MPI_Op o = mpiOp(op);
-    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL || recvCount > size_t(INT_MAX))
-      return TESSERA_ERROR_NOT_SUPPORTED;
+    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL || recvCount > size_t(INT_MAX)) return TESSERA_ERROR_NOT_SUPPORTED;
     std::vector<MPI_Request> reqs(1);
     TESSERA_TRY(check(MPI_Ireduce_scatter_block(send, recv, static_cast<int>(recvCount), t, o, c_->comm, &reqs[0]),
                       "MPI_Ireduce_scatter_block"));
     return waitAll(reqs, d);
   }
-  tessera_status split(int color, int key, const Deadline &d, std::unique_ptr<Transport> &out) override {
+  tessera_status split(int color, int key, const Deadline& d, std::unique_ptr<Transport>& out) override {
     Comm c;
     TESSERA_TRY(boot_.splitComm(color, key, d, c));
     out = c ? std::make_unique<MpiTransport>(c) : nullptr;
@@ -272,7 +263,7 @@ public:
   // MPI_Comm_free could wait for the dead peer).
   void abort() override { c_->aborted = true; }
 
-private:
+ private:
   MpiBootstrap boot_;
   Comm c_;
 };
@@ -283,11 +274,11 @@ Comm dupWorld() {
   return adopt(c);
 }
 
-} // namespace
+}  // namespace
 
 bool haveMpi() { return true; }
 
-tessera_status mpiInit(bool &initialisedHere, int &rank, int &size) {
+tessera_status mpiInit(bool& initialisedHere, int& rank, int& size) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   initialisedHere = !initialized;
@@ -308,24 +299,24 @@ void mpiAbort(int code) {
   ::_exit(code);
 }
 
-tessera_status mpiLocalRank(int &localRank, int &localSize) {
+tessera_status mpiLocalRank(int& localRank, int& localSize) {
   MPI_Comm node = MPI_COMM_NULL;
-  TESSERA_TRY(check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-                    "MPI_Comm_split_type"));
+  TESSERA_TRY(
+      check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type"));
   MPI_Comm_rank(node, &localRank);
   MPI_Comm_size(node, &localSize);
   MPI_Comm_free(&node);
   return TESSERA_SUCCESS;
 }
 
-tessera_status makeMpiWorldBootstrap(std::unique_ptr<Bootstrap> &out) {
+tessera_status makeMpiWorldBootstrap(std::unique_ptr<Bootstrap>& out) {
   out = std::make_unique<MpiBootstrap>(dupWorld());
   return TESSERA_SUCCESS;
 }
-tessera_status makeMpiWorldTransport(std::unique_ptr<Transport> &out) {
+tessera_status makeMpiWorldTransport(std::unique_ptr<Transport>& out) {
   out = std::make_unique<MpiTransport>(dupWorld());
   return TESSERA_SUCCESS;
 }
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 #endif

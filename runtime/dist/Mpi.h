@@ -16,15 +16,15 @@ namespace tessera::dist {
 
 bool haveMpi();
 // MPI_Init_thread unless the program initialised MPI itself (`initialisedHere` says which).
-tessera_status mpiInit(bool &initialisedHere, int &rank, int &size);
+tessera_status mpiInit(bool& initialisedHere, int& rank, int& size);
 tessera_status mpiFinalize();
 [[noreturn]] void mpiAbort(int code);
 // The rank's index among the ranks on its host (MPI_COMM_TYPE_SHARED) and their number.
-tessera_status mpiLocalRank(int &localRank, int &localSize);
+tessera_status mpiLocalRank(int& localRank, int& localSize);
 // Groups over MPI_COMM_WORLD (duplicated).
-tessera_status makeMpiWorldBootstrap(std::unique_ptr<Bootstrap> &out);
-tessera_status makeMpiWorldTransport(std::unique_ptr<Transport> &out);
+tessera_status makeMpiWorldBootstrap(std::unique_ptr<Bootstrap>& out);
+tessera_status makeMpiWorldTransport(std::unique_ptr<Transport>& out);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

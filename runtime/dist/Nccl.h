@@ -13,38 +13,49 @@
 
 #if TESSERA_DIST_HAVE_NCCL
 #include <nccl.h>
-
 #include <string>
 
 namespace tessera::dist {
 
-#define TESSERA_NCCL_FUNCTIONS(X)                                                                  \
-  X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommSplit) X(ncclCommAbort) \
-  X(ncclCommDestroy) X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclGetLastError)           \
-  X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast) X(ncclSend) X(ncclRecv)  \
-  X(ncclGroupStart) X(ncclGroupEnd)
+#define TESSERA_NCCL_FUNCTIONS(X) \
+  X(ncclGetVersion)               \
+  X(ncclGetUniqueId)              \
+  X(ncclCommInitRankConfig)       \
+  X(ncclCommSplit)                \
+  X(ncclCommAbort)                \
+  X(ncclCommDestroy)              \
+  X(ncclCommGetAsyncError)        \
+  X(ncclGetErrorString)           \
+  X(ncclGetLastError)             \
+  X(ncclAllReduce)                \
+  X(ncclReduceScatter)            \
+  X(ncclAllGather)                \
+  X(ncclBroadcast)                \
+  X(ncclSend)                     \
+  X(ncclRecv)                     \
+  X(ncclGroupStart)               \
+  X(ncclGroupEnd)
 
 struct NcclLib {
 #define TESSERA_NCCL_DECLARE(fn) decltype(&::fn) fn = nullptr;
   TESSERA_NCCL_FUNCTIONS(TESSERA_NCCL_DECLARE)
 #undef TESSERA_NCCL_DECLARE
-  int version = 0; // ncclGetVersion: 22809 for 2.28.9
+  int version = 0;  // ncclGetVersion: 22809 for 2.28.9
 
   // The process-wide library, or null with `why` set.
-  static const NcclLib *load(std::string &why);
+  static const NcclLib* load(std::string& why);
 };
 
 // The NCCL communicator under a GPU transport (for the benchmarks' NCCL baselines).
-ncclComm_t ncclCommOf(Transport &t);
+ncclComm_t ncclCommOf(Transport& t);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 #endif
 
 namespace tessera::dist {
 // A GPU transport over `boot`'s ranks (one GPU each, the runtime's device current): the unique id
 // goes through `boot`. NOT_SUPPORTED when built without nccl.h or when libnccl.so.2 is missing.
-tessera_status makeNcclTransport(std::unique_ptr<Bootstrap> boot, const Deadline &d,
-                                 std::unique_ptr<Transport> &out);
-} // namespace tessera::dist
+tessera_status makeNcclTransport(std::unique_ptr<Bootstrap> boot, const Deadline& d, std::unique_ptr<Transport>& out);
+}  // namespace tessera::dist
 
 #endif

@@ -10,31 +10,31 @@
 #ifndef TESSERA_RUNTIME_DIST_PROCESSENV_H
 #define TESSERA_RUNTIME_DIST_PROCESSENV_H
 
-#include "tessera/dist.h"
-
 #include <functional>
 #include <string>
+
+#include "tessera/dist.h"
 
 namespace tessera::dist {
 
 struct ProcessEnv {
   tessera_dist_launcher launcher = TESSERA_LAUNCHER_SINGLE;
-  std::string mpiVariable; // the MPI launcher's variable that was seen (MPI launches)
+  std::string mpiVariable;  // the MPI launcher's variable that was seen (MPI launches)
   // ENV launches (MPI launches learn rank and size from MPI itself):
   int rank = 0, world = 1;
-  int localRank = 0, localWorld = 0; // 0: unknown
+  int localRank = 0, localWorld = 0;  // 0: unknown
   std::string masterAddr;
   int masterPort = 0;
 };
 
-using GetEnv = std::function<const char *(const char *)>;
+using GetEnv = std::function<const char*(const char*)>;
 
 // Reads the launcher's variables through `getenv` (tests pass their own).
-tessera_status readProcessEnv(const GetEnv &getenv, ProcessEnv &out);
+tessera_status readProcessEnv(const GetEnv& getenv, ProcessEnv& out);
 
 // The local rank an MPI launcher exports (Open MPI, MPICH/Hydra, Slurm), or -1.
-int mpiLocalRankFromEnv(const GetEnv &getenv, int *localWorld);
+int mpiLocalRankFromEnv(const GetEnv& getenv, int* localWorld);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

@@ -1,23 +1,24 @@
 //===- Watchdog.cpp - The thread that aborts GPU communicators whose work does not end -------===//
 #include "runtime/dist/Watchdog.h"
+
 #include "runtime/Status.h"
 
 #if !TESSERA_RT_HAVE_CUDA
 namespace tessera::dist {
-bool gpuStreamCapturing(void *) { return false; }
-tessera_status watchGpuWork(tessera_comm_t &, void *, const std::string &) { return TESSERA_SUCCESS; }
-void unwatchComm(tessera_comm_t &) {}
-tessera_status waitGpuStream(tessera_comm_t &c, void *, const Deadline &) { return c.live(); }
-} // namespace tessera::dist
+bool gpuStreamCapturing(void*) { return false; }
+tessera_status watchGpuWork(tessera_comm_t&, void*, const std::string&) { return TESSERA_SUCCESS; }
+void unwatchComm(tessera_comm_t&) {}
+tessera_status waitGpuStream(tessera_comm_t& c, void*, const Deadline&) { return c.live(); }
+}  // namespace tessera::dist
 #else
-
-#include "runtime/CudaDriver.h"
 
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <thread>
 #include <vector>
+
+#include "runtime/CudaDriver.h"
 
 namespace tessera::dist {
 
@@ -27,7 +28,7 @@ using rt::fail;
 
 namespace {
 
-const CudaDriver *driver() {
+const CudaDriver* driver() {
   std::string why;
   return CudaDriver::load(why);
 }
@@ -39,17 +40,17 @@ struct Pending {
 };
 
 class Watchdog {
-public:
-  static Watchdog &instance() {
-    static Watchdog *w = new Watchdog; // never destroyed: the thread runs until exit
+ public:
+  static Watchdog& instance() {
+    static Watchdog* w = new Watchdog;  // never destroyed: the thread runs until exit
     return *w;
   }
 
-  tessera_status watch(tessera_comm_t &c, CUstream stream, const std::string &what) {
-    const CudaDriver *d = driver();
+  tessera_status watch(tessera_comm_t& c, CUstream stream, const std::string& what) {
+    const CudaDriver* d = driver();
     std::lock_guard<std::mutex> lock(mutex_);
     CUevent ev = nullptr;
-    if (!free_.empty()) { // events are reused: creating one per collective costs microseconds
+    if (!free_.empty()) {  // events are reused: creating one per collective costs microseconds
       ev = free_.back();
       free_.pop_back();
     } else if (d->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
@@ -69,27 +70,24 @@ public:
     return TESSERA_SUCCESS;
   }
 
-  void unwatch(tessera_comm_t &c) {
+  void unwatch(tessera_comm_t& c) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = pending_.find(&c);
-    if (it == pending_.end())
-      return;
-    for (Pending &p : it->second)
-      free_.push_back(p.event);
+    if (it == pending_.end()) return;
+    for (Pending& p : it->second) free_.push_back(p.event);
     pending_.erase(it);
   }
 
-private:
+ private:
   void run() {
     backend_->enterDevice();
-    const CudaDriver *d = driver();
+    const CudaDriver* d = driver();
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto &[comm, queue] : pending_) {
+      for (auto& [comm, queue] : pending_) {
         if (comm->aborted()) {
-          for (Pending &p : queue)
-            free_.push_back(p.event);
+          for (Pending& p : queue) free_.push_back(p.event);
           queue.clear();
           continue;
         }
@@ -98,7 +96,7 @@ private:
           continue;
         }
         while (!queue.empty()) {
-          Pending &p = queue.front();
+          Pending& p = queue.front();
           CUresult r = d->cuEventQuery(p.event);
           if (r == CUDA_ERROR_NOT_READY) {
             if (Clock::now() >= p.due) {
@@ -116,38 +114,36 @@ private:
   }
 
   std::mutex mutex_;
-  std::map<tessera_comm_t *, std::deque<Pending>> pending_;
+  std::map<tessera_comm_t*, std::deque<Pending> > pending_;
   std::vector<CUevent> free_;
   std::thread thread_;
-  rt::Backend *backend_ = nullptr;
+  rt::Backend* backend_ = nullptr;
 };
 
-} // namespace
+}  // namespace
 
-bool gpuStreamCapturing(void *stream) {
+bool gpuStreamCapturing(void* stream) {
   CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
   return stream && driver()->cuStreamIsCapturing(static_cast<CUstream>(stream), &st) == CUDA_SUCCESS &&
          st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-tessera_status watchGpuWork(tessera_comm_t &c, void *stream, const std::string &what) {
+tessera_status watchGpuWork(tessera_comm_t& c, void* stream, const std::string& what) {
   return Watchdog::instance().watch(c, static_cast<CUstream>(stream), what);
 }
 
-void unwatchComm(tessera_comm_t &c) { Watchdog::instance().unwatch(c); }
+void unwatchComm(tessera_comm_t& c) { Watchdog::instance().unwatch(c); }
 
-tessera_status waitGpuStream(tessera_comm_t &c, void *stream, const Deadline &d) {
-  const CudaDriver *drv = driver();
+tessera_status waitGpuStream(tessera_comm_t& c, void* stream, const Deadline& d) {
+  const CudaDriver* drv = driver();
   Poller poller;
   for (;;) {
-    if (c.aborted())
-      return c.abortCause();
+    if (c.aborted()) return c.abortCause();
     CUresult r = drv->cuStreamQuery(static_cast<CUstream>(stream));
-    if (r == CUDA_SUCCESS)
-      return c.aborted() ? c.abortCause() : TESSERA_SUCCESS;
+    if (r == CUDA_SUCCESS) return c.aborted() ? c.abortCause() : TESSERA_SUCCESS;
     if (r != CUDA_ERROR_NOT_READY)
-      return fail(TESSERA_ERROR_DRIVER, "tessera_comm_synchronize on ", c.where(), ": cuStreamQuery failed: ",
-                  drv->describe(r));
+      return fail(TESSERA_ERROR_DRIVER, "tessera_comm_synchronize on ", c.where(),
+                  ": cuStreamQuery failed: ", drv->describe(r));
     if (d.passed()) {
       std::string msg = concat("the collectives on ", c.where(), " did not complete within ", d.seconds,
                                " s (a rank died or stalled); the communicator was aborted");
@@ -158,5 +154,5 @@ tessera_status waitGpuStream(tessera_comm_t &c, void *stream, const Deadline &d)
   }
 }
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 #endif

@@ -16,15 +16,15 @@
 namespace tessera::dist {
 
 // Whether the CUstream is being captured into a graph.
-bool gpuStreamCapturing(void *stream);
+bool gpuStreamCapturing(void* stream);
 // Follows the work just enqueued on `stream`.
-tessera_status watchGpuWork(tessera_comm_t &c, void *stream, const std::string &what);
+tessera_status watchGpuWork(tessera_comm_t& c, void* stream, const std::string& what);
 // Stops following `c` (before it is destroyed).
-void unwatchComm(tessera_comm_t &c);
+void unwatchComm(tessera_comm_t& c);
 // Polls the stream until its work is done, the deadline passes (the communicator is aborted) or
 // the communicator is aborted.
-tessera_status waitGpuStream(tessera_comm_t &c, void *stream, const Deadline &d);
+tessera_status waitGpuStream(tessera_comm_t& c, void* stream, const Deadline& d);
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 #endif

@@ -1,10 +1,5 @@
 //===- World.cpp - tessera_dist_init / finalize / abort -------------------------------------===//
 #include "runtime/dist/World.h"
-#include "runtime/Device.h"
-#include "runtime/Status.h"
-#include "runtime/dist/Mpi.h"
-#include "runtime/dist/Nccl.h"
-#include "runtime/dist/Watchdog.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,23 +7,28 @@
 #include <unistd.h>
 #include <vector>
 
+#include "runtime/Device.h"
+#include "runtime/Status.h"
+#include "runtime/dist/Mpi.h"
+#include "runtime/dist/Nccl.h"
+#include "runtime/dist/Watchdog.h"
+
 namespace tessera::dist {
 
 using rt::concat;
 using rt::fail;
 
-WorldState &worldState() {
-  static WorldState *w = new WorldState; // never destroyed: handles may be released during exit
+WorldState& worldState() {
+  static WorldState* w = new WorldState;  // never destroyed: handles may be released during exit
   return *w;
 }
 
-tessera_status requireInit(const char *fn) {
-  if (!worldState().initialised)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, fn, ": call tessera_dist_init first");
+tessera_status requireInit(const char* fn) {
+  if (!worldState().initialised) return fail(TESSERA_ERROR_INVALID_ARGUMENT, fn, ": call tessera_dist_init first");
   return TESSERA_SUCCESS;
 }
 
-tessera_status checkComm(const char *fn, tessera_comm c) {
+tessera_status checkComm(const char* fn, tessera_comm c) {
   TESSERA_TRY(requireInit(fn));
   if (!c || !worldState().comms.count(c))
     return fail(TESSERA_ERROR_INVALID_HANDLE, fn, ": null, unknown or destroyed communicator");
@@ -52,14 +52,12 @@ namespace {
 
 // TESSERA_DIST_TIMEOUT, like NCCL's variables, overrides what the program asked for, so a job can
 // be given a shorter or longer limit without rebuilding it.
-double timeoutFrom(const tessera_dist_options *opts) {
-  if (const char *env = std::getenv("TESSERA_DIST_TIMEOUT")) {
+double timeoutFrom(const tessera_dist_options* opts) {
+  if (const char* env = std::getenv("TESSERA_DIST_TIMEOUT")) {
     double v = std::atof(env);
-    if (v > 0)
-      return v;
+    if (v > 0) return v;
   }
-  if (opts && opts->timeout_s > 0)
-    return opts->timeout_s;
+  if (opts && opts->timeout_s > 0) return opts->timeout_s;
   return 300;
 }
 
@@ -74,7 +72,7 @@ struct DeviceReport {
 std::string kindName(int32_t kind) { return kind == TESSERA_DEVICE_GPU ? "the GPU" : "the CPU executor"; }
 
 // Every rank must run on the same kind of device, and GPU ranks of one host on different GPUs.
-tessera_status checkDevices(Bootstrap &boot, rt::Backend &backend, const Deadline &d) {
+tessera_status checkDevices(Bootstrap& boot, rt::Backend& backend, const Deadline& d) {
   DeviceReport mine{};
   mine.kind = backend.kind();
   mine.ordinal = backend.deviceOrdinal();
@@ -86,7 +84,7 @@ tessera_status checkDevices(Bootstrap &boot, rt::Backend &backend, const Deadlin
                 ": ", tessera_last_error_message());
   for (size_t r = 1; r < all.size(); ++r)
     if (all[r].kind != all[0].kind) {
-      const DeviceReport &cpu = all[0].kind == TESSERA_DEVICE_CPU ? all[0] : all[r];
+      const DeviceReport& cpu = all[0].kind == TESSERA_DEVICE_CPU ? all[0] : all[r];
       size_t cpuRank = all[0].kind == TESSERA_DEVICE_CPU ? 0 : r;
       return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_init: rank 0 runs on ", kindName(all[0].kind),
                   " but rank ", r, " on ", kindName(all[r].kind), " (rank ", cpuRank, ": ", cpu.gpuReason,
@@ -103,93 +101,89 @@ tessera_status checkDevices(Bootstrap &boot, rt::Backend &backend, const Deadlin
 }
 
 // Binds the local rank's GPU (unless TESSERA_DEVICE=cpu) and picks the runtime's device.
-tessera_status selectDevice(int localRank, rt::Backend *&backend) {
-  const char *device = std::getenv("TESSERA_DEVICE");
-  if (!device || std::string(device) != "cpu")
-    TESSERA_TRY(rt::requestGpuOrdinal(localRank));
+tessera_status selectDevice(int localRank, rt::Backend*& backend) {
+  const char* device = std::getenv("TESSERA_DEVICE");
+  if (!device || std::string(device) != "cpu") TESSERA_TRY(rt::requestGpuOrdinal(localRank));
   return rt::activeBackend(backend);
 }
 
 // Learns rank and size (and starts MPI or the rendezvous), returning the world's host channel.
-tessera_status joinWorld(WorldState &w, const Deadline &d) {
-  tessera_dist_info &info = w.info;
+tessera_status joinWorld(WorldState& w, const Deadline& d) {
+  tessera_dist_info& info = w.info;
   switch (w.env.launcher) {
-  case TESSERA_LAUNCHER_MPI: {
-    if (!haveMpi())
-      return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_dist_init: started by an MPI launcher (", w.env.mpiVariable,
-                  ") but libtessera_dist was built without MPI (install libopenmpi-dev and rebuild)");
-    TESSERA_TRY(mpiInit(w.mpiInitialisedHere, info.rank, info.world_size));
-    info.local_rank = w.env.localRank;
-    info.local_world_size = w.env.localWorld;
-    if (info.local_rank < 0) {
-      int lr = 0, ls = 0;
-      TESSERA_TRY(mpiLocalRank(lr, ls));
-      info.local_rank = lr;
-      info.local_world_size = ls;
+    case TESSERA_LAUNCHER_MPI: {
+      if (!haveMpi())
+        return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_dist_init: started by an MPI launcher (", w.env.mpiVariable,
+                    ") but libtessera_dist was built without MPI (install libopenmpi-dev and rebuild)");
+      TESSERA_TRY(mpiInit(w.mpiInitialisedHere, info.rank, info.world_size));
+      info.local_rank = w.env.localRank;
+      info.local_world_size = w.env.localWorld;
+      if (info.local_rank < 0) {
+        int lr = 0, ls = 0;
+        TESSERA_TRY(mpiLocalRank(lr, ls));
+        info.local_rank = lr;
+        info.local_world_size = ls;
+      }
+      return makeMpiWorldBootstrap(w.boot);
     }
-    return makeMpiWorldBootstrap(w.boot);
-  }
-  case TESSERA_LAUNCHER_ENV: {
-    info.rank = w.env.rank;
-    info.world_size = w.env.world;
-    info.local_rank = w.env.localRank;
-    info.local_world_size = w.env.localWorld;
-    if (info.rank == 0)
-      TESSERA_TRY(TcpStoreServer::start(w.env.masterPort, w.server));
-    TESSERA_TRY(TcpStoreClient::connect(w.env.masterAddr, w.env.masterPort, d, w.client));
-    std::vector<int> members(info.world_size);
-    for (int r = 0; r < info.world_size; ++r)
-      members[r] = r;
-    w.boot = makeStoreBootstrap(w.client, "tessera", std::move(members), info.rank);
-    return TESSERA_SUCCESS;
-  }
-  default:
-    info.rank = 0;
-    info.world_size = 1;
-    info.local_rank = 0;
-    info.local_world_size = 1;
-    w.boot = makeSoloBootstrap();
-    return TESSERA_SUCCESS;
+    case TESSERA_LAUNCHER_ENV: {
+      info.rank = w.env.rank;
+      info.world_size = w.env.world;
+      info.local_rank = w.env.localRank;
+      info.local_world_size = w.env.localWorld;
+      if (info.rank == 0) TESSERA_TRY(TcpStoreServer::start(w.env.masterPort, w.server));
+      TESSERA_TRY(TcpStoreClient::connect(w.env.masterAddr, w.env.masterPort, d, w.client));
+      std::vector<int> members(info.world_size);
+      for (int r = 0; r < info.world_size; ++r) members[r] = r;
+      w.boot = makeStoreBootstrap(w.client, "tessera", std::move(members), info.rank);
+      return TESSERA_SUCCESS;
+    }
+    default:
+      info.rank = 0;
+      info.world_size = 1;
+      info.local_rank = 0;
+      info.local_world_size = 1;
+      w.boot = makeSoloBootstrap();
+      return TESSERA_SUCCESS;
   }
 }
 
-tessera_status makeWorldTransport(WorldState &w, bool gpu, const Deadline &d, std::unique_ptr<Transport> &out) {
+tessera_status makeWorldTransport(WorldState& w, bool gpu, const Deadline& d, std::unique_ptr<Transport>& out) {
   if (gpu) {
     // NCCL's unique id travels over a split of the world channel, which the init keeps too.
     std::unique_ptr<Bootstrap> boot;
     TESSERA_TRY(w.boot->split(0, w.info.rank, d, boot));
     return makeNcclTransport(std::move(boot), d, out);
   }
-  if (w.env.launcher == TESSERA_LAUNCHER_MPI)
-    return makeMpiWorldTransport(out);
+  if (w.env.launcher == TESSERA_LAUNCHER_MPI) return makeMpiWorldTransport(out);
   out = makeSelfTransport();
   return TESSERA_SUCCESS;
 }
 
-tessera_status initWorld(WorldState &w, const tessera_dist_options *opts) {
-  TESSERA_TRY(readProcessEnv([](const char *n) { return std::getenv(n); }, w.env));
+tessera_status initWorld(WorldState& w, const tessera_dist_options* opts) {
+  TESSERA_TRY(readProcessEnv([](const char* n) { return std::getenv(n); }, w.env));
   w.timeout = timeoutFrom(opts);
-  const char *checksEnv = std::getenv("TESSERA_DIST_CHECKS");
-  w.checks = !(opts && (opts->flags & TESSERA_DIST_NO_SIGNATURE_CHECKS)) && !(checksEnv && std::string(checksEnv) == "0");
+  const char* checksEnv = std::getenv("TESSERA_DIST_CHECKS");
+  w.checks =
+      !(opts && (opts->flags & TESSERA_DIST_NO_SIGNATURE_CHECKS)) && !(checksEnv && std::string(checksEnv) == "0");
   Deadline d = Deadline::after(w.timeout);
   // The device is chosen before the rendezvous when the local rank is known from the
   // environment, so that CPU ranks refuse a torchrun-style launch before meeting anyone.
-  rt::Backend *backend = nullptr;
+  rt::Backend* backend = nullptr;
   if (w.env.launcher != TESSERA_LAUNCHER_MPI) {
     TESSERA_TRY(selectDevice(w.env.localRank, backend));
     if (backend->kind() == TESSERA_DEVICE_CPU && w.env.launcher == TESSERA_LAUNCHER_ENV && w.env.world > 1)
       return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_dist_init: ", w.env.world,
                   " CPU ranks were started with torchrun-style variables, but CPU ranks move their data with MPI: "
-                  "start them with mpirun -n ", w.env.world, " (GPU ranks may use either launcher)");
+                  "start them with mpirun -n ",
+                  w.env.world, " (GPU ranks may use either launcher)");
   }
   TESSERA_TRY(joinWorld(w, d));
   w.info.launcher = w.env.launcher;
-  if (!backend)
-    TESSERA_TRY(selectDevice(w.info.local_rank, backend));
+  if (!backend) TESSERA_TRY(selectDevice(w.info.local_rank, backend));
   bool gpu = backend->kind() == TESSERA_DEVICE_GPU;
   TESSERA_TRY(checkDevices(*w.boot, *backend, d));
-  if (gpu)
-    TESSERA_TRY(backend->enterDevice());
+  if (gpu) TESSERA_TRY(backend->enterDevice());
 
   std::unique_ptr<Transport> transport;
   TESSERA_TRY(makeWorldTransport(w, gpu, d, transport));
@@ -202,9 +196,9 @@ tessera_status initWorld(WorldState &w, const tessera_dist_options *opts) {
   return TESSERA_SUCCESS;
 }
 
-} // namespace
+}  // namespace
 
-} // namespace tessera::dist
+}  // namespace tessera::dist
 
 using namespace tessera::dist;
 using tessera::rt::concat;
@@ -212,10 +206,11 @@ using tessera::rt::fail;
 
 extern "C" {
 
-tessera_status tessera_dist_init(const tessera_dist_options *opts) {
-  WorldState &w = worldState();
+tessera_status tessera_dist_init(const tessera_dist_options* opts) {
+  WorldState& w = worldState();
   if (w.initialised)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_init: already initialised (", tessera_dist_describe(), ")");
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_init: already initialised (", tessera_dist_describe(),
+                ")");
   if (opts && opts->struct_size && opts->struct_size < sizeof(tessera_dist_options))
     return fail(TESSERA_ERROR_ABI_MISMATCH, "tessera_dist_init: options of ", opts->struct_size, " bytes, expected ",
                 sizeof(tessera_dist_options));
@@ -237,10 +232,9 @@ tessera_status tessera_dist_init(const tessera_dist_options *opts) {
 
 tessera_status tessera_dist_finalize(void) {
   TESSERA_TRY(requireInit("tessera_dist_finalize"));
-  WorldState &w = worldState();
+  WorldState& w = worldState();
   bool aborted = false;
-  for (tessera_comm c : w.comms)
-    aborted = aborted || c->aborted();
+  for (tessera_comm c : w.comms) aborted = aborted || c->aborted();
   tessera_status cause = TESSERA_SUCCESS;
   std::string causeMessage;
   if (aborted)
@@ -249,10 +243,8 @@ tessera_status tessera_dist_finalize(void) {
         cause = c->abortCause();
         causeMessage = tessera_last_error_message();
       }
-  while (!w.dtensors.empty())
-    tessera_dtensor_destroy(*w.dtensors.begin());
-  while (!w.meshes.empty())
-    tessera_mesh_destroy(*w.meshes.begin());
+  while (!w.dtensors.empty()) tessera_dtensor_destroy(*w.dtensors.begin());
+  while (!w.meshes.empty()) tessera_mesh_destroy(*w.meshes.begin());
   // Everyone reaches finalize before rank 0 closes the rendezvous (unless a rank is gone).
   tessera_status barrier = TESSERA_SUCCESS;
   if (!aborted && w.boot && w.info.world_size > 1) {
@@ -262,41 +254,37 @@ tessera_status tessera_dist_finalize(void) {
   }
   std::vector<tessera_comm> left(w.comms.begin(), w.comms.end());
   for (tessera_comm c : left)
-    if (c != w.world.get())
-      destroyComm(c);
+    if (c != w.world.get()) destroyComm(c);
   tessera_comm world = w.world.release();
-  if (world)
-    destroyComm(world);
+  if (world) destroyComm(world);
   w.boot.reset();
   w.client.reset();
   w.server.reset();
   w.initialised = false;
   if (aborted)
-    return fail(cause, "tessera_dist_finalize: left without waiting for the other ranks, since a communicator was "
-                       "aborted: ", causeMessage);
-  if (barrier != TESSERA_SUCCESS)
-    return barrier;
-  if (w.mpiInitialisedHere)
-    TESSERA_TRY(mpiFinalize());
+    return fail(cause,
+                "tessera_dist_finalize: left without waiting for the other ranks, since a communicator was "
+                "aborted: ",
+                causeMessage);
+  if (barrier != TESSERA_SUCCESS) return barrier;
+  if (w.mpiInitialisedHere) TESSERA_TRY(mpiFinalize());
   return TESSERA_SUCCESS;
 }
 
-tessera_status tessera_dist_get_info(tessera_dist_info *out) {
-  if (!out)
-    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_get_info: null output");
+tessera_status tessera_dist_get_info(tessera_dist_info* out) {
+  if (!out) return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_get_info: null output");
   TESSERA_TRY(requireInit("tessera_dist_get_info"));
   *out = worldState().info;
   return TESSERA_SUCCESS;
 }
 
-const char *tessera_dist_describe(void) {
+const char* tessera_dist_describe(void) {
   static thread_local std::string text;
-  WorldState &w = worldState();
-  if (!w.initialised)
-    return "not initialised (tessera_dist_init)";
-  const tessera_dist_info &i = w.info;
-  static const char *launchers[] = {"as a single process", "by an MPI launcher", "with torchrun-style variables"};
-  static const char *transports[] = {"locally", "over MPI", "over NCCL"};
+  WorldState& w = worldState();
+  if (!w.initialised) return "not initialised (tessera_dist_init)";
+  const tessera_dist_info& i = w.info;
+  static const char* launchers[] = {"as a single process", "by an MPI launcher", "with torchrun-style variables"};
+  static const char* transports[] = {"locally", "over MPI", "over NCCL"};
   text = concat("rank ", i.rank, " of ", i.world_size, " (local ", i.local_rank, " of ",
                 i.local_world_size ? std::to_string(i.local_world_size) : std::string("?"), "), started ",
                 launchers[i.launcher], ", ", i.device_kind == TESSERA_DEVICE_GPU ? "GPU" : "CPU", " ranks ",
@@ -308,10 +296,9 @@ const char *tessera_dist_describe(void) {
 void tessera_dist_abort(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
-  WorldState &w = worldState();
-  if (w.env.launcher == TESSERA_LAUNCHER_MPI && haveMpi())
-    mpiAbort(code);
+  WorldState& w = worldState();
+  if (w.env.launcher == TESSERA_LAUNCHER_MPI && haveMpi()) mpiAbort(code);
   ::_exit(code);
 }
 
-} // extern "C"
+}  // extern "C"

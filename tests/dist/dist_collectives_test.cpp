@@ -3,14 +3,13 @@
 // deterministic reductions bit for bit (RefNumerics.h), data movement byte for byte, the
 // library's own reductions (deterministic=False) within a bound, ten repetitions with equal
 // bits, disagreements between ranks reported on every rank, meshes and distributed tensors.
-#include "DistTest.h"
-#include "RefNumerics.h"
-
-#include <tessera/dist.h>
-
 #include <cinttypes>
 #include <cmath>
 #include <string>
+#include <tessera/dist.h>
+
+#include "DistTest.h"
+#include "RefNumerics.h"
 
 using namespace disttest;
 
@@ -26,7 +25,7 @@ std::vector<uint8_t> inputs(int32_t dt, uint64_t stream, int r, size_t n) {
   std::vector<uint8_t> v(n * es);
   for (size_t i = 0; i < n; ++i) {
     uint64_t x = rnd(seed, stream * 64 + r, i);
-    uint8_t *out = v.data() + i * es;
+    uint8_t* out = v.data() + i * es;
     if (isFloat(dt)) {
       int span = dt == TESSERA_F16 ? 6 : (dt == TESSERA_F8_E4M3 || dt == TESSERA_F8_E5M2) ? 4 : 10;
       double mag = std::ldexp(1.0 + double(x & 0xffff) / 65536.0, int((x >> 16) % (2 * span + 1)) - span);
@@ -42,12 +41,12 @@ std::vector<uint8_t> inputs(int32_t dt, uint64_t stream, int r, size_t n) {
 }
 
 std::vector<int32_t> reducibleDtypes() {
-  return {TESSERA_F64, TESSERA_F32, TESSERA_F16, TESSERA_BF16, TESSERA_F8_E4M3, TESSERA_F8_E5M2, TESSERA_I8,
-          TESSERA_I16, TESSERA_I32, TESSERA_I64, TESSERA_U8, TESSERA_U16, TESSERA_U32, TESSERA_U64, TESSERA_BOOL};
+  return {TESSERA_F64,     TESSERA_F32, TESSERA_F16, TESSERA_BF16, TESSERA_F8_E4M3,
+          TESSERA_F8_E5M2, TESSERA_I8,  TESSERA_I16, TESSERA_I32,  TESSERA_I64,
+          TESSERA_U8,      TESSERA_U16, TESSERA_U32, TESSERA_U64,  TESSERA_BOOL};
 }
 std::vector<int> opsFor(int32_t dt) {
-  if (dt == TESSERA_BOOL)
-    return {1, 2};
+  if (dt == TESSERA_BOOL) return {1, 2};
   return isFloat(dt) ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1, 2};
 }
 
@@ -56,24 +55,21 @@ std::vector<uint8_t> expected(int32_t dt, int op, bool tree, uint64_t stream, si
                               size_t count = SIZE_MAX) {
   size_t es = elemBytes(dt);
   std::vector<std::vector<uint8_t>> all;
-  for (int r = 0; r < P; ++r)
-    all.push_back(inputs(dt, stream, r, n));
+  for (int r = 0; r < P; ++r) all.push_back(inputs(dt, stream, r, n));
   count = std::min(count, n - first);
   std::vector<uint8_t> want(count * es);
-  std::vector<const uint8_t *> in(P);
+  std::vector<const uint8_t*> in(P);
   for (size_t i = 0; i < count; ++i) {
-    for (int r = 0; r < P; ++r)
-      in[r] = all[r].data() + (first + i) * es;
+    for (int r = 0; r < P; ++r) in[r] = all[r].data() + (first + i) * es;
     referenceElement(dt, op, tree, in, want.data() + i * es);
   }
   return want;
 }
 
 // First differing element, for messages.
-size_t firstDiff(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b, size_t es) {
+size_t firstDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t es) {
   for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i])
-      return i / es;
+    if (a[i] != b[i]) return i / es;
   return SIZE_MAX;
 }
 
@@ -95,8 +91,12 @@ void testAllReduce(tessera_comm w) {
           std::vector<uint8_t> got = (inPlace ? in : out).download(), want = expected(dt, op, order == 0, stream, n);
           size_t bad = firstDiff(got, want, elemBytes(dt));
           expect(bad == SIZE_MAX, "all_reduce %s %s n=%zu order=%d%s: element %zu differs from the reference",
-                 tessera_dtype_name(dt), op == 0 ? "sum" : op == 1 ? "max" : op == 2 ? "min" : "avg", n, order,
-                 inPlace ? " in place" : "", bad);
+                 tessera_dtype_name(dt),
+                 op == 0   ? "sum"
+                 : op == 1 ? "max"
+                 : op == 2 ? "min"
+                           : "avg",
+                 n, order, inPlace ? " in place" : "", bad);
         }
 }
 
@@ -114,7 +114,8 @@ void testReduceScatter(tessera_comm w) {
         require(tessera_reduce_scatter(w, &tin, &tout, op, &o), "tessera_reduce_scatter");
         std::vector<uint8_t> want = expected(dt, op, true, stream, n, size_t(R) * m, m);
         size_t bad = firstDiff(out.download(), want, es);
-        expect(bad == SIZE_MAX, "reduce_scatter %s op %d m=%zu: element %zu differs", tessera_dtype_name(dt), op, m, bad);
+        expect(bad == SIZE_MAX, "reduce_scatter %s op %d m=%zu: element %zu differs", tessera_dtype_name(dt), op, m,
+               bad);
       }
 }
 
@@ -126,12 +127,10 @@ void testMovement(tessera_comm w) {
     for (size_t bytesPerRank : {size_t(0), size_t(3), size_t(24), size_t(1001)}) {
       ++stream;
       size_t n = bytesPerRank * 8 / bits, total = n * bits / 8;
-      if (total != bytesPerRank)
-        continue; // not whole values
+      if (total != bytesPerRank) continue;  // not whole values
       auto mine = [&](int r) {
         std::vector<uint8_t> v(total);
-        for (size_t i = 0; i < total; ++i)
-          v[i] = uint8_t(rnd(seed, stream * 64 + r, i));
+        for (size_t i = 0; i < total; ++i) v[i] = uint8_t(rnd(seed, stream * 64 + r, i));
         return v;
       };
       Buffer a(total), g(total * P);
@@ -151,7 +150,7 @@ void testMovement(tessera_comm w) {
         expect(b.download() == mine(root), "broadcast %s from root %d", tessera_dtype_name(dt), root);
       }
       // all_to_all: block j of rank i's send is block i of rank j's recv.
-      size_t block = total; // per rank pair; send holds P blocks
+      size_t block = total;  // per rank pair; send holds P blocks
       Buffer s(block * P), rcv(block * P);
       std::vector<uint8_t> sendAll;
       for (int j = 0; j < P; ++j) {
@@ -167,7 +166,7 @@ void testMovement(tessera_comm w) {
         wantA.insert(wantA.end(), v.begin(), v.end());
       }
       expect(rcv.download() == wantA, "all_to_all %s of %zu-byte blocks", tessera_dtype_name(dt), block);
-      if (P > 1) { // a ring: even ranks send first, odd ranks receive first
+      if (P > 1) {  // a ring: even ranks send first, odd ranks receive first
         int next = (R + 1) % P, prev = (R + P - 1) % P;
         Buffer in(total);
         tessera_tensor ti = in.view(dt, {int64_t(n)});
@@ -205,8 +204,7 @@ void testNondeterministic(tessera_comm w) {
       mag += std::fabs(v);
     }
     double g = decodeFloat(TESSERA_F32, got.data() + i * 4);
-    if (std::fabs(g - exact) > P * 6e-8 * mag + 1e-30)
-      ++bad;
+    if (std::fabs(g - exact) > P * 6e-8 * mag + 1e-30) ++bad;
   }
   expect(bad == 0, "nondeterministic f32 all_reduce: %d elements outside P*eps*sum|x|", bad);
 }
@@ -222,8 +220,7 @@ void testRepeatable(tessera_comm w) {
     for (int run = 0; run < 10; ++run) {
       require(tessera_all_reduce(w, &ti, &to, TESSERA_REDUCE_SUM, nullptr), "repeated all_reduce");
       uint64_t d = digest(out.download());
-      if (run == 0)
-        first = d;
+      if (run == 0) first = d;
       expect(d == first, "all_reduce %s run %d gave other bits than run 0", tessera_dtype_name(dt), run);
     }
     if (R == 0)
@@ -234,8 +231,7 @@ void testRepeatable(tessera_comm w) {
 // Ranks that pass different shapes, dtypes or collectives fail together, naming who passed what;
 // the communicator stays usable.
 void testDisagreements(tessera_comm w) {
-  if (P == 1)
-    return;
+  if (P == 1) return;
   Buffer b(64 * 8);
   tessera_tensor t = b.view(TESSERA_F32, {R == 0 ? 17 : 16});
   tessera_collective_options o{nullptr, 0, 0, "grads"};
@@ -249,9 +245,10 @@ void testDisagreements(tessera_comm w) {
   tessera_tensor u = b.view(R == P - 1 ? TESSERA_I32 : TESSERA_F32, {16});
   s = tessera_all_reduce(w, &u, &u, TESSERA_REDUCE_MAX, &o);
   msg = tessera_last_error_message();
-  expect(s == TESSERA_ERROR_DTYPE_MISMATCH && msg.find("the ranks disagree on the dtype") != std::string::npos &&
-             msg.find(std::to_string(P - 1) + " passes " + tessera_dtype_name(TESSERA_I32) + "[16]") != std::string::npos,
-         "dtype disagreement: %s: %s", tessera_status_name(s), msg.c_str());
+  expect(
+      s == TESSERA_ERROR_DTYPE_MISMATCH && msg.find("the ranks disagree on the dtype") != std::string::npos &&
+          msg.find(std::to_string(P - 1) + " passes " + tessera_dtype_name(TESSERA_I32) + "[16]") != std::string::npos,
+      "dtype disagreement: %s: %s", tessera_status_name(s), msg.c_str());
   tessera_tensor v = b.view(TESSERA_F32, {16}), g = b.view(TESSERA_F32, {16 * int64_t(P)});
   s = R == 0 ? tessera_all_gather(w, &v, &g, &o) : tessera_all_reduce(w, &v, &v, TESSERA_REDUCE_SUM, &o);
   msg = tessera_last_error_message();
@@ -260,7 +257,7 @@ void testDisagreements(tessera_comm w) {
   require(tessera_all_reduce(w, &v, &v, TESSERA_REDUCE_SUM, &o), "all_reduce after disagreements");
 
   // Distributed tensors: every rank must create the same one.
-  const char *axes[] = {"all"};
+  const char* axes[] = {"all"};
   int64_t mshape[] = {P};
   tessera_mesh mesh = nullptr;
   require(tessera_mesh_create(axes, mshape, 1, &mesh), "mesh");
@@ -287,14 +284,15 @@ void testDisagreements(tessera_comm w) {
 // row or column partition, the data-parallel all_reduce.
 void testMeshes() {
   int64_t tp = P % 2 == 0 ? 2 : P, dp = P / tp;
-  const char *axes[] = {"dp", "tp"};
+  const char* axes[] = {"dp", "tp"};
   int64_t shape[] = {dp, tp};
   tessera_mesh mesh = nullptr;
   require(tessera_mesh_create(axes, shape, 2, &mesh), "tessera_mesh_create");
   int64_t cdp = -1, ctp = -1;
   tessera_mesh_coord(mesh, "dp", &cdp);
   tessera_mesh_coord(mesh, "tp", &ctp);
-  expect(cdp == R / tp && ctp == R % tp, "mesh coordinates of rank %d: (%lld, %lld)", R, (long long)cdp, (long long)ctp);
+  expect(cdp == R / tp && ctp == R % tp, "mesh coordinates of rank %d: (%lld, %lld)", R, (long long)cdp,
+         (long long)ctp);
   tessera_comm tpc = nullptr, dpc = nullptr;
   tessera_mesh_comm(mesh, "tp", &tpc);
   tessera_mesh_comm(mesh, "dp", &dpc);
@@ -327,8 +325,7 @@ void testMeshes() {
   tessera_dtensor_offset(W, off);
   std::vector<float> h(size_t(lw.shape[0] * lw.shape[1]));
   for (int64_t i = 0; i < lw.shape[0]; ++i)
-    for (int64_t j = 0; j < lw.shape[1]; ++j)
-      h[size_t(i * lw.shape[1] + j)] = float((i + off[0]) * cols + j + off[1]);
+    for (int64_t j = 0; j < lw.shape[1]; ++j) h[size_t(i * lw.shape[1] + j)] = float((i + off[0]) * cols + j + off[1]);
   require(tessera_memcpy(lw.data, h.data(), h.size() * 4), "upload W");
   require(tessera_dtensor_all_gather(W, Wfull, nullptr), "tessera_dtensor_all_gather");
   tessera_tensor lf;
@@ -336,22 +333,19 @@ void testMeshes() {
   std::vector<float> full(size_t(rows * cols));
   require(tessera_memcpy(full.data(), lf.data, full.size() * 4), "download Wfull");
   int bad = 0;
-  for (size_t i = 0; i < full.size(); ++i)
-    bad += full[i] != float(i);
+  for (size_t i = 0; i < full.size(); ++i) bad += full[i] != float(i);
   expect(bad == 0, "all_gather of a column partition: %d wrong elements", bad);
 
   // reduce_scatter: rank (dp, t) holds Wfull * (t + 1); the tp sum scattered by columns is
   // W * tp(tp+1)/2.
-  for (float &v : full)
-    v *= float(ctp + 1);
+  for (float& v : full) v *= float(ctp + 1);
   require(tessera_memcpy(lf.data, full.data(), full.size() * 4), "upload partial");
   require(tessera_dtensor_reduce_scatter(Wfull, W, TESSERA_REDUCE_SUM, nullptr), "tessera_dtensor_reduce_scatter");
   std::vector<float> part(h.size());
   require(tessera_memcpy(part.data(), lw.data, part.size() * 4), "download W");
   bad = 0;
   float factor = float(tp * (tp + 1) / 2);
-  for (size_t i = 0; i < part.size(); ++i)
-    bad += part[i] != h[i] * factor;
+  for (size_t i = 0; i < part.size(); ++i) bad += part[i] != h[i] * factor;
   expect(bad == 0, "reduce_scatter into a column partition: %d wrong elements", bad);
 
   // Rows: the contiguous case.
@@ -367,26 +361,22 @@ void testMeshes() {
   std::vector<float> rf(size_t(6 * tp));
   require(tessera_memcpy(rf.data(), lrf.data, rf.size() * 4), "download Rfull");
   bad = 0;
-  for (size_t i = 0; i < rf.size(); ++i)
-    bad += rf[i] != float(i / 6);
+  for (size_t i = 0; i < rf.size(); ++i) bad += rf[i] != float(i / 6);
   expect(bad == 0, "all_gather of a row partition: %d wrong elements", bad);
 
   // Data parallel: the replicated Rfull averaged over dp.
-  for (float &v : rf)
-    v = float(cdp);
+  for (float& v : rf) v = float(cdp);
   require(tessera_memcpy(lrf.data, rf.data(), rf.size() * 4), "upload grads");
   require(tessera_dtensor_all_reduce(Rfull, "dp", TESSERA_REDUCE_AVG, nullptr), "all_reduce over dp");
   require(tessera_memcpy(rf.data(), lrf.data, rf.size() * 4), "download grads");
   bad = 0;
-  for (float v : rf)
-    bad += v != float(dp - 1) / 2.f;
+  for (float v : rf) bad += v != float(dp - 1) / 2.f;
   expect(bad == 0, "avg over dp: %d wrong elements", bad);
-  for (tessera_dtensor t : {W, Wfull, Wrow, Rfull})
-    require(tessera_dtensor_destroy(t), "tessera_dtensor_destroy");
+  for (tessera_dtensor t : {W, Wfull, Wrow, Rfull}) require(tessera_dtensor_destroy(t), "tessera_dtensor_destroy");
   require(tessera_mesh_destroy(mesh), "tessera_mesh_destroy");
 }
 
-} // namespace
+}  // namespace
 
 int main() {
   tessera_comm w = start();

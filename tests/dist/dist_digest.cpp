@@ -5,14 +5,13 @@
 //                                        same fixed-order reduction on its device (CPU or GPU)
 // print the same lines when the bits agree. Output: "digest <collective> <dtype> <order>
 // ranks=<P>: <hex>", rank 0 only.
-#include "DistTest.h"
-
-#include "runtime/Device.h"
-#include "runtime/dist/DeviceOps.h"
-
 #include <cinttypes>
 #include <cmath>
 #include <string>
+
+#include "DistTest.h"
+#include "runtime/Device.h"
+#include "runtime/dist/DeviceOps.h"
 
 using namespace disttest;
 
@@ -27,7 +26,7 @@ std::vector<uint8_t> inputsOf(int32_t dt, int rank, size_t n) {
     float f = std::ldexp(1.0f + float(x & 0xffff) / 65536.0f, int((x >> 16) % 17) - 8) * ((x >> 63) ? -1.f : 1.f);
     if (dt == TESSERA_F32) {
       std::memcpy(v.data() + i * 4, &f, 4);
-    } else { // bf16 / f16 bit patterns near f
+    } else {  // bf16 / f16 bit patterns near f
       uint32_t b;
       std::memcpy(&b, &f, 4);
       uint16_t h = dt == TESSERA_BF16 ? uint16_t(b >> 16) : uint16_t(0x3c00 ^ (x & 0x83ff));
@@ -38,9 +37,9 @@ std::vector<uint8_t> inputsOf(int32_t dt, int rank, size_t n) {
 }
 
 const int32_t kDtypes[] = {TESSERA_F32, TESSERA_BF16, TESSERA_F16};
-const char *orderName(int o) { return o == TESSERA_ORDER_TREE ? "tree" : "sequential"; }
+const char* orderName(int o) { return o == TESSERA_ORDER_TREE ? "tree" : "sequential"; }
 
-void print(const char *what, int32_t dt, int order, int p, uint64_t d) {
+void print(const char* what, int32_t dt, int order, int p, uint64_t d) {
   std::printf("digest %s %s %s ranks=%d: %016" PRIx64 "\n", what, tessera_dtype_name(dt), orderName(order), p, d);
 }
 
@@ -83,19 +82,19 @@ int distributed() {
 // One device reduces every rank's inputs, as the collective's ranks do block by block.
 int virtualRanks(int p) {
   using namespace tessera;
-  rt::Backend *b = nullptr;
+  rt::Backend* b = nullptr;
   require(rt::activeBackend(b), "device");
   require(b->enterDevice(), "device");
   std::string why;
-  dist::DeviceOps *ops = b->kind() == TESSERA_DEVICE_GPU ? dist::gpuDeviceOps(why) : &dist::cpuDeviceOps();
+  dist::DeviceOps* ops = b->kind() == TESSERA_DEVICE_GPU ? dist::gpuDeviceOps(why) : &dist::cpuDeviceOps();
   if (!ops) {
     std::printf("FAIL: %s\n", why.c_str());
     return 1;
   }
   std::printf("virtual ranks on %s\n", tessera_device_name());
-  auto reduceOf = [&](int32_t dt, int order, const std::vector<std::vector<uint8_t>> &ins) {
+  auto reduceOf = [&](int32_t dt, int order, const std::vector<std::vector<uint8_t>>& ins) {
     size_t bytes = ins[0].size();
-    std::vector<Buffer *> bufs;
+    std::vector<Buffer*> bufs;
     dist::reduce::ReduceParams P{};
     for (int k = 0; k < p; ++k) {
       bufs.push_back(new Buffer(bytes));
@@ -110,8 +109,7 @@ int virtualRanks(int p) {
     require(ops->reduce(P, dt, TESSERA_REDUCE_SUM, b->nativeStream(nullptr)), "reduce");
     require(tessera_synchronize(), "synchronize");
     uint64_t d = digest(out.download());
-    for (Buffer *x : bufs)
-      delete x;
+    for (Buffer* x : bufs) delete x;
     return d;
   };
   for (int32_t dt : kDtypes)
@@ -132,10 +130,9 @@ int virtualRanks(int p) {
   return 0;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char **argv) {
-  if (argc == 3 && std::string(argv[1]) == "--virtual-ranks")
-    return virtualRanks(std::atoi(argv[2]));
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--virtual-ranks") return virtualRanks(std::atoi(argv[2]));
   return distributed();
 }

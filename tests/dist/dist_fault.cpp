@@ -4,17 +4,17 @@
 // (TESSERA_FAULT_TIMEOUT seconds, default 2) plus a margin, see later calls on the aborted
 // communicator fail at once, and leave (tessera_dist_finalize) without waiting for the peer.
 // Each survivor prints "FAULT-RESULT rank <r> PASS|FAIL"; run-fault-test.sh checks those lines.
-#include "DistTest.h"
-
 #include <chrono>
 #include <csignal>
 #include <string>
 #include <thread>
 #include <unistd.h>
 
+#include "DistTest.h"
+
 using namespace disttest;
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "kill";
   double timeout = std::getenv("TESSERA_FAULT_TIMEOUT") ? std::atof(std::getenv("TESSERA_FAULT_TIMEOUT")) : 2.0;
   tessera_comm w = start(timeout);
@@ -42,8 +42,7 @@ int main(int argc, char **argv) {
     std::this_thread::sleep_for(std::chrono::duration<double>(3 * timeout));
     // Late: the others are gone or have aborted; this rank fails too, within its timeout.
     tessera_status s = tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_SUM, &o);
-    if (s == TESSERA_SUCCESS)
-      s = tessera_comm_synchronize(w, nullptr);
+    if (s == TESSERA_SUCCESS) s = tessera_comm_synchronize(w, nullptr);
     std::printf("rank %d (stalled) then got %s\n", r, tessera_status_name(s));
     std::fflush(stdout);
     ::_exit(0);
@@ -51,7 +50,7 @@ int main(int argc, char **argv) {
 
   auto start = std::chrono::steady_clock::now();
   tessera_status s = tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_SUM, &o);
-  if (s == TESSERA_SUCCESS) // GPU ranks: enqueued; the wait reports it
+  if (s == TESSERA_SUCCESS)  // GPU ranks: enqueued; the wait reports it
     s = tessera_comm_synchronize(w, nullptr);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string msg = tessera_last_error_message();
@@ -70,5 +69,5 @@ int main(int argc, char **argv) {
          left);
   std::printf("FAULT-RESULT rank %d %s\n", r, failures() ? "FAIL" : "PASS");
   std::fflush(stdout);
-  ::_exit(failures() ? 1 : 0); // MPI was not finalized: leave without its exit handlers
+  ::_exit(failures() ? 1 : 0);  // MPI was not finalized: leave without its exit handlers
 }

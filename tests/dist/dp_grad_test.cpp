@@ -3,13 +3,13 @@
 // kernels on each rank's rows, and a deterministic all_reduce (avg over dp) gives every rank the
 // full-batch gradient. Every weight is checked against a double-precision gradient of the whole
 // batch computed in one process; ten repeated steps give the same bits.
-#include "DistTest.h"
 #include "dp_grad.h"
-
-#include <tessera/dist.hpp>
 
 #include <cinttypes>
 #include <cmath>
+#include <tessera/dist.hpp>
+
+#include "DistTest.h"
 
 using namespace disttest;
 namespace td = tessera::dist;
@@ -24,20 +24,19 @@ int main() {
   require(td::Mesh::create({"dp"}, {p}, mesh).code(), "mesh");
   // The kernels' descriptors are found by name; naming a launch stub keeps the module's object
   // (and its registration) when it is linked from a static library.
-  static void *volatile keep = reinterpret_cast<void *>(&dp_grad_residual);
+  static void* volatile keep = reinterpret_cast<void*>(&dp_grad_residual);
   (void)keep;
   const tessera_kernel_desc *residual = nullptr, *grad = nullptr;
   require(tessera_find_kernel("dp_grad", "residual", &residual), "find residual");
   require(tessera_find_kernel("dp_grad", "grad", &grad), "find grad");
 
-  auto uniform = [&](uint64_t stream, uint64_t i) { return float(int64_t(rnd(seed, stream, i) % 2001) - 1000) / 1000.f; };
+  auto uniform = [&](uint64_t stream, uint64_t i) {
+    return float(int64_t(rnd(seed, stream, i) % 2001) - 1000) / 1000.f;
+  };
   std::vector<float> x(Bg * D), y(Bg), wv(D);
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = uniform(1, i);
-  for (size_t i = 0; i < y.size(); ++i)
-    y[i] = uniform(2, i);
-  for (size_t i = 0; i < wv.size(); ++i)
-    wv[i] = uniform(3, i);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = uniform(1, i);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = uniform(2, i);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = uniform(3, i);
 
   td::DTensor X, Y, Rr, G, Wt;
   require(td::DTensor::create(mesh, "X", TESSERA_F32, {Bg, D}, td::ShardSpec({"row"}, {"dp"}), X).code(), "X");
@@ -63,10 +62,9 @@ int main() {
     require(td::all_reduce(G, "dp", TESSERA_REDUCE_AVG, o).code(), "all_reduce of the gradients over dp");
     require(tessera_comm_synchronize(mesh.comm("dp").get(), nullptr), "synchronize");
     require(tessera_memcpy(g.data(), gl.data, D * 4), "download grads");
-    uint64_t d = digest(std::vector<uint8_t>(reinterpret_cast<uint8_t *>(g.data()),
-                                             reinterpret_cast<uint8_t *>(g.data() + D)));
-    if (step == 0)
-      first = d;
+    uint64_t d =
+        digest(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(g.data()), reinterpret_cast<uint8_t*>(g.data() + D)));
+    if (step == 0) first = d;
     expect(d == first, "step %d gave other gradient bits than step 0", step);
   }
 
@@ -95,9 +93,10 @@ int main() {
   }
   expect(bad == 0, "%d gradient elements outside the bound", bad);
   if (myRank() == 0)
-    std::printf("dp_grad B=%lld (%lld per rank) D=%lld over dp=%d: every weight checked, 10 steps with equal bits; "
-                "digest %016" PRIx64 "\n",
-                (long long)Bg, (long long)Bl, (long long)D, p, first);
+    std::printf(
+        "dp_grad B=%lld (%lld per rank) D=%lld over dp=%d: every weight checked, 10 steps with equal bits; "
+        "digest %016" PRIx64 "\n",
+        (long long)Bg, (long long)Bl, (long long)D, p, first);
   X.reset(), Y.reset(), Rr.reset(), G.reset(), Wt.reset(), mesh.reset();
   return finish("dp_grad");
 }

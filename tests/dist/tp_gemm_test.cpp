@@ -4,14 +4,14 @@
 // C: f32[M, N/tp] and an all_reduce into a replicated copy. Every element of both is checked
 // against a double-precision product of the same inputs, and the gathered C must equal the
 // all_reduce bit for bit (both reduce each element over tp in the same fixed order).
-#include "DistTest.h"
-#include "ExecTest.h"
 #include "tp_gemm.h"
-
-#include <tessera/dist.hpp>
 
 #include <cinttypes>
 #include <cmath>
+#include <tessera/dist.hpp>
+
+#include "DistTest.h"
+#include "ExecTest.h"
 
 using namespace disttest;
 namespace td = tessera::dist;
@@ -22,22 +22,20 @@ int main() {
   tessera_comm_size(w, &p);
   uint64_t seed = agreeSeed(w);
   int64_t tp = p % 2 == 0 ? 2 : p, dp = p / tp;
-  const int64_t M = 37, K = 13 * tp, N = 9 * tp; // odd local extents: K/tp = 13, N/tp = 9
+  const int64_t M = 37, K = 13 * tp, N = 9 * tp;  // odd local extents: K/tp = 13, N/tp = 9
   td::Mesh mesh;
   require(td::Mesh::create({"dp", "tp"}, {dp, tp}, mesh).code(), "mesh");
   // index_launch takes the kernel's descriptor, found by name; naming the launch stub makes the
   // linker keep the module's object (and its registration) when it comes from a static library.
-  static void *volatile keep = reinterpret_cast<void *>(&tp_gemm_tp_gemm);
+  static void* volatile keep = reinterpret_cast<void*>(&tp_gemm_tp_gemm);
   (void)keep;
-  const tessera_kernel_desc *kernel = nullptr;
+  const tessera_kernel_desc* kernel = nullptr;
   require(tessera_find_kernel("tp_gemm", "tp_gemm", &kernel), "tessera_find_kernel");
 
   // The global operands, the same on every rank.
   std::vector<uint16_t> a(M * K), b(K * N);
-  for (size_t i = 0; i < a.size(); ++i)
-    a[i] = exec::toHalf(float(int64_t(rnd(seed, 1, i) % 2001) - 1000) / 500.f);
-  for (size_t i = 0; i < b.size(); ++i)
-    b[i] = exec::toHalf(float(int64_t(rnd(seed, 2, i) % 2001) - 1000) / 500.f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = exec::toHalf(float(int64_t(rnd(seed, 1, i) % 2001) - 1000) / 500.f);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = exec::toHalf(float(int64_t(rnd(seed, 2, i) % 2001) - 1000) / 500.f);
 
   td::DTensor A, B, Pt, C, Cfull;
   require(td::DTensor::create(mesh, "A", TESSERA_F16, {M, K}, td::ShardSpec({"col"}, {"tp"}), A).code(), "A");
@@ -50,11 +48,9 @@ int main() {
   int64_t k0 = A.offset()[1], kl = K / tp;
   std::vector<uint16_t> al(M * kl), bl(kl * N);
   for (int64_t i = 0; i < M; ++i)
-    for (int64_t k = 0; k < kl; ++k)
-      al[i * kl + k] = a[i * K + k0 + k];
+    for (int64_t k = 0; k < kl; ++k) al[i * kl + k] = a[i * K + k0 + k];
   for (int64_t k = 0; k < kl; ++k)
-    for (int64_t j = 0; j < N; ++j)
-      bl[k * N + j] = b[(k0 + k) * N + j];
+    for (int64_t j = 0; j < N; ++j) bl[k * N + j] = b[(k0 + k) * N + j];
   require(tessera_memcpy(A.local().data, al.data(), al.size() * 2), "upload A");
   require(tessera_memcpy(B.local().data, bl.data(), bl.size() * 2), "upload B");
 
@@ -67,14 +63,15 @@ int main() {
   expect(plain == TESSERA_ERROR_SHAPE_MISMATCH &&
              std::string(tessera_last_error_message()).find("symbol 'K' is not bound") != std::string::npos,
          "a plain launch of tp_gemm: %s: %s", tessera_status_name(plain), tessera_last_error_message());
-  if (tp > 1) { // a whole B where the kernel expects its part along tp
+  if (tp > 1) {  // a whole B where the kernel expects its part along tp
     td::DTensor Bwhole;
     require(td::DTensor::create(mesh, "Bwhole", TESSERA_F16, {K, N}, {}, Bwhole).code(), "Bwhole");
     tessera_tensor bw = Bwhole.local();
     auto bad = td::index_launch(mesh, "tp")(kernel)(A.parts("tp"), bw, pl);
-    std::string want = "parameter 'B': dimension 0 has size " + std::to_string(K) + ", expected K/tp = " +
-                       std::to_string(K / tp) + " (K = " + std::to_string(K) +
-                       " from the global shape of 'A' dimension 1, tp = " + std::to_string(tp) + " from mesh axis 'tp')";
+    std::string want = "parameter 'B': dimension 0 has size " + std::to_string(K) +
+                       ", expected K/tp = " + std::to_string(K / tp) + " (K = " + std::to_string(K) +
+                       " from the global shape of 'A' dimension 1, tp = " + std::to_string(tp) +
+                       " from mesh axis 'tp')";
     expect(bad.code() == TESSERA_ERROR_SHAPE_MISMATCH && bad.message().find(want) != std::string::npos,
            "index_launch with a whole B: %s", bad.toString().c_str());
   }
@@ -117,11 +114,12 @@ int main() {
   expect(badFull == 0, "all_reduce of P: %d elements outside the bound", badFull);
   expect(notEqual == 0, "all_gather(reduce_scatter(P)) and all_reduce(P) differ in %d elements", notEqual);
   if (myRank() == 0)
-    std::printf("tp_gemm M=%lld K=%lld N=%lld on a (dp=%lld, tp=%lld) mesh: C part %lldx%lld and the replicated "
-                "product checked element by element; digest %016" PRIx64 "\n",
-                (long long)M, (long long)K, (long long)N, (long long)dp, (long long)tp, (long long)M, (long long)nl,
-                digest(std::vector<uint8_t>(reinterpret_cast<uint8_t *>(summed.data()),
-                                            reinterpret_cast<uint8_t *>(summed.data() + summed.size()))));
+    std::printf(
+        "tp_gemm M=%lld K=%lld N=%lld on a (dp=%lld, tp=%lld) mesh: C part %lldx%lld and the replicated "
+        "product checked element by element; digest %016" PRIx64 "\n",
+        (long long)M, (long long)K, (long long)N, (long long)dp, (long long)tp, (long long)M, (long long)nl,
+        digest(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(summed.data()),
+                                    reinterpret_cast<uint8_t*>(summed.data() + summed.size()))));
   A.reset(), B.reset(), Pt.reset(), C.reset(), Cfull.reset(), mesh.reset();
   return finish("tp_gemm");
 }

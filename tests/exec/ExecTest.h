@@ -4,8 +4,6 @@
 // status 77 when the test asks for a device this machine does not have).
 #pragma once
 
-#include <tessera/runtime.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tessera/runtime.h>
 #include <type_traits>
 #include <vector>
 
@@ -75,7 +74,7 @@ inline void requireDevice() {
 
 template <class T>
 class DeviceArray {
-public:
+ public:
   explicit DeviceArray(const std::vector<T>& host) : n_(host.size()) {
     check(tessera_malloc(&ptr_, bytes()), "tessera_malloc");
     check(tessera_memcpy(ptr_, host.data(), bytes()), "tessera_memcpy to device");
@@ -97,7 +96,7 @@ public:
     return t;
   }
 
-private:
+ private:
   void* ptr_ = nullptr;
   size_t n_;
 };
@@ -134,7 +133,10 @@ inline float fromHalf(uint16_t h) {
       x = sign;
     } else {
       int e = -1;
-      do { mant <<= 1; ++e; } while (!(mant & 0x400u));
+      do {
+        mant <<= 1;
+        ++e;
+      } while (!(mant & 0x400u));
       x = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
     }
   } else if (exp == 31) {
@@ -223,10 +225,12 @@ inline bool allWithin(const std::vector<float>& got, const std::vector<float>& w
   for (size_t i = 0; i < want.size(); ++i) {
     double err = std::fabs(static_cast<double>(got[i]) - want[i]);
     bool ok = err <= bound[i] && !std::isnan(got[i]);
-    if (!ok && bad++ < 5) std::printf("  %s[%zu] = %.9g, expected %.9g (bound %.3g)\n", what, i, got[i], want[i], bound[i]);
+    if (!ok && bad++ < 5)
+      std::printf("  %s[%zu] = %.9g, expected %.9g (bound %.3g)\n", what, i, got[i], want[i], bound[i]);
     worst = std::max(worst, err / (bound[i] > 0 ? bound[i] : 1));
   }
-  std::printf("%s: %zu elements, %zu outside their bounds, worst error %.3g of its bound\n", what, want.size(), bad, worst);
+  std::printf("%s: %zu elements, %zu outside their bounds, worst error %.3g of its bound\n", what, want.size(), bad,
+              worst);
   std::printf("digest %s %016llx (within a bound)\n", what, static_cast<unsigned long long>(digest(got)));
   return bad == 0 && got.size() == want.size();
 }
@@ -237,7 +241,8 @@ bool allEqual(const std::vector<T>& got, const std::vector<T>& want, const char*
   for (size_t i = 0; i < want.size(); ++i)
     if (!sameResultBits(got[i], want[i]) && bad++ < 5) {
       if constexpr (std::is_floating_point_v<T>)
-        std::printf("  %s[%zu] = %.9g, expected %.9g\n", what, i, static_cast<double>(got[i]), static_cast<double>(want[i]));
+        std::printf("  %s[%zu] = %.9g, expected %.9g\n", what, i, static_cast<double>(got[i]),
+                    static_cast<double>(want[i]));
       else
         std::printf("  %s[%zu] differs\n", what, i);
     }

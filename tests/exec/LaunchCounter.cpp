@@ -4,18 +4,17 @@
 // launch events in the TESSERA_PROFILE trace. Launches on a stream that is capturing (wrapped
 // tessera_stream_begin/end_capture) are recorded into a graph, not run: they are not counted
 // (the trace shows each replay of the graph as one graph event instead). Captures are counted too.
-#include <tessera/runtime.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <tessera/runtime.h>
 
-extern "C" tessera_status __real_tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                                                const tessera_arg *args, uint32_t num_args);
+extern "C" tessera_status __real_tessera_launch(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                                                const tessera_arg* args, uint32_t num_args);
 extern "C" tessera_status __real_tessera_stream_begin_capture(tessera_stream stream);
-extern "C" tessera_status __real_tessera_stream_end_capture(tessera_stream stream, tessera_graph *out);
+extern "C" tessera_status __real_tessera_stream_end_capture(tessera_stream stream, tessera_graph* out);
 
 namespace {
 std::atomic<unsigned long> launches{0}, captures{0};
@@ -24,8 +23,8 @@ std::set<tessera_stream> capturing;
 
 struct WriteAtExit {
   ~WriteAtExit() {
-    if (const char *path = std::getenv("TESSERA_TEST_LAUNCH_COUNT"))
-      if (FILE *f = std::fopen(path, "w")) {
+    if (const char* path = std::getenv("TESSERA_TEST_LAUNCH_COUNT"))
+      if (FILE* f = std::fopen(path, "w")) {
         std::fprintf(f, "%lu\n", launches.load());
         std::fclose(f);
       }
@@ -33,8 +32,8 @@ struct WriteAtExit {
 } writeAtExit;
 }  // namespace
 
-extern "C" tessera_status __wrap_tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                                                const tessera_arg *args, uint32_t num_args) {
+extern "C" tessera_status __wrap_tessera_launch(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                                                const tessera_arg* args, uint32_t num_args) {
   tessera_status s = __real_tessera_launch(kernel, opts, args, num_args);
   if (s == TESSERA_SUCCESS) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -54,7 +53,7 @@ extern "C" tessera_status __wrap_tessera_stream_begin_capture(tessera_stream str
 // again with the same arguments replays its graph without capturing).
 extern "C" unsigned long tessera_test_capture_count() { return captures.load(); }
 
-extern "C" tessera_status __wrap_tessera_stream_end_capture(tessera_stream stream, tessera_graph *out) {
+extern "C" tessera_status __wrap_tessera_stream_end_capture(tessera_stream stream, tessera_graph* out) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     capturing.erase(stream);

@@ -43,8 +43,8 @@ struct Reference {
 };
 
 inline Reference reference(const Shape& s, const std::vector<uint16_t>& x, const std::vector<uint16_t>& w1,
-                    const std::vector<uint16_t>* b1, const std::vector<uint16_t>& w2, const std::vector<uint16_t>* b2,
-                    bool relu, bool bf16Out) {
+                           const std::vector<uint16_t>* b1, const std::vector<uint16_t>& w2,
+                           const std::vector<uint16_t>* b2, bool relu, bool bf16Out) {
   const int64_t M = s.M, D = s.D, H = s.H, E = s.E;
   Reference r;
   r.exact.resize(M * E), r.want.resize(M * E), r.bound.resize(M * E);
@@ -66,7 +66,9 @@ inline Reference reference(const Shape& s, const std::vector<uint16_t>& x, const
       bool exactSums = mag < 131072.0;
       double err = exactSums ? 0.0 : 2.0 * D * std::ldexp(mag, -24) + (b1 ? std::ldexp(mag + 1, -24) : 0);
       double e = b1 ? exact + fromBF16((*b1)[h]) : exact;
-      auto round16 = [&](double y) { return static_cast<double>(fromBF16(exec::toBF16(relu && y < 0 ? 0.0f : static_cast<float>(y)))); };
+      auto round16 = [&](double y) {
+        return static_cast<double>(fromBF16(exec::toBF16(relu && y < 0 ? 0.0f : static_cast<float>(y))));
+      };
       hid16[h] = round16(e);
       flip[h] = round16(e - err) != round16(e + err) ? ulpBF16(e) * 2 : 0.0;
     }

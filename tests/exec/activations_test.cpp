@@ -4,13 +4,14 @@
 // a few ulps) and the rounding of the few f32 operations around them; 8 ulps of the result plus
 // 8 ulps of 0.5 |x| (gelu's 0.5 x (1 + tanh) cancels for negative x) covers both. f16 results
 // add half an f16 ulp for the rounding on the store. relu is exact in both.
+#include "activations.h"
+
 #include <cmath>
 #include <functional>
 #include <iterator>
 #include <string>
 
 #include "ExecTest.h"
-#include "activations.h"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // kernels/autotune_first: the group shape in the descriptor is the first candidate (32), and the
 // body reverses blocks of exactly that many elements: every element checked.
-#include "ExecTest.h"
 #include "autotune_first.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();

@@ -5,6 +5,8 @@
 // tessera_autotune_search times them without changing any argument; a launch runs the recorded
 // winner (the CPU executor: candidate 0) and gives the same bits again. block_sums, whose
 // candidates could change its bits, has only its first candidate.
+#include "autotune_gemm.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +15,6 @@
 #include <tuple>
 
 #include "ExecTest.h"
-#include "autotune_gemm.h"
 
 namespace {
 
@@ -80,8 +81,8 @@ bool runShape(const tessera_kernel_desc* kernel, int64_t M, int64_t N, int64_t K
     exec::check(tessera_autotune_value(kernel, i, "BM", &bm), "BM");
     exec::check(tessera_autotune_value(kernel, i, "BN", &bn), "BN");
     exec::check(tessera_autotune_value(kernel, i, "BK", &bk), "BK");
-    std::printf("  candidate %u BM=%lld BN=%lld BK=%lld: %s%.3f ms\n", i, (long long)bm, (long long)bn,
-                (long long)bk, i == r.best ? "best " : "", r.ms[i]);
+    std::printf("  candidate %u BM=%lld BN=%lld BK=%lld: %s%.3f ms\n", i, (long long)bm, (long long)bn, (long long)bk,
+                i == r.best ? "best " : "", r.ms[i]);
     ok &= r.ms[i] >= 0;
   }
   if (!gpu) ok &= r.best == 0;  // the CPU executor's choice is deterministic

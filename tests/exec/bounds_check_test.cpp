@@ -2,10 +2,11 @@
 // out-of-range ones fail with TESSERA_ERROR_KERNEL_FAULT and a message naming the kernel, the
 // tensor or shared array, the dimension, the index and the extent, and nothing is written past
 // an end (guard elements around the output keep their values).
+#include "bounds_check.h"
+
 #include <string>
 
 #include "ExecTest.h"
-#include "bounds_check.h"
 
 namespace {
 bool faulted(tessera_status s, const char* what, std::initializer_list<const char*> parts) {

@@ -1,8 +1,9 @@
 // kernels/carried_values: a tensor view carried through a loop (0, 1 and 5 trips) or an if that
 // assigns it a computed tile, and an unsized shared buffer copied into on one path, every
 // element against the reference on fresh random inputs.
-#include "ExecTest.h"
 #include "carried_values.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -14,7 +15,8 @@ int main() {
   one.grid[0] = one.grid[1] = one.grid[2] = 1;
   for (int trips : {0, 1, 5}) {
     exec::DeviceArray<float> dy(std::vector<float>(n, 0.0f));
-    exec::check(carried_values::loop_view(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), trips, &one), "loop_view");
+    exec::check(carried_values::loop_view(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), trips, &one),
+                "loop_view");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> want(n);
     for (int64_t i = 0; i < n; ++i) {
@@ -36,7 +38,8 @@ int main() {
   }
   for (int flag : {0, 1}) {
     exec::DeviceArray<float> dy(std::vector<float>(n, 0.0f));
-    exec::check(carried_values::one_path_copy(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), flag, &one), "one_path_copy");
+    exec::check(carried_values::one_path_copy(dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), flag, &one),
+                "one_path_copy");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> want(n);
     for (int64_t i = 0; i < n; ++i) want[i] = flag > 0 ? x[i] * 2.0f : -1.0f;

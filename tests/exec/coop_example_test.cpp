@@ -1,7 +1,8 @@
 // examples/coop_example: groups of 64 tiles synchronise as a cooperative group, then each tile
 // increments its element: every element goes up by exactly one.
-#include "ExecTest.h"
 #include "coop_example.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();

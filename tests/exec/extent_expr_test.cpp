@@ -2,10 +2,11 @@
 // that X binds, so a short Y is refused with a message naming the kernel, the parameter, the
 // expression and the sizes instead of being read past its end; an odd K is refused (exact
 // division); a correct launch computes every element.
+#include "extent_expr.h"
+
 #include <string>
 
 #include "ExecTest.h"
-#include "extent_expr.h"
 
 namespace {
 bool refused(tessera_status s, const char* what, std::initializer_list<const char*> parts) {

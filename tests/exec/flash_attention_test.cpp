@@ -11,10 +11,11 @@
 //  - against exact attention: the bound adds 2^-8 of sum_j p_j |v_j| / l (p's rounding to bf16,
 //    2^-9 relative, in the numerator and the row sum).
 // A second launch must give the same bits.
+#include "flash_attention.h"
+
 #include <cmath>
 
 #include "ExecTest.h"
-#include "flash_attention.h"
 
 namespace {
 
@@ -68,7 +69,13 @@ void referenceRow(const Problem& p, int64_t bh, int64_t i, double scale, int64_t
 }
 
 bool run(int64_t B, int64_t H, int64_t S, int64_t D, bool causal) {
-  Problem p{B, H, S, D, causal, exec::randomBF16(B * H * S * D, -2, 2), exec::randomBF16(B * H * S * D, -2, 2),
+  Problem p{B,
+            H,
+            S,
+            D,
+            causal,
+            exec::randomBF16(B * H * S * D, -2, 2),
+            exec::randomBF16(B * H * S * D, -2, 2),
             exec::randomBF16(B * H * S * D)};
   float scale = 1.0f / std::sqrt(float(D));
   std::printf("B=%lld H=%lld S=%lld D=%lld %s\n", (long long)B, (long long)H, (long long)S, (long long)D,

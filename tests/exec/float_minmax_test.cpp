@@ -2,12 +2,13 @@
 // infinities, NaN, subnormals, ordinary values) in every float dtype and every form, each
 // result's bits against IEEE 754-2019 maximumNumber/minimumNumber (NaN ignored, -0 < +0; any
 // NaN equals any NaN). Built twice, at -O0 and -O2 (float_minmax_O0 / float_minmax_O2).
+#include "float_minmax.h"
+
 #include <cmath>
 #include <cstring>
 #include <iterator>
 
 #include "ExecTest.h"
-#include "float_minmax.h"
 
 namespace {
 
@@ -18,8 +19,8 @@ double minMaxNumber(bool isMax, double a, double b) {
   return (a > b) == isMax ? a : b;
 }
 
-const double kSpecials[] = {0.0,  -0.0,      1.0,       -1.0, 2.5, -2.5, INFINITY, -INFINITY,
-                            NAN, 1e-40, -1e-40, 65504.0, -65504.0};
+const double kSpecials[] = {0.0,       -0.0, 1.0,   -1.0,   2.5,     -2.5,    INFINITY,
+                            -INFINITY, NAN,  1e-40, -1e-40, 65504.0, -65504.0};
 constexpr size_t kS = std::size(kSpecials);
 constexpr int64_t kPairs = kS * kS;
 
@@ -43,7 +44,8 @@ bool check16(const char* what, const std::vector<uint16_t>& got, const std::vect
 }
 
 template <class Kernel>
-bool run16(const char* name, Kernel k, tessera_dtype dt, uint16_t (*to)(float), float (*from)(uint16_t), uint16_t expMask) {
+bool run16(const char* name, Kernel k, tessera_dtype dt, uint16_t (*to)(float), float (*from)(uint16_t),
+           uint16_t expMask) {
   std::vector<uint16_t> a(kPairs), b(kPairs), wmx(kPairs), wmn(kPairs), zero(kPairs, 0);
   pairs([&](size_t p, double x, double y) {
     a[p] = to(static_cast<float>(x));
@@ -53,7 +55,8 @@ bool run16(const char* name, Kernel k, tessera_dtype dt, uint16_t (*to)(float), 
     wmn[p] = to(static_cast<float>(minMaxNumber(false, xr, yr)));
   });
   exec::DeviceArray<uint16_t> da(a), db(b), dmx(zero), dmn(zero);
-  exec::check(k(da.view(dt, {kPairs}), db.view(dt, {kPairs}), dmx.view(dt, {kPairs}), dmn.view(dt, {kPairs}), nullptr), name);
+  exec::check(k(da.view(dt, {kPairs}), db.view(dt, {kPairs}), dmx.view(dt, {kPairs}), dmn.view(dt, {kPairs}), nullptr),
+              name);
   exec::check(tessera_synchronize(), "synchronize");
   std::string mx = std::string(name) + " max", mn = std::string(name) + " min";
   bool ok = check16(mx.c_str(), dmx.read(), wmx, expMask);
@@ -70,7 +73,8 @@ bool runWide(const char* name, Kernel k, tessera_dtype dt) {
     wmn[p] = static_cast<T>(minMaxNumber(false, a[p], b[p]));
   });
   exec::DeviceArray<T> da(a), db(b), dmx(zero), dmn(zero);
-  exec::check(k(da.view(dt, {kPairs}), db.view(dt, {kPairs}), dmx.view(dt, {kPairs}), dmn.view(dt, {kPairs}), nullptr), name);
+  exec::check(k(da.view(dt, {kPairs}), db.view(dt, {kPairs}), dmx.view(dt, {kPairs}), dmn.view(dt, {kPairs}), nullptr),
+              name);
   exec::check(tessera_synchronize(), "synchronize");
   std::string mx = std::string(name) + " max", mn = std::string(name) + " min";
   bool ok = exec::allEqual(dmx.read(), wmx, mx.c_str());
@@ -101,7 +105,8 @@ bool runReluAndConstants() {
   std::vector<float> x(kSpecials, kSpecials + kS), want(kS), zero(kS, 1.0f);
   for (size_t i = 0; i < kS; ++i) want[i] = static_cast<float>(minMaxNumber(true, x[i], 0.0));
   exec::DeviceArray<float> dx(x), dy(zero), dc(std::vector<float>(4, 1.0f));
-  exec::check(float_minmax::relu_f32(dx.view(TESSERA_F32, {int64_t(kS)}), dy.view(TESSERA_F32, {int64_t(kS)})), "relu_f32");
+  exec::check(float_minmax::relu_f32(dx.view(TESSERA_F32, {int64_t(kS)}), dy.view(TESSERA_F32, {int64_t(kS)})),
+              "relu_f32");
   exec::check(float_minmax::constants(dc.view(TESSERA_F32, {4})), "constants");
   exec::check(tessera_synchronize(), "synchronize");
   bool ok = exec::allEqual(dy.read(), want, "tile.relu");

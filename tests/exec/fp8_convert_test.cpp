@@ -4,11 +4,12 @@
 // the compiler's bit tricks: it decodes all 256 codes and picks the nearest (ties to the even
 // code), with one more code past the largest finite value standing for overflow. Every code and
 // every decoded value must match exactly.
+#include "fp8_convert.h"
+
 #include <cmath>
 #include <limits>
 
 #include "ExecTest.h"
-#include "fp8_convert.h"
 
 namespace {
 
@@ -21,8 +22,7 @@ struct Format {
   // The value of a positive code (NaN for NaN codes, infinity for e5m2's).
   double decode(int code) const {
     int e = (code >> mantBits) & ((1 << expBits) - 1), m = code & ((1 << mantBits) - 1);
-    if (e == (1 << expBits) - 1 && (hasInf || m == (1 << mantBits) - 1))
-      return hasInf && m == 0 ? INFINITY : NAN;
+    if (e == (1 << expBits) - 1 && (hasInf || m == (1 << mantBits) - 1)) return hasInf && m == 0 ? INFINITY : NAN;
     if (e == 0) return std::ldexp(m, 1 - bias() - mantBits);
     return std::ldexp(1.0 + m / double(1 << mantBits), e - bias());
   }
@@ -61,8 +61,8 @@ bool check(const Format& f, bool saturate, const char* name, Launch launch) {
       x.push_back(std::nextafter(static_cast<float>(s * (v + next) / 2), 0.0f));
       x.push_back(std::nextafter(static_cast<float>(s * (v + next) / 2), s * INFINITY));
     }
-  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, std::numeric_limits<float>::quiet_NaN(), 1e-30f, -1e-30f,
-                  1e30f, -1e30f, std::numeric_limits<float>::denorm_min()})
+  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, std::numeric_limits<float>::quiet_NaN(), 1e-30f, -1e-30f, 1e30f,
+                  -1e30f, std::numeric_limits<float>::denorm_min()})
     x.push_back(v);
   double range = f.decode(f.maxFinite()) * 1.2;
   for (float v : exec::randomFloats(100000, static_cast<float>(-range), static_cast<float>(range))) x.push_back(v);
@@ -93,9 +93,13 @@ bool check(const Format& f, bool saturate, const char* name, Launch launch) {
 int main() {
   exec::requireDevice();
   const Format e4m3{"e4m3", 4, 3, false}, e5m2{"e5m2", 5, 2, true};
-  bool ok = check(e4m3, false, "to_e4m3", [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e4m3(o, &x, &q, &b); });
-  ok &= check(e4m3, true, "to_e4m3_sat", [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e4m3_sat(o, &x, &q, &b); });
-  ok &= check(e5m2, false, "to_e5m2", [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e5m2(o, &x, &q, &b); });
-  ok &= check(e5m2, true, "to_e5m2_sat", [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e5m2_sat(o, &x, &q, &b); });
+  bool ok =
+      check(e4m3, false, "to_e4m3", [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e4m3(o, &x, &q, &b); });
+  ok &= check(e4m3, true, "to_e4m3_sat",
+              [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e4m3_sat(o, &x, &q, &b); });
+  ok &=
+      check(e5m2, false, "to_e5m2", [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e5m2(o, &x, &q, &b); });
+  ok &= check(e5m2, true, "to_e5m2_sat",
+              [](auto x, auto q, auto b, auto o) { return fp8_convert_to_e5m2_sat(o, &x, &q, &b); });
   return exec::finish(ok);
 }

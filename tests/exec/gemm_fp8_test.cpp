@@ -12,13 +12,14 @@
 //   - bf16 output: plus half a bf16 ulp of the exact value.
 // On an sm_90 GPU, K % 16 == 0 runs the Hopper form (TMA needs rows of a multiple of 16 bytes)
 // and K = 999 the portable form. A second launch must give the same bits.
+#include "gemm_fp8.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "ExecTest.h"
-#include "gemm_fp8.h"
 
 namespace {
 
@@ -64,7 +65,7 @@ void reference(const std::vector<float>& a, const std::vector<float>& bt, Shape 
       double mag = 0, steps = 0, top = 0;
       for (int64_t k = 0; k < K; ++k) {
         if (k % 32 == 0) top = std::fabs(acc);  // a k32 step starts: the accumulator joins it
-        float p = (x[k] * scale) * y[k];  // exact
+        float p = (x[k] * scale) * y[k];        // exact
         top = std::max(top, std::fabs(static_cast<double>(p)));
         acc += p;
         mag += std::fabs(static_cast<double>(p));

@@ -5,12 +5,13 @@
 // element by element. Every element is checked against an f32 reference within the bound
 // of any f32 summation order (2 K 2^-23 sum |a_k b_k|), plus the bf16 rounding of the output for
 // gemm_bf16; a second launch must give the same bits. The CPU executor runs the small shapes.
+#include "gemm_hopper.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "ExecTest.h"
-#include "gemm_hopper.h"
 
 namespace {
 
@@ -21,7 +22,8 @@ struct Shape {
 
 bool runShape(Shape s) {
   const int64_t M = s.M, N = s.N, K = s.K, off = s.cOffset;
-  std::printf("M=%lld N=%lld K=%lld%s\n", (long long)M, (long long)N, (long long)K, off ? " (C off 16-byte alignment)" : "");
+  std::printf("M=%lld N=%lld K=%lld%s\n", (long long)M, (long long)N, (long long)K,
+              off ? " (C off 16-byte alignment)" : "");
   std::vector<uint16_t> a = exec::randomBF16(M * K), b = exec::randomBF16(K * N);
   std::vector<float> want(M * N);
   std::vector<double> bound(M * N), bound16(M * N);

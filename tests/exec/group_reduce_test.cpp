@@ -4,11 +4,12 @@
 // is checked bit for bit; reduce_sum over a shared array must give the group_sum's bits, and a
 // second launch the first one's. Some rows hold NaNs and repeated values (argmax/argmin: NaN
 // wins, ties go to the smallest index).
+#include "group_reduce.h"
+
 #include <cmath>
 #include <limits>
 
 #include "ExecTest.h"
-#include "group_reduce.h"
 
 namespace {
 
@@ -55,8 +56,10 @@ Stats reference(const std::vector<float>& x, int64_t r, int64_t n, int64_t tiles
   s.sum = tree(acc, [](float a, float b) { return a + b; });
   s.hi = tree(hi, [](float a, float b) { return std::fmax(a, b); });
   s.lo = tree(lo, [](float a, float b) { return std::fmin(a, b); });
-  s.argHi = tree(pairs(hi, ahi), [](P a, P b) { return beats(b.first, b.second, a.first, a.second, true) ? b : a; }).second;
-  s.argLo = tree(pairs(lo, alo), [](P a, P b) { return beats(b.first, b.second, a.first, a.second, false) ? b : a; }).second;
+  s.argHi =
+      tree(pairs(hi, ahi), [](P a, P b) { return beats(b.first, b.second, a.first, a.second, true) ? b : a; }).second;
+  s.argLo =
+      tree(pairs(lo, alo), [](P a, P b) { return beats(b.first, b.second, a.first, a.second, false) ? b : a; }).second;
   return s;
 }
 

@@ -1,8 +1,9 @@
 // examples/group_sum: grid-stride partial sums per tile, then tile 0 sums the group's shared
 // array in a fixed tree order. The reference follows the same order, so results match bit for
 // bit; the launch size comes from `out` (grid_groups), and a second run gives the same bits.
-#include "ExecTest.h"
 #include "group_sum.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();

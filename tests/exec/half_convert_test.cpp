@@ -1,10 +1,11 @@
 // kernels/half_convert: every one of the 65536 f16 codes converted to bf16 and every bf16 code
 // to f16, against the reference decode to f32 + round to nearest even (ExecTest.h). NaN inputs
 // must give a NaN (any payload; the digest canonicalises them so both devices compare equal).
+#include "half_convert.h"
+
 #include <cmath>
 
 #include "ExecTest.h"
-#include "half_convert.h"
 
 namespace {
 bool isNanHalf(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu); }

@@ -197,11 +197,12 @@ int main() {
     std::printf("train_step\n");
     int64_t B = 6, D = 5, E = 3;
     Input w = input({D, E}), x = input({B, D}), t = input({B, E});
-    std::vector<double> g = call([](auto& in, auto& out) {
-      return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]);
-    }, {w, x, t}, 1)[0];
+    std::vector<double> g =
+        call([](auto& in, auto& out) { return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]); },
+             {w, x, t}, 1)[0];
     exec::DeviceArray<double> dw(w.values), dx(x.values), dt(t.values);
-    tessera_tensor W = dw.view(TESSERA_F64, w.shape), X = dx.view(TESSERA_F64, x.shape), T = dt.view(TESSERA_F64, t.shape);
+    tessera_tensor W = dw.view(TESSERA_F64, w.shape), X = dx.view(TESSERA_F64, x.shape),
+                   T = dt.view(TESSERA_F64, t.shape);
     exec::check(host_autodiff_train_step(nullptr, &W, &X, &T), "train_step");
     std::vector<double> w1 = dw.read();
     for (size_t i = 0; i < w1.size(); ++i)
@@ -221,9 +222,9 @@ int main() {
         wc = input({D, E});
         buffers.push_back(std::make_unique<exec::DeviceArray<double>>(wc.values));
       }  // else the third call's tensor again, holding its result: a second step in place
-      std::vector<double> gc = call([](auto& in, auto& out) {
-        return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]);
-      }, {wc, x, t}, 1)[0];
+      std::vector<double> gc =
+          call([](auto& in, auto& out) { return host_autodiff_grad_step(nullptr, &in[0], &in[1], &in[2], &out[0]); },
+               {wc, x, t}, 1)[0];
       tessera_tensor Wc = buffers.back()->view(TESSERA_F64, w.shape);
       exec::check(host_autodiff_train_step(&opts, &Wc, &X, &T), "train_step (captured)");
       exec::check(tessera_stream_synchronize(stream), "synchronize");

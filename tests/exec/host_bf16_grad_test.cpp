@@ -18,13 +18,12 @@
 //    is the exact value with the forward's bound (AttentionReference.h, 2^-8 for p and the store).
 // A gradient must be within e of the reference: where no bound reaches a rounding boundary, the
 // same bits.
-#include "host_bf16.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "AttentionReference.h"
 #include "ExecTest.h"
+#include "host_bf16.h"
 
 namespace {
 
@@ -113,7 +112,8 @@ void attentionGradHead(const Approx& qkv, const Approx& o, const Approx& dy, int
     edi += (Dh + 4) * kF32 * mdi;
     for (int64_t j = 0; j < S; ++j) {
       const double p = std::exp(s[j] - lse);
-      const double ep = p * std::expm1(2 * ds + (S + 8) * kF32 + 6.5e-6 + 2 * kF32 * (std::fabs(s[j]) + std::fabs(lse)));
+      const double ep =
+          p * std::expm1(2 * ds + (S + 8) * kF32 + 6.5e-6 + 2 * kF32 * (std::fabs(s[j]) + std::fabs(lse)));
       double dp = 0, edp = 0, mdp = 0;
       for (int64_t d = 0; d < Dh; ++d) {
         double g = dy.v[R(i, d)], v = qkv.v[V(j, d)];
@@ -127,9 +127,12 @@ void attentionGradHead(const Approx& qkv, const Approx& o, const Approx& dy, int
       for (int64_t d = 0; d < Dh; ++d) {
         const double g = dy.v[R(i, d)], q = qkv.v[Q(i, d)], k = qkv.v[K(j, d)];
         const int64_t I = i * Dh + d, J = j * Dh + d;
-        sum[2][J] += pr * g, mag[2][J] += std::fabs(pr * g), dev[2][J] += epr * std::fabs(g) + (std::fabs(pr) + epr) * dy.e[R(i, d)];
-        sum[1][J] += dsr * q, mag[1][J] += std::fabs(dsr * q), dev[1][J] += edsr * std::fabs(q) + (std::fabs(dsr) + edsr) * qkv.e[Q(i, d)];
-        sum[0][I] += dsr * k, mag[0][I] += std::fabs(dsr * k), dev[0][I] += edsr * std::fabs(k) + (std::fabs(dsr) + edsr) * qkv.e[K(j, d)];
+        sum[2][J] += pr * g, mag[2][J] += std::fabs(pr * g),
+            dev[2][J] += epr * std::fabs(g) + (std::fabs(pr) + epr) * dy.e[R(i, d)];
+        sum[1][J] += dsr * q, mag[1][J] += std::fabs(dsr * q),
+            dev[1][J] += edsr * std::fabs(q) + (std::fabs(dsr) + edsr) * qkv.e[Q(i, d)];
+        sum[0][I] += dsr * k, mag[0][I] += std::fabs(dsr * k),
+            dev[0][I] += edsr * std::fabs(k) + (std::fabs(dsr) + edsr) * qkv.e[K(j, d)];
       }
     }
   }
@@ -139,7 +142,8 @@ void attentionGradHead(const Approx& qkv, const Approx& o, const Approx& dy, int
         const int64_t t = i * Dh + d, at = i * 3 * C + c * C + c0 + d;
         const double f = c == 2 ? 1 : scale;  // dk and dq: the f32 sum times scale
         const double X = f * sum[c][t];
-        store(X, f * (dev[c][t] + (S + 4) * kF32 * (mag[c][t] + dev[c][t])) + kF32 * std::fabs(X), dqkv.v[at], dqkv.e[at]);
+        store(X, f * (dev[c][t] + (S + 4) * kF32 * (mag[c][t] + dev[c][t])) + kF32 * std::fabs(X), dqkv.v[at],
+              dqkv.e[at]);
       }
 }
 
@@ -159,12 +163,14 @@ void check(const char* what, const std::vector<uint16_t>& got, const Approx& wan
     if (bound > 0) worst = std::max(worst, err / bound);
     if (err <= bound && !std::isnan(g[i])) continue;
     ++bad;
-    if (++failures <= 10) std::printf("FAIL: %s[%zu] = %.9g, reference %.9g, bound %.3g\n", what, i, g[i], want.v[i], bound);
+    if (++failures <= 10)
+      std::printf("FAIL: %s[%zu] = %.9g, reference %.9g, bound %.3g\n", what, i, g[i], want.v[i], bound);
   }
   double rel = norm2 > 0 ? std::sqrt(diff2 / norm2) : diff2 > 0 ? INFINITY : 0;
   std::printf("  %s: %zu elements, %d outside their bounds, worst %.3g of it; 2-norm relative error 2^%.2f\n", what,
               g.size(), bad, worst, std::log2(rel));
-  if (!(rel <= 0x1p-6) && ++failures <= 10) std::printf("FAIL: %s off by 2^%.2f in the 2-norm (bound 2^-6)\n", what, std::log2(rel));
+  if (!(rel <= 0x1p-6) && ++failures <= 10)
+    std::printf("FAIL: %s off by 2^%.2f in the 2-norm (bound 2^-6)\n", what, std::log2(rel));
 }
 
 void blockBackward(int64_t S) {
@@ -176,7 +182,8 @@ void blockBackward(int64_t S) {
   tessera_tensor X = dx.view(TESSERA_BF16, {S, C}), Wqkv = dq.view(TESSERA_BF16, {C, 3 * C}),
                  Wo = dw.view(TESSERA_BF16, {C, C}), G = dg.view(TESSERA_BF16, {S, C});
   tessera_tensor out[2][3];
-  for (auto& o : out) exec::check(host_bf16_block_backward(nullptr, &X, &Wqkv, &Wo, &G, &o[0], &o[1], &o[2]), "block_backward");
+  for (auto& o : out)
+    exec::check(host_bf16_block_backward(nullptr, &X, &Wqkv, &Wo, &G, &o[0], &o[1], &o[2]), "block_backward");
   std::vector<uint16_t> got[3];
   for (int r = 0; r < 3; ++r) {
     got[r] = readResult(out[0][r]);

@@ -74,7 +74,8 @@ void attention(int64_t S, int64_t D) {
   std::printf("attention S=%lld D=%lld\n", (long long)S, (long long)D);
   std::vector<uint16_t> hq = exec::randomBF16(S * D), hk = exec::randomBF16(S * D), hv = exec::randomBF16(S * D);
   exec::DeviceArray<uint16_t> dq(hq), dk(hk), dv(hv);
-  tessera_tensor Q = dq.view(TESSERA_BF16, {S, D}), K = dk.view(TESSERA_BF16, {S, D}), V = dv.view(TESSERA_BF16, {S, D});
+  tessera_tensor Q = dq.view(TESSERA_BF16, {S, D}), K = dk.view(TESSERA_BF16, {S, D}),
+                 V = dv.view(TESSERA_BF16, {S, D});
   tessera_tensor O, O2;
   exec::check(host_bf16_attention(nullptr, &Q, &K, &V, &O), "attention");
   exec::check(host_bf16_attention(nullptr, &Q, &K, &V, &O2), "attention (again)");
@@ -85,7 +86,8 @@ void attention(int64_t S, int64_t D) {
   std::vector<double> q = widen(hq), k = widen(hk), v = widen(hv);
   for (int64_t i = 0; i < S; ++i)
     for (int64_t d = 0; d < D; ++d)
-      x.v[i * 3 * D + d] = q[i * D + d], x.v[i * 3 * D + D + d] = k[i * D + d], x.v[i * 3 * D + 2 * D + d] = v[i * D + d];
+      x.v[i * 3 * D + d] = q[i * D + d], x.v[i * 3 * D + D + d] = k[i * D + d],
+                      x.v[i * 3 * D + 2 * D + d] = v[i * D + d];
   Approx want{std::vector<double>(S * D), std::vector<double>(S * D)};
   attendHead(x, S, D, 3 * D, 0, D, 2 * D, 1.0, want, D, 0);  // the spec's module has no scale
   std::vector<double> got = widen(o);
@@ -149,7 +151,8 @@ void products(int64_t M, int64_t K, int64_t N) {
   std::printf("products M=%lld K=%lld N=%lld\n", (long long)M, (long long)K, (long long)N);
   std::vector<uint16_t> ha = exec::randomBF16(M * K), hb = exec::randomBF16(N * K), hc = exec::randomBF16(M * N);
   exec::DeviceArray<uint16_t> da(ha), db(hb), dc(hc);
-  tessera_tensor A = da.view(TESSERA_BF16, {M, K}), B = db.view(TESSERA_BF16, {N, K}), Cm = dc.view(TESSERA_BF16, {M, N});
+  tessera_tensor A = da.view(TESSERA_BF16, {M, K}), B = db.view(TESSERA_BF16, {N, K}),
+                 Cm = dc.view(TESSERA_BF16, {M, N});
   tessera_tensor Y1, Y2;
   exec::check(host_bf16_products(nullptr, &A, &B, &Cm, &Y1, &Y2), "products");
   Approx a{widen(ha), std::vector<double>(M * K, 0.0)};
@@ -187,7 +190,8 @@ void rowsF16(int64_t R, int64_t C) {
       double sm = std::exp(x[at] - m) / l, ls = x[at] - lse, y = ls * 0.5 + x[at];
       expectClose("softmax", at, g1[at], sm, (kF16 + 1e-5 + (C + 4) * kF32) * sm + 1e-7);
       double els = kF16 * std::fabs(ls) + 1e-5 * (std::fabs(x[at]) + std::fabs(lse)) + 1e-6;
-      expectClose("log_softmax * 0.5 + x", at, g2[at], y, kF16 * (std::fabs(y) + 0.5 * std::fabs(ls) + els) + 0.5 * els);
+      expectClose("log_softmax * 0.5 + x", at, g2[at], y,
+                  kF16 * (std::fabs(y) + 0.5 * std::fabs(ls) + els) + 0.5 * els);
     }
   }
   tessera_free(Y1.data);

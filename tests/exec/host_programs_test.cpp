@@ -226,8 +226,8 @@ void layers(int64_t M, int64_t D, int64_t H, int64_t E) {
   auto x = exec::randomFloats(M * D, -1, 1), w1 = exec::randomFloats(D * H, -1, 1),
        w2 = exec::randomFloats(H * H, -1, 1), w3 = exec::randomFloats(H * E, -1, 1);
   exec::DeviceArray<float> dx(x), d1(w1), d2(w2), d3(w3);
-  tessera_tensor X = dx.view(TESSERA_F32, {M, D}), W1 = d1.view(TESSERA_F32, {D, H}),
-                 W2 = d2.view(TESSERA_F32, {H, H}), W3 = d3.view(TESSERA_F32, {H, E});
+  tessera_tensor X = dx.view(TESSERA_F32, {M, D}), W1 = d1.view(TESSERA_F32, {D, H}), W2 = d2.view(TESSERA_F32, {H, H}),
+                 W3 = d3.view(TESSERA_F32, {H, E});
   tessera_tensor Y;
   exec::check(host_programs_layers(nullptr, &X, &W1, &W2, &W3, &Y), "layers");
   std::vector<float> y = readResult<float>(Y);
@@ -273,17 +273,19 @@ void block(int64_t S) {
   exec::check(host_programs_block(nullptr, &X, &Wqkv, &Wo, &Y2), "block (again)");
   std::vector<float> y = readResult<float>(Y), y2 = readResult<float>(Y2);
   for (size_t i = 0; i < y.size(); ++i)
-    if (!exec::sameResultBits(y[i], y2[i]) && ++failures <= 10) std::printf("FAIL: block not the same bits at %zu\n", i);
+    if (!exec::sameResultBits(y[i], y2[i]) && ++failures <= 10)
+      std::printf("FAIL: block not the same bits at %zu\n", i);
   // value and error bound of h, qkv, attention output and result
   std::vector<double> h(S * C), eh(S * C);
   for (int64_t i = 0; i < S; ++i) {
     double ms = 0;
     for (int64_t c = 0; c < C; ++c) ms += double(x[i * C + c]) * x[i * C + c];
     double inv = 1 / std::sqrt(ms / C + 1e-6);
-    for (int64_t c = 0; c < C; ++c) h[i * C + c] = x[i * C + c] * inv, eh[i * C + c] = std::fabs(h[i * C + c]) * (C / 2 + 8) * kF32;
+    for (int64_t c = 0; c < C; ++c)
+      h[i * C + c] = x[i * C + c] * inv, eh[i * C + c] = std::fabs(h[i * C + c]) * (C / 2 + 8) * kF32;
   }
-  auto product = [](const std::vector<double>& a, const std::vector<double>& ea, const std::vector<float>& w,
-                    int64_t M, int64_t K, int64_t N, std::vector<double>& out, std::vector<double>& eout) {
+  auto product = [](const std::vector<double>& a, const std::vector<double>& ea, const std::vector<float>& w, int64_t M,
+                    int64_t K, int64_t N, std::vector<double>& out, std::vector<double>& eout) {
     out.assign(M * N, 0), eout.assign(M * N, 0);
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {

@@ -3,12 +3,13 @@
 // every pair of special values (0, +-1, MIN, MAX, ...) plus random operands and shift amounts from
 // -70 to 70. Before issue 11, division by zero and MIN // -1 killed the CPU executor with SIGFPE
 // and shifts by the width or more differed between the CPU and the GPU.
+#include "int_semantics.h"
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "ExecTest.h"
-#include "int_semantics.h"
 
 namespace {
 
@@ -48,8 +49,8 @@ T shiftRight(T a, T s) {
 template <class T>
 std::vector<T> specials() {
   using L = std::numeric_limits<T>;
-  std::vector<T> v = {T(0), T(1), T(2), T(3), T(7), L::max(), static_cast<T>(L::max() - 1), L::min(),
-                      static_cast<T>(L::min() + 1)};
+  std::vector<T> v = {
+      T(0), T(1), T(2), T(3), T(7), L::max(), static_cast<T>(L::max() - 1), L::min(), static_cast<T>(L::min() + 1)};
   if (std::is_signed_v<T>) v.insert(v.end(), {T(-1), T(-2), T(-3), T(-7)});
   return v;
 }
@@ -61,8 +62,8 @@ T randomValue() {
   return exec::rng()() % 2 ? static_cast<T>(small(exec::rng())) : static_cast<T>(any(exec::rng()));
 }
 
-using Launch = tessera_status (*)(const tessera_tensor&, const tessera_tensor&, const tessera_tensor&, const tessera_tensor&,
-                                  const tessera_launch_options*);
+using Launch = tessera_status (*)(const tessera_tensor&, const tessera_tensor&, const tessera_tensor&,
+                                  const tessera_tensor&, const tessera_launch_options*);
 
 template <class T>
 bool checkPairs(tessera_dtype dt, const char* name, Launch launch, bool shifts) {
@@ -103,9 +104,9 @@ I saturate(float x) {
 }
 
 bool checkToInt() {
-  std::vector<float> x = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 255.0f, 255.9f, 256.0f, 300.0f, -1.0f,
-                          2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 1e20f, -1e20f,
-                          INFINITY, -INFINITY, NAN};
+  std::vector<float> x = {
+      0.0f,  -0.0f,         0.5f,          -0.5f,          1.5f,           -1.5f, 255.0f, 255.9f,   256.0f,    300.0f,
+      -1.0f, 2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 1e20f, -1e20f, INFINITY, -INFINITY, NAN};
   for (float v : exec::randomFloats(20000, -3e9f, 3e9f)) x.push_back(v);
   for (float v : exec::randomFloats(20000, -300.0f, 300.0f)) x.push_back(v);
   int64_t n = static_cast<int64_t>(x.size());

@@ -10,19 +10,20 @@
 // rounding of the output (half a bf16 ulp). A second launch must give the same bits.
 // `mlp_hopper_test bar` also runs issue 15's shapes (M=8192, D=H=E=1024; M=8192, D=4096,
 // H=16384, E=4096) on the GPU against the portable dense kernels of the same module.
+#include "mlp_hopper.h"
+
 #include <cmath>
 #include <cstring>
 
 #include "ExecTest.h"
 #include "MlpReference.h"
-#include "mlp_hopper.h"
 
 namespace {
 
 using exec::fromBF16;
-using mlp::Shape;
 using mlp::checkEither;
 using mlp::reference;
+using mlp::Shape;
 using mlp::widen;
 
 bool runShape(const Shape& s) {
@@ -70,8 +71,12 @@ bool runBar(const Shape& s) {
   auto X = dx.view(TESSERA_BF16, {M, D}), W1 = dw1.view(TESSERA_BF16, {D, H}), B1 = db1.view(TESSERA_BF16, {H});
   auto Hid = dhid.view(TESSERA_BF16, {M, H});
   exec::check(mlp_hopper::dense_relu(X, W1, B1, Hid), "dense_relu");
-  exec::check(mlp_hopper::dense(Hid, dw2.view(TESSERA_BF16, {H, E}), db2.view(TESSERA_BF16, {E}), dref.view(TESSERA_F32, {M, E})), "dense");
-  exec::check(mlp_hopper::dense(Hid, dw2a.view(TESSERA_BF16, {H, E}), db2a.view(TESSERA_BF16, {E}), dmag.view(TESSERA_F32, {M, E})), "dense |W2|");
+  exec::check(mlp_hopper::dense(Hid, dw2.view(TESSERA_BF16, {H, E}), db2.view(TESSERA_BF16, {E}),
+                                dref.view(TESSERA_F32, {M, E})),
+              "dense");
+  exec::check(mlp_hopper::dense(Hid, dw2a.view(TESSERA_BF16, {H, E}), db2a.view(TESSERA_BF16, {E}),
+                                dmag.view(TESSERA_F32, {M, E})),
+              "dense |W2|");
   auto launch = [&] {
     exec::check(mlp_hopper::fused_mlp(X, W1, B1, dw2.view(TESSERA_BF16, {H, E}), db2.view(TESSERA_BF16, {E}),
                                       dout.view(TESSERA_BF16, {M, E})),
@@ -82,8 +87,7 @@ bool runBar(const Shape& s) {
   std::vector<uint16_t> got = launch();
   std::vector<float> ref = dref.read(), mag = dmag.read();
   std::vector<double> bound(M * E);
-  for (int64_t i = 0; i < M * E; ++i)
-  {
+  for (int64_t i = 0; i < M * E; ++i) {
     double order = 4.0 * H * std::ldexp(mag[i], -24) * 1.01;
     bound[i] = order + 0.5 * mlp::ulpBF16(std::fabs(ref[i]) + order) * 1.01;
   }

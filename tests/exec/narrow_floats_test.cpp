@@ -10,6 +10,8 @@
 //     the same bits: the random bits hash the element, docs/codegen.md).
 // The packed layouts (fp4/int4: two per byte, low nibble first; fp6: four in three bytes) are
 // checked byte for byte, including bytes shared by tiles of different groups.
+#include "narrow_floats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -17,7 +19,6 @@
 #include <string>
 
 #include "ExecTest.h"
-#include "narrow_floats.h"
 
 namespace {
 
@@ -141,8 +142,7 @@ std::vector<float> inputs(const Format& f) {
       x.push_back(static_cast<float>(s * (v + next) / 2));
       x.push_back(static_cast<float>(s * (v + (next - v) * 0.3)));
     }
-  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1e-30f, -1e-30f})
-    x.push_back(v);
+  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1e-30f, -1e-30f}) x.push_back(v);
   x.push_back(static_cast<float>(f.past()));
   x.push_back(static_cast<float>(-f.past() * 1.5));
   double top = f.past();
@@ -219,7 +219,8 @@ bool checkStochastic(const Format& f, Launch k, double scale, const char* what) 
     int ups = 0;
     for (int c = 0; c < copies; ++c) {
       float got = std::fabs(r.back[vi * copies + c]);
-      if (got == static_cast<float>(vhi * scale)) ++ups;
+      if (got == static_cast<float>(vhi * scale))
+        ++ups;
       else if (got != static_cast<float>(vlo * scale) && bad++ < 5)
         std::printf("  %s: %.9g rounded to %.9g, not a neighbour\n", what, values[vi], got / scale);
     }
@@ -232,14 +233,15 @@ bool checkStochastic(const Format& f, Launch k, double scale, const char* what) 
   }
   for (size_t i = values.size() * copies; i < x.size(); ++i)
     if (!sameValue(r.back[i], x[i]) && bad++ < 5) std::printf("  %s: exact %.9g became %.9g\n", what, x[i], r.back[i]);
-  std::printf("%s: %zu values x %d stores, %zu not a neighbour, %zu frequencies outside 5 sigma\n", what,
-              values.size(), copies, bad, rows);
+  std::printf("%s: %zu values x %d stores, %zu not a neighbour, %zu frequencies outside 5 sigma\n", what, values.size(),
+              copies, bad, rows);
   digest(r.back, what);
   return ok && bad == 0 && rows == 0;
 }
 
 bool checkInt4() {
-  std::vector<float> x = {0.0f, -0.0f, 7.0f, -8.0f, 7.9f, -8.9f, 8.0f, -9.0f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN};
+  std::vector<float> x = {0.0f,  -0.0f,  7.0f,    -8.0f,    7.9f,      -8.9f, 8.0f,
+                          -9.0f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN};
   for (float v : exec::randomFloats(5001, -20.0f, 20.0f)) x.push_back(v);
   int64_t n = static_cast<int64_t>(x.size());
   std::vector<int32_t> wantBack(n), wantTwice(n);

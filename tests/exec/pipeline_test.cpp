@@ -2,8 +2,9 @@
 // rows of C per group, K walked in chunks of 32 (a chunk past the end of K is clipped and its
 // buffer zero-filled). Each chunk's products are summed in k order and then added to the
 // accumulator, in f32; the reference does the same, so results match bit for bit.
-#include "ExecTest.h"
 #include "pipeline.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -27,9 +28,9 @@ int main() {
     }
   exec::DeviceArray<uint16_t> da(a), db(b);
   exec::DeviceArray<float> dc(std::vector<float>(M * N, -7.0f));
-  exec::check(pipeline::pipeline(da.view(TESSERA_BF16, {M, K}), db.view(TESSERA_BF16, {K, N}),
-                                 dc.view(TESSERA_F32, {M, N})),
-              "pipeline");
+  exec::check(
+      pipeline::pipeline(da.view(TESSERA_BF16, {M, K}), db.view(TESSERA_BF16, {K, N}), dc.view(TESSERA_F32, {M, N})),
+      "pipeline");
   exec::check(tessera_synchronize(), "synchronize");
   return exec::finish(exec::allEqual(dc.read(), want, "C"));
 }

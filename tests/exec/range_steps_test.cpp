@@ -1,12 +1,13 @@
 // range(start, stop, step) with the step's sign known only at run time, positive, negative,
 // empty and zero-step cases: counts and sums of the visited values match Python's range. Then
 // constant negative steps, and a loop that never runs whose invariant load is out of range.
-#include "ExecTest.h"
 #include "range_steps.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
-  int cases[][3] = {{0, 10, 1}, {0, 10, 3}, {10, 0, -1}, {10, 0, -3}, {0, 10, -1}, {10, 0, 2},
+  int cases[][3] = {{0, 10, 1}, {0, 10, 3}, {10, 0, -1}, {10, 0, -3}, {0, 10, -1},  {10, 0, 2},
                     {5, 5, 1},  {-7, 7, 4}, {7, -7, -4}, {0, 10, 0},  {3, 1000, 7}, {1000, 3, -7}};
   bool ok = true;
   for (auto& c : cases) {

@@ -2,12 +2,13 @@
 // run-time size and a shared array past the register limit. The reference replays the pairwise
 // tree of docs/codegen.md ("Reductions"), so sums are checked bit for bit at odd sizes, with
 // NaNs, infinities and signed zeros among the inputs of some runs.
+#include "reduce_tree.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "ExecTest.h"
-#include "reduce_tree.h"
 
 namespace {
 
@@ -27,7 +28,8 @@ int32_t iadd(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uin
 
 bool whole(int64_t n, bool specials) {
   std::vector<float> x = exec::randomFloats(n, -1000.0f, 1000.0f);
-  std::vector<int32_t> v = exec::randomInts(n, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  std::vector<int32_t> v =
+      exec::randomInts(n, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
   if (specials && n > 3) {
     const float s[] = {std::numeric_limits<float>::infinity(), -0.0f, std::numeric_limits<float>::quiet_NaN(), 1e-40f};
     for (int k = 0; k < 4; ++k) x[exec::rng()() % n] = s[k];
@@ -66,7 +68,8 @@ int main() {
   exec::check(reduce_tree::rows(dm.view(TESSERA_F32, {r, c}), drow.view(TESSERA_F32, {r})), "rows");
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<float> wantRows(r);
-  for (int64_t i = 0; i < r; ++i) wantRows[i] = tree(std::vector<float>(m.begin() + i * c, m.begin() + (i + 1) * c), add);
+  for (int64_t i = 0; i < r; ++i)
+    wantRows[i] = tree(std::vector<float>(m.begin() + i * c, m.begin() + (i + 1) * c), add);
   ok &= exec::allEqual(drow.read(), wantRows, "rows");
 
   // A 64 x 80 shared array per group.

@@ -1,7 +1,8 @@
 // examples/saxpy_launch: Out = a*X + Y with an explicit grid of ceil(N/256) groups of 256
 // tiles, as the spec's launch.grid(blocks=..., threads=...) does.
-#include "ExecTest.h"
 #include "saxpy_launch.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -17,9 +18,9 @@ int main() {
   opts.grid[1] = opts.grid[2] = 1;
   opts.group[0] = 256;
   opts.group[1] = opts.group[2] = 1;
-  exec::check(saxpy_launch::saxpy(a, dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}),
-                                  dout.view(TESSERA_F32, {n}), &opts),
-              "saxpy");
+  exec::check(
+      saxpy_launch::saxpy(a, dx.view(TESSERA_F32, {n}), dy.view(TESSERA_F32, {n}), dout.view(TESSERA_F32, {n}), &opts),
+      "saxpy");
   exec::check(tessera_synchronize(), "synchronize");
   return exec::finish(exec::allEqual(dout.read(), want, "Out"));
 }

@@ -1,8 +1,9 @@
 // examples/saxpy: y = alpha*x + y, one tile per element; checks every element bit for bit
 // (no implicit fused multiply-add on either target), and that bad launches are refused with a
 // message naming kernel, parameter and problem while leaving y untouched.
-#include "ExecTest.h"
 #include "saxpy.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -52,7 +53,8 @@ int main() {
     tessera_status s = saxpy::saxpy(hostX, ty, alpha);
     std::string msg = tessera_last_error_message();
     bool refused = s == TESSERA_ERROR_HOST_POINTER && msg.find("parameter 'x'") != std::string::npos;
-    std::printf("host pointer: %s: %s -> %s\n", tessera_status_name(s), msg.c_str(), refused ? "refused" : "NOT REFUSED");
+    std::printf("host pointer: %s: %s -> %s\n", tessera_status_name(s), msg.c_str(),
+                refused ? "refused" : "NOT REFUSED");
     ok &= refused;
   }
   ok &= exec::allEqual(dy.read(), want, "y after refused launches");
@@ -62,8 +64,10 @@ int main() {
   {
     tessera_status s = saxpy::saxpy(ty, ty, alpha);
     std::string msg = tessera_last_error_message();
-    bool refused = s == TESSERA_ERROR_ALIASED_MUT && msg.find("mut parameter 'y' overlaps parameter 'x'") != std::string::npos;
-    std::printf("x aliases y: %s: %s -> %s\n", tessera_status_name(s), msg.c_str(), refused ? "refused" : "NOT REFUSED");
+    bool refused =
+        s == TESSERA_ERROR_ALIASED_MUT && msg.find("mut parameter 'y' overlaps parameter 'x'") != std::string::npos;
+    std::printf("x aliases y: %s: %s -> %s\n", tessera_status_name(s), msg.c_str(),
+                refused ? "refused" : "NOT REFUSED");
     ok &= refused;
     ok &= exec::allEqual(dy.read(), want, "y after the refused in-place launch");
   }

@@ -1,6 +1,7 @@
 // examples/scale: y = alpha*x; every element bit for bit.
-#include "ExecTest.h"
 #include "scale.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();

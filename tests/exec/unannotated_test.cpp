@@ -2,8 +2,9 @@
 // sema/ExtentInference.cpp), at odd sizes (the last block of rows partial), checked element by
 // element against a CPU reference. tile.dot and tile.sum add in index order with a rounding per
 // step (docs/tile-ir.md), as the reference does, so every result is exact.
-#include "ExecTest.h"
 #include "unannotated.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -60,9 +61,9 @@ int main() {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) want[i * N + j] = x[i * N + j] + y[j];
     exec::DeviceArray<float> dx(x), dy(y), dout(std::vector<float>(M * N, -9.0f));
-    exec::check(unannotated::add_named(dx.view(TESSERA_F32, {M, N}), dy.view(TESSERA_F32, {N}),
-                                       dout.view(TESSERA_F32, {M, N})),
-                "add_named");
+    exec::check(
+        unannotated::add_named(dx.view(TESSERA_F32, {M, N}), dy.view(TESSERA_F32, {N}), dout.view(TESSERA_F32, {M, N})),
+        "add_named");
     exec::check(tessera_synchronize(), "synchronize");
     ok &= exec::allEqual(dout.read(), want, "X + Y");
     // The launch checks the extents sema named: a bias of the wrong length is refused.

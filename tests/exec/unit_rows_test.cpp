@@ -1,8 +1,9 @@
 // exec unit_rows: (1, C) tiles stored into [C] slots and [C] tiles into (1, C) slots (leading
 // extents of 1 come and go, as NumPy assigns), for random C; every element checked. Before
 // (issue 11), sema refused these (err_store_rank_mismatch).
-#include "ExecTest.h"
 #include "unit_rows.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -14,10 +15,10 @@ int main() {
         w(std::vector<float>(4 * C, -1.0f)), v(std::vector<float>(32, -1.0f));
     tessera_launch_options opts{};
     opts.grid[0] = opts.grid[1] = opts.grid[2] = 1;
-    exec::check(unit_rows::unit_rows(dx.view(TESSERA_F32, {4, C}), y.view(TESSERA_F32, {C}),
-                                     z.view(TESSERA_F32, {1, C}), w.view(TESSERA_F32, {4, C}),
-                                     v.view(TESSERA_F32, {2, 16}), &opts),
-                "unit_rows");
+    exec::check(
+        unit_rows::unit_rows(dx.view(TESSERA_F32, {4, C}), y.view(TESSERA_F32, {C}), z.view(TESSERA_F32, {1, C}),
+                             w.view(TESSERA_F32, {4, C}), v.view(TESSERA_F32, {2, 16}), &opts),
+        "unit_rows");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> wy(C), wz(C), ww(4 * C, -1.0f), wv(32, -1.0f);
     for (int64_t c = 0; c < C; ++c) {

@@ -1,7 +1,8 @@
 // examples/warp_reduce_sum: each warp's 32 elements summed by shuffles (offsets 16, 8, 4, 2, 1),
 // elements past n counting as zero. The reference adds in the same tree order: bit for bit.
-#include "ExecTest.h"
 #include "warp_reduce_sum.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();

@@ -3,8 +3,9 @@
 // reference is PTX shfl.sync with the segment mask (32 - width) / vote.sync over the live lanes:
 // a source outside the caller's segment (idx, up, down) or after it (xor), or a lane that is not
 // live, gives the caller its own value. Every element is checked.
-#include "ExecTest.h"
 #include "warp_segments.h"
+
+#include "ExecTest.h"
 
 namespace {
 
@@ -16,10 +17,10 @@ int64_t source(int64_t t, int mode, int64_t x, int64_t width) {
   int64_t lanes = std::min<int64_t>(32, kGroup - warp * 32);
   int64_t seg = lane & ~(width - 1), src = lane;
   switch (mode) {
-    case 0: src = lane + x; break;                  // down
-    case 1: src = lane - x; break;                  // up
-    case 2: src = lane ^ x; break;                  // xor
-    case 3: src = seg + (x & (width - 1)); break;   // idx
+    case 0: src = lane + x; break;                 // down
+    case 1: src = lane - x; break;                 // up
+    case 2: src = lane ^ x; break;                 // xor
+    case 3: src = seg + (x & (width - 1)); break;  // idx
   }
   int64_t lo = mode == 2 ? 0 : seg;
   if (src < lo || src >= seg + width || src >= lanes) src = lane;

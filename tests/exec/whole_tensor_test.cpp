@@ -2,8 +2,9 @@
 // (the last block of rows is partial), checked element by element against a CPU reference:
 // tile.dot sums over k in index order with separate roundings (docs/tile-ir.md), which the
 // reference does too, so the products are exact; the sums are exact as well.
-#include "ExecTest.h"
 #include "whole_tensor.h"
+
+#include "ExecTest.h"
 
 int main() {
   exec::requireDevice();
@@ -19,9 +20,9 @@ int main() {
       want[i * N + j] = acc;
     }
   exec::DeviceArray<float> da(a), db(b), dc(c);
-  exec::check(whole_tensor::dot_t(da.view(TESSERA_F32, {K, M}), db.view(TESSERA_F32, {K, N}),
-                                  dc.view(TESSERA_F32, {M, N})),
-              "dot_t");
+  exec::check(
+      whole_tensor::dot_t(da.view(TESSERA_F32, {K, M}), db.view(TESSERA_F32, {K, N}), dc.view(TESSERA_F32, {M, N})),
+      "dot_t");
   exec::check(tessera_synchronize(), "synchronize");
   bool ok = exec::allEqual(dc.read(), want, "A.T @ B");
 
@@ -30,9 +31,9 @@ int main() {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) want2[i * N + j] = a2[i * N + j] + b2[j * M + i];
   exec::DeviceArray<float> da2(a2), db2(b2), dc2(c);
-  exec::check(whole_tensor::add_t(da2.view(TESSERA_F32, {M, N}), db2.view(TESSERA_F32, {N, M}),
-                                  dc2.view(TESSERA_F32, {M, N})),
-              "add_t");
+  exec::check(
+      whole_tensor::add_t(da2.view(TESSERA_F32, {M, N}), db2.view(TESSERA_F32, {N, M}), dc2.view(TESSERA_F32, {M, N})),
+      "add_t");
   exec::check(tessera_synchronize(), "synchronize");
   ok &= exec::allEqual(dc2.read(), want2, "A + B.T");
 
@@ -62,9 +63,9 @@ int main() {
   std::vector<float> a5 = exec::randomFloats(M * N), b5 = exec::randomFloats(M * N), want5(M * N), c5(M * N, 0.0f);
   for (size_t i = 0; i < a5.size(); ++i) want5[i] = a5[i] + b5[i] * 2.0f;
   exec::DeviceArray<float> da5(a5), db5(b5), dc5(c5);
-  exec::check(whole_tensor::axpb(da5.view(TESSERA_F32, {M, N}), db5.view(TESSERA_F32, {M, N}),
-                                 dc5.view(TESSERA_F32, {M, N})),
-              "axpb");
+  exec::check(
+      whole_tensor::axpb(da5.view(TESSERA_F32, {M, N}), db5.view(TESSERA_F32, {M, N}), dc5.view(TESSERA_F32, {M, N})),
+      "axpb");
   int64_t L = M * N + 3;
   std::vector<float> a6 = exec::randomFloats(L), c6(L, 0.0f);
   exec::DeviceArray<float> da6(a6), dc6(c6);

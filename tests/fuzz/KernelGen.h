@@ -16,7 +16,7 @@
 namespace tessera::fuzz {
 
 class Choices {
-public:
+ public:
   Choices(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   unsigned pick(unsigned n) { return n <= 1 ? 0 : byte() % n; }
   bool percent(unsigned p) { return pick(100) < p; }
@@ -26,7 +26,7 @@ public:
     return v;
   }
 
-private:
+ private:
   uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
   const uint8_t* data_;
   size_t size_;
@@ -45,9 +45,9 @@ struct TyInfo {
 
 inline const TyInfo& info(Ty t) {
   static const TyInfo table[] = {
-      {"f32", 2, 4, true, true},  {"f64", 1, 8, true, true},   {"f16", 3, 2, true, true},
-      {"bf16", 4, 2, true, true}, {"i64", 14, 8, false, true}, {"i32", 13, 4, false, true},
-      {"i16", 12, 2, false, true}, {"i8", 11, 1, false, true}, {"u32", 17, 4, false, false},
+      {"f32", 2, 4, true, true},   {"f64", 1, 8, true, true},   {"f16", 3, 2, true, true},
+      {"bf16", 4, 2, true, true},  {"i64", 14, 8, false, true}, {"i32", 13, 4, false, true},
+      {"i16", 12, 2, false, true}, {"i8", 11, 1, false, true},  {"u32", 17, 4, false, false},
       {"u8", 15, 1, false, false},
   };
   return table[static_cast<int>(t)];
@@ -79,7 +79,7 @@ inline std::vector<TensorParam> kernelTensors() {
 constexpr size_t kTensorParams = 2 * kTyCount + 2;
 
 class KernelGenerator {
-public:
+ public:
   explicit KernelGenerator(Choices& c) : c_(c) {}
 
   GeneratedKernel generate() {
@@ -104,7 +104,7 @@ public:
     return g;
   }
 
-private:
+ private:
   struct Local {
     std::string name;
     Ty ty;
@@ -264,7 +264,8 @@ private:
   std::string literal(Ty t) {
     const TyInfo& ti = info(t);
     if (ti.isFloat) {
-      static const char* fs[] = {"0.0", "1.0", "-1.0", "0.5", "2.0", "-2.5", "3.0", "0.1", "100.0", "-0.0", "1e-3", "65504.0"};
+      static const char* fs[] = {"0.0", "1.0", "-1.0",  "0.5",  "2.0",  "-2.5",
+                                 "3.0", "0.1", "100.0", "-0.0", "1e-3", "65504.0"};
       return std::string(ti.name) + "(" + fs[c_.pick(12)] + ")";
     }
     static const long long is[] = {0, 1, -1, 2, 3, 7, -8, 31, 64, 127, -128, 255};
@@ -309,7 +310,8 @@ private:
     const TyInfo& ti = info(t);
     std::string a = expr(t, depth - 1);
     if (ti.isFloat && (t == Ty::F32 || t == Ty::F64)) {
-      static const char* fs[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "floor", "ceil", "abs"};
+      static const char* fs[] = {"exp", "exp2", "log", "log2",  "sqrt", "rsqrt", "tanh",
+                                 "erf", "sin",  "cos", "floor", "ceil", "abs"};
       unsigned k = c_.pick(15);
       if (k < 13) return std::string(fs[k]) + "(" + a + ")";
       return "(-" + a + ")";
@@ -358,7 +360,8 @@ private:
       case 8: return call(t, depth);
       default:
         // Integer division producing f32, and integer literals next to a typed operand.
-        if (t == Ty::F32 && c_.percent(50)) return "(" + expr(Ty::I32, depth - 1) + " / " + expr(Ty::I32, depth - 1) + ")";
+        if (t == Ty::F32 && c_.percent(50))
+          return "(" + expr(Ty::I32, depth - 1) + " / " + expr(Ty::I32, depth - 1) + ")";
         if (!info(t).isFloat) return "(" + expr(t, depth - 1) + " + " + std::to_string(c_.pick(100)) + ")";
         return "(" + expr(t, depth - 1) + " * 2.0)";
     }

@@ -32,7 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<ir::Module> m = lowerToTileIR(*module, sema, diags);
   if (!m || diags.hasErrors()) return 0;
   ir::PassManager pm;
-  if (!pm.parsePipeline("row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-form,pipeline,smem-plan", diags)) __builtin_trap();
+  if (!pm.parsePipeline("row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-"
+                        "backward-form,chain-form,pipeline,smem-plan",
+                        diags))
+    __builtin_trap();
   if (!pm.run(*m, diags)) return 0;
   codegen::CompileOptions opts;
   opts.moduleName = "fuzz";

@@ -8,20 +8,19 @@
 // (it is well-typed by construction), a crash or sanitizer report while compiling, a launch
 // that fails (a bounds fault included: indices are in range by construction), and outputs that
 // differ. TESSERA_EXEC_FUZZ_PRINT=1 prints every kernel.
-#include <dlfcn.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
 #include <random>
+#include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -44,7 +43,9 @@ namespace {
 
 // tools/tesserac/Backend.cpp's default pipelines at -O0 and above.
 const char* kPipelineO0 = "row-partition,inline,uniformity,smem-plan";
-const char* kPipelineO2 = "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-form,pipeline,smem-plan";
+const char* kPipelineO2 =
+    "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-"
+    "form,pipeline,smem-plan";
 
 std::string currentSource;  // for the report of a failure
 
@@ -78,9 +79,11 @@ std::string compile(const std::string& source, unsigned opt, const std::string& 
   if (module && !diags.hasErrors()) analyzeModule(*module, sema, diags);
   std::unique_ptr<ir::Module> m;
   if (module && !diags.hasErrors()) m = lowerToTileIR(*module, sema, diags);
-  if (!m || diags.hasErrors()) fail("a generated kernel was refused at -O" + std::to_string(opt) + ":\n" + describe(sm, store.diagnostics));
+  if (!m || diags.hasErrors())
+    fail("a generated kernel was refused at -O" + std::to_string(opt) + ":\n" + describe(sm, store.diagnostics));
   ir::PassManager pm;
-  if (!pm.parsePipeline(opt == 0 ? kPipelineO0 : kPipelineO2, diags) || !pm.run(*m, diags) || !ir::verifyModule(*m, diags))
+  if (!pm.parsePipeline(opt == 0 ? kPipelineO0 : kPipelineO2, diags) || !pm.run(*m, diags) ||
+      !ir::verifyModule(*m, diags))
     fail("the Tile IR pipeline failed at -O" + std::to_string(opt) + ":\n" + describe(sm, store.diagnostics));
   codegen::CompileOptions opts;
   opts.moduleName = moduleName;
@@ -135,9 +138,10 @@ void* load(const std::string& object, const std::string& stem) {
 // Launches `fn` (the generated C launch function, whose signature is fixed by kernelTensors())
 // with the tensors in order and the two scalars.
 template <size_t... I>
-tessera_status launch(void* fn, const std::vector<tessera_tensor>& ts, float sf, int32_t si, std::index_sequence<I...>) {
-  using Fn = tessera_status (*)(const tessera_launch_options*, decltype((void)I, (const tessera_tensor*)nullptr)..., float,
-                                int32_t);
+tessera_status launch(void* fn, const std::vector<tessera_tensor>& ts, float sf, int32_t si,
+                      std::index_sequence<I...>) {
+  using Fn = tessera_status (*)(const tessera_launch_options*, decltype((void)I, (const tessera_tensor*)nullptr)...,
+                                float, int32_t);
   return reinterpret_cast<Fn>(fn)(nullptr, &ts[I]..., sf, si);
 }
 
@@ -162,13 +166,16 @@ void fillInput(std::vector<uint8_t>& bytes, fuzz::Ty t, std::mt19937_64& rng) {
         case 2: v = std::ldexp(static_cast<double>(r % 4096) - 2048, static_cast<int>((r >> 12) % 80) - 40); break;
         default: v = (static_cast<double>(r % 2000001) - 1000000) / 250000.0; break;
       }
-      if (t == fuzz::Ty::F64) std::memcpy(&bits, &v, 8);
+      if (t == fuzz::Ty::F64)
+        std::memcpy(&bits, &v, 8);
       else {
         float f = static_cast<float>(v);
         uint32_t u;
         std::memcpy(&u, &f, 4);
-        if (t == fuzz::Ty::F32) bits = u;
-        else if (t == fuzz::Ty::BF16) bits = (u + 0x7fff + ((u >> 16) & 1)) >> 16;  // round to nearest even
+        if (t == fuzz::Ty::F32)
+          bits = u;
+        else if (t == fuzz::Ty::BF16)
+          bits = (u + 0x7fff + ((u >> 16) & 1)) >> 16;  // round to nearest even
         else {
           _Float16 h = static_cast<_Float16>(f);  // round to nearest even
           uint16_t c;
@@ -181,9 +188,9 @@ void fillInput(std::vector<uint8_t>& bytes, fuzz::Ty t, std::mt19937_64& rng) {
       uint64_t width = ti.bytes * 8;
       switch (mode) {
         case 0: bits = static_cast<uint64_t>(static_cast<int64_t>(r % 17) - 8); break;
-        case 1: bits = 1ull << (width - 1); break;           // MIN (signed)
-        case 2: bits = (1ull << (width - 1)) - 1; break;     // MAX (signed)
-        case 3: bits = r % (width + 3); break;               // shift amounts around the width
+        case 1: bits = 1ull << (width - 1); break;        // MIN (signed)
+        case 2: bits = (1ull << (width - 1)) - 1; break;  // MAX (signed)
+        case 3: bits = r % (width + 3); break;            // shift amounts around the width
         default: bits = r; break;
       }
     }
@@ -225,8 +232,10 @@ Run execute(void* lib, const std::string& fnName, const std::vector<fuzz::Tensor
     size_t bytes = n * fuzz::info(params[p].ty).bytes;
     void* d = nullptr;
     if (tessera_malloc(&d, bytes) != TESSERA_SUCCESS) fail("tessera_malloc");
-    if (params[p].isOutput) std::memset(d, 0xa5, bytes);  // unwritten elements show
-    else std::memcpy(d, inputs[p].data(), bytes);
+    if (params[p].isOutput)
+      std::memset(d, 0xa5, bytes);  // unwritten elements show
+    else
+      std::memcpy(d, inputs[p].data(), bytes);
     buffers.push_back(d);
     tessera_tensor_init(&ts[p], d, fuzz::info(params[p].ty).dtype, 1, &n, 0);
   }

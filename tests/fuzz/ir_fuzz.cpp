@@ -41,7 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ir::PassManagerOptions opts;
   opts.verifyEach = true;
   ir::PassManager pm(opts);
-  pm.parsePipeline("row-partition,canonicalize,cse,licm,dce,inline,uniformity,mma-form,attention-form,attention-backward-form,chain-form,pipeline,smem-plan", diags);
+  pm.parsePipeline(
+      "row-partition,canonicalize,cse,licm,dce,inline,uniformity,mma-form,attention-form,attention-backward-form,chain-"
+      "form,pipeline,smem-plan",
+      diags);
   unsigned before = diags.errorCount();
   // Passes may reject valid input (recursion, budgets), but must never leave invalid IR.
   if (!pm.run(*m, diags)) {

@@ -33,16 +33,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string buffer = input, body;
     for (int i = 0; i < 1000; ++i) {
       auto st = MessageReader::extract(buffer, InputStyle::Standard, true, body);
-      if (st == MessageReader::Status::Message) server.handleRaw(body);
-      else if (st == MessageReader::Status::Malformed) server.handleBadFrame(body);
-      else break;
+      if (st == MessageReader::Status::Message)
+        server.handleRaw(body);
+      else if (st == MessageReader::Status::Malformed)
+        server.handleBadFrame(body);
+      else
+        break;
     }
     // The delimited style too.
     buffer = input;
     for (int i = 0; i < 1000; ++i) {
       auto st = MessageReader::extract(buffer, InputStyle::Delimited, true, body);
-      if (st == MessageReader::Status::Message) server.handleRaw(body);
-      else break;
+      if (st == MessageReader::Status::Message)
+        server.handleRaw(body);
+      else
+        break;
     }
   }
 
@@ -64,9 +69,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                        {"params", {{"textDocument", {{"uri", uri}, {"version", 1}, {"text", json(input)}}}}}});
     if (server.documents().find(uri) == nullptr) return 0;  // not valid UTF-8 for the JSON layer
     json td = {{"uri", uri}};
-    const char* methods[] = {"textDocument/hover",          "textDocument/completion",
-                             "textDocument/definition",     "textDocument/documentHighlight",
-                             "textDocument/signatureHelp",  "textDocument/prepareRename"};
+    const char* methods[] = {"textDocument/hover",         "textDocument/completion",
+                             "textDocument/definition",    "textDocument/documentHighlight",
+                             "textDocument/signatureHelp", "textDocument/prepareRename"};
     for (size_t k = 0; k < 4 && k < size; ++k) {
       unsigned line = data[k] % 16, ch = (size > k + 4 ? data[k + 4] : 0) % 64;
       json pos = {{"line", line}, {"character", ch}};
@@ -74,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const char* m : methods) server.handle(request(id++, m, {{"textDocument", td}, {"position", pos}}));
       server.handle(request(id++, "textDocument/references",
                             {{"textDocument", td}, {"position", pos}, {"context", {{"includeDeclaration", true}}}}));
-      server.handle(request(id++, "textDocument/rename", {{"textDocument", td}, {"position", pos}, {"newName", "renamed"}}));
+      server.handle(
+          request(id++, "textDocument/rename", {{"textDocument", td}, {"position", pos}, {"newName", "renamed"}}));
     }
     json whole = {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 100000}, {"character", 0}}}};
     server.handle(request(20, "textDocument/documentSymbol", {{"textDocument", td}}));
@@ -90,8 +96,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     {"end", {{"line", data[1] % 8}, {"character", data[2] % 32}}}};
       server.handle(json{{"jsonrpc", "2.0"},
                          {"method", "textDocument/didChange"},
-                         {"params", {{"textDocument", {{"uri", uri}, {"version", 2}}},
-                                     {"contentChanges", {{{"range", range}, {"text", "tile.("}}}}}}});
+                         {"params",
+                          {{"textDocument", {{"uri", uri}, {"version", 2}}},
+                           {"contentChanges", {{{"range", range}, {"text", "tile.("}}}}}}});
       server.handle(request(30, "textDocument/completion", {{"textDocument", td}, {"position", range["start"]}}));
       server.handle(request(31, "textDocument/semanticTokens/full", {{"textDocument", td}}));
     }

@@ -3,12 +3,11 @@
 // tests/exec/ExecTest.h (fresh random inputs with a printed seed, device buffers, checks).
 #pragma once
 
-#include <tessera/std.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tessera/std.h>
 #include <vector>
 
 #include "ExecTest.h"
@@ -47,11 +46,13 @@ struct Host {
 
 // Device copy of a Host buffer; read() gives floats back.
 class Dev {
-public:
+ public:
   explicit Dev(const Host& x) : dt_(x.dt), n_(x.v.size()) {
     size_t bytes = n_ * (dt_ == DT::F32 ? 4 : 2);
     exec::check(tessera_malloc(&p_, bytes ? bytes : 4), "tessera_malloc");
-    if (bytes) exec::check(tessera_memcpy(p_, dt_ == DT::F32 ? static_cast<const void*>(x.v.data()) : x.h.data(), bytes), "copy in");
+    if (bytes)
+      exec::check(tessera_memcpy(p_, dt_ == DT::F32 ? static_cast<const void*>(x.v.data()) : x.h.data(), bytes),
+                  "copy in");
   }
   Dev(DT d, size_t n) : Dev(Host(d, std::vector<float>(n, -7.0f))) {}
   ~Dev() { tessera_free(p_); }
@@ -75,7 +76,7 @@ public:
   }
   void* data() const { return p_; }
 
-private:
+ private:
   DT dt_;
   size_t n_;
   void* p_ = nullptr;
@@ -99,9 +100,7 @@ T tree(std::vector<T> a, Op op) {
   return a[0];
 }
 
-inline int64_t randomIn(int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(exec::rng());
-}
+inline int64_t randomIn(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(exec::rng()); }
 
 // Checks |got - want| <= bound for every element (NaN only where want is NaN).
 inline bool within(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& bound,
@@ -120,7 +119,8 @@ inline bool within(const std::vector<float>& got, const std::vector<double>& wan
     if (!ok && bad++ < 5)
       std::printf("  %s[%zu] = %.9g, expected %.9g (bound %.3g)\n", what.c_str(), i, got[i], want[i], bound[i]);
   }
-  std::printf("%s: %zu elements, %zu outside their bounds, worst %.3g of the bound\n", what.c_str(), want.size(), bad, worst);
+  std::printf("%s: %zu elements, %zu outside their bounds, worst %.3g of the bound\n", what.c_str(), want.size(), bad,
+              worst);
   return bad == 0 && got.size() == want.size();
 }
 

@@ -27,21 +27,25 @@ struct Problem {
   int64_t n() const { return B * H * S * D; }
 };
 
-using GradKV = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*, const tessera_tensor*,
+using GradKV = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*,
                                   const tessera_tensor*, const tessera_tensor*, const tessera_tensor*,
-                                  const tessera_tensor*, const tessera_tensor*, float);
-using GradQ = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*, const tessera_tensor*,
+                                  const tessera_tensor*, const tessera_tensor*, const tessera_tensor*, float);
+using GradQ = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*,
                                  const tessera_tensor*, const tessera_tensor*, const tessera_tensor*,
-                                 const tessera_tensor*, float);
+                                 const tessera_tensor*, const tessera_tensor*, float);
 
 GradKV kvEntry(DT dt, bool causal) {
-  if (dt == DT::BF16) return causal ? tessera_std_nn_flash_attention_grad_kv_causal_bf16 : tessera_std_nn_flash_attention_grad_kv_bf16;
-  if (dt == DT::F16) return causal ? tessera_std_nn_flash_attention_grad_kv_causal_f16 : tessera_std_nn_flash_attention_grad_kv_f16;
+  if (dt == DT::BF16)
+    return causal ? tessera_std_nn_flash_attention_grad_kv_causal_bf16 : tessera_std_nn_flash_attention_grad_kv_bf16;
+  if (dt == DT::F16)
+    return causal ? tessera_std_nn_flash_attention_grad_kv_causal_f16 : tessera_std_nn_flash_attention_grad_kv_f16;
   return causal ? tessera_std_nn_flash_attention_grad_kv_causal_f32 : tessera_std_nn_flash_attention_grad_kv_f32;
 }
 GradQ qEntry(DT dt, bool causal) {
-  if (dt == DT::BF16) return causal ? tessera_std_nn_flash_attention_grad_q_causal_bf16 : tessera_std_nn_flash_attention_grad_q_bf16;
-  if (dt == DT::F16) return causal ? tessera_std_nn_flash_attention_grad_q_causal_f16 : tessera_std_nn_flash_attention_grad_q_f16;
+  if (dt == DT::BF16)
+    return causal ? tessera_std_nn_flash_attention_grad_q_causal_bf16 : tessera_std_nn_flash_attention_grad_q_bf16;
+  if (dt == DT::F16)
+    return causal ? tessera_std_nn_flash_attention_grad_q_causal_f16 : tessera_std_nn_flash_attention_grad_q_f16;
   return causal ? tessera_std_nn_flash_attention_grad_q_causal_f32 : tessera_std_nn_flash_attention_grad_q_f32;
 }
 
@@ -139,7 +143,8 @@ bool gradients(DT dt, bool causal, Problem P) {
   for (int run = 0; run < 2; ++run) {
     Dev gq(dt, n), gk(dt, n), gv(dt, n);
     tessera_tensor tgq = gq.view(shape), tgk = gk.view(shape), tgv = gv.view(shape);
-    exec::check(kvEntry(dt, causal)(nullptr, &tq, &tk, &tv, &to, &tg, &tl, &tgk, &tgv, scale), "flash_attention_grad_kv");
+    exec::check(kvEntry(dt, causal)(nullptr, &tq, &tk, &tv, &to, &tg, &tl, &tgk, &tgv, scale),
+                "flash_attention_grad_kv");
     exec::check(qEntry(dt, causal)(nullptr, &tq, &tk, &tv, &to, &tg, &tl, &tgq, scale), "flash_attention_grad_q");
     exec::check(tessera_synchronize(), "synchronize");
     std::vector<float> got[3] = {gq.read(), gk.read(), gv.read()};
@@ -151,8 +156,8 @@ bool gradients(DT dt, bool causal, Problem P) {
     }
   }
   Reference R = backward(P, dt, q, k, v, o, g, lse, scale, causal);
-  std::string what = std::string("flash_attention_grad") + (causal ? "_causal_" : "_") + name(dt) + " B=" +
-                     std::to_string(P.B) + " H=" + std::to_string(P.H) + " S=" + std::to_string(P.S) +
+  std::string what = std::string("flash_attention_grad") + (causal ? "_causal_" : "_") + name(dt) +
+                     " B=" + std::to_string(P.B) + " H=" + std::to_string(P.H) + " S=" + std::to_string(P.S) +
                      " D=" + std::to_string(P.D);
   bool ok = within(first[0], R.dq, R.eq, what + " dQ");
   ok &= within(first[1], R.dk, R.ek, what + " dK");
@@ -168,8 +173,9 @@ bool rmsnormGrad(DT dt, int64_t R, int64_t N, float scaleOfRows) {
   const float eps = 1e-6f;
   Dev dx(x), dw(w), dg(g);
   tessera_tensor tx = dx.view({R, N}), tw = dw.view({N}), tg = dg.view({R, N});
-  NormGrad k = dt == DT::F32 ? tessera_std_nn_rmsnorm_safe_grad_f32
-               : dt == DT::BF16 ? tessera_std_nn_rmsnorm_safe_grad_bf16 : tessera_std_nn_rmsnorm_safe_grad_f16;
+  NormGrad k = dt == DT::F32    ? tessera_std_nn_rmsnorm_safe_grad_f32
+               : dt == DT::BF16 ? tessera_std_nn_rmsnorm_safe_grad_bf16
+                                : tessera_std_nn_rmsnorm_safe_grad_f16;
   std::vector<float> got[2];
   for (auto& out : got) {
     Dev dd(dt, R * N);

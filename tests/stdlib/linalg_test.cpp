@@ -13,7 +13,8 @@ bool gemm(DT dt) {
   Host a(dt, exec::randomFloats(M * K)), b(dt, exec::randomFloats(K * N));
   Dev da(a), db(b), dc(DT::F32, M * N);
   tessera_tensor ta = da.view({M, K}), tb = db.view({K, N}), tc = dc.view({M, N});
-  exec::check((dt == DT::BF16 ? tessera_std_linalg_gemm_bf16 : tessera_std_linalg_gemm_f16)(nullptr, &ta, &tb, &tc), "gemm");
+  exec::check((dt == DT::BF16 ? tessera_std_linalg_gemm_bf16 : tessera_std_linalg_gemm_f16)(nullptr, &ta, &tb, &tc),
+              "gemm");
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<double> want(M * N), bound(M * N);
   for (int64_t i = 0; i < M; ++i)
@@ -25,8 +26,9 @@ bool gemm(DT dt) {
       }
       want[i * N + j] = s, bound[i * N + j] = (K + 2) * 0x1p-24 * mag + 1e-30;
     }
-  return within(dc.read(), want, bound, std::string("gemm_") + name(dt) + " " + std::to_string(M) + "x" +
-                                            std::to_string(N) + "x" + std::to_string(K));
+  return within(
+      dc.read(), want, bound,
+      std::string("gemm_") + name(dt) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K));
 }
 
 // O = softmax(scale Q K^T) V and LSE = log sum_j exp(scale q_i . k_j) per (batch, head, row), causal:
@@ -41,9 +43,10 @@ bool attention(DT dt, bool causal) {
   tessera_tensor tq = dq.view({B, H, S, D}), tk = dk.view({B, H, S, D}), tv = dv.view({B, H, S, D}),
                  to = dout.view({B, H, S, D}), tl = dlse.view({B, H, S});
   float scale = 1.0f / std::sqrt(float(D));
-  auto entry = dt == DT::BF16  ? (causal ? tessera_std_nn_flash_attention_causal_bf16 : tessera_std_nn_flash_attention_bf16)
-                : dt == DT::F16 ? (causal ? tessera_std_nn_flash_attention_causal_f16 : tessera_std_nn_flash_attention_f16)
-                                : (causal ? tessera_std_nn_flash_attention_causal_f32 : tessera_std_nn_flash_attention_f32);
+  auto entry =
+      dt == DT::BF16  ? (causal ? tessera_std_nn_flash_attention_causal_bf16 : tessera_std_nn_flash_attention_bf16)
+      : dt == DT::F16 ? (causal ? tessera_std_nn_flash_attention_causal_f16 : tessera_std_nn_flash_attention_f16)
+                      : (causal ? tessera_std_nn_flash_attention_causal_f32 : tessera_std_nn_flash_attention_f32);
   const double unit = dt == DT::F32 ? 0x1p-16 : 0x1p-8;  // f32: exp (to 6.5e-6), rescaling, sums
   exec::check(entry(nullptr, &tq, &tk, &tv, &to, &tl, scale), "flash_attention");
   exec::check(tessera_synchronize(), "synchronize");
@@ -63,13 +66,15 @@ bool attention(DT dt, bool causal) {
       boundLse[bh * S + i] = 1e-6 * std::fabs(m) + 4 * keys * 0x1p-24 + 1e-5;
       for (int64_t d = 0; d < D; ++d) {
         double acc = 0, mag = 0;
-        for (int64_t j = 0; j < keys; ++j) acc += p[j] * v.v[base + j * D + d], mag += p[j] * std::fabs(v.v[base + j * D + d]);
+        for (int64_t j = 0; j < keys; ++j)
+          acc += p[j] * v.v[base + j * D + d], mag += p[j] * std::fabs(v.v[base + j * D + d]);
         want[base + i * D + d] = acc / l;
         bound[base + i * D + d] = unit * std::fabs(acc / l) + unit * mag / l + 1e-6;
       }
     }
-  std::string what = std::string("flash_attention") + (causal ? "_causal_" : "_") + name(dt) + " B=" + std::to_string(B) +
-                     " H=" + std::to_string(H) + " S=" + std::to_string(S) + " D=" + std::to_string(D);
+  std::string what = std::string("flash_attention") + (causal ? "_causal_" : "_") + name(dt) +
+                     " B=" + std::to_string(B) + " H=" + std::to_string(H) + " S=" + std::to_string(S) +
+                     " D=" + std::to_string(D);
   bool ok = within(dout.read(), want, bound, what + " O");
   return within(dlse.read(), wantLse, boundLse, what + " LSE") && ok;
 }

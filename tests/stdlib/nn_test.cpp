@@ -14,7 +14,9 @@ namespace {
 // growth (tiles fold up to ~40 elements, then 8 tree levels), relative.
 constexpr double kF32 = 8e-6;
 
-double outBound(DT out, double ref, double f32part) { return f32part + halfUlp(out) * std::fabs(ref) + (out == DT::F16 ? 3e-8 : 0); }
+double outBound(DT out, double ref, double f32part) {
+  return f32part + halfUlp(out) * std::fabs(ref) + (out == DT::F16 ? 3e-8 : 0);
+}
 
 using RowKernel = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*);
 
@@ -26,8 +28,12 @@ bool checkSoftmax(DT dt, Rows s, bool log) {
   Host x(dt, exec::randomFloats(s.R * s.N, -8.0f, 8.0f));
   Dev dx(x), dy(dt, s.R * s.N);
   tessera_tensor tx = dx.view({s.R, s.N}), ty = dy.view({s.R, s.N});
-  RowKernel k = log ? (dt == DT::F32 ? tessera_std_nn_log_softmax_f32 : dt == DT::BF16 ? tessera_std_nn_log_softmax_bf16 : tessera_std_nn_log_softmax_f16)
-                    : (dt == DT::F32 ? tessera_std_nn_softmax_f32 : dt == DT::BF16 ? tessera_std_nn_softmax_bf16 : tessera_std_nn_softmax_f16);
+  RowKernel k = log ? (dt == DT::F32    ? tessera_std_nn_log_softmax_f32
+                       : dt == DT::BF16 ? tessera_std_nn_log_softmax_bf16
+                                        : tessera_std_nn_log_softmax_f16)
+                    : (dt == DT::F32    ? tessera_std_nn_softmax_f32
+                       : dt == DT::BF16 ? tessera_std_nn_softmax_bf16
+                                        : tessera_std_nn_softmax_f16);
   exec::check(k(nullptr, &tx, &ty), "softmax");
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<float> got = dy.read();
@@ -62,12 +68,14 @@ bool checkNorm(DT dt, Rows s, std::vector<float> v, bool layer, float eps, const
   tessera_tensor tx = dx.view({s.R, s.N}), tw = dw.view({s.N}), tb = db.view({s.N}), ty = dy.view({s.R, s.N});
   auto launch = [&] {
     if (layer) {
-      LayerKernel k = dt == DT::F32 ? tessera_std_nn_layernorm_safe_f32
-                      : dt == DT::BF16 ? tessera_std_nn_layernorm_safe_bf16 : tessera_std_nn_layernorm_safe_f16;
+      LayerKernel k = dt == DT::F32    ? tessera_std_nn_layernorm_safe_f32
+                      : dt == DT::BF16 ? tessera_std_nn_layernorm_safe_bf16
+                                       : tessera_std_nn_layernorm_safe_f16;
       exec::check(k(nullptr, &tx, &tw, &tb, &ty, eps), "layernorm_safe");
     } else {
-      NormKernel k = dt == DT::F32 ? tessera_std_nn_rmsnorm_safe_f32
-                     : dt == DT::BF16 ? tessera_std_nn_rmsnorm_safe_bf16 : tessera_std_nn_rmsnorm_safe_f16;
+      NormKernel k = dt == DT::F32    ? tessera_std_nn_rmsnorm_safe_f32
+                     : dt == DT::BF16 ? tessera_std_nn_rmsnorm_safe_bf16
+                                      : tessera_std_nn_rmsnorm_safe_f16;
       exec::check(k(nullptr, &tx, &tw, &ty, eps), "rmsnorm_safe");
     }
     exec::check(tessera_synchronize(), "synchronize");
@@ -118,7 +126,8 @@ bool checkNorms(DT dt, Rows s) {
       std::vector<float> top = exec::randomFloats(s.R * s.N, -1.0f, 1.0f);
       for (float& x : top) x *= 3e38f;
       // A row whose x - mean overflows f32 (2.84e38 - (-5.9e37)): once a seed's, now always row 0.
-      const float overflowing[] = {-2.82074366e38f, -3.61222388e37f, 2.83731683e38f, -7.03150006e36f, -2.7454513e38f, -4.00352252e37f};
+      const float overflowing[] = {-2.82074366e38f, -3.61222388e37f, 2.83731683e38f,
+                                   -7.03150006e36f, -2.7454513e38f,  -4.00352252e37f};
       for (int64_t j = 0; j < s.N; ++j) top[j] = overflowing[j % 6];
       ok &= checkNorm(dt, s, top, layer, 1e-5f, "rows of 3e38");
     }
@@ -144,7 +153,9 @@ bool checkCrossEntropy(DT dt, Rows s) {
   Dev dx(x), dl(DT::F32, s.R);
   exec::DeviceArray<int64_t> dt64(target);
   tessera_tensor tx = dx.view({s.R, s.N}), tt = dt64.view(TESSERA_I64, {s.R}), tl = dl.view({s.R});
-  auto k = dt == DT::F32 ? tessera_std_nn_cross_entropy_f32 : dt == DT::BF16 ? tessera_std_nn_cross_entropy_bf16 : tessera_std_nn_cross_entropy_f16;
+  auto k = dt == DT::F32    ? tessera_std_nn_cross_entropy_f32
+           : dt == DT::BF16 ? tessera_std_nn_cross_entropy_bf16
+                            : tessera_std_nn_cross_entropy_f16;
   exec::check(k(nullptr, &tx, &tt, &tl), "cross_entropy");
   exec::check(tessera_synchronize(), "synchronize");
   std::vector<float> got = dl.read();
@@ -206,12 +217,11 @@ bool checkActivations(DT dt) {
     BiasKernel k;
     int act;
   };
-  std::vector<B> bias = dt == DT::F32
-                            ? std::vector<B>{{"bias_relu_f32", tessera_std_nn_bias_relu_f32, 1},
-                                             {"bias_gelu_f32", tessera_std_nn_bias_gelu_f32, 2},
-                                             {"bias_silu_f32", tessera_std_nn_bias_silu_f32, 4}}
-                            : std::vector<B>{{"bias_gelu_bf16", tessera_std_nn_bias_gelu_bf16, 2},
-                                             {"bias_silu_bf16", tessera_std_nn_bias_silu_bf16, 4}};
+  std::vector<B> bias = dt == DT::F32 ? std::vector<B>{{"bias_relu_f32", tessera_std_nn_bias_relu_f32, 1},
+                                                       {"bias_gelu_f32", tessera_std_nn_bias_gelu_f32, 2},
+                                                       {"bias_silu_f32", tessera_std_nn_bias_silu_f32, 4}}
+                                      : std::vector<B>{{"bias_gelu_bf16", tessera_std_nn_bias_gelu_bf16, 2},
+                                                       {"bias_silu_bf16", tessera_std_nn_bias_silu_bf16, 4}};
   for (const B& e : bias) {
     exec::check(e.k(nullptr, &txr, &tb, &tyr), e.name);
     exec::check(tessera_synchronize(), "synchronize");
@@ -232,7 +242,8 @@ int main() {
   exec::requireDevice();
   bool ok = true;
   for (DT dt : {DT::F32, DT::BF16, DT::F16}) {
-    Rows shapes[] = {{randomIn(1, 12), randomIn(1, 3000)}, {randomIn(1, 6), randomIn(8193, 11000)},
+    Rows shapes[] = {{randomIn(1, 12), randomIn(1, 3000)},
+                     {randomIn(1, 6), randomIn(8193, 11000)},
                      {randomIn(2, 9), 1024 * randomIn(1, 8)}};
     for (Rows s : shapes) {
       std::printf("-- %s: R = %lld, N = %lld\n", name(dt), static_cast<long long>(s.R), static_cast<long long>(s.N));

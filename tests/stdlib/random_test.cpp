@@ -34,7 +34,9 @@ Words philox(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, ui
   return {{c0, c1, c2, c3}};
 }
 
-Words block(uint64_t seed, uint64_t b) { return philox(uint32_t(b), uint32_t(b >> 32), 0, 0, uint32_t(seed), uint32_t(seed >> 32)); }
+Words block(uint64_t seed, uint64_t b) {
+  return philox(uint32_t(b), uint32_t(b >> 32), 0, 0, uint32_t(seed), uint32_t(seed >> 32));
+}
 
 float uniform(uint32_t w) { return float(w >> 8) * 5.9604644775390625e-08f; }
 
@@ -66,9 +68,12 @@ float neg2ln32(float u) {
 void cosSinAngle(uint32_t w, float& cOut, float& sOut) {
   float x = float(int32_t(w * 4u + 2u)) * 3.65729529994141e-10f;
   float s = x * x;
-  float sn = std::fma(x * s, std::fma(std::fma(-0.00019503904331941158f, s, 0.00833203550428152f), s, -0.16666650772094727f), x);
-  float cs = std::fma(std::fma(std::fma(std::fma(2.437983130221255e-05f, s, -0.0013886617962270975f), s, 0.04166661575436592f), s, -0.5f),
-                      s, 1.0f);
+  float sn = std::fma(
+      x * s, std::fma(std::fma(-0.00019503904331941158f, s, 0.00833203550428152f), s, -0.16666650772094727f), x);
+  float cs =
+      std::fma(std::fma(std::fma(std::fma(2.437983130221255e-05f, s, -0.0013886617962270975f), s, 0.04166661575436592f),
+                        s, -0.5f),
+               s, 1.0f);
   cs = floatOf(bitsOf(cs) ^ (w & 0x80000000u));
   bool swap = (w & 0x40000000u) != 0;
   cOut = swap ? sn : cs;
@@ -127,7 +132,8 @@ double exp64(double x) {
   double r = std::fma(-k, 0.6931471803691238, x);
   r = std::fma(-k, 1.9082149292705877e-10, r);
   double p = 1.0 / 6227020800.0;
-  for (double d : {479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0})
+  for (double d :
+       {479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0})
     p = std::fma(p, r, 1.0 / d);
   return p * double64(uint64_t(int64_t(k) + 1023) << 52);
 }
@@ -178,7 +184,8 @@ double poissonAt(uint64_t seed, uint64_t a, double lam) {
 
 using Gen = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, uint64_t, uint64_t);
 
-std::vector<float> draw(Gen g, DT dt, int64_t n, uint64_t seed, uint64_t offset, const tessera_launch_options* opts = nullptr) {
+std::vector<float> draw(Gen g, DT dt, int64_t n, uint64_t seed, uint64_t offset,
+                        const tessera_launch_options* opts = nullptr) {
   Dev out(dt, n);
   tessera_tensor t = out.view({n});
   exec::check(g(opts, &t, seed, offset), "generator");
@@ -225,9 +232,11 @@ bool polynomialAccuracy() {
   for (uint32_t w : {0u, 1u, 0x3FFFFFFFu, 0x40000000u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFEu, 0xFFFFFFFFu}) visit(w);
   // The bounds the docs state (measured: see the printout).
   bool ok = lnWorst <= 2.0 && rWorst <= 2.0 && cWorst <= 3.0 && sWorst <= 3.0;
-  std::printf("generator functions over 2^24 words against float64: ln %.3f ulps (at w = %u), sqrt(-2 ln u) %.3f, "
-              "cos %.3f (w = %u), sin %.3f (w = %u)%s\n",
-              lnWorst, lnAt, rWorst, cWorst, cAt, sWorst, sAt, ok ? "" : "  FAIL (bounds: 2 ulps for ln and r, 3 for cos and sin)");
+  std::printf(
+      "generator functions over 2^24 words against float64: ln %.3f ulps (at w = %u), sqrt(-2 ln u) %.3f, "
+      "cos %.3f (w = %u), sin %.3f (w = %u)%s\n",
+      lnWorst, lnAt, rWorst, cWorst, cAt, sWorst, sAt,
+      ok ? "" : "  FAIL (bounds: 2 ulps for ln and r, 3 for cos and sin)");
   return ok;
 }
 
@@ -279,7 +288,8 @@ bool ks(const char* what, std::vector<double> v, double (*cdf)(double)) {
     d = std::max(d, std::max(f - double(i) / n, double(i + 1) / n - f));
   }
   double crit = 1.63 / std::sqrt(n);
-  std::printf("  %s: Kolmogorov-Smirnov distance %.3g (1%% critical value %.3g)%s\n", what, d, crit, d < crit ? "" : "  FAIL");
+  std::printf("  %s: Kolmogorov-Smirnov distance %.3g (1%% critical value %.3g)%s\n", what, d, crit,
+              d < crit ? "" : "  FAIL");
   return d < crit;
 }
 
@@ -353,7 +363,8 @@ bool poisson() {
       d = std::max(d, std::fabs(emp - cdf));
     }
     double crit = 1.63 / std::sqrt(double(n));
-    std::printf("  largest CDF difference over the integers %.3g (1%% critical value %.3g)%s\n", d, crit, d < crit ? "" : "  FAIL");
+    std::printf("  largest CDF difference over the integers %.3g (1%% critical value %.3g)%s\n", d, crit,
+                d < crit ? "" : "  FAIL");
     ok &= d < crit;
   }
   // Rates <= 0 give 0, NaN gives NaN.

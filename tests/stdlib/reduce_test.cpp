@@ -1,10 +1,9 @@
 // stdlib.reduce: sum, max, min, argmax, argmin along the last axis, f32 and bf16, random odd
 // sizes (rows of 1 to 5000 elements, so every chunk/tail case), one row of repeated values, one
-// with NaNs and one of extremes (infinities, -3e38, signed zeros). The reference replays the documented order (each tile's elements in order,
-// then the pairwise tree over the 256 tiles), so every result is checked bit for bit; sums are
-// also checked against float64. The same bits come back from a second launch, from an explicit
-// grid of 3 groups (grid-stride rows), and (on the CPU executor) at 1 and 3 threads. A
-// transposed view sums along the other axis.
+// with NaNs and one of extremes (infinities, -3e38, signed zeros). The reference replays the documented order (each
+// tile's elements in order, then the pairwise tree over the 256 tiles), so every result is checked bit for bit; sums
+// are also checked against float64. The same bits come back from a second launch, from an explicit grid of 3 groups
+// (grid-stride rows), and (on the CPU executor) at 1 and 3 threads. A transposed view sums along the other axis.
 #include "StdTest.h"
 
 using namespace stdtest;
@@ -90,12 +89,11 @@ bool runDtype(DT dt) {
   Reference ref = replay(x.v, R, N, N, 1, vec(dt));
 
   bool f32 = dt == DT::F32;
-  std::vector<Entry> entries = {
-      {"sum", f32 ? tessera_std_reduce_sum_f32 : tessera_std_reduce_sum_bf16, 0},
-      {"max", f32 ? tessera_std_reduce_max_f32 : tessera_std_reduce_max_bf16, 1},
-      {"min", f32 ? tessera_std_reduce_min_f32 : tessera_std_reduce_min_bf16, 2},
-      {"argmax", f32 ? tessera_std_reduce_argmax_f32 : tessera_std_reduce_argmax_bf16, 3},
-      {"argmin", f32 ? tessera_std_reduce_argmin_f32 : tessera_std_reduce_argmin_bf16, 4}};
+  std::vector<Entry> entries = {{"sum", f32 ? tessera_std_reduce_sum_f32 : tessera_std_reduce_sum_bf16, 0},
+                                {"max", f32 ? tessera_std_reduce_max_f32 : tessera_std_reduce_max_bf16, 1},
+                                {"min", f32 ? tessera_std_reduce_min_f32 : tessera_std_reduce_min_bf16, 2},
+                                {"argmax", f32 ? tessera_std_reduce_argmax_f32 : tessera_std_reduce_argmax_bf16, 3},
+                                {"argmin", f32 ? tessera_std_reduce_argmin_f32 : tessera_std_reduce_argmin_bf16, 4}};
   bool ok = true;
   for (const Entry& e : entries) {
     std::string what = std::string(e.name) + "_" + name(dt);
@@ -148,7 +146,8 @@ bool runDtype(DT dt) {
   tessera_tensor to = out.view({N});
   exec::check((f32 ? tessera_std_reduce_sum_f32 : tessera_std_reduce_sum_bf16)(nullptr, &tt, &to), "sum of columns");
   exec::check(tessera_synchronize(), "synchronize");
-  ok &= same(out.read(), replay(x.v, N, R, 1, N, vec(dt)).sum, std::string("sum_") + name(dt) + " along axis 0 (strided view)");
+  ok &= same(out.read(), replay(x.v, N, R, 1, N, vec(dt)).sum,
+             std::string("sum_") + name(dt) + " along axis 0 (strided view)");
   return ok;
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <doctest/doctest.h>
-
 #include <string>
 
 #include "basic/Diagnostics.h"

@@ -62,14 +62,14 @@ typedef struct tessera_dist_info {
  * device, checks that every rank runs on the same device kind, and creates the world
  * communicator (NCCL unique id exchanged through MPI or the rendezvous). Call it before any
  * other runtime call; NULL options mean the defaults. Calling it twice is an error. */
-tessera_status tessera_dist_init(const tessera_dist_options *opts);
+tessera_status tessera_dist_init(const tessera_dist_options* opts);
 /* Destroys every communicator, mesh and distributed tensor still alive and leaves the world
  * (MPI_Finalize when tessera_dist_init initialised MPI). After an abort it does not wait for
  * peers: it returns the abort's status. */
 tessera_status tessera_dist_finalize(void);
-tessera_status tessera_dist_get_info(tessera_dist_info *out);
+tessera_status tessera_dist_get_info(tessera_dist_info* out);
 /* "rank 1 of 4 (local 1 of 4), started by mpirun, CPU ranks over MPI" (or why not initialised). */
-const char *tessera_dist_describe(void);
+const char* tessera_dist_describe(void);
 /* Ends the whole job with `code` (MPI_Abort under MPI, _exit otherwise): what a rank does after
  * a collective failed, since its peers may be stuck. Never returns. */
 void tessera_dist_abort(int code);
@@ -78,17 +78,16 @@ void tessera_dist_abort(int code);
 /* Communicators                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct tessera_comm_t *tessera_comm;
+typedef struct tessera_comm_t* tessera_comm;
 
 /* The communicator of every rank (owned by the runtime). */
-tessera_status tessera_dist_world(tessera_comm *out);
+tessera_status tessera_dist_world(tessera_comm* out);
 /* Collective over `parent`: ranks with equal color >= 0 form a communicator, ordered by key and
  * then parent rank (ncclCommSplit, MPI_Comm_split); color < 0 gives *out = NULL. */
-tessera_status tessera_comm_split(tessera_comm parent, int32_t color, int32_t key, const char *name,
-                                  tessera_comm *out);
+tessera_status tessera_comm_split(tessera_comm parent, int32_t color, int32_t key, const char* name, tessera_comm* out);
 tessera_status tessera_comm_destroy(tessera_comm comm); /* not the world, not a mesh's */
-tessera_status tessera_comm_rank(tessera_comm comm, int32_t *out);
-tessera_status tessera_comm_size(tessera_comm comm, int32_t *out);
+tessera_status tessera_comm_rank(tessera_comm comm, int32_t* out);
+tessera_status tessera_comm_size(tessera_comm comm, int32_t* out);
 tessera_status tessera_comm_set_timeout(tessera_comm comm, double seconds);
 /* Waits, at most the communicator's timeout, until the collectives enqueued on `stream` have
  * finished; a peer that died or stalled gives TIMEOUT and aborts the communicator. On CPU
@@ -103,7 +102,9 @@ tessera_status tessera_comm_abort(tessera_comm comm);
 /* ------------------------------------------------------------------------------------------ */
 
 typedef enum tessera_reduce_op {
-  TESSERA_REDUCE_SUM = 0, TESSERA_REDUCE_MAX = 1, TESSERA_REDUCE_MIN = 2,
+  TESSERA_REDUCE_SUM = 0,
+  TESSERA_REDUCE_MAX = 1,
+  TESSERA_REDUCE_MIN = 2,
   TESSERA_REDUCE_AVG = 3 /* floating-point dtypes: the sum divided by the rank count */
 } tessera_reduce_op;
 
@@ -119,9 +120,9 @@ typedef enum tessera_reduce_order {
 /* A NULL pointer or a zeroed struct means: default stream, deterministic, tree order. */
 typedef struct tessera_collective_options {
   tessera_stream stream;
-  uint32_t flags; /* TESSERA_COLLECTIVE_* */
-  int32_t order;  /* tessera_reduce_order */
-  const char *name; /* the tensor's name in messages; NULL: "tensor" */
+  uint32_t flags;   /* TESSERA_COLLECTIVE_* */
+  int32_t order;    /* tessera_reduce_order */
+  const char* name; /* the tensor's name in messages; NULL: "tensor" */
 } tessera_collective_options;
 
 /* Tensors are dense (row-major) views of device memory (tessera_malloc; any memory on CPU
@@ -129,78 +130,76 @@ typedef struct tessera_collective_options {
  * DTYPE_MISMATCH on every rank, naming the tensor and the ranks, before any data moves. */
 
 /* recv = op over ranks of send. send may equal recv (in place). */
-tessera_status tessera_all_reduce(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
-                                  int32_t op, const tessera_collective_options *opts);
+tessera_status tessera_all_reduce(tessera_comm comm, const tessera_tensor* send, const tessera_tensor* recv, int32_t op,
+                                  const tessera_collective_options* opts);
 /* recv (size x send's elements) = every rank's send, in rank order. */
-tessera_status tessera_all_gather(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
-                                  const tessera_collective_options *opts);
+tessera_status tessera_all_gather(tessera_comm comm, const tessera_tensor* send, const tessera_tensor* recv,
+                                  const tessera_collective_options* opts);
 /* recv = rank r's block r of op over ranks of send (send has size x recv's elements). */
-tessera_status tessera_reduce_scatter(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
-                                      int32_t op, const tessera_collective_options *opts);
+tessera_status tessera_reduce_scatter(tessera_comm comm, const tessera_tensor* send, const tessera_tensor* recv,
+                                      int32_t op, const tessera_collective_options* opts);
 /* recv = root's send on every rank (send is read on the root only; may equal recv). */
-tessera_status tessera_broadcast(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
-                                 int32_t root, const tessera_collective_options *opts);
+tessera_status tessera_broadcast(tessera_comm comm, const tessera_tensor* send, const tessera_tensor* recv,
+                                 int32_t root, const tessera_collective_options* opts);
 /* Block j of rank i's send becomes block i of rank j's recv (blocks of numel/size elements). */
-tessera_status tessera_all_to_all(tessera_comm comm, const tessera_tensor *send, const tessera_tensor *recv,
-                                  const tessera_collective_options *opts);
+tessera_status tessera_all_to_all(tessera_comm comm, const tessera_tensor* send, const tessera_tensor* recv,
+                                  const tessera_collective_options* opts);
 /* Point to point (pipeline stages): a send on rank a to b pairs with a recv on b from a. */
-tessera_status tessera_send(tessera_comm comm, const tessera_tensor *send, int32_t peer,
-                            const tessera_collective_options *opts);
-tessera_status tessera_recv(tessera_comm comm, const tessera_tensor *recv, int32_t peer,
-                            const tessera_collective_options *opts);
-tessera_status tessera_barrier(tessera_comm comm, const tessera_collective_options *opts);
+tessera_status tessera_send(tessera_comm comm, const tessera_tensor* send, int32_t peer,
+                            const tessera_collective_options* opts);
+tessera_status tessera_recv(tessera_comm comm, const tessera_tensor* recv, int32_t peer,
+                            const tessera_collective_options* opts);
+tessera_status tessera_barrier(tessera_comm comm, const tessera_collective_options* opts);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Meshes                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct tessera_mesh_t *tessera_mesh;
+typedef struct tessera_mesh_t* tessera_mesh;
 
 /* Collective over the world: named axes whose sizes multiply to the world size, ranks laid out
  * row-major (the last axis varies fastest), one communicator per axis. */
-tessera_status tessera_mesh_create(const char *const *axes, const int64_t *shape, int32_t ndims,
-                                   tessera_mesh *out);
+tessera_status tessera_mesh_create(const char* const* axes, const int64_t* shape, int32_t ndims, tessera_mesh* out);
 tessera_status tessera_mesh_destroy(tessera_mesh mesh);
-tessera_status tessera_mesh_ndims(tessera_mesh mesh, int32_t *out);
+tessera_status tessera_mesh_ndims(tessera_mesh mesh, int32_t* out);
 /* Size of an axis, and this rank's coordinate along it. */
-tessera_status tessera_mesh_axis_size(tessera_mesh mesh, const char *axis, int64_t *out);
-tessera_status tessera_mesh_coord(tessera_mesh mesh, const char *axis, int64_t *out);
+tessera_status tessera_mesh_axis_size(tessera_mesh mesh, const char* axis, int64_t* out);
+tessera_status tessera_mesh_coord(tessera_mesh mesh, const char* axis, int64_t* out);
 /* The communicator along `axis` (the ranks that differ only in that coordinate; owned by the
  * mesh). */
-tessera_status tessera_mesh_comm(tessera_mesh mesh, const char *axis, tessera_comm *out);
+tessera_status tessera_mesh_comm(tessera_mesh mesh, const char* axis, tessera_comm* out);
 /* Collective over the world: the communicator over several axes at once (owned by the mesh,
  * created on the first call for that set of axes). */
-tessera_status tessera_mesh_group_comm(tessera_mesh mesh, const char *const *axes, int32_t naxes,
-                                       tessera_comm *out);
+tessera_status tessera_mesh_group_comm(tessera_mesh mesh, const char* const* axes, int32_t naxes, tessera_comm* out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Distributed tensors                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct tessera_dtensor_t *tessera_dtensor;
+typedef struct tessera_dtensor_t* tessera_dtensor;
 
 /* Which mesh axis partitions each dimension (NULL: replicated along it). A mesh axis partitions
  * at most one dimension; a partitioned extent must divide evenly by the axis size (uneven last
  * shards are refused, naming the sizes). */
 typedef struct tessera_shard_spec {
-  const char *axis[TESSERA_MAX_RANK];
+  const char* axis[TESSERA_MAX_RANK];
 } tessera_shard_spec;
 
 /* Collective over the world: every rank must create the same tensor (name, dtype, global shape,
  * layout), else SHAPE_MISMATCH / DTYPE_MISMATCH naming the ranks. Allocates the local shard
  * (tessera_malloc, zeroed). */
-tessera_status tessera_dtensor_create(tessera_mesh mesh, const char *name, int32_t dtype, int32_t rank,
-                                      const int64_t *global_shape, const tessera_shard_spec *spec,
-                                      tessera_dtensor *out);
+tessera_status tessera_dtensor_create(tessera_mesh mesh, const char* name, int32_t dtype, int32_t rank,
+                                      const int64_t* global_shape, const tessera_shard_spec* spec,
+                                      tessera_dtensor* out);
 tessera_status tessera_dtensor_destroy(tessera_dtensor t);
 /* The local shard (a dense view of device memory). */
-tessera_status tessera_dtensor_local(tessera_dtensor t, tessera_tensor *out);
+tessera_status tessera_dtensor_local(tessera_dtensor t, tessera_tensor* out);
 /* The local part along `axis`: the local shard of a tensor partitioned over `axis` (an error
  * naming the tensor's layout otherwise). */
-tessera_status tessera_dtensor_parts(tessera_dtensor t, const char *axis, tessera_tensor *out);
+tessera_status tessera_dtensor_parts(tessera_dtensor t, const char* axis, tessera_tensor* out);
 /* Global index of the local shard's first element, per dimension (rank entries). */
-tessera_status tessera_dtensor_offset(tessera_dtensor t, int64_t *out);
-tessera_status tessera_dtensor_global_shape(tessera_dtensor t, int64_t *out);
+tessera_status tessera_dtensor_offset(tessera_dtensor t, int64_t* out);
+tessera_status tessera_dtensor_global_shape(tessera_dtensor t, int64_t* out);
 
 /* Redistribution over one mesh axis. dst has src's name-independent global shape and dtype and
  * the same layout except along one dimension:
@@ -208,13 +207,13 @@ tessera_status tessera_dtensor_global_shape(tessera_dtensor t, int64_t *out);
  * reduce_scatter: src replicated along d holding partial values, dst partitioned over a along d:
  * dst = op over the ranks of axis a of src, each keeping its part. */
 tessera_status tessera_dtensor_all_gather(tessera_dtensor src, tessera_dtensor dst,
-                                          const tessera_collective_options *opts);
+                                          const tessera_collective_options* opts);
 tessera_status tessera_dtensor_reduce_scatter(tessera_dtensor src, tessera_dtensor dst, int32_t op,
-                                              const tessera_collective_options *opts);
+                                              const tessera_collective_options* opts);
 /* In place: the local shards of `t` become op over the ranks of `axis` (data-parallel
  * gradients: TESSERA_REDUCE_AVG over "dp"). */
-tessera_status tessera_dtensor_all_reduce(tessera_dtensor t, const char *axis, int32_t op,
-                                          const tessera_collective_options *opts);
+tessera_status tessera_dtensor_all_reduce(tessera_dtensor t, const char* axis, int32_t op,
+                                          const tessera_collective_options* opts);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Index launches                                                                              */
@@ -237,8 +236,8 @@ typedef struct tessera_dist_arg {
  * its size) and from the distributed tensors (an extent `K/tp` of a dimension partitioned over
  * `tp` binds K to the global extent) and checked as tessera_launch checks them; a dimension
  * whose extent divides by a mesh axis that does not partition it is an error. */
-tessera_status tessera_index_launch(tessera_mesh mesh, const char *axis, const tessera_kernel_desc *kernel,
-                                    const tessera_launch_options *opts, const tessera_dist_arg *args,
+tessera_status tessera_index_launch(tessera_mesh mesh, const char* axis, const tessera_kernel_desc* kernel,
+                                    const tessera_launch_options* opts, const tessera_dist_arg* args,
                                     uint32_t num_args);
 
 #ifdef __cplusplus

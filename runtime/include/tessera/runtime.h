@@ -46,24 +46,24 @@ typedef enum tessera_status {
   TESSERA_ERROR_NO_LAUNCH_SIZE = 9,   /* neither options nor parameters give a launch size */
   TESSERA_ERROR_NOT_FOUND = 10,       /* unknown module or kernel */
   TESSERA_ERROR_ALREADY_REGISTERED = 11,
-  TESSERA_ERROR_ABI_MISMATCH = 12,    /* module built against another TESSERA_ABI_VERSION */
+  TESSERA_ERROR_ABI_MISMATCH = 12, /* module built against another TESSERA_ABI_VERSION */
   TESSERA_ERROR_OUT_OF_MEMORY = 13,
-  TESSERA_ERROR_NO_DEVICE = 14,       /* TESSERA_DEVICE=gpu but no usable GPU */
-  TESSERA_ERROR_NOT_SUPPORTED = 15,   /* e.g. kernel without code for the active device */
-  TESSERA_ERROR_DRIVER = 16,          /* a CUDA driver call failed; message has its name */
-  TESSERA_ERROR_KERNEL_FAULT = 17,    /* a kernel faulted; reported by the next runtime call */
-  TESSERA_ERROR_NOT_READY = 18,       /* query: work still pending */
-  TESSERA_ERROR_INVALID_HANDLE = 19,  /* null or destroyed stream/event/graph */
-  TESSERA_ERROR_TIMEOUT = 20,         /* distributed: a peer rank did not answer in time */
-  TESSERA_ERROR_COMM_ABORTED = 21,    /* distributed: the communicator was aborted earlier */
+  TESSERA_ERROR_NO_DEVICE = 14,      /* TESSERA_DEVICE=gpu but no usable GPU */
+  TESSERA_ERROR_NOT_SUPPORTED = 15,  /* e.g. kernel without code for the active device */
+  TESSERA_ERROR_DRIVER = 16,         /* a CUDA driver call failed; message has its name */
+  TESSERA_ERROR_KERNEL_FAULT = 17,   /* a kernel faulted; reported by the next runtime call */
+  TESSERA_ERROR_NOT_READY = 18,      /* query: work still pending */
+  TESSERA_ERROR_INVALID_HANDLE = 19, /* null or destroyed stream/event/graph */
+  TESSERA_ERROR_TIMEOUT = 20,        /* distributed: a peer rank did not answer in time */
+  TESSERA_ERROR_COMM_ABORTED = 21,   /* distributed: the communicator was aborted earlier */
   TESSERA_ERROR_INTERNAL = 99
 } tessera_status;
 
 /* The calling thread's message for the last failed call ("" if none). Valid until the next
  * failing call on this thread. */
-const char *tessera_last_error_message(void);
+const char* tessera_last_error_message(void);
 /* Stable name of a status, e.g. "TESSERA_ERROR_SHAPE_MISMATCH". */
-const char *tessera_status_name(tessera_status status);
+const char* tessera_status_name(tessera_status status);
 /* Clears this thread's message (the runtime never clears it on success). */
 void tessera_clear_error(void);
 
@@ -74,17 +74,31 @@ void tessera_clear_error(void);
 /* Storage dtypes of DESIGN.md. Numbers are ABI: never renumber. */
 typedef enum tessera_dtype {
   TESSERA_DTYPE_INVALID = 0,
-  TESSERA_F64 = 1, TESSERA_F32 = 2, TESSERA_F16 = 3, TESSERA_BF16 = 4,
-  TESSERA_F8_E4M3 = 5, TESSERA_F8_E5M2 = 6, TESSERA_F6_E2M3 = 7, TESSERA_F6_E3M2 = 8,
-  TESSERA_F4_E2M1 = 9, TESSERA_I4 = 10, TESSERA_I8 = 11, TESSERA_I16 = 12, TESSERA_I32 = 13,
-  TESSERA_I64 = 14, TESSERA_U8 = 15, TESSERA_U16 = 16, TESSERA_U32 = 17, TESSERA_U64 = 18,
+  TESSERA_F64 = 1,
+  TESSERA_F32 = 2,
+  TESSERA_F16 = 3,
+  TESSERA_BF16 = 4,
+  TESSERA_F8_E4M3 = 5,
+  TESSERA_F8_E5M2 = 6,
+  TESSERA_F6_E2M3 = 7,
+  TESSERA_F6_E3M2 = 8,
+  TESSERA_F4_E2M1 = 9,
+  TESSERA_I4 = 10,
+  TESSERA_I8 = 11,
+  TESSERA_I16 = 12,
+  TESSERA_I32 = 13,
+  TESSERA_I64 = 14,
+  TESSERA_U8 = 15,
+  TESSERA_U16 = 16,
+  TESSERA_U32 = 17,
+  TESSERA_U64 = 18,
   TESSERA_BOOL = 19,
   TESSERA_DTYPE_COUNT = 20
 } tessera_dtype;
 
 /* The dtype's short name, as the compiler prints it ("f32", "bf16", "fp8_e4m3", "i8", "u32",
  * "bool"); "invalid" for unknown values. */
-const char *tessera_dtype_name(int32_t dtype);
+const char* tessera_dtype_name(int32_t dtype);
 /* Storage bits per element: 64..8, 6 for fp6 (four values in three bytes), 4 for fp4/int4
  * (two per byte, lower index in the low nibble); 0 for unknown values. */
 uint32_t tessera_dtype_bits(int32_t dtype);
@@ -94,7 +108,7 @@ uint32_t tessera_dtype_bits(int32_t dtype);
  * Sub-byte dtypes address element offset e at bit e*bits. device is TESSERA_HOST or the
  * ordinal of the active device (0); on the CPU executor device memory is host memory. */
 typedef struct tessera_tensor {
-  void *data;
+  void* data;
   int32_t dtype; /* tessera_dtype */
   int32_t rank;  /* 0..TESSERA_MAX_RANK */
   int64_t shape[TESSERA_MAX_RANK];
@@ -104,15 +118,15 @@ typedef struct tessera_tensor {
 } tessera_tensor;
 
 /* Fills a dense row-major view (strides from shape). */
-void tessera_tensor_init(tessera_tensor *t, void *data, int32_t dtype, int32_t rank,
-                         const int64_t *shape, int32_t device);
+void tessera_tensor_init(tessera_tensor* t, void* data, int32_t dtype, int32_t rank, const int64_t* shape,
+                         int32_t device);
 /* A view of the elements of a dense row-major tensor: `rank` extents, element strides (NULL: dense
  * row-major, then the element count must be src's: a reshape), starting at element `offset`.
  * Fails when src is not dense or the view reaches outside it. No copy. */
-tessera_status tessera_tensor_view(const tessera_tensor *src, int64_t offset, int32_t rank, const int64_t *shape,
-                                   const int64_t *strides, tessera_tensor *out);
+tessera_status tessera_tensor_view(const tessera_tensor* src, int64_t offset, int32_t rank, const int64_t* shape,
+                                   const int64_t* strides, tessera_tensor* out);
 /* Number of elements (product of the shape; 1 for rank 0). */
-int64_t tessera_tensor_numel(const tessera_tensor *t);
+int64_t tessera_tensor_numel(const tessera_tensor* t);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel metadata: what tesserac emits per module (static data, registered at load time)     */
@@ -133,10 +147,12 @@ typedef enum tessera_extent_kind {
 
 /* Expressions are postfix programs over int64: `K/tp` is {SYM K, SYM tp, DIV}. */
 typedef enum tessera_expr_opcode {
-  TESSERA_EXPR_CONST = 0, /* push .value */
+  TESSERA_EXPR_CONST = 0,  /* push .value */
   TESSERA_EXPR_SYMBOL = 1, /* push symbol .symbol (must be bound) */
-  TESSERA_EXPR_ADD = 2, TESSERA_EXPR_SUB = 3, TESSERA_EXPR_MUL = 4,
-  TESSERA_EXPR_DIV = 5,     /* exact: a launch fails if the division leaves a remainder */
+  TESSERA_EXPR_ADD = 2,
+  TESSERA_EXPR_SUB = 3,
+  TESSERA_EXPR_MUL = 4,
+  TESSERA_EXPR_DIV = 5, /* exact: a launch fails if the division leaves a remainder */
   TESSERA_EXPR_CEIL_DIV = 6,
   TESSERA_EXPR_MOD = 7
 } tessera_expr_opcode;
@@ -148,21 +164,21 @@ typedef struct tessera_expr_op {
 } tessera_expr_op;
 
 typedef struct tessera_extent {
-  int32_t kind;   /* tessera_extent_kind */
-  int32_t symbol; /* SYMBOL: index into tessera_kernel_desc.symbols */
-  int64_t value;  /* CONST */
-  const tessera_expr_op *expr; /* EXPR */
+  int32_t kind;                /* tessera_extent_kind */
+  int32_t symbol;              /* SYMBOL: index into tessera_kernel_desc.symbols */
+  int64_t value;               /* CONST */
+  const tessera_expr_op* expr; /* EXPR */
   uint32_t expr_len;
   uint32_t reserved;
 } tessera_extent;
 
 typedef struct tessera_param_desc {
-  const char *name;
-  int32_t kind;  /* tessera_param_kind */
-  int32_t dtype; /* tessera_dtype */
-  int32_t rank;  /* tensors only */
-  uint32_t flags; /* TESSERA_PARAM_MUT */
-  const tessera_extent *extents; /* rank entries; tensors only */
+  const char* name;
+  int32_t kind;                  /* tessera_param_kind */
+  int32_t dtype;                 /* tessera_dtype */
+  int32_t rank;                  /* tensors only */
+  uint32_t flags;                /* TESSERA_PARAM_MUT */
+  const tessera_extent* extents; /* rank entries; tensors only */
 } tessera_param_desc;
 
 /* tessera_kernel_desc.flags */
@@ -186,7 +202,7 @@ typedef struct tessera_param_desc {
  * function takes it by value, the CPU function gets a pointer to it. Fixed rank so one LLVM
  * struct type serves every kernel. */
 typedef struct tessera_kernel_tensor {
-  void *data;
+  void* data;
   int64_t shape[TESSERA_MAX_RANK];
   int64_t strides[TESSERA_MAX_RANK];
 } tessera_kernel_tensor;
@@ -197,7 +213,7 @@ struct tessera_cpu_ctx;
  * group's workspace is ctx->workspace. The GPU entry takes the parameters, then int64_t
  * launch_tiles, then the launch's workspace (void*, groups * workspace_group_bytes bytes) and
  * uint64_t workspace_group_bytes; group g's workspace starts at g * workspace_group_bytes. */
-typedef void (*tessera_cpu_fn)(void **args, const struct tessera_cpu_ctx *ctx);
+typedef void (*tessera_cpu_fn)(void** args, const struct tessera_cpu_ctx* ctx);
 
 /* One slot of a kernel's per-group workspace: memory for the tile values the code keeps in
  * memory (their extents may be symbols bound at launch). A group's workspace holds every slot,
@@ -206,7 +222,7 @@ typedef void (*tessera_cpu_fn)(void **args, const struct tessera_cpu_ctx *ctx);
 typedef struct tessera_workspace_slot {
   uint32_t elem_bytes;
   uint32_t rank;
-  const tessera_extent *extents; /* rank entries: CONST, SYMBOL or EXPR */
+  const tessera_extent* extents; /* rank entries: CONST, SYMBOL or EXPR */
 } tessera_workspace_slot;
 
 typedef struct tessera_grid_block {
@@ -218,25 +234,25 @@ typedef struct tessera_grid_block {
 /* ABI 3: what a kernel's code uses on one GPU architecture, as tesserac read it from the cubin
  * (tesserac --resource-usage prints the same figures). Occupancy is for the kernel's default
  * group size and its shared_bytes. Instruction counts are static counts in the PTX. */
-#define TESSERA_RESOURCES_ARCH_SPECIFIC 0x1u /* built for sm_XXa */
+#define TESSERA_RESOURCES_ARCH_SPECIFIC 0x1u   /* built for sm_XXa */
 #define TESSERA_RESOURCES_SHARED_RESERVED 0x2u /* static_shared_bytes holds the system's 1 KiB */
 typedef struct tessera_kernel_resources {
-  uint32_t sm;                /* 90 for sm_90 and sm_90a */
-  uint32_t flags;             /* TESSERA_RESOURCES_* */
-  uint32_t registers;         /* per thread */
-  uint32_t stack_bytes;       /* per thread */
+  uint32_t sm;          /* 90 for sm_90 and sm_90a */
+  uint32_t flags;       /* TESSERA_RESOURCES_* */
+  uint32_t registers;   /* per thread */
+  uint32_t stack_bytes; /* per thread */
   uint32_t spill_store_bytes;
   uint32_t spill_load_bytes;
   uint64_t static_shared_bytes;
   uint64_t local_bytes;
   uint32_t threads_per_group;
-  uint32_t groups_per_sm;     /* occupancy: groups resident on one multiprocessor */
+  uint32_t groups_per_sm; /* occupancy: groups resident on one multiprocessor */
   uint32_t warps_per_sm;
   uint32_t max_warps_per_sm;
-  uint32_t mma_count;         /* mma.sync */
-  uint32_t wgmma_count;       /* wgmma.mma_async */
-  uint32_t tma_count;         /* cp.async.bulk* */
-  uint32_t cp_async_count;    /* cp.async.ca/cg */
+  uint32_t mma_count;      /* mma.sync */
+  uint32_t wgmma_count;    /* wgmma.mma_async */
+  uint32_t tma_count;      /* cp.async.bulk* */
+  uint32_t cp_async_count; /* cp.async.ca/cg */
   uint32_t ldmatrix_count;
   uint32_t reserved;
 } tessera_kernel_resources;
@@ -265,11 +281,11 @@ typedef struct tessera_tensor_map_desc {
  * the output tiles itself), in clusters of cluster_dim groups, with shared_bytes of dynamic
  * shared memory (docs/abi.md 4.2). */
 typedef struct tessera_gpu_variant {
-  const char *gpu_entry;
+  const char* gpu_entry;
   uint32_t min_sm;
   uint32_t block_threads;
   uint64_t shared_bytes;
-  const tessera_tensor_map_desc *tensor_maps;
+  const tessera_tensor_map_desc* tensor_maps;
   uint32_t num_tensor_maps;
   uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
 } tessera_gpu_variant;
@@ -302,9 +318,9 @@ struct tessera_kernel_desc;
 typedef struct tessera_autotune_desc {
   uint32_t num_params;                          /* tuned parameters */
   uint32_t num_candidates;                      /* 1 .. TESSERA_AUTOTUNE_MAX_CANDIDATES */
-  const char *const *param_names;               /* num_params names */
-  const int64_t *values;                        /* num_candidates rows of num_params values */
-  const struct tessera_kernel_desc *candidates; /* num_candidates descriptors, struct_size apart */
+  const char* const* param_names;               /* num_params names */
+  const int64_t* values;                        /* num_candidates rows of num_params values */
+  const struct tessera_kernel_desc* candidates; /* num_candidates descriptors, struct_size apart */
   uint64_t code_hash;                           /* of every candidate's code: keys the tuning cache */
   uint32_t flags;                               /* TESSERA_AUTOTUNE_* */
   uint32_t reserved;
@@ -313,41 +329,41 @@ typedef struct tessera_autotune_desc {
 typedef struct tessera_kernel_desc {
   uint32_t struct_size; /* sizeof(tessera_kernel_desc) */
   uint32_t flags;       /* TESSERA_KERNEL_* */
-  const char *name;     /* as written in the source, e.g. "group_sum" */
-  const tessera_param_desc *params;
+  const char* name;     /* as written in the source, e.g. "group_sum" */
+  const tessera_param_desc* params;
   uint32_t num_params;
   uint32_t num_symbols;
-  const char *const *symbols; /* symbol names, e.g. {"n", "grid_groups"} */
-  int32_t grid_symbol;        /* index of `grid_groups` in symbols, or -1 */
-  uint32_t group_shape[3];    /* GROUPED only; unused dims are 1 */
-  uint64_t shared_bytes;      /* group shared memory the code uses (budget or computed) */
-  const char *gpu_entry;      /* function name in the module's fatbin, NULL if none */
-  tessera_cpu_fn cpu_entry;   /* NULL if no CPU code */
-  uint64_t cpu_stack_bytes;   /* per-tile fiber stack for CPU_SYNC kernels; 0 = default */
-  const tessera_workspace_slot *workspace; /* per-group workspace layout (tile values) */
+  const char* const* symbols;              /* symbol names, e.g. {"n", "grid_groups"} */
+  int32_t grid_symbol;                     /* index of `grid_groups` in symbols, or -1 */
+  uint32_t group_shape[3];                 /* GROUPED only; unused dims are 1 */
+  uint64_t shared_bytes;                   /* group shared memory the code uses (budget or computed) */
+  const char* gpu_entry;                   /* function name in the module's fatbin, NULL if none */
+  tessera_cpu_fn cpu_entry;                /* NULL if no CPU code */
+  uint64_t cpu_stack_bytes;                /* per-tile fiber stack for CPU_SYNC kernels; 0 = default */
+  const tessera_workspace_slot* workspace; /* per-group workspace layout (tile values) */
   uint32_t num_workspace;
   /* Default grid of block-partitioned kernels (`tile.range(T, axis=a, step=s)`, whole-tensor
    * tile programs, the tile.mma loop): the product over the entries of ceil(shape of parameter
    * `param` along `axis` / `step`) groups. Empty when the kernel has no such loops. */
-  const struct tessera_grid_block *grid_blocks;
+  const struct tessera_grid_block* grid_blocks;
   uint32_t num_grid_blocks;
   uint32_t reserved;
   /* ABI 3: present when struct_size covers them (tessera_kernel_has_v3). */
-  const tessera_kernel_resources *resources; /* one per GPU architecture of the fatbin */
+  const tessera_kernel_resources* resources; /* one per GPU architecture of the fatbin */
   uint32_t num_resources;
-  uint32_t flops_len;                       /* 0: the work of a launch is unknown */
-  const tessera_expr_op *flops;             /* floating-point operations of one launch, over
-                                             * the symbols (@kernel(flops="2*M*N*K")) */
+  uint32_t flops_len;           /* 0: the work of a launch is unknown */
+  const tessera_expr_op* flops; /* floating-point operations of one launch, over
+                                 * the symbols (@kernel(flops="2*M*N*K")) */
   /* ABI 4: present when struct_size covers them (tessera_kernel_has_v4). */
-  const tessera_gpu_variant *gpu_variants;  /* tried in order before gpu_entry */
+  const tessera_gpu_variant* gpu_variants; /* tried in order before gpu_entry */
   uint32_t num_gpu_variants;
   uint32_t reserved4;
   /* ABI 5: present when struct_size covers them (tessera_kernel_has_v5). */
-  const tessera_kernel_resources *variant_resources; /* num_gpu_variants entries: what each
+  const tessera_kernel_resources* variant_resources; /* num_gpu_variants entries: what each
                                                       * variant's code uses on its architecture */
-  const tessera_autotune_desc *autotune;            /* NULL unless several candidates were compiled */
+  const tessera_autotune_desc* autotune;             /* NULL unless several candidates were compiled */
   /* ABI 6: present when struct_size covers it (tessera_kernel_has_v6). */
-  const tessera_variant_chain *chain; /* NULL: the variants are alternatives, the first that applies runs */
+  const tessera_variant_chain* chain; /* NULL: the variants are alternatives, the first that applies runs */
 } tessera_kernel_desc;
 
 /* Size of an ABI 2 kernel descriptor: the fields up to `reserved`. */
@@ -355,38 +371,37 @@ typedef struct tessera_kernel_desc {
 /* Size of an ABI 3 kernel descriptor: the fields up to `flops`. */
 #define TESSERA_KERNEL_DESC_V3_SIZE offsetof(tessera_kernel_desc, gpu_variants)
 /* Whether `k` carries the ABI 3 fields (resources, flops). */
-static inline int tessera_kernel_has_v3(const tessera_kernel_desc *k) {
+static inline int tessera_kernel_has_v3(const tessera_kernel_desc* k) {
   return k->struct_size >= TESSERA_KERNEL_DESC_V3_SIZE;
 }
 /* Size of an ABI 4 kernel descriptor: the fields up to `reserved4`. */
 #define TESSERA_KERNEL_DESC_V4_SIZE offsetof(tessera_kernel_desc, variant_resources)
 /* Whether `k` carries the ABI 4 fields (gpu_variants). */
-static inline int tessera_kernel_has_v4(const tessera_kernel_desc *k) {
+static inline int tessera_kernel_has_v4(const tessera_kernel_desc* k) {
   return k->struct_size >= TESSERA_KERNEL_DESC_V4_SIZE;
 }
 /* Size of an ABI 5 kernel descriptor: the fields up to `autotune`. */
 #define TESSERA_KERNEL_DESC_V5_SIZE offsetof(tessera_kernel_desc, chain)
 /* Whether `k` carries the ABI 5 fields (variant_resources, autotune). */
-static inline int tessera_kernel_has_v5(const tessera_kernel_desc *k) {
+static inline int tessera_kernel_has_v5(const tessera_kernel_desc* k) {
   return k->struct_size >= TESSERA_KERNEL_DESC_V5_SIZE;
 }
 /* Whether `k` carries the ABI 6 field (chain). */
-static inline int tessera_kernel_has_v6(const tessera_kernel_desc *k) {
+static inline int tessera_kernel_has_v6(const tessera_kernel_desc* k) {
   return k->struct_size >= sizeof(tessera_kernel_desc);
 }
 /* The variant chain of `k`, or NULL. */
-static inline const tessera_variant_chain *tessera_kernel_chain(const tessera_kernel_desc *k) {
+static inline const tessera_variant_chain* tessera_kernel_chain(const tessera_kernel_desc* k) {
   return tessera_kernel_has_v6(k) ? k->chain : NULL;
 }
 /* Candidate i of an autotune table (descriptors are struct_size bytes apart). */
-static inline const tessera_kernel_desc *tessera_autotune_candidate(const tessera_autotune_desc *t, uint32_t i) {
-  return (const tessera_kernel_desc *)((const char *)t->candidates + (size_t)i * t->candidates[0].struct_size);
+static inline const tessera_kernel_desc* tessera_autotune_candidate(const tessera_autotune_desc* t, uint32_t i) {
+  return (const tessera_kernel_desc*)((const char*)t->candidates + (size_t)i * t->candidates[0].struct_size);
 }
 /* The autotune candidates of `k`, or NULL. */
-static inline const tessera_autotune_desc *tessera_kernel_autotune(const tessera_kernel_desc *k) {
+static inline const tessera_autotune_desc* tessera_kernel_autotune(const tessera_kernel_desc* k) {
   return tessera_kernel_has_v5(k) ? k->autotune : NULL;
 }
-
 
 /* Bounds checking (tesserac --bounds-check, the default at -O0 and with -g): the kernel checks
  * every tensor and shared-memory index; a failed check skips the access (a load gives 0) and is
@@ -408,34 +423,33 @@ typedef struct tessera_fault_record {
 } tessera_fault_record;
 
 /* Tiles per GPU thread of a kernel (1 unless TESSERA_KERNEL_GPU_TILES_* says otherwise). */
-static inline uint32_t tessera_kernel_gpu_tiles(const tessera_kernel_desc *k) {
+static inline uint32_t tessera_kernel_gpu_tiles(const tessera_kernel_desc* k) {
   return 1u << ((k->flags & TESSERA_KERNEL_GPU_TILES_MASK) >> TESSERA_KERNEL_GPU_TILES_SHIFT);
 }
 
 typedef struct tessera_module_desc {
   uint32_t abi_version; /* TESSERA_ABI_VERSION */
   uint32_t struct_size; /* sizeof(tessera_module_desc) */
-  const char *name;     /* module name, e.g. "m" for m.tessera; unique per process */
-  const void *fatbin;   /* cubin per arch + PTX, as cuModuleLoadData takes it; NULL = no GPU code */
+  const char* name;     /* module name, e.g. "m" for m.tessera; unique per process */
+  const void* fatbin;   /* cubin per arch + PTX, as cuModuleLoadData takes it; NULL = no GPU code */
   uint64_t fatbin_size;
-  const tessera_kernel_desc *kernels;
+  const tessera_kernel_desc* kernels;
   uint32_t num_kernels;
   uint32_t reserved;
 } tessera_module_desc;
 
 /* Kernel i of a module: descriptors are struct_size bytes apart, which is shorter than
  * sizeof(tessera_kernel_desc) in modules built for an older ABI. */
-static inline const tessera_kernel_desc *tessera_module_kernel(const tessera_module_desc *m, uint32_t i) {
-  return (const tessera_kernel_desc *)((const char *)m->kernels + (size_t)i * m->kernels[0].struct_size);
+static inline const tessera_kernel_desc* tessera_module_kernel(const tessera_module_desc* m, uint32_t i) {
+  return (const tessera_kernel_desc*)((const char*)m->kernels + (size_t)i * m->kernels[0].struct_size);
 }
 
 /* Called by a module's load-time constructor / unload-time destructor. The descriptor must
  * stay valid until unregistered. */
-tessera_status tessera_register_module(const tessera_module_desc *module);
-tessera_status tessera_unregister_module(const tessera_module_desc *module);
+tessera_status tessera_register_module(const tessera_module_desc* module);
+tessera_status tessera_unregister_module(const tessera_module_desc* module);
 /* Finds a registered kernel by module and kernel name. */
-tessera_status tessera_find_kernel(const char *module, const char *kernel,
-                                   const tessera_kernel_desc **out);
+tessera_status tessera_find_kernel(const char* module, const char* kernel, const tessera_kernel_desc** out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* CPU executor ABI                                                                            */
@@ -445,10 +459,15 @@ tessera_status tessera_find_kernel(const char *module, const char *kernel,
  * splits the warp into segments; a source lane outside the segment (or past the last tile of
  * a partial warp, or of a finished tile) yields the caller's own value. */
 typedef enum tessera_shfl_mode {
-  TESSERA_SHFL_IDX = 0, TESSERA_SHFL_UP = 1, TESSERA_SHFL_DOWN = 2, TESSERA_SHFL_XOR = 3
+  TESSERA_SHFL_IDX = 0,
+  TESSERA_SHFL_UP = 1,
+  TESSERA_SHFL_DOWN = 2,
+  TESSERA_SHFL_XOR = 3
 } tessera_shfl_mode;
 typedef enum tessera_vote_mode {
-  TESSERA_VOTE_ALL = 0, TESSERA_VOTE_ANY = 1, TESSERA_VOTE_BALLOT = 2
+  TESSERA_VOTE_ALL = 0,
+  TESSERA_VOTE_ANY = 1,
+  TESSERA_VOTE_BALLOT = 2
 } tessera_vote_mode;
 
 /* Runtime services for CPU_SYNC kernels running one tile per call. The runtime runs a group's
@@ -456,36 +475,36 @@ typedef enum tessera_vote_mode {
  * interleaving, and therefore every result, is fixed. */
 typedef struct tessera_cpu_ops {
   /* tbarrier(): returns once every unfinished tile of the group has called it. */
-  void (*barrier)(const struct tessera_cpu_ctx *ctx);
+  void (*barrier)(const struct tessera_cpu_ctx* ctx);
   /* Barrier over the aligned partition of `size` tiles holding this tile:
    * cooperative_group(size=).sync(); size 32 is a warp sync. */
-  void (*partition_sync)(const struct tessera_cpu_ctx *ctx, uint32_t size);
+  void (*partition_sync)(const struct tessera_cpu_ctx* ctx, uint32_t size);
   /* Warp shuffle of 64 bits (narrower values travel in the low bits). */
-  uint64_t (*warp_shuffle)(const struct tessera_cpu_ctx *ctx, uint64_t value, int32_t mode,
-                           int32_t lane_or_delta, uint32_t width);
+  uint64_t (*warp_shuffle)(const struct tessera_cpu_ctx* ctx, uint64_t value, int32_t mode, int32_t lane_or_delta,
+                           uint32_t width);
   /* Warp vote: ALL/ANY return 0 or 1, BALLOT the lane mask of true predicates. */
-  uint32_t (*warp_vote)(const struct tessera_cpu_ctx *ctx, int32_t mode, int32_t predicate);
+  uint32_t (*warp_vote)(const struct tessera_cpu_ctx* ctx, int32_t mode, int32_t predicate);
   /* Reports a fault (bounds check, assert). The launch fails with TESSERA_ERROR_KERNEL_FAULT
    * and the message of the lowest faulting group; the code must return after calling it. */
-  void (*fault)(const struct tessera_cpu_ctx *ctx, const char *message);
+  void (*fault)(const struct tessera_cpu_ctx* ctx, const char* message);
 } tessera_cpu_ops;
 
 typedef struct tessera_cpu_ctx {
-  uint32_t tile_id[3];     /* tile in its group (0 for CPU_PER_GROUP entries) */
-  uint32_t tile_linear;    /* tile.linear_id() for grouped kernels */
+  uint32_t tile_id[3];  /* tile in its group (0 for CPU_PER_GROUP entries) */
+  uint32_t tile_linear; /* tile.linear_id() for grouped kernels */
   uint32_t group_shape[3];
-  uint32_t group_tiles;    /* group_tile_count() */
+  uint32_t group_tiles; /* group_tile_count() */
   uint32_t group_id[3];
   uint32_t grid_shape[3];
-  uint64_t group_linear;   /* group_linear_id() */
-  uint64_t grid_groups;    /* number of groups in the launch */
-  uint64_t global_linear;  /* launch.thread_id(); tile.linear_id() of ungrouped kernels */
-  uint64_t launch_tiles;   /* tiles in the launch (ungrouped: exactly the element count) */
-  void *shared;            /* the group's shared memory, zeroed, 64-byte aligned */
+  uint64_t group_linear;  /* group_linear_id() */
+  uint64_t grid_groups;   /* number of groups in the launch */
+  uint64_t global_linear; /* launch.thread_id(); tile.linear_id() of ungrouped kernels */
+  uint64_t launch_tiles;  /* tiles in the launch (ungrouped: exactly the element count) */
+  void* shared;           /* the group's shared memory, zeroed, 64-byte aligned */
   uint64_t shared_bytes;
-  const tessera_cpu_ops *ops;
-  void *runtime;           /* opaque to compiled code */
-  void *workspace;         /* the group's workspace (tessera_kernel_desc.workspace), 256-byte aligned */
+  const tessera_cpu_ops* ops;
+  void* runtime;   /* opaque to compiled code */
+  void* workspace; /* the group's workspace (tessera_kernel_desc.workspace), 256-byte aligned */
   uint64_t workspace_bytes;
 } tessera_cpu_ctx;
 
@@ -503,51 +522,51 @@ typedef enum tessera_device_kind { TESSERA_DEVICE_CPU = 0, TESSERA_DEVICE_GPU = 
 /* Picks the device on first use: TESSERA_DEVICE=cpu|gpu, else the GPU if one is usable, else
  * the CPU. Every other call initialises implicitly; calling this first surfaces errors early. */
 tessera_status tessera_init(void);
-tessera_status tessera_get_device_kind(tessera_device_kind *out);
+tessera_status tessera_get_device_kind(tessera_device_kind* out);
 /* Human-readable device, e.g. "NVIDIA H100 (sm_90)" or "CPU executor (16 threads)". */
-const char *tessera_device_name(void);
+const char* tessera_device_name(void);
 /* Why the GPU is not used ("" when it is): no driver, no device, TESSERA_DEVICE=cpu,
  * or "built without CUDA headers". */
-const char *tessera_gpu_unavailable_reason(void);
+const char* tessera_gpu_unavailable_reason(void);
 
 /* Device memory of the active device (host memory on the CPU executor). */
-tessera_status tessera_malloc(void **ptr, size_t bytes);
-tessera_status tessera_free(void *ptr);
+tessera_status tessera_malloc(void** ptr, size_t bytes);
+tessera_status tessera_free(void* ptr);
 
-typedef struct tessera_stream_t *tessera_stream; /* NULL = the default stream */
+typedef struct tessera_stream_t* tessera_stream; /* NULL = the default stream */
 /* Stream-ordered memory: usable by work on `stream` submitted after the call; freed once the
  * stream's earlier work is done (tessera_free also frees it, after the work of every blocking
  * stream). On the GPU it comes from the device's default memory pool, which keeps freed memory
  * for reuse; host entry points allocate their results and temporaries this way. */
-tessera_status tessera_malloc_async(void **ptr, size_t bytes, tessera_stream stream);
-tessera_status tessera_free_async(void *ptr, tessera_stream stream);
+tessera_status tessera_malloc_async(void** ptr, size_t bytes, tessera_stream stream);
+tessera_status tessera_free_async(void* ptr, tessera_stream stream);
 
-typedef struct tessera_event_t *tessera_event;
-typedef struct tessera_graph_t *tessera_graph;
+typedef struct tessera_event_t* tessera_event;
+typedef struct tessera_graph_t* tessera_graph;
 
 /* Copies between any of host memory and device memory (unified addressing): synchronous, or
  * ordered on `stream`. Async copies from host memory finish reading it before returning. */
-tessera_status tessera_memcpy(void *dst, const void *src, size_t bytes);
-tessera_status tessera_memcpy_async(void *dst, const void *src, size_t bytes, tessera_stream stream);
-tessera_status tessera_memset(void *dst, int value, size_t bytes);
+tessera_status tessera_memcpy(void* dst, const void* src, size_t bytes);
+tessera_status tessera_memcpy_async(void* dst, const void* src, size_t bytes, tessera_stream stream);
+tessera_status tessera_memset(void* dst, int value, size_t bytes);
 
-tessera_status tessera_stream_create(tessera_stream *out);
+tessera_status tessera_stream_create(tessera_stream* out);
 tessera_status tessera_stream_destroy(tessera_stream stream);
 tessera_status tessera_stream_synchronize(tessera_stream stream);
 /* Waits for all work on the device. Reports a kernel fault of earlier work. */
 tessera_status tessera_synchronize(void);
 
-tessera_status tessera_event_create(tessera_event *out);
+tessera_status tessera_event_create(tessera_event* out);
 tessera_status tessera_event_destroy(tessera_event event);
 tessera_status tessera_event_record(tessera_event event, tessera_stream stream);
 tessera_status tessera_event_synchronize(tessera_event event);
 tessera_status tessera_stream_wait_event(tessera_stream stream, tessera_event event);
-tessera_status tessera_event_elapsed_ms(float *ms, tessera_event start, tessera_event end);
+tessera_status tessera_event_elapsed_ms(float* ms, tessera_event start, tessera_event end);
 
 /* Graph capture: between begin and end, launches and copies on `stream` are recorded, not run
  * (the default stream cannot capture). tessera_graph_launch replays them on a stream. */
 tessera_status tessera_stream_begin_capture(tessera_stream stream);
-tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph *out);
+tessera_status tessera_stream_end_capture(tessera_stream stream, tessera_graph* out);
 tessera_status tessera_graph_launch(tessera_graph graph, tessera_stream stream);
 tessera_status tessera_graph_destroy(tessera_graph graph);
 /* Launches `captured` through `*cache` (the cache of a @jit(capture_graph=True) entry point):
@@ -555,25 +574,25 @@ tessera_status tessera_graph_destroy(tessera_graph graph);
  * in place from `captured` (the same launches in the same order, new arguments: cuGraphExecUpdate
  * on the GPU) and `captured` is destroyed, or, where the update is refused, `captured` replaces
  * the cache. Then the cache is launched on `stream`. Calls with one cache are serialised. */
-tessera_status tessera_graph_replay(tessera_graph *cache, tessera_graph captured, tessera_stream stream);
+tessera_status tessera_graph_replay(tessera_graph* cache, tessera_graph captured, tessera_stream stream);
 /* The arguments of one call of a capture_graph entry point, the key of its cached graph: every
  * tensor the call passes to its launches (parameters, results, temporaries: data address, dtype,
  * rank, extents and strides) and its scalar arguments (their bits, one int64 each). */
 typedef struct tessera_graph_key {
-  const tessera_tensor *const *tensors;
+  const tessera_tensor* const* tensors;
   uint32_t num_tensors;
-  const int64_t *scalars;
+  const int64_t* scalars;
   uint32_t num_scalars;
 } tessera_graph_key;
 /* When `*cache` holds a graph that tessera_graph_replay_keyed recorded with a key equal to `key`
  * and the same stream, launches it on `stream` and sets *launched to 1: the call's launches are
  * those of the cached graph, so they need not be captured again. Otherwise sets *launched to 0
  * and launches nothing. */
-tessera_status tessera_graph_launch_cached(tessera_graph *cache, const tessera_graph_key *key,
-                                           tessera_stream stream, int32_t *launched);
+tessera_status tessera_graph_launch_cached(tessera_graph* cache, const tessera_graph_key* key, tessera_stream stream,
+                                           int32_t* launched);
 /* tessera_graph_replay, recording `key` (NULL: none, so no later call hits) with the cache. */
-tessera_status tessera_graph_replay_keyed(tessera_graph *cache, tessera_graph captured,
-                                          const tessera_graph_key *key, tessera_stream stream);
+tessera_status tessera_graph_replay_keyed(tessera_graph* cache, tessera_graph captured, const tessera_graph_key* key,
+                                          tessera_stream stream);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Launches                                                                                    */
@@ -582,8 +601,8 @@ tessera_status tessera_graph_replay_keyed(tessera_graph *cache, tessera_graph ca
 /* Launch options; a NULL pointer or a zeroed struct means: default stream, default grid. */
 typedef struct tessera_launch_options {
   tessera_stream stream;
-  uint32_t grid[3];  /* groups per dimension; all 0 = DESIGN.md default rules */
-  uint32_t group[3]; /* tiles per group; all 0 = the kernel's group shape (or the runtime's) */
+  uint32_t grid[3];              /* groups per dimension; all 0 = DESIGN.md default rules */
+  uint32_t group[3];             /* tiles per group; all 0 = the kernel's group shape (or the runtime's) */
   uint64_t dynamic_shared_bytes; /* added to the kernel's shared_bytes */
 } tessera_launch_options;
 
@@ -593,7 +612,7 @@ typedef struct tessera_arg {
   int32_t kind;  /* tessera_param_kind */
   int32_t dtype; /* scalars */
   union {
-    const tessera_tensor *tensor;
+    const tessera_tensor* tensor;
     int64_t i;
     uint64_t u;
     double f64;
@@ -603,7 +622,7 @@ typedef struct tessera_arg {
 } tessera_arg;
 
 /* Argument builders for C callers and generated stubs. */
-static inline tessera_arg tessera_arg_tensor(const tessera_tensor *t) {
+static inline tessera_arg tessera_arg_tensor(const tessera_tensor* t) {
   tessera_arg a;
   a.kind = TESSERA_PARAM_TENSOR;
   a.dtype = t ? t->dtype : TESSERA_DTYPE_INVALID;
@@ -612,37 +631,36 @@ static inline tessera_arg tessera_arg_tensor(const tessera_tensor *t) {
   return a;
 }
 /* `value` points to `size` (<= 8) bytes holding the scalar in dtype's layout. */
-static inline tessera_arg tessera_arg_scalar(int32_t dtype, const void *value, size_t size) {
+static inline tessera_arg tessera_arg_scalar(int32_t dtype, const void* value, size_t size) {
   tessera_arg a;
   size_t i;
   a.kind = TESSERA_PARAM_SCALAR;
   a.dtype = dtype;
   a.value.u = 0;
-  for (i = 0; i < size && i < 8; ++i)
-    a.value.bytes[i] = ((const uint8_t *)value)[i];
+  for (i = 0; i < size && i < 8; ++i) a.value.bytes[i] = ((const uint8_t*)value)[i];
   return a;
 }
 
 /* Checks the arguments against the kernel's metadata and launches. On any check failure
  * nothing is launched and the message names kernel, parameter and problem. */
-tessera_status tessera_launch(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                              const tessera_arg *args, uint32_t num_args);
+tessera_status tessera_launch(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                              const tessera_arg* args, uint32_t num_args);
 
 /* A shape symbol bound before the arguments are checked: `K` from a distributed tensor's global
  * shape, `tp` from a mesh axis (tessera_index_launch does this). `source` says where the value
  * comes from, for messages ("mesh axis 'tp'"); NULL means "the caller". */
 typedef struct tessera_symbol_binding {
-  const char *symbol;
+  const char* symbol;
   int64_t value;
-  const char *source;
+  const char* source;
 } tessera_symbol_binding;
 
 /* tessera_launch with symbols bound first. Bindings of symbols the kernel does not have are
  * ignored; a parameter dimension that disagrees with a bound symbol is SHAPE_MISMATCH naming
  * the binding's source, and expression extents (K/tp) may use bound symbols. */
-tessera_status tessera_launch_bound(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                                    const tessera_arg *args, uint32_t num_args,
-                                    const tessera_symbol_binding *bindings, uint32_t num_bindings);
+tessera_status tessera_launch_bound(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                                    const tessera_arg* args, uint32_t num_args, const tessera_symbol_binding* bindings,
+                                    uint32_t num_bindings);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Autotuning (@kernel.autotune; docs/abi.md "Autotuning")                                     */
@@ -667,7 +685,7 @@ tessera_status tessera_autotune_set_mode(tessera_autotune_mode mode);
 tessera_autotune_mode tessera_autotune_get_mode(void);
 
 typedef struct tessera_autotune_result {
-  uint32_t best;           /* the candidate recorded for these arguments' key */
+  uint32_t best; /* the candidate recorded for these arguments' key */
   uint32_t num_candidates;
   /* Median time of each candidate (TESSERA_AUTOTUNE_REPEATS runs, default 5, after a warm-up);
    * negative when it was excluded: -1 its result bits differed from candidate 0's (kernels
@@ -679,18 +697,16 @@ typedef struct tessera_autotune_result {
  * the mut tensors before each run and at the end (so the call changes no argument), times
  * them, and records the fastest for the arguments' key in memory and on disk (not when the mode
  * is OFF). Synchronises the stream. Kernels without candidates have one. */
-tessera_status tessera_autotune_search(const tessera_kernel_desc *kernel, const tessera_launch_options *opts,
-                                       const tessera_arg *args, uint32_t num_args,
-                                       tessera_autotune_result *out);
+tessera_status tessera_autotune_search(const tessera_kernel_desc* kernel, const tessera_launch_options* opts,
+                                       const tessera_arg* args, uint32_t num_args, tessera_autotune_result* out);
 /* Launches candidate `index` (0 .. count - 1) of `kernel`, whatever the mode. */
-tessera_status tessera_launch_candidate(const tessera_kernel_desc *kernel, uint32_t index,
-                                        const tessera_launch_options *opts, const tessera_arg *args,
-                                        uint32_t num_args);
+tessera_status tessera_launch_candidate(const tessera_kernel_desc* kernel, uint32_t index,
+                                        const tessera_launch_options* opts, const tessera_arg* args, uint32_t num_args);
 /* Candidates of `kernel` (1 for kernels that are not tuned), and the value of parameter
  * `param` in candidate `index`. */
-uint32_t tessera_autotune_num_candidates(const tessera_kernel_desc *kernel);
-tessera_status tessera_autotune_value(const tessera_kernel_desc *kernel, uint32_t index, const char *param,
-                                      int64_t *out);
+uint32_t tessera_autotune_num_candidates(const tessera_kernel_desc* kernel);
+tessera_status tessera_autotune_value(const tessera_kernel_desc* kernel, uint32_t index, const char* param,
+                                      int64_t* out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Profiling                                                                                   */

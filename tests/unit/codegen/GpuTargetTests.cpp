@@ -1,8 +1,7 @@
 // The NVPTX end of code generation on a hand-built LLVM module: PTX from LLVM's back end for
 // each architecture, cubins from ptxas, and a fatbin holding them.
-#include <doctest/doctest.h>
-
 #include <cstring>
+#include <doctest/doctest.h>
 
 #include "codegen/CudaToolkit.h"
 #include "codegen/GpuTarget.h"
@@ -36,8 +35,8 @@ std::unique_ptr<llvm::Module> buildSaxpy(llvm::LLVMContext& ctx) {
   auto* idx = b.CreateSExt(i, b.getInt64Ty());
   auto* px = b.CreateGEP(b.getFloatTy(), fn->getArg(0), idx);
   auto* py = b.CreateGEP(b.getFloatTy(), fn->getArg(1), idx);
-  auto* r = b.CreateFAdd(b.CreateFMul(fn->getArg(2), b.CreateLoad(b.getFloatTy(), px)),
-                         b.CreateLoad(b.getFloatTy(), py));
+  auto* r =
+      b.CreateFAdd(b.CreateFMul(fn->getArg(2), b.CreateLoad(b.getFloatTy(), px)), b.CreateLoad(b.getFloatTy(), py));
   b.CreateStore(r, py);
   b.CreateBr(exit);
   b.SetInsertPoint(exit);
@@ -118,7 +117,10 @@ TEST_CASE("cubins from ptxas and a fatbin holding them") {
     std::string cubin;
     REQUIRE_MESSAGE(cuda.assemble(*ptx, *arch, 3, false, cubin, error), error);
     REQUIRE(cubin.size() > 4);
-    CHECK(std::memcmp(cubin.data(), "\x7f" "ELF", 4) == 0);
+    CHECK(std::memcmp(cubin.data(),
+                      "\x7f"
+                      "ELF",
+                      4) == 0);
     images.push_back({*arch, cubin});
     lastPtx = *ptx;
     last = *arch;

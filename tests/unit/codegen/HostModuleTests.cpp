@@ -1,9 +1,8 @@
 // The host half of a compiled module: registration data laid out exactly as runtime.h, launch
 // stubs, the object file, and the generated header.
-#include <doctest/doctest.h>
-
 #include <cstddef>
 #include <cstring>
+#include <doctest/doctest.h>
 
 #include "codegen/HostModule.h"
 #include "llvm/IR/Constants.h"
@@ -142,7 +141,10 @@ TEST_CASE("host object: ELF with the launch stubs and the registration construct
   std::string object;
   REQUIRE_MESSAGE(emitHostObject(m, 2, object, error), error);
   REQUIRE(object.size() > 64);
-  CHECK(std::memcmp(object.data(), "\x7f" "ELF", 4) == 0);
+  CHECK(std::memcmp(object.data(),
+                    "\x7f"
+                    "ELF",
+                    4) == 0);
   CHECK(object[4] == 2);  // 64-bit
   CHECK(object.find("saxpy_saxpy") != std::string::npos);
   CHECK(object.find("tessera_register_module") != std::string::npos);

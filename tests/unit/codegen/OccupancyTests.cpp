@@ -88,11 +88,12 @@ TEST_CASE("PTX instruction counts per function") {
 }
 
 TEST_CASE("ptxas -v reports per function") {
-  const char* log = "ptxas info    : 0 bytes gmem\n"
-                    "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
-                    "ptxas info    : Function properties for k\n"
-                    "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
-                    "ptxas info    : Used 72 registers, used 1 barriers, 1024 bytes smem\n";
+  const char* log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+      "ptxas info    : Function properties for k\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 72 registers, used 1 barriers, 1024 bytes smem\n";
   auto info = parsePtxasInfo(log);
   REQUIRE(info.count("k"));
   CHECK(info["k"].registers == 72);

@@ -1,24 +1,23 @@
 // Launcher variables: MPI launchers, torchrun-style variables, a world of one, and messages that
 // name what is missing or wrong.
-#include "runtime/dist/ProcessEnv.h"
-
 #include <doctest/doctest.h>
-
 #include <map>
 #include <memory>
 #include <string>
+
+#include "runtime/dist/ProcessEnv.h"
 
 using namespace tessera::dist;
 
 namespace {
 GetEnv envOf(std::map<std::string, std::string> vars) {
   auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char *name) -> const char * {
+  return [shared](const char* name) -> const char* {
     auto it = shared->find(name);
     return it == shared->end() ? nullptr : it->second.c_str();
   };
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("process env: no launcher variables is a world of one") {
   ProcessEnv e;
@@ -29,8 +28,12 @@ TEST_CASE("process env: no launcher variables is a world of one") {
 
 TEST_CASE("process env: torchrun-style variables") {
   ProcessEnv e;
-  REQUIRE(readProcessEnv(envOf({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                                {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}}),
+  REQUIRE(readProcessEnv(envOf({{"RANK", "3"},
+                                {"WORLD_SIZE", "4"},
+                                {"LOCAL_RANK", "1"},
+                                {"LOCAL_WORLD_SIZE", "2"},
+                                {"MASTER_ADDR", "node0"},
+                                {"MASTER_PORT", "29500"}}),
                          e) == TESSERA_SUCCESS);
   CHECK(e.launcher == TESSERA_LAUNCHER_ENV);
   CHECK(e.rank == 3);
@@ -57,9 +60,9 @@ TEST_CASE("process env: a partial torchrun-style launch names what is missing") 
 
 TEST_CASE("process env: malformed values") {
   ProcessEnv e;
-  std::map<std::string, std::string> base = {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"},
-                                             {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}};
-  auto with = [&](const char *k, const char *v) {
+  std::map<std::string, std::string> base = {
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}};
+  auto with = [&](const char* k, const char* v) {
     auto m = base;
     m[k] = v;
     return envOf(m);
@@ -75,8 +78,10 @@ TEST_CASE("process env: malformed values") {
 
 TEST_CASE("process env: MPI launchers win and give the local rank") {
   ProcessEnv e;
-  REQUIRE(readProcessEnv(envOf({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
-                                {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}, {"RANK", "junk"}}),
+  REQUIRE(readProcessEnv(envOf({{"OMPI_COMM_WORLD_SIZE", "4"},
+                                {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
+                                {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                {"RANK", "junk"}}),
                          e) == TESSERA_SUCCESS);
   CHECK(e.launcher == TESSERA_LAUNCHER_MPI);
   CHECK(e.mpiVariable == "OMPI_COMM_WORLD_SIZE=4");
@@ -87,5 +92,5 @@ TEST_CASE("process env: MPI launchers win and give the local rank") {
   CHECK(e.launcher == TESSERA_LAUNCHER_MPI);
   CHECK(e.localRank == 1);
   REQUIRE(readProcessEnv(envOf({{"PMIX_RANK", "0"}}), e) == TESSERA_SUCCESS);
-  CHECK(e.localRank == -1); // unknown: MPI_Comm_split_type finds it
+  CHECK(e.localRank == -1);  // unknown: MPI_Comm_split_type finds it
 }

@@ -1,17 +1,16 @@
 // The element arithmetic of deterministic reductions (runtime/dist/ReduceOps.h) against
 // independent references: the compiler's _Float16 for fp16, nearest-value searches for bf16
 // and fp8, and the documented combination orders rendered as text.
-#include "runtime/dist/DeviceOps.h"
-#include "runtime/dist/ReduceOps.h"
-
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <cstring>
+#include <doctest/doctest.h>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "runtime/dist/DeviceOps.h"
+#include "runtime/dist/ReduceOps.h"
 
 using namespace tessera::dist;
 using namespace tessera::dist::reduce;
@@ -32,16 +31,33 @@ float floatOf(uint32_t x) {
 // Floats that exercise rounding: random bit patterns, values near every fp16/fp8 boundary,
 // exact halfway points, subnormals, infinities.
 std::vector<float> probeFloats() {
-  std::vector<float> v = {0.f, -0.f, 1.f, -1.f, 65504.f, 65519.f, 65520.f, 1e-8f, 5.96e-8f, 2.98e-8f, 448.f, 464.f,
-                          465.f, 57344.f, 61440.f, 61441.f, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(), 1.4e-45f, 1.1754942e-38f};
+  std::vector<float> v = {0.f,
+                          -0.f,
+                          1.f,
+                          -1.f,
+                          65504.f,
+                          65519.f,
+                          65520.f,
+                          1e-8f,
+                          5.96e-8f,
+                          2.98e-8f,
+                          448.f,
+                          464.f,
+                          465.f,
+                          57344.f,
+                          61440.f,
+                          61441.f,
+                          1e30f,
+                          -1e30f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          1.4e-45f,
+                          1.1754942e-38f};
   std::mt19937 rng(1234);
-  for (int i = 0; i < 200000; ++i)
-    v.push_back(floatOf(rng()));
+  for (int i = 0; i < 200000; ++i) v.push_back(floatOf(rng()));
   std::uniform_real_distribution<float> small(-600.f, 600.f);
-  for (int i = 0; i < 200000; ++i)
-    v.push_back(small(rng));
-  for (uint32_t h = 0; h < 0x7c00; h += 7) { // halfway points between neighbouring fp16 values
+  for (int i = 0; i < 200000; ++i) v.push_back(small(rng));
+  for (uint32_t h = 0; h < 0x7c00; h += 7) {  // halfway points between neighbouring fp16 values
     uint16_t h0 = static_cast<uint16_t>(h), h1 = static_cast<uint16_t>(h + 1);
     _Float16 x0, x1;
     std::memcpy(&x0, &h0, 2);
@@ -56,11 +72,12 @@ std::vector<float> probeFloats() {
 // The nearest of a format's finite values (ties to the even code); beyond the largest finite
 // value by half a step or more (ties to even), the overflow code.
 template <class Decode>
-uint32_t nearestCode(float f, const std::vector<uint32_t> &finite, Decode decode, uint32_t overflow, double nextAboveMax) {
+uint32_t nearestCode(float f, const std::vector<uint32_t>& finite, Decode decode, uint32_t overflow,
+                     double nextAboveMax) {
   double x = std::fabs(static_cast<double>(f));
   uint32_t maxCode = finite.back();
   double maxVal = decode(maxCode), half = (nextAboveMax - maxVal) / 2;
-  if (x >= maxVal) // past the largest finite value: it, or the overflow code past half a step
+  if (x >= maxVal)  // past the largest finite value: it, or the overflow code past half a step
     return x > maxVal + half || (x == maxVal + half && (maxCode & 1u)) ? overflow : maxCode;
   uint32_t best = 0;
   double bestErr = INFINITY;
@@ -74,7 +91,7 @@ uint32_t nearestCode(float f, const std::vector<uint32_t> &finite, Decode decode
   return best;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("reduce ops: fp16 decoding and rounding agree with the compiler's _Float16") {
   for (uint32_t h = 0; h < 0x10000; ++h) {
@@ -94,8 +111,7 @@ TEST_CASE("reduce ops: fp16 decoding and rounding agree with the compiler's _Flo
     std::memcpy(&want, &ref, 2);
     uint32_t got = F16Format::encode(f);
     bool ok = std::isnan(f) ? ((got & 0x7c00) == 0x7c00 && (got & 0x3ff)) : got == want;
-    if (!ok && bad++ < 5)
-      FAIL_CHECK("fp16 encode of ", f, " (bits ", bitsOf(f), "): got ", got, ", want ", want);
+    if (!ok && bad++ < 5) FAIL_CHECK("fp16 encode of ", f, " (bits ", bitsOf(f), "): got ", got, ", want ", want);
   }
   CHECK(bad == 0);
 }
@@ -109,22 +125,20 @@ TEST_CASE("reduce ops: bf16 rounds to the nearest value, ties to even") {
       continue;
     }
     uint32_t x = bitsOf(f), lo = x & 0xffff0000u, hi = lo + 0x10000u;
-    if (std::isinf(f))
-      hi = lo;
+    if (std::isinf(f)) hi = lo;
     // The value above the largest finite bf16 is inf, reached from 2^128 (IEEE rounding).
     auto value = [](uint32_t b) {
       return std::isinf(floatOf(b)) ? std::copysign(std::ldexp(1.0, 128), floatOf(b)) : double(floatOf(b));
     };
     double dlo = std::fabs(value(lo) - f), dhi = std::fabs(value(hi) - f);
     uint32_t want = dlo < dhi || (dlo == dhi && !((lo >> 16) & 1u)) ? lo : hi;
-    if (got != (want >> 16) && bad++ < 5)
-      FAIL_CHECK("bf16 encode of ", f, ": got ", got, ", want ", (want >> 16));
+    if (got != (want >> 16) && bad++ < 5) FAIL_CHECK("bf16 encode of ", f, ": got ", got, ", want ", (want >> 16));
   }
   CHECK(bad == 0);
 }
 
 TEST_CASE("reduce ops: fp8 e4m3 and e5m2 round to the nearest value, overflow to NaN / inf") {
-  auto e4m3 = [](uint32_t c) { // OCP E4M3: bias 7, subnormals 2^-6 * m/8
+  auto e4m3 = [](uint32_t c) {  // OCP E4M3: bias 7, subnormals 2^-6 * m/8
     uint32_t e = (c >> 3) & 15, m = c & 7;
     return e ? std::ldexp(1.0 + m / 8.0, static_cast<int>(e) - 7) : std::ldexp(m / 8.0, -6);
   };
@@ -133,9 +147,9 @@ TEST_CASE("reduce ops: fp8 e4m3 and e5m2 round to the nearest value, overflow to
     return e ? std::ldexp(1.0 + m / 4.0, static_cast<int>(e) - 15) : std::ldexp(m / 4.0, -14);
   };
   std::vector<uint32_t> f4, f5;
-  for (uint32_t c = 0; c < 0x7f; ++c) // 0x7f is NaN
+  for (uint32_t c = 0; c < 0x7f; ++c)  // 0x7f is NaN
     f4.push_back(c);
-  for (uint32_t c = 0; c < 0x7c; ++c) // 0x7c is inf
+  for (uint32_t c = 0; c < 0x7c; ++c)  // 0x7c is inf
     f5.push_back(c);
   CHECK(e4m3(0x7e) == 448.0);
   CHECK(e5m2(0x7b) == 57344.0);
@@ -143,8 +157,7 @@ TEST_CASE("reduce ops: fp8 e4m3 and e5m2 round to the nearest value, overflow to
   probes.resize(60000);
   int bad = 0;
   for (float f : probes) {
-    if (std::isnan(f))
-      continue;
+    if (std::isnan(f)) continue;
     uint32_t sign4 = std::signbit(f) ? 0x80u : 0u;
     uint32_t want4 = sign4 | nearestCode(f, f4, e4m3, 0x7f, 480.0);
     uint32_t want5 = sign4 | nearestCode(f, f5, e5m2, 0x7c, 65536.0);
@@ -175,7 +188,7 @@ TEST_CASE("reduce ops: fp8 e4m3 and e5m2 round to the nearest value, overflow to
 namespace {
 // Renders the combination order: apply(a, b) = "(a+b)".
 struct Render {
-  static std::string apply(const std::string &a, const std::string &b) { return "(" + a + "+" + b + ")"; }
+  static std::string apply(const std::string& a, const std::string& b) { return "(" + a + "+" + b + ")"; }
 };
 std::string tree(int p) {
   return combineTree<Render, std::string>(p, [](int r) { return std::to_string(r); });
@@ -183,7 +196,7 @@ std::string tree(int p) {
 std::string sequential(int p) {
   return combineSequential<Render, std::string>(p, [](int r) { return std::to_string(r); });
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("reduce ops: the pairwise (binary_tree) and sequential orders") {
   CHECK(tree(1) == "0");
@@ -196,7 +209,7 @@ TEST_CASE("reduce ops: the pairwise (binary_tree) and sequential orders") {
   CHECK(tree(8) == "(((0+1)+(2+3))+((4+5)+(6+7)))");
   CHECK(tree(9) == "((((0+1)+(2+3))+((4+5)+(6+7)))+8)");
   CHECK(sequential(4) == "(((0+1)+2)+3)");
-  for (int p = 1; p <= 3; ++p) // the collectives rely on this to use the cheaper loop
+  for (int p = 1; p <= 3; ++p)  // the collectives rely on this to use the cheaper loop
     CHECK(tree(p) == sequential(p));
   // Up to kMaxInputs ranks fit the fixed stack.
   std::string big = tree(kMaxInputs);
@@ -222,7 +235,7 @@ TEST_CASE("reduce ops: max and min never depend on the order of equal values") {
 
 TEST_CASE("reduce ops: a NaN sum or average is the canonical quiet NaN") {
   // GPUs return their canonical NaN from arithmetic; x86 keeps an operand's payload.
-  float payload = floatOf(0xffa12345u); // a negative quiet NaN with a payload
+  float payload = floatOf(0xffa12345u);  // a negative quiet NaN with a payload
   CHECK(bitsOf(OpSum<CodecF32>::apply(payload, 1.f)) == 0x7fc00000u);
   CHECK(bitsOf(OpSum<CodecF32>::apply(INFINITY, -INFINITY)) == 0x7fc00000u);
   double dnan = OpSum<CodecF64>::apply(std::numeric_limits<double>::quiet_NaN(), 2.0);
@@ -230,11 +243,14 @@ TEST_CASE("reduce ops: a NaN sum or average is the canonical quiet NaN") {
   std::memcpy(&dbits, &dnan, 8);
   CHECK(dbits == 0x7ff8000000000000ull);
   float out = 0;
-  reduceLanes<CodecF32, kAvg, 1>(1, kTree, [&](int) {
-    Lanes<CodecF32, 1> l;
-    l.v[0] = payload;
-    return l;
-  }, &out);
+  reduceLanes<CodecF32, kAvg, 1>(
+      1, kTree,
+      [&](int) {
+        Lanes<CodecF32, 1> l;
+        l.v[0] = payload;
+        return l;
+      },
+      &out);
   CHECK(bitsOf(out) == 0x7fc00000u);
   // max/min return the NaN operand itself: no arithmetic, the same bits everywhere.
   CHECK(bitsOf(OpMax<CodecF32>::apply(payload, 1.f)) == 0xffa12345u);
@@ -249,11 +265,14 @@ TEST_CASE("reduce ops: integer sums wrap like two's complement") {
 TEST_CASE("reduce ops: avg divides the fp32 sum once and rounds once") {
   uint16_t vals[3] = {bf16Encode(1.f), bf16Encode(2.f), bf16Encode(4.f)};
   uint16_t out = 0;
-  reduceLanes<CodecBF16, kAvg, 1>(3, kTree, [&](int r) {
-    Lanes<CodecBF16, 1> l;
-    l.v[0] = CodecBF16::load(vals[r]);
-    return l;
-  }, &out);
+  reduceLanes<CodecBF16, kAvg, 1>(
+      3, kTree,
+      [&](int r) {
+        Lanes<CodecBF16, 1> l;
+        l.v[0] = CodecBF16::load(vals[r]);
+        return l;
+      },
+      &out);
   CHECK(bf16Decode(out) == bf16Decode(bf16Encode(7.f / 3.f)));
 }
 
@@ -265,7 +284,7 @@ TEST_CASE("reduce ops: which dtypes and operations reduce") {
   CHECK(reducible(TESSERA_BOOL, kMin, why));
   CHECK_FALSE(reducible(TESSERA_I32, kAvg, why));
   CHECK(why == std::string("avg of the integer dtype ") + tessera_dtype_name(TESSERA_I32) +
-                 " would have to round; reduce with sum and divide");
+                   " would have to round; reduce with sum and divide");
   CHECK_FALSE(reducible(TESSERA_BOOL, kSum, why));
   CHECK(why == "sum of bool is not defined; use max (any) or min (all)");
   CHECK_FALSE(reducible(TESSERA_F4_E2M1, kSum, why));
@@ -283,16 +302,14 @@ TEST_CASE("reduce ops: the CPU reduction of every reducible dtype and operation"
   std::vector<float> ranks[3] = {{1, -2, 3, 0, 5}, {4, 5, -6, 0, 1}, {7, 8, 9, -0.f, 1}};
   std::vector<uint8_t> out(5 * 8);
   std::vector<float> in32[3];
-  for (int r = 0; r < 3; ++r)
-    in32[r] = ranks[r];
+  for (int r = 0; r < 3; ++r) in32[r] = ranks[r];
   ReduceParams P{};
-  for (int r = 0; r < 3; ++r)
-    P.in[r] = in32[r].data();
+  for (int r = 0; r < 3; ++r) P.in[r] = in32[r].data();
   P.out = out.data();
   P.n = 5;
   P.p = 3;
   REQUIRE(cpuDeviceOps().reduce(P, TESSERA_F32, kSum, nullptr) == TESSERA_SUCCESS);
-  const float *o = reinterpret_cast<const float *>(out.data());
+  const float* o = reinterpret_cast<const float*>(out.data());
   CHECK(o[0] == 12.f);
   CHECK(o[1] == 11.f);
   CHECK(o[2] == 6.f);

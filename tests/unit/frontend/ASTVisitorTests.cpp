@@ -2,7 +2,6 @@
 // unhandled kinds fall back to their category, and forEachChild lists every child of every kind
 // in source order (a pre-order walk reproduces the source's token order of names).
 #include <doctest/doctest.h>
-
 #include <string>
 #include <vector>
 

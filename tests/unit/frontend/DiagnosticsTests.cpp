@@ -1,7 +1,6 @@
 // The diagnostics engine and its printers: message formatting, the error limit, the clang-style
 // text layout (caret and underline), and the JSON form.
 #include <doctest/doctest.h>
-
 #include <sstream>
 
 #include "basic/Diagnostics.h"
@@ -113,8 +112,9 @@ TEST_CASE("notes print after their diagnostic and fix-its under the line") {
   DiagnosticEngine diags(f.sm);
   diags.addConsumer(&printer);
   diags.report(diag::err_drv_cannot_open, SourceRange(f.at(4), f.at(5)))
-      .note(diag::note_previous_definition, SourceRange(f.at(0), f.at(3)))
-      .fixitInsert(f.at(5), "(") << "a" << "b";
+          .note(diag::note_previous_definition, SourceRange(f.at(0), f.at(3)))
+          .fixitInsert(f.at(5), "(")
+      << "a" << "b";
   std::string out = os.str();
   size_t err = out.find("t.tessera:1:5: error:");
   size_t note = out.find("t.tessera:1:1: note: previous definition is here");

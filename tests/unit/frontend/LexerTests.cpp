@@ -1,6 +1,5 @@
 // The scanner, its indentation layer, literal decoding and the token dump.
 #include <doctest/doctest.h>
-
 #include <set>
 #include <sstream>
 
@@ -162,7 +161,8 @@ TEST_CASE("longest match for punctuators") {
 // ---- Layout ----
 
 TEST_CASE("empty files, blank lines and comment-only files produce only Eof") {
-  for (const char* src : {"", "\n", "\n\n\n", "   \n\t\n", "# only a comment", "# a\n   # b\n\n# c\n", "\r\n\r\n", "  "}) {
+  for (const char* src :
+       {"", "\n", "\n\n\n", "   \n\t\n", "# only a comment", "# a\n   # b\n\n# c\n", "\r\n\r\n", "  "}) {
     CAPTURE(src);
     Lex l(src);
     CHECK(l.kinds() == "Eof");
@@ -181,11 +181,12 @@ TEST_CASE("comments are kept only when asked, and never make a Newline on their 
 }
 
 TEST_CASE("nested blocks and a dedent of several levels at once") {
-  Lex l("def f():\n"
-        "    if a:\n"
-        "        while b:\n"
-        "            pass\n"
-        "x\n");
+  Lex l(
+      "def f():\n"
+      "    if a:\n"
+      "        while b:\n"
+      "            pass\n"
+      "x\n");
   CHECK(l.kinds() ==
         "kw_def Identifier l_paren r_paren colon Newline "
         "Indent kw_if Identifier colon Newline "
@@ -206,12 +207,14 @@ TEST_CASE("nested blocks and a dedent of several levels at once") {
 
 TEST_CASE("dedent to an intermediate level") {
   Lex l("a:\n  b:\n    c\n  d\ne\n");
-  CHECK(l.kinds() == "Identifier colon Newline Indent Identifier colon Newline Indent Identifier Newline "
-                     "Dedent Identifier Newline Dedent Identifier Newline Eof");
+  CHECK(l.kinds() ==
+        "Identifier colon Newline Indent Identifier colon Newline Indent Identifier Newline "
+        "Dedent Identifier Newline Dedent Identifier Newline Eof");
 }
 
 TEST_CASE("dedents at end of file, with and without a trailing newline") {
-  const char* want = "Identifier colon Newline Indent Identifier colon Newline Indent Identifier Newline Dedent Dedent Eof";
+  const char* want =
+      "Identifier colon Newline Indent Identifier colon Newline Indent Identifier Newline Dedent Dedent Eof";
   Lex a("a:\n  b:\n    c\n");
   CHECK(a.kinds() == want);
   Lex b("a:\n  b:\n    c");
@@ -225,20 +228,23 @@ TEST_CASE("dedents at end of file, with and without a trailing newline") {
 
 TEST_CASE("blank and comment lines inside blocks do not affect indentation") {
   Lex l("if a:\n    x\n\n  # odd comment\n        \n    y\nz\n");
-  CHECK(l.kinds() == "kw_if Identifier colon Newline Indent Identifier Newline Identifier Newline Dedent Identifier Newline Eof");
+  CHECK(l.kinds() ==
+        "kw_if Identifier colon Newline Indent Identifier Newline Identifier Newline Dedent Identifier Newline Eof");
   CHECK(l.diagCount() == 0);
 }
 
 TEST_CASE("brackets join lines whatever their indentation") {
-  Lex l("x = f(1,\n"
-        "         2,\n"
-        "  [3,\n"
-        "4], {5:\n"
-        "        6})\n"
-        "y\n");
-  CHECK(l.kinds() == "Identifier equal Identifier l_paren IntLiteral comma IntLiteral comma l_square IntLiteral comma "
-                     "IntLiteral r_square comma l_brace IntLiteral colon IntLiteral r_brace r_paren Newline "
-                     "Identifier Newline Eof");
+  Lex l(
+      "x = f(1,\n"
+      "         2,\n"
+      "  [3,\n"
+      "4], {5:\n"
+      "        6})\n"
+      "y\n");
+  CHECK(l.kinds() ==
+        "Identifier equal Identifier l_paren IntLiteral comma IntLiteral comma l_square IntLiteral comma "
+        "IntLiteral r_square comma l_brace IntLiteral colon IntLiteral r_brace r_paren Newline "
+        "Identifier Newline Eof");
   CHECK(l.diagCount() == 0);
   // The first token of each physical line is at a line start, inside brackets too.
   std::vector<std::string> starts;
@@ -294,8 +300,9 @@ TEST_CASE("an unindent that matches no outer level is diagnosed once and recover
   Lex l("if a:\n    b\n  c\n  d\ne\n");
   CHECK(l.only() == "err_lex_bad_dedent 3:3-3:4");
   // The bad level gets no Indent token, so Indents and Dedents stay balanced.
-  CHECK(l.kinds() == "kw_if Identifier colon Newline Indent Identifier Newline Dedent Identifier Newline "
-                     "Identifier Newline Identifier Newline Eof");
+  CHECK(l.kinds() ==
+        "kw_if Identifier colon Newline Indent Identifier Newline Dedent Identifier Newline "
+        "Identifier Newline Identifier Newline Eof");
 }
 
 TEST_CASE("an indented first line gives an Indent (the parser reports it)") {
@@ -329,11 +336,25 @@ TEST_CASE("integer literals and their values") {
     const char* text;
     uint64_t value;
   } cases[] = {
-      {"0", 0},           {"42", 42},         {"0x2A", 42},        {"0X2a", 42},
-      {"0o17", 15},       {"0O17", 15},       {"0b101", 5},        {"0B1_0_1", 5},
-      {"1_000_000", 1000000}, {"8_KiB", 8192}, {"64_MiB", 64ull << 20}, {"2_GiB", 2ull << 30},
-      {"0x_ff", 255},     {"00", 0},          {"0_0", 0},          {"18446744073709551615", UINT64_MAX},
-      {"0xFFFF_FFFF_FFFF_FFFF", UINT64_MAX},  {"1_KiB", 1024},     {"0x10_KiB", 16384},
+      {"0", 0},
+      {"42", 42},
+      {"0x2A", 42},
+      {"0X2a", 42},
+      {"0o17", 15},
+      {"0O17", 15},
+      {"0b101", 5},
+      {"0B1_0_1", 5},
+      {"1_000_000", 1000000},
+      {"8_KiB", 8192},
+      {"64_MiB", 64ull << 20},
+      {"2_GiB", 2ull << 30},
+      {"0x_ff", 255},
+      {"00", 0},
+      {"0_0", 0},
+      {"18446744073709551615", UINT64_MAX},
+      {"0xFFFF_FFFF_FFFF_FFFF", UINT64_MAX},
+      {"1_KiB", 1024},
+      {"0x10_KiB", 16384},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
@@ -354,8 +375,8 @@ TEST_CASE("floating-point literals and their values") {
     const char* text;
     double value;
   } cases[] = {
-      {"1.0", 1.0}, {".5", 0.5}, {"1.", 1.0}, {"1e-3", 1e-3}, {"2.5E+10", 2.5e10}, {"1_000.5", 1000.5},
-      {"1e10", 1e10}, {"0.0", 0.0}, {"012.5", 12.5}, {"3.14_15", 3.1415}, {"1_0e1_0", 10e10}, {"1e-400", 0.0},
+      {"1.0", 1.0},   {".5", 0.5},  {"1.", 1.0},     {"1e-3", 1e-3},      {"2.5E+10", 2.5e10}, {"1_000.5", 1000.5},
+      {"1e10", 1e10}, {"0.0", 0.0}, {"012.5", 12.5}, {"3.14_15", 3.1415}, {"1_0e1_0", 10e10},  {"1e-400", 0.0},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
@@ -424,8 +445,9 @@ TEST_CASE("string literals: quotes, prefixes, escapes and their values") {
 
 TEST_CASE("f-strings are one token from prefix to closing quote, with nested quotes of the other kind") {
   Lex l("devices=[f\"cuda:{i}\" for i in range(72)]\n");
-  CHECK(l.kinds() == "Identifier equal l_square FStringLiteral kw_for Identifier kw_in Identifier l_paren IntLiteral "
-                     "r_paren r_square Newline Eof");
+  CHECK(l.kinds() ==
+        "Identifier equal l_square FStringLiteral kw_for Identifier kw_in Identifier l_paren IntLiteral "
+        "r_paren r_square Newline Eof");
   CHECK(first(l, TokenKind::FStringLiteral).text == "f\"cuda:{i}\"");
   Lex n("f\"{d['k']}\"");
   CHECK(n.kinds() == "FStringLiteral Newline Eof");
@@ -433,8 +455,9 @@ TEST_CASE("f-strings are one token from prefix to closing quote, with nested quo
 
 TEST_CASE("a triple-quoted string spanning lines does not disturb the layout") {
   Lex l("def f():\n    \"\"\"Doc.\n\nmore\"\"\"\n    pass\n");
-  CHECK(l.kinds() == "kw_def Identifier l_paren r_paren colon Newline Indent StringLiteral Newline kw_pass Newline "
-                     "Dedent Eof");
+  CHECK(l.kinds() ==
+        "kw_def Identifier l_paren r_paren colon Newline Indent StringLiteral Newline kw_pass Newline "
+        "Dedent Eof");
   CHECK(l.range(l.toks[7]) == "2:5-4:8");
 }
 
@@ -535,7 +558,7 @@ TEST_CASE("invalid escapes are warnings and the string stays a string") {
 TEST_CASE("malformed numbers: one precise error each, then lexing goes on") {
   struct Case {
     const char* text;
-    const char* diag;     // id and range
+    const char* diag;  // id and range
     const char* message;
   } cases[] = {
       {"x = 1__0 + y", "err_lex_number_underscore 1:6-1:8", "'_' in a numeric literal must be between two digits"},

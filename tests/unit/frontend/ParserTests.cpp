@@ -2,7 +2,6 @@
 // ranges, error recovery (N independent errors give exactly N diagnostics), f-string splitting,
 // and the AST dump.
 #include <doctest/doctest.h>
-
 #include <sstream>
 
 #include "frontend/ASTDump.h"
@@ -108,7 +107,8 @@ std::string sx(const Expr* e) {
       auto* s = cast<SliceExpr>(e);
       return "(slice " + sx(s->lower) + " " + sx(s->upper) + " " + sx(s->step) + ")";
     }
-    case NodeKind::AttributeExpr: return "(. " + sx(cast<AttributeExpr>(e)->base) + " " + cast<AttributeExpr>(e)->name + ")";
+    case NodeKind::AttributeExpr:
+      return "(. " + sx(cast<AttributeExpr>(e)->base) + " " + cast<AttributeExpr>(e)->name + ")";
     case NodeKind::TupleExpr: {
       std::string s = "(tuple";
       for (const Expr* x : cast<TupleExpr>(e)->elements) s += " " + sx(x);
@@ -296,22 +296,22 @@ TEST_CASE("f-string errors") {
 
 TEST_CASE("statement forms") {
   Parse p(
-      "import a.b as c, d\n"                // 0
-      "from ..m.n import (x as y, z,)\n"    // 1
-      "from . import w\n"                   // 2
-      "from m import *\n"                   // 3
-      "a = b = v\n"                         // 4
-      "s0, s1 = s1, s0\n"                   // 5
-      "first, *rest = xs\n"                 // 6
-      "x ^= 1; x @= w; x //= 2; x **= 3\n"  // 7, 8, 9, 10
-      "n: int\n"                            // 11
-      "y: f32 = 0.0\n"                      // 12
-      "if a:\n    pass\nelif b:\n    pass\nelse:\n    pass\n"  // 13
-      "while c:\n    break\nelse:\n    pass\n"                  // 14
+      "import a.b as c, d\n"                                                        // 0
+      "from ..m.n import (x as y, z,)\n"                                            // 1
+      "from . import w\n"                                                           // 2
+      "from m import *\n"                                                           // 3
+      "a = b = v\n"                                                                 // 4
+      "s0, s1 = s1, s0\n"                                                           // 5
+      "first, *rest = xs\n"                                                         // 6
+      "x ^= 1; x @= w; x //= 2; x **= 3\n"                                          // 7, 8, 9, 10
+      "n: int\n"                                                                    // 11
+      "y: f32 = 0.0\n"                                                              // 12
+      "if a:\n    pass\nelif b:\n    pass\nelse:\n    pass\n"                       // 13
+      "while c:\n    break\nelse:\n    pass\n"                                      // 14
       "for m, n, k in tile.mma(A, B, C, BM=128):\n    continue\nelse:\n    pass\n"  // 15
-      "with graph.capture() as g, lock:\n    pass\n"  // 16
-      "def f(x): return x\n"                          // 17
-      "f(a)\n");                                      // 18
+      "with graph.capture() as g, lock:\n    pass\n"                                // 16
+      "def f(x): return x\n"                                                        // 17
+      "f(a)\n");                                                                    // 18
   REQUIRE(p.errors() == 0);
   REQUIRE(p.module->stmts.size() == 19);
 
@@ -409,8 +409,7 @@ TEST_CASE("function definitions: decorators, parameters, docstrings") {
   CHECK(sx(f->decorators[1].expr) == "jit");
   CHECK(sx(f->decorators[2].expr) == "autodiff");
   CHECK(p.range(f->decorators[2].range) == "3:6-3:15");
-  CHECK(sx(f->decorators[3].expr) ==
-        "(call (. kernel autotune) space=(call dict BM=[128 256] stages=[2 3]))");
+  CHECK(sx(f->decorators[3].expr) == "(call (. kernel autotune) space=(call dict BM=[128 256] stages=[2 3]))");
   REQUIRE(f->params.size() == 5);
   CHECK(f->params[0].name == "x");
   CHECK(sx(f->params[0].annotation) == "(sub f32 n)");
@@ -500,7 +499,8 @@ TEST_CASE("recovery: N independent errors give exactly N diagnostics") {
       {"def f(x)\n    return x\ndef g(:\n    return 1\nh(1=2)\n",
        "err_parse_expected_colon 1:9; err_parse_expected_param 3:7; err_parse_keyword_not_identifier 5:3"},
       {"if x\n    y = 1\n        z = 2\n", "err_parse_expected_colon 1:5; err_parse_unexpected_indent 3:9"},
-      {"class A:\n    def f(self):\n        return (1 +\n", "err_parse_unsupported 1:1; err_parse_trailing_operator 3:19"},
+      {"class A:\n    def f(self):\n        return (1 +\n",
+       "err_parse_unsupported 1:1; err_parse_trailing_operator 3:19"},
       {"break\ncontinue\nreturn\nf() = 1\na < b < c\n",
        "err_parse_break_outside_loop 1:1; err_parse_continue_outside_loop 2:1; err_parse_return_outside_function 3:1; "
        "err_parse_invalid_assign_target 4:1; err_parse_chained_comparison 5:1"},

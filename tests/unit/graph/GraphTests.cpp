@@ -65,14 +65,15 @@ TEST_CASE("shape rules: matrix products, broadcasting and reductions") {
   CHECK(out[0] == Type::tensor(DType::FP16, {M, N}));
   Attrs tb;
   tb.set("transpose_b", Attr::b(true));
-  CHECK_FALSE(inferResultTypes(OpId::MatMul, {Type::tensor(DType::FP16, {M, K}), Type::tensor(DType::FP16, {K, N})},
-                               tb, out, u, error));
+  CHECK_FALSE(inferResultTypes(OpId::MatMul, {Type::tensor(DType::FP16, {M, K}), Type::tensor(DType::FP16, {K, N})}, tb,
+                               out, u, error));
   CHECK(error.find("inner extents") != std::string::npos);
-  REQUIRE(inferResultTypes(OpId::Add, {Type::tensor(DType::FP32, {M, N}), Type::tensor(DType::FP32, {N})}, none, out,
-                           u, error));
+  REQUIRE(inferResultTypes(OpId::Add, {Type::tensor(DType::FP32, {M, N}), Type::tensor(DType::FP32, {N})}, none, out, u,
+                           error));
   CHECK(out[0] == Type::tensor(DType::FP32, {M, N}));
-  REQUIRE(inferResultTypes(OpId::Add, {Type::tensor(DType::FP32, {M, Dim::constant(1)}), Type::tensor(DType::FP32, {N})},
-                           none, out, u, error));
+  REQUIRE(inferResultTypes(OpId::Add,
+                           {Type::tensor(DType::FP32, {M, Dim::constant(1)}), Type::tensor(DType::FP32, {N})}, none,
+                           out, u, error));
   CHECK(out[0] == Type::tensor(DType::FP32, {M, N}));
   Attrs axes;
   axes.set("axes", Attr::ints({-1}));

@@ -1,10 +1,9 @@
 // Unit tests of the Tile IR core: types, attributes, use lists, builder, printer/parser round
 // trip, verifier (including what only builder-made IR can get wrong), passes' API.
-#include <doctest/doctest.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <doctest/doctest.h>
 #include <random>
 
 #include "ir/AsmFormat.h"
@@ -56,7 +55,8 @@ std::unique_ptr<Module> buildScale() {
   b.setInsertionPointToEnd(body);
   Value* i = b.create(OpId::TileLinearId, {}, {ctx.index()})->result();
   i->nameHint = std::string("i");
-  Value* n = b.create(OpId::MemDim, {body.arg(0)}, {ctx.index()}, {{ir::AttrId::Axis, Attribute::integer(0)}})->result();
+  Value* n =
+      b.create(OpId::MemDim, {body.arg(0)}, {ctx.index()}, {{ir::AttrId::Axis, Attribute::integer(0)}})->result();
   Value* c = b.cmpi("slt", i, n);
   Operation* iff = b.create(OpId::ScfIf, {c}, {});
   b.create(OpId::FuncReturn, {}, {});
@@ -248,8 +248,12 @@ TEST_CASE("the parser survives mutated input") {
       size_t pos = rng() % (s.size() + 1);
       switch (rng() % 3) {
         case 0: s.insert(pos, 1, alphabet[rng() % (sizeof alphabet - 1)]); break;
-        case 1: if (pos < s.size()) s.erase(pos, 1 + rng() % 8); break;
-        default: if (pos < s.size()) s[pos] = static_cast<char>(rng() % 256); break;
+        case 1:
+          if (pos < s.size()) s.erase(pos, 1 + rng() % 8);
+          break;
+        default:
+          if (pos < s.size()) s[pos] = static_cast<char>(rng() % 256);
+          break;
       }
     }
     Env env;

@@ -3,9 +3,8 @@
 // lowered anyway, and the lowering must still refuse it with its own diagnostic rather than
 // build invalid Tile IR. These checks have no lit test of their own, since no source reaches
 // them past sema (tests/lit/irgen/diagnostic-coverage.test counts this file).
-#include <doctest/doctest.h>
-
 #include <algorithm>
+#include <doctest/doctest.h>
 
 #include "frontend/Parser.h"
 #include "ir/IRDiagnostics.h"

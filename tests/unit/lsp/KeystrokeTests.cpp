@@ -3,7 +3,6 @@
 // keystroke the features run at the cursor; every reply must be a result or an expected error
 // (formatting and rename may refuse), and the synced text must end up equal to the file.
 #include <doctest/doctest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,8 +59,10 @@ TEST_CASE("typing every spec example keystroke by keystroke never fails a reques
       json range = {{"start", {{"line", line}, {"character", col}}}, {"end", {{"line", line}, {"character", col}}}};
       h.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", ++version}}},
                                           {"contentChanges", {{{"range", range}, {"text", ch}}}}});
-      if (ch == "\n") ++line, col = 0;
-      else col += utf16Length(ch);
+      if (ch == "\n")
+        ++line, col = 0;
+      else
+        col += utf16Length(ch);
       ++keystroke;
       json here = Harness::at(uri, line, col);
       json before = Harness::at(uri, line, col > 0 ? col - 1 : 0);
@@ -79,8 +80,10 @@ TEST_CASE("typing every spec example keystroke by keystroke never fails a reques
         CHECK(acceptable(h.request("textDocument/prepareRename", before), true));
         CHECK(acceptable(h.request("textDocument/documentSymbol", {{"textDocument", {{"uri", uri}}}}), false));
         CHECK(acceptable(h.request("textDocument/foldingRange", {{"textDocument", {{"uri", uri}}}}), false));
-        CHECK(acceptable(h.request("textDocument/inlayHint", {{"textDocument", {{"uri", uri}}}, {"range", whole}}), false));
-        CHECK(acceptable(h.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}}, {"range", whole}}), false));
+        CHECK(acceptable(h.request("textDocument/inlayHint", {{"textDocument", {{"uri", uri}}}, {"range", whole}}),
+                         false));
+        CHECK(acceptable(h.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}}, {"range", whole}}),
+                         false));
         CHECK(acceptable(h.request("textDocument/formatting", {{"textDocument", {{"uri", uri}}}}), true));
       }
     }

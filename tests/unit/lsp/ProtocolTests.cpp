@@ -7,11 +7,11 @@ using namespace tessera::lsp;
 
 TEST_CASE("UTF-16 lengths count astral characters twice") {
   CHECK(utf16Length("abc") == 3);
-  CHECK(utf16Length("é") == 1);           // 2 bytes, 1 unit
-  CHECK(utf16Length("€") == 1);           // 3 bytes, 1 unit
-  CHECK(utf16Length("😀") == 2);          // 4 bytes, 2 units
-  CHECK(utf16Length("\xff\xfe") == 2);    // invalid bytes: one unit each
-  CHECK(utf16Length("\xf0\x9f") == 1);    // truncated sequence
+  CHECK(utf16Length("é") == 1);         // 2 bytes, 1 unit
+  CHECK(utf16Length("€") == 1);         // 3 bytes, 1 unit
+  CHECK(utf16Length("😀") == 2);        // 4 bytes, 2 units
+  CHECK(utf16Length("\xff\xfe") == 2);  // invalid bytes: one unit each
+  CHECK(utf16Length("\xf0\x9f") == 1);  // truncated sequence
 }
 
 TEST_CASE("UTF-8 prefixes never split a character") {

@@ -24,7 +24,8 @@ TEST_CASE("malformed input gets JSON-RPC errors, not crashes") {
   CHECK(h.out.back()["error"]["code"] == ErrorCode::ParseError);
   CHECK(h.request("no/such/method", json::object())["error"]["code"] == ErrorCode::MethodNotFound);
   CHECK(h.request("textDocument/hover", json::object())["error"]["code"] == ErrorCode::InvalidParams);
-  CHECK(h.request("textDocument/hover", Harness::at("file:///nope", 0, 0))["error"]["code"] == ErrorCode::InvalidParams);
+  CHECK(h.request("textDocument/hover", Harness::at("file:///nope", 0, 0))["error"]["code"] ==
+        ErrorCode::InvalidParams);
   size_t before = h.out.size();
   // A malformed notification has no reply: the editor is told with window/showMessage.
   h.notify("textDocument/didChange", json::array());
@@ -81,12 +82,16 @@ TEST_CASE("debounced diagnostics wait for the deadline") {
   std::vector<json> out;
   Server s([&](const json& m) { out.push_back(m); }, ServerOptions{50});
   s.handle(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", json::object()}});
-  s.handle(json{{"jsonrpc", "2.0"}, {"method", "textDocument/didOpen"},
+  s.handle(json{{"jsonrpc", "2.0"},
+                {"method", "textDocument/didOpen"},
                 {"params", {{"textDocument", {{"uri", "file:///d"}, {"version", 1}, {"text", "x = 1\n"}}}}}});
   size_t afterOpen = out.size();
   CHECK(s.msUntilDue() == -1);
-  s.handle(json{{"jsonrpc", "2.0"}, {"method", "textDocument/didChange"},
-                {"params", {{"textDocument", {{"uri", "file:///d"}, {"version", 2}}}, {"contentChanges", {{{"text", "x = y\n"}}}}}}});
+  s.handle(
+      json{{"jsonrpc", "2.0"},
+           {"method", "textDocument/didChange"},
+           {"params",
+            {{"textDocument", {{"uri", "file:///d"}, {"version", 2}}}, {"contentChanges", {{{"text", "x = y\n"}}}}}}});
   CHECK(out.size() == afterOpen);
   int due = s.msUntilDue();
   CHECK(due >= 0);

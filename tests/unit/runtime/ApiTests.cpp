@@ -1,13 +1,12 @@
 // The public C API on the active device: device selection, memory, streams, events, graph
 // capture and replay, handle checks. Launch tests here use CPU kernels, so they run when the
 // active device is the CPU executor (no GPU, or TESSERA_DEVICE=cpu) and are skipped otherwise.
-#include "RuntimeTestUtil.h"
-
-#include <doctest/doctest.h>
-
 #include <cstdlib>
 #include <cstring>
+#include <doctest/doctest.h>
 #include <thread>
+
+#include "RuntimeTestUtil.h"
 
 using namespace rttest;
 
@@ -18,8 +17,8 @@ bool gpuActive() {
   return gpu;
 }
 
-void addOne(void **args, const tessera_cpu_ctx *ctx) {
-  static_cast<float *>(static_cast<tessera_kernel_tensor *>(args[0])->data)[ctx->global_linear] += 1.f;
+void addOne(void** args, const tessera_cpu_ctx* ctx) {
+  static_cast<float*>(static_cast<tessera_kernel_tensor*>(args[0])->data)[ctx->global_linear] += 1.f;
 }
 
 KernelSpec addOneSpec() {
@@ -31,10 +30,10 @@ KernelSpec addOneSpec() {
   return k;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("api: the device is chosen once, from TESSERA_DEVICE or what is usable") {
-  const char *env = std::getenv("TESSERA_DEVICE");
+  const char* env = std::getenv("TESSERA_DEVICE");
   tessera_status init = tessera_init();
   if (env && std::string(env) == "gpu" && init != TESSERA_SUCCESS) {
     // Asked for a GPU that is not there: every call says so (no silent fallback).
@@ -54,7 +53,7 @@ TEST_CASE("api: the device is chosen once, from TESSERA_DEVICE or what is usable
     CHECK(reason == "TESSERA_DEVICE=cpu");
   }
   if (kind == TESSERA_DEVICE_CPU)
-    CHECK_FALSE(reason.empty()); // the CPU is only chosen for a stated reason
+    CHECK_FALSE(reason.empty());  // the CPU is only chosen for a stated reason
   else
     CHECK(reason.empty());
 }
@@ -72,11 +71,10 @@ TEST_CASE("api: memory round trip, memset, and freeing unknown pointers") {
   CHECK(out[1023] == 0.f);
   CHECK(tessera_memcpy(nullptr, in.data(), 4) == TESSERA_ERROR_NULL_POINTER);
   CHECK(std::string(tessera_last_error_message()) == "tessera_memcpy: null destination");
-  if (!gpuActive()) { // the driver's verdict on foreign pointers is its own
+  if (!gpuActive()) {  // the driver's verdict on foreign pointers is its own
     int local = 0;
     CHECK(tessera_free(&local) == TESSERA_ERROR_INVALID_ARGUMENT);
-    CHECK(std::string(tessera_last_error_message()).find("was not returned by tessera_malloc") !=
-          std::string::npos);
+    CHECK(std::string(tessera_last_error_message()).find("was not returned by tessera_malloc") != std::string::npos);
   }
 }
 
@@ -109,7 +107,7 @@ TEST_CASE("api: events measure time between records") {
 TEST_CASE("api: launches through tessera_launch on the CPU executor" * doctest::skip(gpuActive())) {
   TestModule m("api_cpu", {addOneSpec()});
   REQUIRE(m.status == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   REQUIRE(tessera_find_kernel("api_cpu", "add_one", &k) == TESSERA_SUCCESS);
   tessera::Buffer buf;
   REQUIRE(buf.allocate(100 * sizeof(float)).ok());
@@ -125,8 +123,7 @@ TEST_CASE("api: launches through tessera_launch on the CPU executor" * doctest::
   CHECK(buf.as<float>()[0] == 1.f);
 }
 
-TEST_CASE("api: graph capture records launches and copies; replay runs them in order" *
-          doctest::skip(gpuActive())) {
+TEST_CASE("api: graph capture records launches and copies; replay runs them in order" * doctest::skip(gpuActive())) {
   TestModule m("api_graph", {addOneSpec()});
   REQUIRE(m.status == TESSERA_SUCCESS);
   tessera::Buffer buf;
@@ -145,7 +142,7 @@ TEST_CASE("api: graph capture records launches and copies; replay runs them in o
   REQUIRE(tessera_memcpy_async(host.data(), buf.data(), 256, s.get()) == TESSERA_SUCCESS);
   tessera::Graph g;
   REQUIRE(tessera_stream_end_capture(s.get(), g.out()) == TESSERA_SUCCESS);
-  CHECK(buf.as<float>()[5] == 0.f); // captured work did not run
+  CHECK(buf.as<float>()[5] == 0.f);  // captured work did not run
   CHECK(host[5] == 0.f);
 
   REQUIRE(tessera_graph_launch(g.get(), s.get()) == TESSERA_SUCCESS);
@@ -171,7 +168,7 @@ TEST_CASE("api: a keyed graph cache launches its graph for equal keys only" * do
   tessera_launch_options o{};
   o.stream = s.get();
   tessera_tensor ya = tessera::tensor(a.as<float>(), {64}), yb = tessera::tensor(b.as<float>(), {64});
-  const tessera_tensor *tensors[1] = {&ya};
+  const tessera_tensor* tensors[1] = {&ya};
   int64_t scalar = 7;
   tessera_graph_key key{tensors, 1, &scalar, 1};
   tessera_graph cache = nullptr;
@@ -198,7 +195,7 @@ TEST_CASE("api: a keyed graph cache launches its graph for equal keys only" * do
   const tessera_tensor *tb[1] = {&yb}, *t32[1] = {&ya32};
   keys[0].tensors = tb;
   keys[2].tensors = t32;
-  for (const tessera_graph_key &k : keys) {
+  for (const tessera_graph_key& k : keys) {
     REQUIRE(tessera_graph_launch_cached(&cache, &k, s.get(), &hit) == TESSERA_SUCCESS);
     CHECK(hit == 0);
   }
@@ -225,7 +222,7 @@ TEST_CASE("api: error messages are per thread") {
   std::string other = "unset";
   std::thread([&] {
     other = tessera_last_error_message();
-    const tessera_kernel_desc *k;
+    const tessera_kernel_desc* k;
     tessera_find_kernel("no_such_module", "k", &k);
   }).join();
   CHECK(other.empty());
@@ -241,14 +238,14 @@ TEST_CASE("api: the C++ layer: typed views, scalars, buffers, Status") {
   CHECK(t.rank == 2);
   CHECK(t.strides[0] == 3);
   CHECK(t.device == TESSERA_HOST);
-  tessera_arg a = tessera::scalar(uint16_t(0x3C00), TESSERA_F16); // 1.0 in f16 bits
+  tessera_arg a = tessera::scalar(uint16_t(0x3C00), TESSERA_F16);  // 1.0 in f16 bits
   CHECK(a.kind == TESSERA_PARAM_SCALAR);
   CHECK(a.dtype == TESSERA_F16);
   CHECK(a.value.bytes[0] == 0x00);
   CHECK(a.value.bytes[1] == 0x3C);
   tessera::Buffer b1;
   REQUIRE(b1.allocate(64).ok());
-  void *p = b1.data();
+  void* p = b1.data();
   tessera::Buffer b2 = std::move(b1);
   CHECK(b1.data() == nullptr);
   CHECK(b2.data() == p);

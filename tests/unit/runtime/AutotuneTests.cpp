@@ -1,20 +1,19 @@
 // Autotuning in the runtime: the candidate table's validation, the on-disk cache (corrupt,
 // truncated, foreign and concurrent entries), and the choice a launch makes in each mode, on a
 // backend whose candidates take known times.
-#include "RuntimeTestUtil.h"
-#include "runtime/Autotune.h"
-#include "runtime/AutotuneCache.h"
-
-#include <doctest/doctest.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
+
+#include "RuntimeTestUtil.h"
+#include "runtime/Autotune.h"
+#include "runtime/AutotuneCache.h"
 
 using namespace rttest;
 namespace at = tessera::rt::autotune;
@@ -22,12 +21,12 @@ namespace at = tessera::rt::autotune;
 namespace {
 
 // A private cache directory for the whole test binary, removed at exit.
-const std::string &cacheHome() {
+const std::string& cacheHome() {
   struct Dir {
     std::string path;
     Dir() {
       char tmpl[] = "/tmp/tessera-autotune-unit-XXXXXX";
-      const char *d = mkdtemp(tmpl);
+      const char* d = mkdtemp(tmpl);
       REQUIRE(d);
       path = d;
       setenv("XDG_CACHE_HOME", d, 1);
@@ -41,11 +40,11 @@ const std::string &cacheHome() {
   return dir.path;
 }
 
-void writeFile(const std::string &path, const std::string &text) {
+void writeFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << text;
 }
-std::string readFile(const std::string &path) {
+std::string readFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
@@ -53,12 +52,12 @@ std::string readFile(const std::string &path) {
 // A kernel `k(y: mut f32[n])` with three candidates (T = 32, 64, 128) that differ only in
 // their descriptors' addresses.
 struct TunedModule {
-  const char *params[1] = {"T"};
+  const char* params[1] = {"T"};
   int64_t values[3] = {32, 64, 128};
   std::vector<tessera_kernel_desc> candidates;
   tessera_autotune_desc table{};
   TestModule module;
-  explicit TunedModule(const char *name, uint32_t flags = TESSERA_AUTOTUNE_SAME_BITS)
+  explicit TunedModule(const char* name, uint32_t flags = TESSERA_AUTOTUNE_SAME_BITS)
       : module(name, {spec()}, nullptr, 0, false) {
     candidates.assign(3, *module.kernel());
     table.num_params = 1;
@@ -75,18 +74,18 @@ struct TunedModule {
     k.name = "k";
     k.params = {tensorParam("y", TESSERA_F32, {sym(0)}, true)};
     k.symbols = {"n"};
-    k.cpu = [](void **, const tessera_cpu_ctx *) {};
+    k.cpu = [](void**, const tessera_cpu_ctx*) {};
     return k;
   }
   tessera_status registerNow() { return module.status = tessera_register_module(module.desc()); }
-  const tessera_kernel_desc *kernel() const { return module.kernel(); }
+  const tessera_kernel_desc* kernel() const { return module.kernel(); }
 };
 
 // A GPU-like backend on host memory: candidate c "takes" ms[c] milliseconds and writes
 // bits[c] into y[0].
 class TimedBackend final : public tessera::rt::Backend {
-public:
-  const tessera_autotune_desc *table = nullptr;
+ public:
+  const tessera_autotune_desc* table = nullptr;
   float ms[3] = {3.0f, 1.0f, 2.0f};
   float bits[3] = {1.0f, 1.0f, 1.0f};
   int launches = 0;
@@ -95,66 +94,65 @@ public:
 
   tessera_device_kind kind() const override { return TESSERA_DEVICE_GPU; }
   std::string name() const override { return "timed"; }
-  const tessera::rt::DeviceLimits &limits() const override { return lim; }
-  bool pointerUsable(const void *, std::string &) override { return true; }
-  tessera_status launch(const tessera::rt::LaunchPlan &plan, tessera_stream) override {
+  const tessera::rt::DeviceLimits& limits() const override { return lim; }
+  bool pointerUsable(const void*, std::string&) override { return true; }
+  tessera_status launch(const tessera::rt::LaunchPlan& plan, tessera_stream) override {
     ++launches;
     lastCandidate = 0;
     for (uint32_t i = 0; table && i < table->num_candidates; ++i)
-      if (plan.kernel == tessera_autotune_candidate(table, i))
-        lastCandidate = static_cast<int>(i);
-    static_cast<float *>(plan.tensors[0].data)[0] = bits[lastCandidate];
+      if (plan.kernel == tessera_autotune_candidate(table, i)) lastCandidate = static_cast<int>(i);
+    static_cast<float*>(plan.tensors[0].data)[0] = bits[lastCandidate];
     return TESSERA_SUCCESS;
   }
-  tessera_status allocate(void **p, size_t bytes) override {
+  tessera_status allocate(void** p, size_t bytes) override {
     *p = std::malloc(bytes ? bytes : 1);
     return TESSERA_SUCCESS;
   }
-  tessera_status release(void *p) override {
+  tessera_status release(void* p) override {
     std::free(p);
     return TESSERA_SUCCESS;
   }
-  tessera_status copy(void *d, const void *s, size_t n, tessera_stream, bool) override {
+  tessera_status copy(void* d, const void* s, size_t n, tessera_stream, bool) override {
     std::memcpy(d, s, n);
     return TESSERA_SUCCESS;
   }
-  tessera_status fill(void *d, int v, size_t n) override {
+  tessera_status fill(void* d, int v, size_t n) override {
     std::memset(d, v, n);
     return TESSERA_SUCCESS;
   }
   tessera_status synchronize() override { return TESSERA_SUCCESS; }
-  tessera_status streamCreate(tessera_stream *) override { return TESSERA_ERROR_NOT_SUPPORTED; }
+  tessera_status streamCreate(tessera_stream*) override { return TESSERA_ERROR_NOT_SUPPORTED; }
   tessera_status streamDestroy(tessera_stream) override { return TESSERA_ERROR_NOT_SUPPORTED; }
   tessera_status streamSynchronize(tessera_stream) override { return TESSERA_SUCCESS; }
   struct Event : tessera_event_t {
     int candidate = -1;
   };
-  tessera_status eventCreate(tessera_event *out) override {
+  tessera_status eventCreate(tessera_event* out) override {
     *out = new Event;
     return TESSERA_SUCCESS;
   }
   tessera_status eventDestroy(tessera_event e) override {
-    delete static_cast<Event *>(e);
+    delete static_cast<Event*>(e);
     return TESSERA_SUCCESS;
   }
   tessera_status eventRecord(tessera_event e, tessera_stream) override {
-    static_cast<Event *>(e)->candidate = lastCandidate;
+    static_cast<Event*>(e)->candidate = lastCandidate;
     return TESSERA_SUCCESS;
   }
   tessera_status eventSynchronize(tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status eventQuery(tessera_event) override { return TESSERA_SUCCESS; }
   tessera_status streamWaitEvent(tessera_stream, tessera_event) override { return TESSERA_SUCCESS; }
   // The end event was recorded after the candidate's launch.
-  tessera_status eventElapsed(float *out, tessera_event, tessera_event end) override {
-    *out = ms[static_cast<Event *>(end)->candidate];
+  tessera_status eventElapsed(float* out, tessera_event, tessera_event end) override {
+    *out = ms[static_cast<Event*>(end)->candidate];
     return TESSERA_SUCCESS;
   }
   bool capturing(tessera_stream) override { return false; }
   tessera_status beginCapture(tessera_stream) override { return TESSERA_ERROR_NOT_SUPPORTED; }
-  tessera_status endCapture(tessera_stream, tessera_graph *) override { return TESSERA_ERROR_NOT_SUPPORTED; }
+  tessera_status endCapture(tessera_stream, tessera_graph*) override { return TESSERA_ERROR_NOT_SUPPORTED; }
   tessera_status graphLaunch(tessera_graph, tessera_stream) override { return TESSERA_ERROR_NOT_SUPPORTED; }
   tessera_status graphDestroy(tessera_graph) override { return TESSERA_ERROR_NOT_SUPPORTED; }
-  tessera_status graphUpdate(tessera_graph, tessera_graph, bool &) override { return TESSERA_ERROR_NOT_SUPPORTED; }
+  tessera_status graphUpdate(tessera_graph, tessera_graph, bool&) override { return TESSERA_ERROR_NOT_SUPPORTED; }
 };
 
 // The candidate a launch of `k` on `y` runs, through the launch checks and autotune::select.
@@ -166,19 +164,17 @@ struct Launch {
     tessera_tensor_init(&t, y.data(), TESSERA_F32, 1, &n, 0);
     arg = tessera_arg_tensor(&t);
   }
-  int choose(const tessera_kernel_desc *k, TimedBackend &b, tessera::rt::LaunchPlan *out = nullptr) {
+  int choose(const tessera_kernel_desc* k, TimedBackend& b, tessera::rt::LaunchPlan* out = nullptr) {
     tessera::rt::LaunchPlan plan;
     REQUIRE(tessera::rt::planLaunch(k, nullptr, &arg, 1, b, plan) == TESSERA_SUCCESS);
     REQUIRE(at::select(k, nullptr, &arg, 1, b, plan) == TESSERA_SUCCESS);
-    if (out)
-      *out = plan;
-    const tessera_autotune_desc *t = tessera_kernel_autotune(k);
+    if (out) *out = plan;
+    const tessera_autotune_desc* t = tessera_kernel_autotune(k);
     for (uint32_t i = 0; i < t->num_candidates; ++i)
-      if (plan.kernel == tessera_autotune_candidate(t, i))
-        return static_cast<int>(i);
+      if (plan.kernel == tessera_autotune_candidate(t, i)) return static_cast<int>(i);
     return plan.kernel == k ? 0 : -1;
   }
-  std::string key(const tessera_kernel_desc *k, TimedBackend &b) {
+  std::string key(const tessera_kernel_desc* k, TimedBackend& b) {
     tessera::rt::LaunchPlan plan;
     REQUIRE(tessera::rt::planLaunch(k, nullptr, &arg, 1, b, plan) == TESSERA_SUCCESS);
     return at::keyOf(plan, *tessera_kernel_autotune(k), b);
@@ -190,7 +186,7 @@ struct ModeGuard {
   ~ModeGuard() { tessera_autotune_set_mode(saved); }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("autotune: the registry checks the candidate table") {
   cacheHome();
@@ -221,25 +217,26 @@ TEST_CASE("autotune: the registry checks the candidate table") {
 TEST_CASE("autotune cache: entries round-trip; bad files are warnings and misses") {
   cacheHome();
   TunedModule m("at_cache");
-  const tessera_autotune_desc &t = m.table;
+  const tessera_autotune_desc& t = m.table;
   const std::string key = "at_cache|k|0000000000001234|timed|n=77";
   std::string path = at::cacheEntryPath(key);
   REQUIRE(path.rfind(cacheHome() + "/tessera/autotune/", 0) == 0);
   std::string problem;
   CHECK(!at::cacheRead(key, t, &problem));
-  CHECK(problem.empty()); // no entry: a plain miss
+  CHECK(problem.empty());  // no entry: a plain miss
   REQUIRE(at::cacheWrite(key, t, 2));
   CHECK(at::cacheRead(key, t, &problem) == std::optional<uint32_t>(2));
   CHECK(problem.empty());
   const std::string good = readFile(path);
 
   struct Case {
-    const char *what;
+    const char* what;
     std::string text;
   } cases[] = {
       {"truncated", good.substr(0, good.size() / 2)},
       {"empty", ""},
-      {"one byte changed", [&] {
+      {"one byte changed",
+       [&] {
          std::string s = good;
          s[s.find("candidate ") + 10] = '1';
          return s;
@@ -247,7 +244,7 @@ TEST_CASE("autotune cache: entries round-trip; bad files are warnings and misses
       {"binary garbage", std::string("\x7f\0\xff\x01garbage", 12)},
       {"oversized", std::string(1 << 17, 'x')},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     CAPTURE(c.what);
     writeFile(path, c.text);
     problem.clear();
@@ -277,7 +274,7 @@ TEST_CASE("autotune cache: entries round-trip; bad files are warnings and misses
   problem.clear();
   CHECK(!at::cacheRead(key, t, &problem));
   CHECK(problem.empty());
-  CHECK(at::cacheRead("another|key", t) == std::nullopt); // its own file is elsewhere
+  CHECK(at::cacheRead("another|key", t) == std::nullopt);  // its own file is elsewhere
 }
 
 TEST_CASE("autotune cache: concurrent writers leave one complete entry") {
@@ -295,8 +292,7 @@ TEST_CASE("autotune cache: concurrent writers leave one complete entry") {
         problems += !problem.empty();
       }
     });
-  for (std::thread &t : threads)
-    t.join();
+  for (std::thread& t : threads) t.join();
   CHECK(problems == 0);
   CHECK(at::cacheRead(key, m.table).has_value());
 }
@@ -309,14 +305,14 @@ TEST_CASE("autotune: a launch searches once per key, records the fastest, and fo
   REQUIRE(m.registerNow() == TESSERA_SUCCESS);
   TimedBackend b;
   b.table = &m.table;
-  const tessera_kernel_desc *k = m.kernel();
+  const tessera_kernel_desc* k = m.kernel();
 
   // First launch of n=100: every candidate runs (warm-up + repeats), candidate 1 is fastest.
   Launch l100(100);
   CHECK(l100.choose(k, b) == 1);
   int searched = b.launches;
   CHECK(searched == 3 * (1 + 5));
-  CHECK(l100.y[0] == 5.0f); // the search left the argument as it was
+  CHECK(l100.y[0] == 5.0f);  // the search left the argument as it was
   CHECK(at::cacheRead(l100.key(k, b), m.table) == std::optional<uint32_t>(1));
   // Again: from memory, no search.
   CHECK(l100.choose(k, b) == 1);
@@ -399,8 +395,7 @@ TEST_CASE("autotune: the CPU executor always runs candidate 0") {
   tessera_autotune_result r{};
   REQUIRE(at::search(m.kernel(), nullptr, &arg, 1, *cpu, plan, r) == TESSERA_SUCCESS);
   CHECK(r.best == 0);
-  for (uint32_t i = 0; i < 3; ++i)
-    CHECK(r.ms[i] >= 0);
+  for (uint32_t i = 0; i < 3; ++i) CHECK(r.ms[i] >= 0);
   REQUIRE(at::select(m.kernel(), nullptr, &arg, 1, *cpu, plan) == TESSERA_SUCCESS);
   CHECK(plan.kernel == m.kernel());
 }

@@ -1,44 +1,43 @@
 // The tessera_cpu_ctx fields codegen relies on: 2-D/3-D tile and group ids, linear ids, the
 // ungrouped default's partial last group, and per-group entries (TESSERA_KERNEL_CPU_PER_GROUP).
-#include "RuntimeTestUtil.h"
-
 #include <doctest/doctest.h>
+
+#include "RuntimeTestUtil.h"
 
 using namespace rttest;
 
 namespace {
 
-uint32_t *u32(void *arg) { return static_cast<uint32_t *>(static_cast<tessera_kernel_tensor *>(arg)->data); }
+uint32_t* u32(void* arg) { return static_cast<uint32_t*>(static_cast<tessera_kernel_tensor*>(arg)->data); }
 
 // out[global_linear] = (group_id.x, group_id.y, tile_id.x, tile_id.y) packed in bytes, plus a
 // check that the linear ids agree with the 3-d ones.
-void idsCpu(void **args, const tessera_cpu_ctx *ctx) {
+void idsCpu(void** args, const tessera_cpu_ctx* ctx) {
   uint32_t lin = ctx->tile_id[0] + ctx->group_shape[0] * (ctx->tile_id[1] + ctx->group_shape[1] * ctx->tile_id[2]);
-  uint64_t glin = ctx->group_id[0] + uint64_t(ctx->grid_shape[0]) * (ctx->group_id[1] + uint64_t(ctx->grid_shape[1]) * ctx->group_id[2]);
+  uint64_t glin = ctx->group_id[0] +
+                  uint64_t(ctx->grid_shape[0]) * (ctx->group_id[1] + uint64_t(ctx->grid_shape[1]) * ctx->group_id[2]);
   bool ok = lin == ctx->tile_linear && glin == ctx->group_linear &&
             ctx->global_linear == ctx->group_linear * ctx->group_tiles + ctx->tile_linear &&
             ctx->launch_tiles == ctx->grid_groups * ctx->group_tiles;
-  u32(args[0])[ctx->global_linear] = ok ? (ctx->group_id[0] | ctx->group_id[1] << 8 | ctx->tile_id[0] << 16 |
-                                           ctx->tile_id[1] << 24)
-                                        : 0xFFFFFFFFu;
+  u32(args[0])[ctx->global_linear] =
+      ok ? (ctx->group_id[0] | ctx->group_id[1] << 8 | ctx->tile_id[0] << 16 | ctx->tile_id[1] << 24) : 0xFFFFFFFFu;
 }
 
 // Ungrouped: records launch_tiles and marks each element once.
-void markCpu(void **args, const tessera_cpu_ctx *ctx) {
-  uint32_t *out = u32(args[0]);
+void markCpu(void** args, const tessera_cpu_ctx* ctx) {
+  uint32_t* out = u32(args[0]);
   out[ctx->global_linear] += 1 + static_cast<uint32_t>(ctx->launch_tiles != 1000);
 }
 
 // Per-group entry: loops over its tiles itself.
-void perGroupCpu(void **args, const tessera_cpu_ctx *ctx) {
-  uint32_t *out = u32(args[0]);
+void perGroupCpu(void** args, const tessera_cpu_ctx* ctx) {
+  uint32_t* out = u32(args[0]);
   uint64_t first = ctx->global_linear;
   uint64_t count = std::min<uint64_t>(ctx->group_tiles, ctx->launch_tiles - first);
-  for (uint64_t t = 0; t < count; ++t)
-    out[first + t] = static_cast<uint32_t>(ctx->group_linear * 1000 + t);
+  for (uint64_t t = 0; t < count; ++t) out[first + t] = static_cast<uint32_t>(ctx->group_linear * 1000 + t);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("cpu ctx: 2-d groups and grids give consistent ids") {
   KernelSpec k;
@@ -75,12 +74,11 @@ TEST_CASE("cpu ctx: ungrouped launches run exactly one tile per element") {
   k.symbols = {"n"};
   TestModule m("ctx_mark", {k});
   REQUIRE(m.status == TESSERA_SUCCESS);
-  std::vector<uint32_t> out(1000 + 24, 0); // 24 guard elements past the view
+  std::vector<uint32_t> out(1000 + 24, 0);  // 24 guard elements past the view
   tessera_tensor ot = tessera::tensor(out.data(), {1000});
   REQUIRE(cpuLaunch(m.kernel(), nullptr, {tessera::arg(ot)}) == TESSERA_SUCCESS);
   int bad = 0;
-  for (size_t i = 0; i < out.size(); ++i)
-    bad += out[i] != (i < 1000 ? 1u : 0u);
+  for (size_t i = 0; i < out.size(); ++i) bad += out[i] != (i < 1000 ? 1u : 0u);
   CHECK(bad == 0);
 }
 
@@ -101,7 +99,7 @@ TEST_CASE("cpu ctx: per-group entries of grouped kernels are called once per gro
   opts.grid[1] = opts.grid[2] = 1;
   REQUIRE(cpuLaunch(m.kernel(), &opts, {tessera::arg(ot)}) == TESSERA_SUCCESS);
   int bad = 0;
-  for (uint32_t i = 0; i < 768; ++i) // three groups of 256 tiles
+  for (uint32_t i = 0; i < 768; ++i)  // three groups of 256 tiles
     bad += out[i] != (i / 256) * 1000 + i % 256;
   CHECK(bad == 0);
 }

@@ -3,11 +3,11 @@
 #ifndef TESSERA_TESTS_RUNTIME_GPU_UTIL_H
 #define TESSERA_TESTS_RUNTIME_GPU_UTIL_H
 
-#include "RuntimeTestUtil.h"
-
 #include <fstream>
 #include <iterator>
 #include <unistd.h>
+
+#include "RuntimeTestUtil.h"
 
 namespace rttest {
 
@@ -18,7 +18,7 @@ inline std::string testFatbinPath() {
   return exe.substr(0, exe.rfind('/') + 1) + "runtime_test_kernels.fatbin";
 }
 
-inline const std::vector<char> &testFatbin() {
+inline const std::vector<char>& testFatbin() {
   static std::vector<char> bytes = [] {
     std::ifstream in(testFatbinPath(), std::ios::binary);
     return std::vector<char>(std::istreambuf_iterator<char>(in), {});
@@ -30,8 +30,7 @@ inline const std::vector<char> &testFatbin() {
 inline std::string gpuSkipReason() {
   if (!activeDeviceIsGpu())
     return std::string("no GPU is the active device (") + tessera_gpu_unavailable_reason() + ")";
-  if (testFatbin().empty())
-    return "no " + testFatbinPath() + " (nvcc was not found at build time)";
+  if (testFatbin().empty()) return "no " + testFatbinPath() + " (nvcc was not found at build time)";
   return "";
 }
 inline bool gpuTestsSkipped() {
@@ -39,7 +38,7 @@ inline bool gpuTestsSkipped() {
   return skipped;
 }
 
-inline KernelSpec gpuSpec(const char *name, std::vector<ParamSpec> params, std::vector<std::string> symbols,
+inline KernelSpec gpuSpec(const char* name, std::vector<ParamSpec> params, std::vector<std::string> symbols,
                           uint32_t group = 0, uint64_t shared = 0, int32_t gridSymbol = -1) {
   KernelSpec k;
   k.name = name;
@@ -56,22 +55,22 @@ inline KernelSpec gpuSpec(const char *name, std::vector<ParamSpec> params, std::
 }
 
 struct GpuKernels {
-  TestModule m{"gpu_tests",
-               {gpuSpec("saxpy",
-                        {scalarParam("alpha", TESSERA_F32), tensorParam("x", TESSERA_F32, {sym(0)}),
-                         tensorParam("y", TESSERA_F32, {sym(0)}, true)},
-                        {"n"}),
-                gpuSpec("group_sum",
-                        {tensorParam("x", TESSERA_F32, {sym(0)}), tensorParam("out", TESSERA_F32, {sym(1)}, true)},
-                        {"n", "grid_groups"}, 128, 512, 1),
-                gpuSpec("big_shared", {tensorParam("out", TESSERA_F64, {sym(0)}, true)}, {"grid_groups"}, 256,
-                        64 * 1024, 0),
-                gpuSpec("fault", {tensorParam("y", TESSERA_F32, {any()}, true)}, {}, 32)},
-               testFatbin().data(), testFatbin().size()};
+  TestModule m{
+      "gpu_tests",
+      {gpuSpec("saxpy",
+               {scalarParam("alpha", TESSERA_F32), tensorParam("x", TESSERA_F32, {sym(0)}),
+                tensorParam("y", TESSERA_F32, {sym(0)}, true)},
+               {"n"}),
+       gpuSpec("group_sum", {tensorParam("x", TESSERA_F32, {sym(0)}), tensorParam("out", TESSERA_F32, {sym(1)}, true)},
+               {"n", "grid_groups"}, 128, 512, 1),
+       gpuSpec("big_shared", {tensorParam("out", TESSERA_F64, {sym(0)}, true)}, {"grid_groups"}, 256, 64 * 1024, 0),
+       gpuSpec("fault", {tensorParam("y", TESSERA_F32, {any()}, true)}, {}, 32)},
+      testFatbin().data(),
+      testFatbin().size()};
   const tessera_kernel_desc *saxpy = m.kernel(0), *groupSum = m.kernel(1), *bigShared = m.kernel(2),
                             *fault = m.kernel(3);
 };
 
-} // namespace rttest
+}  // namespace rttest
 
 #endif

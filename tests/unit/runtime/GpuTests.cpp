@@ -1,16 +1,15 @@
 // The GPU backend on a real device: fatbin loading, launches with the default grid rules,
 // the host-pointer check through the driver, >48 KiB dynamic shared memory, determinism,
 // streams, events and graph capture/replay. Skipped, with the reason printed, without a GPU.
-#include "GpuTestUtil.h"
-
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <cstring>
+#include <doctest/doctest.h>
+
+#include "GpuTestUtil.h"
 
 using namespace rttest;
 
-#define GPU_TEST(name) TEST_CASE(name * doctest::skip(gpuTestsSkipped()))
+#define GPU_TEST(name) TEST_CASE(name* doctest::skip(gpuTestsSkipped()))
 
 TEST_CASE("gpu: say whether the GPU tests run") {
   if (gpuTestsSkipped())
@@ -38,7 +37,7 @@ GPU_TEST("gpu: saxpy with one tile per element, every element") {
   REQUIRE_MESSAGE(s.ok(), s.toString());
   REQUIRE(dy.download(out.data(), n * 4).ok());
   int bad = 0;
-  for (int64_t i = 0; i < n; ++i) // the GPU may contract to an fma: one rounding less
+  for (int64_t i = 0; i < n; ++i)  // the GPU may contract to an fma: one rounding less
     bad += std::fabs(out[i] - (alpha * x[i] + y[i])) > 1e-6f * (std::fabs(alpha * x[i]) + std::fabs(y[i]));
   CHECK(bad == 0);
 }
@@ -47,7 +46,7 @@ GPU_TEST("gpu: host memory is rejected by the driver's pointer check, nothing ru
   GpuKernels k;
   REQUIRE(k.m.status == TESSERA_SUCCESS);
   std::vector<float> x(16, 1.f), y(16, 2.f);
-  tessera_tensor xt = tessera::tensor(x.data(), {16}), yt = tessera::tensor(y.data(), {16}); // device 0: a lie
+  tessera_tensor xt = tessera::tensor(x.data(), {16}), yt = tessera::tensor(y.data(), {16});  // device 0: a lie
   tessera::Status s = tessera::launch(k.saxpy, nullptr, {tessera::scalar(1.f), tessera::arg(xt), tessera::arg(yt)});
   CHECK(s.code() == TESSERA_ERROR_HOST_POINTER);
   CHECK(s.message().find("kernel 'saxpy': parameter 'x': pointer ") == 0);
@@ -76,8 +75,7 @@ GPU_TEST("gpu: group_sum is accurate and bitwise reproducible") {
     REQUIRE_MESSAGE(s.ok(), s.toString());
     std::vector<float> out(groups);
     REQUIRE(dout.download(out.data(), groups * 4).ok());
-    if (first.empty())
-      first = out;
+    if (first.empty()) first = out;
     CHECK(std::memcmp(first.data(), out.data(), groups * 4) == 0);
   }
   int64_t chunk = (n + groups - 1) / groups;
@@ -101,8 +99,7 @@ GPU_TEST("gpu: more than 48 KiB of dynamic shared memory") {
   REQUIRE_MESSAGE(s.ok(), s.toString());
   std::vector<double> out(4);
   REQUIRE(dout.download(out.data(), 32).ok());
-  for (double v : out)
-    CHECK(v == 16383.0 * 16384.0 / 2);
+  for (double v : out) CHECK(v == 16383.0 * 16384.0 / 2);
 }
 
 GPU_TEST("gpu: graph capture and replay, streams and events") {
@@ -127,14 +124,13 @@ GPU_TEST("gpu: graph capture and replay, streams and events") {
   REQUIRE(tessera_stream_end_capture(stream.get(), g.out()) == TESSERA_SUCCESS);
   REQUIRE(tessera_synchronize() == TESSERA_SUCCESS);
   REQUIRE(dy.download(out.data(), n * 4).ok());
-  CHECK(out[0] == 0.f); // captured, not run
+  CHECK(out[0] == 0.f);  // captured, not run
 
   tessera::Event a, b;
   REQUIRE(tessera_event_create(a.out()) == TESSERA_SUCCESS);
   REQUIRE(tessera_event_create(b.out()) == TESSERA_SUCCESS);
   REQUIRE(tessera_event_record(a.get(), stream.get()) == TESSERA_SUCCESS);
-  for (int i = 0; i < 2; ++i)
-    REQUIRE(tessera_graph_launch(g.get(), stream.get()) == TESSERA_SUCCESS);
+  for (int i = 0; i < 2; ++i) REQUIRE(tessera_graph_launch(g.get(), stream.get()) == TESSERA_SUCCESS);
   REQUIRE(tessera_event_record(b.get(), stream.get()) == TESSERA_SUCCESS);
   REQUIRE(tessera_stream_synchronize(stream.get()) == TESSERA_SUCCESS);
   float ms = -1;

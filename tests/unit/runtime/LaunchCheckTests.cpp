@@ -1,19 +1,18 @@
 // Every launch-check error: the status, the message (kernel, parameter, problem), and that
 // nothing ran, both on a recording backend and on the real CPU executor.
-#include "RuntimeTestUtil.h"
-#include "runtime/TensorView.h"
-
-#include <doctest/doctest.h>
-
 #include <atomic>
 #include <cstdint>
+#include <doctest/doctest.h>
+
+#include "RuntimeTestUtil.h"
+#include "runtime/TensorView.h"
 
 using namespace rttest;
 
 namespace {
 
 std::atomic<int> tilesRun{0};
-void countTiles(void **, const tessera_cpu_ctx *) { tilesRun.fetch_add(1); }
+void countTiles(void**, const tessera_cpu_ctx*) { tilesRun.fetch_add(1); }
 
 const std::vector<tessera_expr_op> kOverTp = {
     {TESSERA_EXPR_SYMBOL, 1, 0}, {TESSERA_EXPR_SYMBOL, 2, 0}, {TESSERA_EXPR_DIV, 0, 0}};
@@ -68,9 +67,8 @@ KernelSpec twoMutSpec() {
 KernelSpec shapesSpec() {
   KernelSpec k;
   k.name = "shard";
-  k.params = {tensorParam("w", TESSERA_F16, {sym(0), expr(kOverTp)}, true),
-              tensorParam("k", TESSERA_I8, {sym(1)}), tensorParam("t", TESSERA_I8, {sym(2)}),
-              tensorParam("c", TESSERA_F32, {cst(4), any()})};
+  k.params = {tensorParam("w", TESSERA_F16, {sym(0), expr(kOverTp)}, true), tensorParam("k", TESSERA_I8, {sym(1)}),
+              tensorParam("t", TESSERA_I8, {sym(2)}), tensorParam("c", TESSERA_F32, {cst(4), any()})};
   k.symbols = {"M", "K", "tp"};
   k.cpu = countTiles;
   return k;
@@ -89,11 +87,12 @@ KernelSpec unboundGridSpec() {
 }
 
 struct Fixture {
-  TestModule m{"launch_checks", {saxpySpec(), groupSumSpec(), noGridSpec(), noMutSpec(), twoMutSpec(),
-                                 shapesSpec(), bigSharedSpec(), unboundGridSpec()}};
-  const tessera_kernel_desc *saxpy = m.kernel(0), *groupSum = m.kernel(1), *noGrid = m.kernel(2),
-                            *noMut = m.kernel(3), *twoMut = m.kernel(4), *shapes = m.kernel(5),
-                            *bigShared = m.kernel(6), *unboundGrid = m.kernel(7);
+  TestModule m{"launch_checks",
+               {saxpySpec(), groupSumSpec(), noGridSpec(), noMutSpec(), twoMutSpec(), shapesSpec(), bigSharedSpec(),
+                unboundGridSpec()}};
+  const tessera_kernel_desc *saxpy = m.kernel(0), *groupSum = m.kernel(1), *noGrid = m.kernel(2), *noMut = m.kernel(3),
+                            *twoMut = m.kernel(4), *shapes = m.kernel(5), *bigShared = m.kernel(6),
+                            *unboundGrid = m.kernel(7);
   std::vector<float> xs = std::vector<float>(64, 1.f), ys = std::vector<float>(64, 2.f);
   tessera_tensor x = tessera::tensor(xs.data(), {10}), y = tessera::tensor(ys.data(), {10});
   Fixture() { REQUIRE(m.status == TESSERA_SUCCESS); }
@@ -101,14 +100,14 @@ struct Fixture {
 
 // Runs the launch on a recording backend and on the CPU executor: both must fail with `status`
 // and a message containing every part of `expected`, and nothing may run.
-void expectRejected(const tessera_kernel_desc *k, const tessera_launch_options *opts,
+void expectRejected(const tessera_kernel_desc* k, const tessera_launch_options* opts,
                     std::initializer_list<tessera_arg> args, tessera_status status,
-                    std::initializer_list<const char *> expected) {
+                    std::initializer_list<const char*> expected) {
   RecordingBackend rec;
   tessera_status s = rec.run(k, opts, args);
   CHECK(tessera_status_name(s) == std::string(tessera_status_name(status)));
   std::string msg = tessera_last_error_message();
-  for (const char *part : expected)
+  for (const char* part : expected)
     CHECK_MESSAGE(msg.find(part) != std::string::npos, "message: ", msg, "\nmissing: ", part);
   CHECK(rec.launches == 0);
 
@@ -119,19 +118,18 @@ void expectRejected(const tessera_kernel_desc *k, const tessera_launch_options *
   CHECK(tilesRun == 0);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("launch: a valid launch runs one tile per element of the first mut tensor") {
   Fixture f;
   RecordingBackend rec;
-  CHECK(rec.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) ==
-        TESSERA_SUCCESS);
+  CHECK(rec.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) == TESSERA_SUCCESS);
   CHECK(rec.launches == 1);
   CHECK(rec.last.launchTiles == 10);
   tilesRun = 0;
-  CHECK_MESSAGE(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) ==
-                    TESSERA_SUCCESS,
-                std::string(tessera_last_error_message()));
+  CHECK_MESSAGE(
+      cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) == TESSERA_SUCCESS,
+      std::string(tessera_last_error_message()));
   CHECK(tilesRun == 10);
 }
 
@@ -184,8 +182,8 @@ TEST_CASE("launch: null data pointer of a non-empty tensor") {
                  {"kernel 'saxpy': parameter 'x': null data pointer for a tensor of shape [10]"});
   tessera_arg nullView{};
   nullView.kind = TESSERA_PARAM_TENSOR;
-  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), nullView, tessera::arg(f.y)},
-                 TESSERA_ERROR_NULL_POINTER, {"kernel 'saxpy': parameter 'x': null tensor view"});
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), nullView, tessera::arg(f.y)}, TESSERA_ERROR_NULL_POINTER,
+                 {"kernel 'saxpy': parameter 'x': null tensor view"});
 }
 
 TEST_CASE("launch: a view naming a device that does not exist") {
@@ -200,11 +198,10 @@ TEST_CASE("launch: a view naming a device that does not exist") {
 
 TEST_CASE("launch: empty tensors may have null data and launch nothing") {
   Fixture f;
-  tessera_tensor x0 = tessera::tensor(static_cast<float *>(nullptr), {0});
-  tessera_tensor y0 = tessera::tensor(static_cast<float *>(nullptr), {0});
+  tessera_tensor x0 = tessera::tensor(static_cast<float*>(nullptr), {0});
+  tessera_tensor y0 = tessera::tensor(static_cast<float*>(nullptr), {0});
   tilesRun = 0;
-  CHECK(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(x0), tessera::arg(y0)}) ==
-        TESSERA_SUCCESS);
+  CHECK(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(x0), tessera::arg(y0)}) == TESSERA_SUCCESS);
   CHECK(tilesRun == 0);
 }
 
@@ -219,7 +216,7 @@ TEST_CASE("launch: host pointers passed to a GPU launch") {
   CHECK(std::string(tessera_last_error_message()) ==
         "kernel 'saxpy': parameter 'x': host memory (view device is TESSERA_HOST) passed to a GPU "
         "launch; copy it to memory from tessera_malloc");
-  gpu.pointersUsable = false; // what cuPointerGetAttribute says of pageable memory
+  gpu.pointersUsable = false;  // what cuPointerGetAttribute says of pageable memory
   CHECK(gpu.run(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}) ==
         TESSERA_ERROR_HOST_POINTER);
   std::string msg = tessera_last_error_message();
@@ -227,30 +224,27 @@ TEST_CASE("launch: host pointers passed to a GPU launch") {
   CHECK(msg.find("is not device memory (test says so); allocate it with tessera_malloc") != std::string::npos);
   CHECK(gpu.launches == 0);
   // The CPU executor reads host memory directly: the same views are fine there.
-  CHECK(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(xh), tessera::arg(f.y)}) ==
-        TESSERA_SUCCESS);
+  CHECK(cpuLaunch(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(xh), tessera::arg(f.y)}) == TESSERA_SUCCESS);
 }
 
 TEST_CASE("launch: two aliased mut tensors") {
   Fixture f;
   tessera_tensor a = tessera::tensor(f.ys.data(), {8});
-  tessera_tensor b = tessera::tensor(f.ys.data() + 7, {8}); // shares element 7
-  tessera_tensor c = tessera::tensor(f.xs.data(), {16});   // read-only, elsewhere
-  expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)},
-                 TESSERA_ERROR_ALIASED_MUT,
+  tessera_tensor b = tessera::tensor(f.ys.data() + 7, {8});  // shares element 7
+  tessera_tensor c = tessera::tensor(f.xs.data(), {16});     // read-only, elsewhere
+  expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)}, TESSERA_ERROR_ALIASED_MUT,
                  {"kernel 'two_out': mut parameters 'a' and 'b' overlap in memory (32 bytes at ",
                   "two mut tensors may not alias"});
   // A strided view reaching over the other one overlaps too.
   tessera_tensor s = tessera::tensor(f.ys.data() + 20, {3});
-  s.strides[0] = -10; // elements 20, 10, 0
+  s.strides[0] = -10;  // elements 20, 10, 0
   tessera_tensor mid = tessera::tensor(f.ys.data() + 9, {1});
-  expectRejected(f.twoMut, nullptr, {tessera::arg(s), tessera::arg(mid), tessera::arg(c)},
-                 TESSERA_ERROR_ALIASED_MUT, {"mut parameters 'a' and 'b' overlap"});
+  expectRejected(f.twoMut, nullptr, {tessera::arg(s), tessera::arg(mid), tessera::arg(c)}, TESSERA_ERROR_ALIASED_MUT,
+                 {"mut parameters 'a' and 'b' overlap"});
   // Adjacent, non-overlapping ranges are fine.
   tessera_tensor b2 = tessera::tensor(f.ys.data() + 8, {8});
   RecordingBackend rec;
-  CHECK(rec.run(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b2), tessera::arg(c)}) ==
-        TESSERA_SUCCESS);
+  CHECK(rec.run(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b2), tessera::arg(c)}) == TESSERA_SUCCESS);
   CHECK(rec.launches == 1);
 }
 
@@ -295,9 +289,8 @@ TEST_CASE("launch: interleaved column ranges of one matrix are disjoint") {
 TEST_CASE("launch: a mut tensor overlapping a read-only tensor") {
   Fixture f;
   tessera_tensor y = tessera::tensor(f.ys.data(), {10});
-  tessera_tensor yShifted = tessera::tensor(f.ys.data() + 9, {10}); // shares element 9
-  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(y), tessera::arg(y)},
-                 TESSERA_ERROR_ALIASED_MUT,
+  tessera_tensor yShifted = tessera::tensor(f.ys.data() + 9, {10});  // shares element 9
+  expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(y), tessera::arg(y)}, TESSERA_ERROR_ALIASED_MUT,
                  {"kernel 'saxpy': mut parameter 'y' overlaps parameter 'x' in memory (40 bytes at ",
                   "a mut tensor may not alias another tensor parameter"});
   expectRejected(f.saxpy, nullptr, {tessera::scalar(2.f), tessera::arg(yShifted), tessera::arg(y)},
@@ -306,8 +299,7 @@ TEST_CASE("launch: a mut tensor overlapping a read-only tensor") {
   tessera_tensor a = tessera::tensor(f.ys.data(), {8});
   tessera_tensor b = tessera::tensor(f.ys.data() + 8, {8});
   tessera_tensor c = tessera::tensor(f.ys.data() + 12, {4});
-  expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)},
-                 TESSERA_ERROR_ALIASED_MUT,
+  expectRejected(f.twoMut, nullptr, {tessera::arg(a), tessera::arg(b), tessera::arg(c)}, TESSERA_ERROR_ALIASED_MUT,
                  {"kernel 'two_out': mut parameter 'b' overlaps parameter 'c' in memory (32 bytes at "});
   // Adjacent views and empty views are fine.
   RecordingBackend rec;
@@ -358,8 +350,8 @@ TEST_CASE("launch: symbols bound before the checks (tessera_launch_bound)") {
   std::vector<uint16_t> w(64);
   tessera_tensor wt = tessera::tensor(w.data(), TESSERA_F16, {2, 16}, TESSERA_HOST);
   tessera_arg args[] = {tessera::arg(wt)};
-  tessera_symbol_binding ok[] = {{"K", 64, "the global shape of 'W' dimension 1"}, {"tp", 4, "mesh axis 'tp'"},
-                                 {"dp", 2, "mesh axis 'dp'"}};
+  tessera_symbol_binding ok[] = {
+      {"K", 64, "the global shape of 'W' dimension 1"}, {"tp", 4, "mesh axis 'tp'"}, {"dp", 2, "mesh axis 'dp'"}};
   tilesRun = 0;
   CHECK(tessera_launch_bound(m.kernel(), nullptr, args, 1, ok, 3) == TESSERA_SUCCESS);
   CHECK(tilesRun == 32);
@@ -468,9 +460,8 @@ TEST_CASE("launch: grid_groups above the device limit") {
 
 TEST_CASE("launch: a kernel that is not registered") {
   Fixture f;
-  tessera_kernel_desc copy = *f.saxpy; // same metadata, but not inside a registered module
-  expectRejected(&copy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)},
-                 TESSERA_ERROR_NOT_FOUND,
+  tessera_kernel_desc copy = *f.saxpy;  // same metadata, but not inside a registered module
+  expectRejected(&copy, nullptr, {tessera::scalar(2.f), tessera::arg(f.x), tessera::arg(f.y)}, TESSERA_ERROR_NOT_FOUND,
                  {"kernel 'saxpy' is not registered (its module must call tessera_register_module first)"});
 }
 
@@ -497,11 +488,11 @@ TEST_CASE("launch: GPU threads of kernels that run several tiles per thread") {
   KernelSpec grouped = groupSumSpec();
   TestModule m{"gpu_tiles", {s4, grouped}};
   REQUIRE(m.status == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = m.kernel(0);
+  const tessera_kernel_desc* k = m.kernel(0);
   CHECK(tessera_kernel_gpu_tiles(k) == 4);
   CHECK(tessera_kernel_gpu_tiles(m.kernel(1)) == 1);
   std::vector<float> xs(5000), ys(5000);
-  auto plan = [&](int64_t n, const tessera_launch_options *o) {
+  auto plan = [&](int64_t n, const tessera_launch_options* o) {
     tessera_tensor x = tessera::tensor(xs.data(), {n}), y = tessera::tensor(ys.data(), {n});
     RecordingBackend rec;
     REQUIRE(rec.run(k, o, {tessera::scalar(2.f), tessera::arg(x), tessera::arg(y)}) == TESSERA_SUCCESS);
@@ -555,9 +546,10 @@ TEST_CASE("launch: an explicit grid must match what the code addresses by group"
   // grid_groups bound by out (5 entries): a grid of 8 groups would write out[5..7].
   tessera_tensor out = tessera::tensor(f.ys.data(), {5});
   tessera_launch_options o = gridOptions(8);
-  expectRejected(f.groupSum, &o, {tessera::arg(f.x), tessera::arg(out)}, TESSERA_ERROR_INVALID_GRID,
-                 {"kernel 'group_sum': the launch asks for a grid (8, 1, 1) of 8 groups, but grid_groups is 5 "
-                  "(bound by parameter 'out' dimension 0); the kernel indexes by group, so the grid must have 5 groups"});
+  expectRejected(
+      f.groupSum, &o, {tessera::arg(f.x), tessera::arg(out)}, TESSERA_ERROR_INVALID_GRID,
+      {"kernel 'group_sum': the launch asks for a grid (8, 1, 1) of 8 groups, but grid_groups is 5 "
+       "(bound by parameter 'out' dimension 0); the kernel indexes by group, so the grid must have 5 groups"});
   o = gridOptions(5);
   RecordingBackend rec;
   CHECK(rec.run(f.groupSum, &o, {tessera::arg(f.x), tessera::arg(out)}) == TESSERA_SUCCESS);
@@ -580,7 +572,8 @@ TEST_CASE("launch: an explicit grid must match what the code addresses by group"
   for (uint32_t g : {4u, 12u}) {
     o = gridOptions(g);
     expectRejected(m.kernel(0), &o, {tessera::arg(c)}, TESSERA_ERROR_INVALID_GRID,
-                   {"kernel 'mma_tiles': the launch asks for a grid (", "but the kernel gives group g block g of its "
+                   {"kernel 'mma_tiles': the launch asks for a grid (",
+                    "but the kernel gives group g block g of its "
                     "output (blocks of 4 along dimension 0 of 'c', blocks of 8 along dimension 1 of 'c'), so it "
                     "needs exactly 9 groups (or no grid: the default)"});
   }

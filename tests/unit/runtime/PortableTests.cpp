@@ -1,25 +1,24 @@
 // One host program, unchanged, on whichever device is active: a module with both a GPU entry
 // (from the test fatbin) and a CPU entry, driven only through the public API. It runs on the
 // CPU executor here and under TESSERA_DEVICE=cpu, and on the GPU where there is one.
-#include "GpuTestUtil.h"
-
+#include <cmath>
 #include <doctest/doctest.h>
 
-#include <cmath>
+#include "GpuTestUtil.h"
 
 using namespace rttest;
 
 namespace {
-void saxpyCpu(void **args, const tessera_cpu_ctx *ctx) {
-  float alpha = *static_cast<float *>(args[0]);
-  auto *x = static_cast<tessera_kernel_tensor *>(args[1]), *y = static_cast<tessera_kernel_tensor *>(args[2]);
+void saxpyCpu(void** args, const tessera_cpu_ctx* ctx) {
+  float alpha = *static_cast<float*>(args[0]);
+  auto *x = static_cast<tessera_kernel_tensor*>(args[1]), *y = static_cast<tessera_kernel_tensor*>(args[2]);
   uint64_t i = ctx->global_linear;
-  float *yp = static_cast<float *>(y->data);
-  yp[i * y->strides[0]] = alpha * static_cast<float *>(x->data)[i * x->strides[0]] + yp[i * y->strides[0]];
+  float* yp = static_cast<float*>(y->data);
+  yp[i * y->strides[0]] = alpha * static_cast<float*>(x->data)[i * x->strides[0]] + yp[i * y->strides[0]];
 }
 
 bool cannotRunHere() { return activeDeviceIsGpu() && testFatbin().empty(); }
-} // namespace
+}  // namespace
 
 TEST_CASE("portable: the same host code runs on the active device" * doctest::skip(cannotRunHere())) {
   KernelSpec k = gpuSpec("saxpy",
@@ -41,7 +40,7 @@ TEST_CASE("portable: the same host code runs on the active device" * doctest::sk
   REQUIRE(dy.allocate(n * 4).ok());
   REQUIRE(dx.upload(x.data(), n * 4).ok());
   REQUIRE(dy.upload(y.data(), n * 4).ok());
-  const tessera_kernel_desc *saxpy = nullptr;
+  const tessera_kernel_desc* saxpy = nullptr;
   REQUIRE(tessera_find_kernel("portable", "saxpy", &saxpy) == TESSERA_SUCCESS);
   tessera_tensor xt = tessera::tensor(dx.as<float>(), {n}), yt = tessera::tensor(dy.as<float>(), {n});
   tessera::Stream s;

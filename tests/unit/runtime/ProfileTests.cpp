@@ -1,19 +1,18 @@
 // The profile's figures for a launch (compulsory bytes, flops from the kernel's expression) and
 // its reports (the Chrome trace and the summary table), on hand-built plans and records.
-#include "RuntimeTestUtil.h"
-#include "runtime/ProfileReport.h"
-
-#include <doctest/doctest.h>
-
 #include <cstdio>
+#include <doctest/doctest.h>
 #include <fstream>
 #include <sstream>
+
+#include "RuntimeTestUtil.h"
+#include "runtime/ProfileReport.h"
 
 using namespace tessera::rt;
 
 namespace {
 
-tessera_param_desc tensor(const char *name, int32_t dtype, int32_t rank, uint32_t flags) {
+tessera_param_desc tensor(const char* name, int32_t dtype, int32_t rank, uint32_t flags) {
   tessera_param_desc p{};
   p.name = name;
   p.kind = TESSERA_PARAM_TENSOR;
@@ -23,17 +22,16 @@ tessera_param_desc tensor(const char *name, int32_t dtype, int32_t rank, uint32_
   return p;
 }
 
-LaunchPlan planFor(const tessera_kernel_desc &k, std::vector<std::vector<int64_t>> shapes) {
+LaunchPlan planFor(const tessera_kernel_desc& k, std::vector<std::vector<int64_t>> shapes) {
   LaunchPlan plan;
   plan.kernel = &k;
   plan.tensors.resize(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i)
-    for (size_t d = 0; d < shapes[i].size(); ++d)
-      plan.tensors[i].shape[d] = shapes[i][d];
+    for (size_t d = 0; d < shapes[i].size(); ++d) plan.tensors[i].shape[d] = shapes[i][d];
   return plan;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("profile: a launch's bytes are its compulsory traffic") {
   // x read once; y (mut, read) read and written; out (mut, write-only) written once; fp4 packs
@@ -52,9 +50,9 @@ TEST_CASE("profile: a launch's bytes are its compulsory traffic") {
 
 TEST_CASE("profile: flops come from the kernel's expression over its symbols") {
   // 2*M*N*K + N with M=3, N=5, K=7.
-  tessera_expr_op flops[] = {{TESSERA_EXPR_CONST, 0, 2}, {TESSERA_EXPR_SYMBOL, 0, 0}, {TESSERA_EXPR_MUL, 0, 0},
-                             {TESSERA_EXPR_SYMBOL, 1, 0}, {TESSERA_EXPR_MUL, 0, 0},  {TESSERA_EXPR_SYMBOL, 2, 0},
-                             {TESSERA_EXPR_MUL, 0, 0},   {TESSERA_EXPR_SYMBOL, 1, 0}, {TESSERA_EXPR_ADD, 0, 0}};
+  tessera_expr_op flops[] = {{TESSERA_EXPR_CONST, 0, 2},  {TESSERA_EXPR_SYMBOL, 0, 0}, {TESSERA_EXPR_MUL, 0, 0},
+                             {TESSERA_EXPR_SYMBOL, 1, 0}, {TESSERA_EXPR_MUL, 0, 0},    {TESSERA_EXPR_SYMBOL, 2, 0},
+                             {TESSERA_EXPR_MUL, 0, 0},    {TESSERA_EXPR_SYMBOL, 1, 0}, {TESSERA_EXPR_ADD, 0, 0}};
   tessera_kernel_desc k{};
   k.struct_size = sizeof(k);
   k.name = "gemm";
@@ -88,7 +86,7 @@ TEST_CASE("profile: the trace is Chrome trace JSON and the summary adds up") {
   CHECK(json.find("{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"cat\": \"launch\", \"name\": \"gemm\", \"ts\": 200.000, "
                   "\"dur\": 300.000, \"args\": {\"bytes\": 1000000, \"flops\": 2000000000.000, \"GB/s\": 3.333, "
                   "\"TFLOP/s\": 6.667, \"detail\": \"m\"}}") != std::string::npos);
-  CHECK(json.find("test \\\"device\\\"") != std::string::npos); // escaped
+  CHECK(json.find("test \\\"device\\\"") != std::string::npos);  // escaped
   std::remove(info.path.c_str());
   std::string summary = profile::summaryText(records, info);
   // gemm: 2 calls, 400 us of 500 (80%), 2e6 bytes / 400 us = 5 GB/s, 4e9 flops / 400 us = 10 TFLOP/s.

@@ -1,14 +1,13 @@
 // Module registration: validation of descriptors, lookup, duplicates, unregistration.
-#include "RuntimeTestUtil.h"
-
+#include <cstring>
 #include <doctest/doctest.h>
 
-#include <cstring>
+#include "RuntimeTestUtil.h"
 
 using namespace rttest;
 
 namespace {
-KernelSpec simple(const char *name) {
+KernelSpec simple(const char* name) {
   KernelSpec k;
   k.name = name;
   k.params = {tensorParam("y", TESSERA_F32, {sym(0)}, true)};
@@ -16,10 +15,10 @@ KernelSpec simple(const char *name) {
   return k;
 }
 std::string msg() { return tessera_last_error_message(); }
-} // namespace
+}  // namespace
 
 TEST_CASE("registry: register, find, unregister") {
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   {
     TestModule m("reg_a", {simple("k1"), simple("k2")});
     REQUIRE(m.status == TESSERA_SUCCESS);
@@ -39,8 +38,9 @@ TEST_CASE("registry: duplicates are rejected") {
   CHECK(msg() == "module 'reg_dup' is already registered");
   TestModule other("reg_dup", {simple("k")}, nullptr, 0, false);
   CHECK(tessera_register_module(other.desc()) == TESSERA_ERROR_ALREADY_REGISTERED);
-  CHECK(msg() == "another module named 'reg_dup' is already registered (module names must be "
-                 "unique in a process)");
+  CHECK(msg() ==
+        "another module named 'reg_dup' is already registered (module names must be "
+        "unique in a process)");
   TestModule twice("reg_twice", {simple("k"), simple("k")}, nullptr, 0, false);
   CHECK(tessera_register_module(twice.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
   CHECK(msg() == "module 'reg_twice': kernel 'k' is defined twice");
@@ -106,8 +106,9 @@ TEST_CASE("registry: malformed metadata is rejected with the kernel and paramete
     k.group[0] = 64;
     TestModule m("reg_bad", {k}, nullptr, 0, false);
     CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
-    CHECK(msg() == "module 'reg_bad': kernel 'k': a grouped kernel cannot run 4 tiles per GPU thread "
-                   "(TESSERA_KERNEL_GPU_TILES_* is for kernels without a group shape)");
+    CHECK(msg() ==
+          "module 'reg_bad': kernel 'k': a grouped kernel cannot run 4 tiles per GPU thread "
+          "(TESSERA_KERNEL_GPU_TILES_* is for kernels without a group shape)");
   }
   SUBCASE("null descriptor") {
     CHECK(tessera_register_module(nullptr) == TESSERA_ERROR_INVALID_ARGUMENT);
@@ -153,11 +154,11 @@ TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still 
   tessera_module_desc v2 = *built.desc();
   v2.name = "reg_v2";
   v2.abi_version = 2;
-  v2.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  v2.kernels = reinterpret_cast<const tessera_kernel_desc*>(packed.data());
   REQUIRE(tessera_register_module(&v2) == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   REQUIRE(tessera_find_kernel("reg_v2", "k2", &k) == TESSERA_SUCCESS);
-  CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
+  CHECK(reinterpret_cast<const unsigned char*>(k) == packed.data() + stride);
   CHECK_FALSE(tessera_kernel_has_v3(k));
   CHECK(tessera_unregister_module(&v2) == TESSERA_SUCCESS);
   // An ABI 3 module must carry the ABI 3 descriptor; ABI 1 is refused.
@@ -181,11 +182,11 @@ TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") 
   tessera_module_desc v3 = *built.desc();
   v3.name = "reg_v3";
   v3.abi_version = 3;
-  v3.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  v3.kernels = reinterpret_cast<const tessera_kernel_desc*>(packed.data());
   REQUIRE(tessera_register_module(&v3) == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   REQUIRE(tessera_find_kernel("reg_v3", "k2", &k) == TESSERA_SUCCESS);
-  CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
+  CHECK(reinterpret_cast<const unsigned char*>(k) == packed.data() + stride);
   CHECK(tessera_kernel_has_v3(k));
   CHECK_FALSE(tessera_kernel_has_v4(k));
   CHECK(tessera_unregister_module(&v3) == TESSERA_SUCCESS);
@@ -203,11 +204,11 @@ TEST_CASE("registry: modules built for ABI 4 (no autotune tables) still register
   tessera_module_desc v4 = *built.desc();
   v4.name = "reg_v4";
   v4.abi_version = 4;
-  v4.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  v4.kernels = reinterpret_cast<const tessera_kernel_desc*>(packed.data());
   REQUIRE(tessera_register_module(&v4) == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   REQUIRE(tessera_find_kernel("reg_v4", "k2", &k) == TESSERA_SUCCESS);
-  CHECK(reinterpret_cast<const unsigned char *>(k) == packed.data() + stride);
+  CHECK(reinterpret_cast<const unsigned char*>(k) == packed.data() + stride);
   CHECK(tessera_kernel_has_v4(k));
   CHECK_FALSE(tessera_kernel_has_v5(k));
   CHECK(tessera_kernel_autotune(k) == nullptr);
@@ -241,7 +242,7 @@ TEST_CASE("registry: a variant chain names its steps, its scratch extents and ma
   tessera_variant_chain chain{2, TESSERA_BF16, 0, 0, 0, 0};
   m.mutableKernel()->chain = &chain;
   REQUIRE(tessera_register_module(m.desc()) == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   REQUIRE(tessera_find_kernel("reg_chain", "k", &k) == TESSERA_SUCCESS);
   CHECK(tessera_kernel_has_v6(k));
   CHECK(tessera_kernel_chain(k) == &chain);
@@ -266,9 +267,9 @@ TEST_CASE("registry: modules built for ABI 5 (no variant chain) still register")
   tessera_module_desc v5 = *built.desc();
   v5.name = "reg_v5";
   v5.abi_version = 5;
-  v5.kernels = reinterpret_cast<const tessera_kernel_desc *>(packed.data());
+  v5.kernels = reinterpret_cast<const tessera_kernel_desc*>(packed.data());
   REQUIRE(tessera_register_module(&v5) == TESSERA_SUCCESS);
-  const tessera_kernel_desc *k = nullptr;
+  const tessera_kernel_desc* k = nullptr;
   REQUIRE(tessera_find_kernel("reg_v5", "k2", &k) == TESSERA_SUCCESS);
   CHECK(tessera_kernel_has_v5(k));
   CHECK_FALSE(tessera_kernel_has_v6(k));

@@ -4,17 +4,17 @@
 #ifndef TESSERA_TESTS_RUNTIME_UTIL_H
 #define TESSERA_TESTS_RUNTIME_UTIL_H
 
-#include "runtime/Backend.h"
-#include "runtime/CpuBackend.h"
-#include "runtime/LaunchChecks.h"
-#include "tessera/runtime.h"
-#include "tessera/runtime.hpp"
-
 #include <deque>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "runtime/Backend.h"
+#include "runtime/CpuBackend.h"
+#include "runtime/LaunchChecks.h"
+#include "tessera/runtime.h"
+#include "tessera/runtime.hpp"
 
 namespace rttest {
 
@@ -32,7 +32,7 @@ inline tessera_extent cst(int64_t v) {
 }
 inline tessera_extent any() { return tessera_extent{}; }
 // `expr` must outlive the module (tests keep it in a static or a local that outlives it).
-inline tessera_extent expr(const std::vector<tessera_expr_op> &ops) {
+inline tessera_extent expr(const std::vector<tessera_expr_op>& ops) {
   tessera_extent e{};
   e.kind = TESSERA_EXTENT_EXPR;
   e.expr = ops.data();
@@ -47,8 +47,7 @@ struct ParamSpec {
   bool mut = false;
   std::vector<tessera_extent> extents;
 };
-inline ParamSpec tensorParam(std::string name, int32_t dtype, std::vector<tessera_extent> ext,
-                             bool mut = false) {
+inline ParamSpec tensorParam(std::string name, int32_t dtype, std::vector<tessera_extent> ext, bool mut = false) {
   return ParamSpec{std::move(name), TESSERA_PARAM_TENSOR, dtype, mut, std::move(ext)};
 }
 inline ParamSpec scalarParam(std::string name, int32_t dtype) {
@@ -71,16 +70,16 @@ struct KernelSpec {
 // Owns descriptors laid out exactly as a compiled module's static data; registers on
 // construction (status in .status) and unregisters on destruction.
 class TestModule {
-public:
-  TestModule(std::string name, std::vector<KernelSpec> specs, const void *fatbin = nullptr,
-             size_t fatbinSize = 0, bool registerNow = true)
+ public:
+  TestModule(std::string name, std::vector<KernelSpec> specs, const void* fatbin = nullptr, size_t fatbinSize = 0,
+             bool registerNow = true)
       : name_(std::move(name)), specs_(std::move(specs)) {
     params_.resize(specs_.size());
     symbolPtrs_.resize(specs_.size());
     kernels_.resize(specs_.size());
     for (size_t k = 0; k < specs_.size(); ++k) {
-      KernelSpec &s = specs_[k];
-      for (ParamSpec &p : s.params) {
+      KernelSpec& s = specs_[k];
+      for (ParamSpec& p : s.params) {
         tessera_param_desc d{};
         d.name = p.name.c_str();
         d.kind = p.kind;
@@ -90,9 +89,8 @@ public:
         d.extents = p.extents.data();
         params_[k].push_back(d);
       }
-      for (std::string &sy : s.symbols)
-        symbolPtrs_[k].push_back(sy.c_str());
-      tessera_kernel_desc &d = kernels_[k];
+      for (std::string& sy : s.symbols) symbolPtrs_[k].push_back(sy.c_str());
+      tessera_kernel_desc& d = kernels_[k];
       d = tessera_kernel_desc{};
       d.struct_size = sizeof(tessera_kernel_desc);
       d.flags = s.flags;
@@ -102,8 +100,7 @@ public:
       d.symbols = symbolPtrs_[k].data();
       d.num_symbols = static_cast<uint32_t>(symbolPtrs_[k].size());
       d.grid_symbol = s.gridSymbol;
-      for (int i = 0; i < 3; ++i)
-        d.group_shape[i] = s.group[i];
+      for (int i = 0; i < 3; ++i) d.group_shape[i] = s.group[i];
       d.shared_bytes = s.shared;
       d.gpu_entry = s.gpuEntry.empty() ? nullptr : s.gpuEntry.c_str();
       d.cpu_entry = s.cpu;
@@ -118,26 +115,24 @@ public:
     module_.fatbin_size = fatbinSize;
     module_.kernels = kernels_.data();
     module_.num_kernels = static_cast<uint32_t>(kernels_.size());
-    if (registerNow)
-      status = tessera_register_module(&module_);
+    if (registerNow) status = tessera_register_module(&module_);
   }
   ~TestModule() {
-    if (status == TESSERA_SUCCESS)
-      tessera_unregister_module(&module_);
+    if (status == TESSERA_SUCCESS) tessera_unregister_module(&module_);
   }
-  TestModule(const TestModule &) = delete;
-  TestModule &operator=(const TestModule &) = delete;
+  TestModule(const TestModule&) = delete;
+  TestModule& operator=(const TestModule&) = delete;
 
-  const tessera_kernel_desc *kernel(size_t i = 0) const { return &kernels_[i]; }
-  tessera_kernel_desc *mutableKernel(size_t i = 0) { return &kernels_[i]; }
-  tessera_module_desc *desc() { return &module_; }
+  const tessera_kernel_desc* kernel(size_t i = 0) const { return &kernels_[i]; }
+  tessera_kernel_desc* mutableKernel(size_t i = 0) { return &kernels_[i]; }
+  tessera_module_desc* desc() { return &module_; }
   tessera_status status = TESSERA_ERROR_INTERNAL;
 
-private:
+ private:
   std::string name_;
   std::vector<KernelSpec> specs_;
   std::vector<std::vector<tessera_param_desc>> params_;
-  std::vector<std::vector<const char *>> symbolPtrs_;
+  std::vector<std::vector<const char*>> symbolPtrs_;
   std::vector<tessera_kernel_desc> kernels_;
   tessera_module_desc module_{};
 };
@@ -145,7 +140,7 @@ private:
 // A backend that accepts every plan and counts launches; kind and pointer verdicts are set by
 // the test (a GPU kind exercises the host-pointer checks without a GPU).
 class RecordingBackend final : public tessera::rt::Backend {
-public:
+ public:
   tessera_device_kind deviceKind = TESSERA_DEVICE_CPU;
   bool pointersUsable = true;
   int launches = 0;
@@ -154,57 +149,58 @@ public:
 
   tessera_device_kind kind() const override { return deviceKind; }
   std::string name() const override { return "recording"; }
-  const tessera::rt::DeviceLimits &limits() const override { return lim; }
-  bool pointerUsable(const void *, std::string &why) override {
+  const tessera::rt::DeviceLimits& limits() const override { return lim; }
+  bool pointerUsable(const void*, std::string& why) override {
     why = "test says so";
     return pointersUsable;
   }
-  tessera_status launch(const tessera::rt::LaunchPlan &plan, tessera_stream) override {
+  tessera_status launch(const tessera::rt::LaunchPlan& plan, tessera_stream) override {
     ++launches;
     last = plan;
     return TESSERA_SUCCESS;
   }
-#define UNSUPPORTED { return TESSERA_ERROR_NOT_SUPPORTED; }
-  tessera_status allocate(void **, size_t) override UNSUPPORTED
-  tessera_status release(void *) override UNSUPPORTED
-  tessera_status copy(void *, const void *, size_t, tessera_stream, bool) override UNSUPPORTED
-  tessera_status fill(void *, int, size_t) override UNSUPPORTED
-  tessera_status synchronize() override UNSUPPORTED
-  tessera_status streamCreate(tessera_stream *) override UNSUPPORTED
-  tessera_status streamDestroy(tessera_stream) override UNSUPPORTED
-  tessera_status streamSynchronize(tessera_stream) override UNSUPPORTED
-  tessera_status eventCreate(tessera_event *) override UNSUPPORTED
-  tessera_status eventDestroy(tessera_event) override UNSUPPORTED
-  tessera_status eventRecord(tessera_event, tessera_stream) override UNSUPPORTED
-  tessera_status eventSynchronize(tessera_event) override UNSUPPORTED
-  tessera_status streamWaitEvent(tessera_stream, tessera_event) override UNSUPPORTED
-  tessera_status eventElapsed(float *, tessera_event, tessera_event) override UNSUPPORTED
-  bool capturing(tessera_stream) override { return false; }
+#define UNSUPPORTED                     \
+  {                                     \
+    return TESSERA_ERROR_NOT_SUPPORTED; \
+  }
+  tessera_status allocate(void**, size_t) override UNSUPPORTED tessera_status
+      release(void*) override UNSUPPORTED tessera_status
+      copy(void*, const void*, size_t, tessera_stream, bool) override UNSUPPORTED tessera_status
+      fill(void*, int, size_t) override UNSUPPORTED tessera_status synchronize() override UNSUPPORTED tessera_status
+      streamCreate(tessera_stream*) override UNSUPPORTED tessera_status
+      streamDestroy(tessera_stream) override UNSUPPORTED tessera_status
+      streamSynchronize(tessera_stream) override UNSUPPORTED tessera_status
+      eventCreate(tessera_event*) override UNSUPPORTED tessera_status
+      eventDestroy(tessera_event) override UNSUPPORTED tessera_status
+      eventRecord(tessera_event, tessera_stream) override UNSUPPORTED tessera_status
+      eventSynchronize(tessera_event) override UNSUPPORTED tessera_status
+      streamWaitEvent(tessera_stream, tessera_event) override UNSUPPORTED tessera_status
+      eventElapsed(float*, tessera_event, tessera_event) override UNSUPPORTED bool capturing(tessera_stream) override {
+    return false;
+  }
   tessera_status eventQuery(tessera_event) override { return TESSERA_SUCCESS; }
-  tessera_status beginCapture(tessera_stream) override UNSUPPORTED
-  tessera_status endCapture(tessera_stream, tessera_graph *) override UNSUPPORTED
-  tessera_status graphLaunch(tessera_graph, tessera_stream) override UNSUPPORTED
-  tessera_status graphDestroy(tessera_graph) override UNSUPPORTED
-  tessera_status graphUpdate(tessera_graph, tessera_graph, bool &) override UNSUPPORTED
+  tessera_status beginCapture(tessera_stream) override UNSUPPORTED tessera_status
+      endCapture(tessera_stream, tessera_graph*) override UNSUPPORTED tessera_status
+      graphLaunch(tessera_graph, tessera_stream) override UNSUPPORTED tessera_status
+      graphDestroy(tessera_graph) override UNSUPPORTED tessera_status
+      graphUpdate(tessera_graph, tessera_graph, bool&) override UNSUPPORTED
 #undef UNSUPPORTED
 
-  // The checks and dispatch of tessera_launch, against this backend.
-  tessera_status run(const tessera_kernel_desc *k, const tessera_launch_options *opts,
-                     std::initializer_list<tessera_arg> args) {
+      // The checks and dispatch of tessera_launch, against this backend.
+      tessera_status
+      run(const tessera_kernel_desc* k, const tessera_launch_options* opts, std::initializer_list<tessera_arg> args) {
     tessera::rt::LaunchPlan plan;
-    tessera_status s = tessera::rt::planLaunch(k, opts, args.begin(),
-                                               static_cast<uint32_t>(args.size()), *this, plan);
+    tessera_status s = tessera::rt::planLaunch(k, opts, args.begin(), static_cast<uint32_t>(args.size()), *this, plan);
     return s == TESSERA_SUCCESS ? launch(plan, nullptr) : s;
   }
 };
 
 // Runs a launch on a CPU executor backend regardless of the process's active device.
-inline tessera_status cpuLaunch(const tessera_kernel_desc *k, const tessera_launch_options *opts,
+inline tessera_status cpuLaunch(const tessera_kernel_desc* k, const tessera_launch_options* opts,
                                 std::initializer_list<tessera_arg> args) {
   static std::unique_ptr<tessera::rt::Backend> cpu = tessera::rt::createCpuBackend();
   tessera::rt::LaunchPlan plan;
-  tessera_status s = tessera::rt::planLaunch(k, opts, args.begin(),
-                                             static_cast<uint32_t>(args.size()), *cpu, plan);
+  tessera_status s = tessera::rt::planLaunch(k, opts, args.begin(), static_cast<uint32_t>(args.size()), *cpu, plan);
   return s == TESSERA_SUCCESS ? cpu->launch(plan, nullptr) : s;
 }
 
@@ -212,8 +208,7 @@ inline std::vector<float> randomFloats(size_t n, uint64_t seed, float lo = -1.f,
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
+  for (float& x : v) x = dist(rng);
   return v;
 }
 
@@ -232,6 +227,6 @@ inline tessera_launch_options gridOptions(uint32_t groups, uint32_t tiles = 0) {
   return o;
 }
 
-} // namespace rttest
+}  // namespace rttest
 
 #endif

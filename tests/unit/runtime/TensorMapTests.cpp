@@ -1,14 +1,14 @@
 // tensorMapShape: which views a GPU variant may read through TMA, and what the encoder gets.
 // Pure host code (no driver), so it runs everywhere.
-#include "runtime/TensorMap.h"
-
 #include <doctest/doctest.h>
+
+#include "runtime/TensorMap.h"
 
 using namespace tessera::rt;
 
 namespace {
 
-tessera_kernel_tensor view(void *data, int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride = 1) {
+tessera_kernel_tensor view(void* data, int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride = 1) {
   tessera_kernel_tensor t{};
   t.data = data;
   t.shape[0] = rows;
@@ -21,7 +21,7 @@ tessera_kernel_tensor view(void *data, int64_t rows, int64_t cols, int64_t rowSt
 alignas(16) unsigned char buffer[64];
 const tessera_tensor_map_desc kA{0, {64, 128}, 128};
 
-} // namespace
+}  // namespace
 
 TEST_CASE("tensor maps: a dense bf16 matrix with 16-byte rows gets one") {
   TensorMapShape s;

@@ -1,9 +1,8 @@
 // Semantic analysis end to end on small programs: types of expressions, symbols, kernel facts,
 // constant folding, and the diagnostics (by id) of the kernel rules. The message texts and
 // locations are checked by the lit tests in tests/lit/sema.
-#include <doctest/doctest.h>
-
 #include <algorithm>
+#include <doctest/doctest.h>
 
 #include "frontend/Parser.h"
 #include "sema/Sema.h"
@@ -318,10 +317,19 @@ def k(y: mut f32[n]):
 
 TEST_CASE("sema survives malformed trees") {
   const char* inputs[] = {
-      "def (:\n", "@kernel tile[\ndef k(:\n    tbarrier(\n", "x: Tensor[\n", "for in :\n  pass\n",
-      "@kernel\ndef k(x: mut mut f32[n]):\n    x[] = \n", "import\nfrom . import\n", "a, *b, c = 1\n",
-      "@kernel tile[(,)] shared()\ndef k(): ...\n", "def f(x=): return x[::][1:2:3]\n",
-      "class X:\n    pass\n", "@\ndef f(): pass\n", "lambda: 0\n", "x = [i for i in]\n",
+      "def (:\n",
+      "@kernel tile[\ndef k(:\n    tbarrier(\n",
+      "x: Tensor[\n",
+      "for in :\n  pass\n",
+      "@kernel\ndef k(x: mut mut f32[n]):\n    x[] = \n",
+      "import\nfrom . import\n",
+      "a, *b, c = 1\n",
+      "@kernel tile[(,)] shared()\ndef k(): ...\n",
+      "def f(x=): return x[::][1:2:3]\n",
+      "class X:\n    pass\n",
+      "@\ndef f(): pass\n",
+      "lambda: 0\n",
+      "x = [i for i in]\n",
       "@kernel\ndef k(y: mut f32[n]):\n    y[tile.linear_id()] = tile.mma(,)\n",
   };
   for (const char* in : inputs) {

@@ -1,9 +1,8 @@
 // The tables sema is driven by: the builtins table (every signature parses, every builtin the spec
 // and DESIGN.md use is there, aliases and tessera./ts. spellings resolve), the dtype and policy
 // tables, and the did-you-mean matcher.
-#include <doctest/doctest.h>
-
 #include <algorithm>
+#include <doctest/doctest.h>
 
 #include "sema/Builtins.h"
 #include "sema/DType.h"
@@ -45,18 +44,93 @@ TEST_CASE("signature notation") {
 
 TEST_CASE("every builtin the spec and DESIGN.md use is in the table") {
   const char* names[] = {
-      "tile.linear_id", "tile.lane_id", "tile.warp_id", "launch.thread_id", "group_linear_id", "group_tile_count",
-      "grid_groups", "tbarrier", "tile.barrier", "reduce_sum", "tshared.alloc", "tile.alloc_shared",
-      "cp_async.shared.global", "tile.cp_async", "tile.range", "tile.load", "tile.store", "tile.zeros", "tile.full",
-      "tile.dot", "tile.mma", "tile.mma_sync", "tile.softmax", "tile.relu", "tile.warp_shuffle_down",
-      "tile.warp_shuffle_up", "tile.warp_shuffle_xor", "tile.warp_shuffle_idx", "tile.vote_any", "tile.vote_all",
-      "tile.cooperative_group", "atomic_add", "abs", "min", "max", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
-      "erf", "sin", "cos", "floor", "ceil", "fma", "pow", "ceil_div", "range", "len", "print", "op.matmul",
-      "op.softmax", "op.all_reduce", "gemm", "flash_attention", "rmsnorm_safe", "layernorm_safe", "dist.Mesh",
-      "dist.mesh", "dist.tensor", "dist.ShardSpec", "dist.Block", "index_launch", "all_gather", "reduce_scatter",
-      "autotune.search", "graph.capture", "graph.launch", "graph.module", "stream.new", "stream.memcpy_async",
-      "stream.synchronize", "launch.grid", "jit", "kernel", "kernel.autotune", "autodiff", "grad", "domain.Rect",
-      "array.from_domain", "dict", "tensor", "Tensor", "Region",
+      "tile.linear_id",
+      "tile.lane_id",
+      "tile.warp_id",
+      "launch.thread_id",
+      "group_linear_id",
+      "group_tile_count",
+      "grid_groups",
+      "tbarrier",
+      "tile.barrier",
+      "reduce_sum",
+      "tshared.alloc",
+      "tile.alloc_shared",
+      "cp_async.shared.global",
+      "tile.cp_async",
+      "tile.range",
+      "tile.load",
+      "tile.store",
+      "tile.zeros",
+      "tile.full",
+      "tile.dot",
+      "tile.mma",
+      "tile.mma_sync",
+      "tile.softmax",
+      "tile.relu",
+      "tile.warp_shuffle_down",
+      "tile.warp_shuffle_up",
+      "tile.warp_shuffle_xor",
+      "tile.warp_shuffle_idx",
+      "tile.vote_any",
+      "tile.vote_all",
+      "tile.cooperative_group",
+      "atomic_add",
+      "abs",
+      "min",
+      "max",
+      "exp",
+      "exp2",
+      "log",
+      "log2",
+      "sqrt",
+      "rsqrt",
+      "tanh",
+      "erf",
+      "sin",
+      "cos",
+      "floor",
+      "ceil",
+      "fma",
+      "pow",
+      "ceil_div",
+      "range",
+      "len",
+      "print",
+      "op.matmul",
+      "op.softmax",
+      "op.all_reduce",
+      "gemm",
+      "flash_attention",
+      "rmsnorm_safe",
+      "layernorm_safe",
+      "dist.Mesh",
+      "dist.mesh",
+      "dist.tensor",
+      "dist.ShardSpec",
+      "dist.Block",
+      "index_launch",
+      "all_gather",
+      "reduce_scatter",
+      "autotune.search",
+      "graph.capture",
+      "graph.launch",
+      "graph.module",
+      "stream.new",
+      "stream.memcpy_async",
+      "stream.synchronize",
+      "launch.grid",
+      "jit",
+      "kernel",
+      "kernel.autotune",
+      "autodiff",
+      "grad",
+      "domain.Rect",
+      "array.from_domain",
+      "dict",
+      "tensor",
+      "Tensor",
+      "Region",
   };
   for (const char* n : names) {
     INFO(n);
@@ -147,9 +221,9 @@ TEST_CASE("policies and rounding modes") {
 
 TEST_CASE("did-you-mean suggestions") {
   CHECK(closestMatch("idy", {"idx", "i", "x"}) == "idx");
-  CHECK(closestMatch("bf61", {"bf16", "f16"}) == "bf16");   // a transposition is one edit
-  CHECK(closestMatch("Block", {"block"}) == "block");        // case only
-  CHECK(closestMatch("ab", {"ac"}) == "");                   // two letters: no guessing
+  CHECK(closestMatch("bf61", {"bf16", "f16"}) == "bf16");  // a transposition is one edit
+  CHECK(closestMatch("Block", {"block"}) == "block");      // case only
+  CHECK(closestMatch("ab", {"ac"}) == "");                 // two letters: no guessing
   CHECK(closestMatch("linear_idx", {"linear_id", "lane_id"}) == "linear_id");
   CHECK(closestMatch("zzz", {"tile", "gemm"}) == "");
 }
