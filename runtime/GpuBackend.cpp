@@ -160,12 +160,15 @@ class GpuBackend final : public Backend {
         return fail(r == CUDA_ERROR_NO_BINARY_FOR_GPU ? TESSERA_ERROR_NOT_SUPPORTED : TESSERA_ERROR_DRIVER, "module '",
                     plan.module->name, "': cuModuleLoadData failed for ", name_, ": ", d_.describe(r));
       }
-      // Looked up once: a module without bounds-checked kernels has no record (0), and asking
-      // the driver again at every synchronisation would fail each time (an API error that
-      // compute-sanitizer reports).
+      // Looked up once, and only in a module with bounds-checked kernels: the others have no
+      // record (0), and asking the driver for it would fail (an API error that compute-sanitizer
+      // reports), at every synchronisation before.
+      bool checked = false;
+      for (uint32_t i = 0; i < plan.module->num_kernels; ++i)
+        checked |= (tessera_module_kernel(plan.module, i)->flags & TESSERA_KERNEL_BOUNDS_CHECKED) != 0;
       CUdeviceptr rec = 0;
       size_t bytes = 0;
-      if (d_.cuModuleGetGlobal(&rec, &bytes, mod, TESSERA_FAULT_RECORD) != CUDA_SUCCESS ||
+      if (!checked || d_.cuModuleGetGlobal(&rec, &bytes, mod, TESSERA_FAULT_RECORD) != CUDA_SUCCESS ||
           bytes != sizeof(tessera_fault_record))
         rec = 0;
       faultRecords_[plan.module] = rec;
