@@ -121,6 +121,11 @@ Lowered FunctionContext::handleTileSoftmax(const BuiltinCall& c) {
   loc(c.expr);
   if (x->type->kind != I::TypeKind::Tile)
     unsupported(xE->range, "'tile.softmax' of a value of type " + I::printType(x->type));
+  // Sema checks the axis where it knows the rank (not of a tile.cp_async value, for one).
+  auto rank = static_cast<int64_t>(x->type->shape.size());
+  if (axis < -rank || axis >= rank)
+    unsupported(arg(c, "axis")->range,
+                "'tile.softmax' along axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) + " tile");
   I::Type t = floatComputeType(x->type);
   x = coerce(x, t, c.range());
   return Lowered::val(op1(I::OpId::TileSoftmax, {x}, t, {{I::AttrId::Axis, I::Attribute::integer(axis)}}));

@@ -439,6 +439,15 @@ void Checker::checkConstantArguments(const BoundBuiltinCall& bc, SourceRange at)
     case BuiltinId::TileSoftmax:
       if (Expr* axis = bc.arg("axis"); axis && inKernel())
         requireConstInt(axis, at, "the axis of '" + std::string(bc.b.name) + "'", LLONG_MIN, LLONG_MAX);
+      // The reductions check their axis as they drop it (reducedAlongAxis); softmax keeps it.
+      if (Expr* axis = bc.arg("axis"); axis && bc.b.id == BuiltinId::TileSoftmax) {
+        const Type* x = bc.types.empty() ? nullptr : bc.types[0];
+        auto c = evalConst(axis, nullptr);
+        if (x && x->isTileLike() && x->rankKnown && c && c->kind == ConstValue::Int) {
+          long long rank = static_cast<long long>(x->dims.size());
+          if (c->i < -rank || c->i >= rank) diags.report(diag::err_axis_out_of_range, axis->range) << c->i << rank;
+        }
+      }
       break;
     case BuiltinId::Range:
       if (Expr* step = bc.arg("step")) {

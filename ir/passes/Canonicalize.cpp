@@ -283,7 +283,7 @@ class Canonicalizer {
     if (c->kind == AttrKind::Int && op->id == OpId::MathAbs && isIntScalar(t))
       return replace(op, constInt(op, c->i < 0 ? -static_cast<uint64_t>(c->i) : c->i, t));
     if (!isExactFloat(t) || c->kind != AttrKind::Float) return;
-    double a = c->f, r;
+    double a = roundFloat(c->f, t), r;
     switch (op->id) {
       case OpId::ArithNegF: r = -a; break;
       case OpId::MathSqrt: r = t->scalar == ScalarKind::F32 ? double(std::sqrt(float(a))) : std::sqrt(a); break;
@@ -342,7 +342,9 @@ class Canonicalizer {
     const Attribute* ca = constantOf(op->operand(0));
     const Attribute* cb = constantOf(op->operand(1));
     if (!ca || !cb || ca->kind != AttrKind::Float || cb->kind != AttrKind::Float) return;
-    double a = ca->f, b = cb->f;
+    // Each operand as its type holds it (an f32 constant's attribute may carry the double it was
+    // written as: f32(1e-50) is 0).
+    double a = roundFloat(ca->f, op->operand(0)->type), b = roundFloat(cb->f, op->operand(1)->type);
     bool unord = std::isnan(a) || std::isnan(b);
     std::string p = op->strAttr(AttrId::Pred);
     bool r;
@@ -386,12 +388,15 @@ class Canonicalizer {
       double v = scalarClass(from->scalar) == ScalarClass::UInt ? double(asUnsigned(c->i, from)) : double(c->i);
       return replace(op, constFloat(op, v, to));
     }
+    // A float constant's attribute may hold more precision than its type (an f32 literal keeps
+    // the double it was written as): round it to `from` first, as the conversion at run time sees
+    // it (f64(f32(0.1)) is 0.100000001490116..., not 0.1; exec_fuzz found -O0 and -O2 differing).
     if (isExactFloat(from) && isExactFloat(to) && c->kind == AttrKind::Float)
-      return replace(op, constFloat(op, c->f, to));
+      return replace(op, constFloat(op, roundFloat(c->f, from), to));
     if (isExactFloat(from) && to->scalar == ScalarKind::I1 && c->kind == AttrKind::Float)
-      return replace(op, constInt(op, c->f != 0.0 || std::isnan(c->f), to));  // bool(x): x != 0, as Python
+      return replace(op, constInt(op, roundFloat(c->f, from) != 0.0 || std::isnan(c->f), to));  // bool(x): x != 0
     if (isExactFloat(from) && isIntScalar(to) && c->kind == AttrKind::Float) {
-      double v = std::trunc(c->f);
+      double v = std::trunc(roundFloat(c->f, from));
       unsigned bits = scalarBits(to->scalar);
       bool isSigned = scalarClass(to->scalar) == ScalarClass::Int || scalarClass(to->scalar) == ScalarClass::Index;
       double lo = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0;
