@@ -205,21 +205,9 @@ bool Matcher::matchUnit(Operation* outer, Form& f) {
 
 // s = dot(Q[b, h, qb], K[b, h, kb].T) * scale, or where(kb + j <= qb + i, that, -inf) when causal.
 bool Matcher::matchScores(const Value* s, Form& f) {
-  if (isOp(s, OpId::ArithSelect)) {
-    const Value* mask = opnd(s, 0);
-    if (!isFloat(unbroadcast(opnd(s, 2)), -INFINITY) || !isOp(mask, OpId::ArithCmpI))
-      return fail("the causal mask is not where(key <= query, s, -inf)");
-    std::string pred = mask->defOp->strAttr(AttrId::Pred);
-    const Value *col = opnd(mask, 0), *row = opnd(mask, 1);
-    if (pred == "sge")
-      std::swap(col, row);
-    else if (pred != "sle")
-      return fail("the causal mask is not where(key <= query, s, -inf)");
-    if (!isIndexPlusIota(col, f.kb(), 1, f.kRows()) || !isIndexPlusIota(row, f.qb(), 0, f.qRows()))
-      return fail("the causal mask does not compare kb + key column with qb + query row");
-    f.causal = true;
-    s = opnd(s, 1);
-  }
+  std::string why;
+  s = peelCausalMask(s, f.kb(), f.kRows(), f.qb(), f.qRows(), f.causal, why);
+  if (!s) return fail(why);
   auto isDot = [&](const Value* d) {
     if (!isOp(d, OpId::TileDot) || d->defOp->numOperands() != 2 || baseScalar(d->type->elem) != ScalarKind::F32)
       return false;

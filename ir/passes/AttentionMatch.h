@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -133,6 +134,27 @@ inline bool effectsOnlyFrom(Operation* func, const std::vector<Operation*>& allo
     ok = false;
   });
   return ok;
+}
+
+// Peels the causal mask where(kb + j <= qb + i, x, -inf) (or its `>=` mirror) off the scores s:
+// x with `causal` set; s itself when it is no select; null with `why` when the select has another
+// shape. kRows and qRows: the block sizes the key column j and the query row i run over.
+inline const Value* peelCausalMask(const Value* s, const Value* kb, int64_t kRows, const Value* qb, int64_t qRows,
+                                   bool& causal, std::string& why) {
+  if (!isOp(s, OpId::ArithSelect)) return s;
+  const Value* mask = opnd(s, 0);
+  why = "the causal mask is not where(key <= query, s, -inf)";
+  if (!isFloat(unbroadcast(opnd(s, 2)), -INFINITY) || !isOp(mask, OpId::ArithCmpI)) return nullptr;
+  std::string pred = mask->defOp->strAttr(AttrId::Pred);
+  const Value *col = opnd(mask, 0), *row = opnd(mask, 1);
+  if (pred == "sge")
+    std::swap(col, row);
+  else if (pred != "sle")
+    return nullptr;
+  why = "the causal mask does not compare kb + key column with qb + query row";
+  if (!isIndexPlusIota(col, kb, 1, kRows) || !isIndexPlusIota(row, qb, 0, qRows)) return nullptr;
+  causal = true;
+  return opnd(s, 1);
 }
 
 }  // namespace tessera::ir::attn
