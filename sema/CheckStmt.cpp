@@ -93,7 +93,9 @@ void Checker::checkStmt(Stmt* s) {
   switch (s->kind) {
     case NodeKind::ExprStmt: {
       auto* es = cast<ExprStmt>(s);
+      statementExpr_ = es->expr;
       if (!isa<EllipsisExpr>(es->expr)) check(es->expr);
+      statementExpr_ = nullptr;
       return;
     }
     case NodeKind::AssignStmt: return checkAssign(cast<AssignStmt>(s));
