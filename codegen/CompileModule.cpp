@@ -2,9 +2,7 @@
 
 #include "basic/StageTimes.h"
 #include "codegen/CudaToolkit.h"
-#include "codegen/HopperAttention.h"
-#include "codegen/HopperAttentionBwd.h"
-#include "codegen/HopperGemm.h"
+#include "codegen/HopperForms.h"
 #include "codegen/HostModule.h"
 #include "codegen/LowerToLLVM.h"
 #include "codegen/ResourceUsage.h"

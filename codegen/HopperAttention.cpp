@@ -13,12 +13,12 @@
 // Causal kernels stop at the diagonal block and mask it; the last block of a sequence that is
 // not a multiple of 128 masks keys >= S (TMA zero-fills rows past S, so no other head's data is
 // read). docs/codegen.md ("Hopper form of attention") has the layouts and the schedule.
-#include "codegen/HopperAttention.h"
-
 #include <cmath>
 #include <functional>
 #include <optional>
 
+#include "codegen/HeadDimVariants.h"
+#include "codegen/HopperForms.h"
 #include "codegen/HopperKernel.h"
 #include "codegen/HopperPtx.h"
 #include "ir/IR.h"
@@ -66,16 +66,6 @@ std::optional<Form> formOf(ir::Operation* f) {
   if (form.in != ir::ScalarKind::BF16 && form.in != ir::ScalarKind::F16) return std::nullopt;
   return form;
 }
-
-// Head dimensions the kernel admits: its static D, or both when D is symbolic.
-std::vector<unsigned> headDims(ir::Operation* f, const Form& form) {
-  const ir::Dim& d = f->body().arg(form.q)->type->shape[3];
-  if (d.isStatic())
-    return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)} : std::vector<unsigned>{};
-  return {64, 128};
-}
-
-std::string variantEntry(const std::string& kernel, unsigned d) { return kernel + "__sm90a_d" + std::to_string(d); }
 
 // Shared memory: Q (128 x D), then per stage K and V (128 x D each), then the barriers; every
 // buffer a whole number of 1 KiB (the swizzle's period).
@@ -483,7 +473,7 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Val
 }
 
 bool Emitter::emit() {
-  declare(variantEntry(func_.funcName(), lay_.d), 3, kThreads);
+  declare(headDimEntry(func_.funcName(), lay_.d), 3, kThreads);
   b_.SetInsertPoint(block("entry"));
   auto* f32 = b_.getFloatTy();
   stage_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "stage");
@@ -524,61 +514,33 @@ bool Emitter::emit() {
   return true;
 }
 
+// One variant per head dimension: Q, K, V by boxes of 64 columns x 128 rows of the [B, H, S, D]
+// view, for exactly this D.
+const HeadDimForm<Form> kForm{
+    .name = "attention form",
+    .formOf = formOf,
+    .missed = ir::AttrId::AttentionFormMissed,
+    .missedRemark = diag::remark_no_attention_form,
+    .plannedRemark = diag::remark_attention_wgmma,
+    .remarkArgs = [](const Form&) { return std::vector<std::string>{std::to_string(kBM), std::to_string(kBN)}; },
+    .threads = kThreads,
+    .boxColumns = kBox,
+    .sharedBytes = [](const Form&, unsigned d) -> uint64_t { return layoutFor(d).sharedBytes(); },
+    .maps = [](const Form& form,
+               unsigned) { return std::vector<std::pair<int, unsigned>>{{form.q, kBM}, {form.k, kBN}, {form.v, kBN}}; },
+    .emit = [](llvm::Module& out, ir::Operation& f, const Form& form,
+               unsigned d) { return Emitter(out, f, form, d).emit(); },
+};
+
 }  // namespace
 
 void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
-  forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
-    KernelInterface& k = kernels[i];
-    auto form = formOf(f);
-    if (!form) {
-      // -Rpass-missed=tensor-cores: an attention-like kernel that keeps its portable form.
-      if (f->hasAttr(ir::AttrId::AttentionFormMissed))
-        k.remarks.push_back(
-            {diag::remark_no_attention_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionFormMissed)}});
-      return true;
-    }
-    std::string dims;
-    for (unsigned d : headDims(f, *form)) {
-      Layout lay = layoutFor(d);
-      GpuVariant v;
-      v.entry = variantEntry(f->funcName(), d);
-      v.minSm = 90;
-      v.threads = kThreads;
-      v.sharedBytes = lay.sharedBytes();
-      // Q, K, V: boxes of 64 columns x 128 rows of the [B, H, S, D] view, for exactly this D.
-      for (int p : {form->q, form->k, form->v}) {
-        TensorMapRequest r;
-        r.param = p;
-        r.box[0] = kBox;
-        r.box[1] = p == form->q ? kBM : kBN;
-        r.swizzle = 128;
-        r.innerExtent = d;
-        v.tensorMaps.push_back(r);
-      }
-      k.gpuVariants.push_back(v);
-      dims += (dims.empty() ? "" : " or ") + std::to_string(d);
-    }
-    if (!dims.empty())
-      k.remarks.push_back(
-          {diag::remark_attention_wgmma, f->loc, {k.name, std::to_string(kBM), std::to_string(kBN), dims}});
-    return true;
-  });
+  planHeadDimVariants(m, kernels, kForm);
 }
 
 bool emitAttentionVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
                            std::string& error) {
-  return forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
-    const KernelInterface& k = kernels[i];
-    auto form = formOf(f);
-    if (!form) return true;
-    for (const GpuVariant& v : k.gpuVariants)
-      for (unsigned d : headDims(f, *form))
-        if (v.entry == variantEntry(f->funcName(), d) && !Emitter(out, *f, *form, d).emit()) {
-          error = "kernel '" + k.name + "' (sm_90a attention form): internal error";
-          return false;
-        }
-    return true;
-  });
+  return emitHeadDimVariants(m, kernels, out, error, kForm);
 }
 
 }  // namespace tessera::codegen

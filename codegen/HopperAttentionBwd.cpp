@@ -17,11 +17,11 @@
 // Causal kernels skip the blocks above the diagonal and mask the blocks that cross it; keys or
 // queries at or past S are masked too (TMA zero-fills rows past S). docs/codegen.md ("Hopper form
 // of the attention backward") has the layouts and the schedule.
-#include "codegen/HopperAttentionBwd.h"
-
 #include <functional>
 #include <optional>
 
+#include "codegen/HeadDimVariants.h"
+#include "codegen/HopperForms.h"
 #include "codegen/HopperKernel.h"
 #include "codegen/HopperPtx.h"
 #include "ir/IR.h"
@@ -79,15 +79,6 @@ std::optional<Form> formOf(ir::Operation* f) {
   if (form.in != ir::ScalarKind::BF16 && form.in != ir::ScalarKind::F16) return std::nullopt;
   return form;
 }
-
-std::vector<unsigned> headDims(ir::Operation* f, const Form& form) {
-  const ir::Dim& d = f->body().arg(form.q)->type->shape[3];
-  if (d.isStatic())
-    return d.size == 64 || d.size == 128 ? std::vector<unsigned>{unsigned(d.size)} : std::vector<unsigned>{};
-  return {64, 128};
-}
-
-std::string variantEntry(const std::string& kernel, unsigned d) { return kernel + "__sm90a_d" + std::to_string(d); }
 
 // Shared memory: the fixed tiles (128 x D each: F1, F2 and, in the query kernel, O), per stage the
 // streamed tiles (rows x D each: T1, T2 and, in the key/value kernel, O), the fixed rows'
@@ -641,7 +632,7 @@ void Emitter::epilogue(llvm::Value* c, llvm::Value* b, llvm::Value* h, llvm::Val
 }
 
 bool Emitter::emit() {
-  declare(variantEntry(func_.funcName(), lay_.d), 5, kThreads);
+  declare(headDimEntry(func_.funcName(), lay_.d), 5, kThreads);
   b_.SetInsertPoint(block("entry"));
   auto* f32 = b_.getFloatTy();
   stage_ = b_.CreateAlloca(b_.getInt32Ty(), nullptr, "stage");
@@ -680,64 +671,44 @@ bool Emitter::emit() {
   return true;
 }
 
+// One variant per head dimension: F1, F2 (128 rows), T1, T2 (lay.rows rows), O (with the query
+// rows) by boxes of 64 columns, for exactly this D.
+const HeadDimForm<Form> kForm{
+    .name = "attention backward form",
+    .formOf = formOf,
+    .missed = ir::AttrId::AttentionBwdFormMissed,
+    .missedRemark = diag::remark_no_attention_bwd_form,
+    .plannedRemark = diag::remark_attention_bwd_wgmma,
+    .remarkArgs =
+        [](const Form& form) {
+          return std::vector<std::string>{form.kv ? "dK and dV" : "dQ", form.kv ? "key" : "query",
+                                          std::to_string(kFixed)};
+        },
+    .threads = kThreads,
+    .boxColumns = kBox,
+    .sharedBytes = [](const Form& form, unsigned d) -> uint64_t { return layoutFor(form, d).sharedBytes(); },
+    .maps =
+        [](const Form& form, unsigned d) {
+          unsigned rows = layoutFor(form, d).rows;
+          return std::vector<std::pair<int, unsigned>>{{form.f1(), kFixed},
+                                                       {form.f2(), kFixed},
+                                                       {form.t1(), rows},
+                                                       {form.t2(), rows},
+                                                       {form.o, form.kv ? rows : kFixed}};
+        },
+    .emit = [](llvm::Module& out, ir::Operation& f, const Form& form,
+               unsigned d) { return Emitter(out, f, form, d).emit(); },
+};
+
 }  // namespace
 
 void planAttentionBwdVariants(ir::Module& m, std::vector<KernelInterface>& kernels) {
-  forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
-    KernelInterface& k = kernels[i];
-    auto form = formOf(f);
-    if (!form) {
-      // -Rpass-missed=tensor-cores: an attention-backward-like kernel that keeps its portable form.
-      if (f->hasAttr(ir::AttrId::AttentionBwdFormMissed))
-        k.remarks.push_back(
-            {diag::remark_no_attention_bwd_form, f->loc, {k.name, f->strAttr(ir::AttrId::AttentionBwdFormMissed)}});
-      return true;
-    }
-    std::string dims;
-    for (unsigned d : headDims(f, *form)) {
-      Layout lay = layoutFor(*form, d);
-      GpuVariant v;
-      v.entry = variantEntry(f->funcName(), d);
-      v.minSm = 90;
-      v.threads = kThreads;
-      v.sharedBytes = lay.sharedBytes();
-      // F1, F2 (128 rows), T1, T2 (lay.rows rows), O (with the query rows): boxes of 64
-      // columns, for exactly this D.
-      for (int p : {form->f1(), form->f2(), form->t1(), form->t2(), form->o}) {
-        TensorMapRequest r;
-        r.param = p;
-        r.box[0] = kBox;
-        r.box[1] = p == form->f1() || p == form->f2() || (p == form->o && !form->kv) ? kFixed : lay.rows;
-        r.swizzle = 128;
-        r.innerExtent = d;
-        v.tensorMaps.push_back(r);
-      }
-      k.gpuVariants.push_back(v);
-      dims += (dims.empty() ? "" : " or ") + std::to_string(d);
-    }
-    if (!dims.empty())
-      k.remarks.push_back(
-          {diag::remark_attention_bwd_wgmma,
-           f->loc,
-           {k.name, form->kv ? "dK and dV" : "dQ", form->kv ? "key" : "query", std::to_string(kFixed), dims}});
-    return true;
-  });
+  planHeadDimVariants(m, kernels, kForm);
 }
 
 bool emitAttentionBwdVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
                               std::string& error) {
-  return forEachKernel(m, kernels.size(), [&](ir::Operation* f, size_t i) {
-    const KernelInterface& k = kernels[i];
-    auto form = formOf(f);
-    if (!form) return true;
-    for (const GpuVariant& v : k.gpuVariants)
-      for (unsigned d : headDims(f, *form))
-        if (v.entry == variantEntry(f->funcName(), d) && !Emitter(out, *f, *form, d).emit()) {
-          error = "kernel '" + k.name + "' (sm_90a attention backward form): internal error";
-          return false;
-        }
-    return true;
-  });
+  return emitHeadDimVariants(m, kernels, out, error, kForm);
 }
 
 }  // namespace tessera::codegen

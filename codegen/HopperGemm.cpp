@@ -13,13 +13,12 @@
 // Output tiles are visited in groups of 8 tile rows (tile t -> rows first + t % size, column
 // t / size within its group) so that CTAs running at the same time share A and B blocks in L2.
 // docs/codegen.md ("Hopper form of tile.mma") has the layouts and descriptors.
-#include "codegen/HopperGemm.h"
-
 #include <algorithm>
 #include <array>
 #include <functional>
 #include <optional>
 
+#include "codegen/HopperForms.h"
 #include "codegen/HopperKernel.h"
 #include "codegen/HopperPtx.h"
 #include "codegen/Lowering.h"

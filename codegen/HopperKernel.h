@@ -1,7 +1,7 @@
-// What the sm_90a forms (codegen/HopperGemm.cpp, codegen/HopperAttention.cpp) share when they
-// build an entry with LLVM's IRBuilder: the entry's declaration (the portable entry's parameters,
-// then one CUtensorMap grid constant per tensor map), the 1 KiB-aligned dynamic shared window,
-// structured loops and conditionals, and reads of tensor descriptors.
+// What the sm_90a forms (codegen/HopperForms.h) share when they build an entry with LLVM's
+// IRBuilder: the entry's declaration (the portable entry's parameters, then one CUtensorMap grid
+// constant per tensor map), the 1 KiB-aligned dynamic shared window, structured loops and
+// conditionals, and reads of tensor descriptors.
 #pragma once
 
 #include <functional>
