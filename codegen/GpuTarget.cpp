@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "codegen/NarrowFloatGuard.h"
 #include "codegen/PinConstants.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
@@ -115,6 +116,7 @@ void raiseMemDepScanLimit() {
 
 void optimizeModule(llvm::Module& module, llvm::TargetMachine& tm, unsigned optLevel) {
   if (optLevel > 0) raiseMemDepScanLimit();
+  guardBFloatToHalfShrinking(module);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -74,7 +74,9 @@ bool Lowering::lowerMath(ir::Operation& op) {
   llvm::Value* a = get(op.operand(0));
   llvm::Type* lt = a->getType();
   if (op.id == OpId::MathAbs && lt->isIntegerTy()) {
-    set(op.result(), b_.CreateSelect(b_.CreateICmpSLT(a, llvm::ConstantInt::get(lt, 0)), b_.CreateNeg(a), a));
+    // An unsigned value is its own magnitude (u8 141 stays 141, as constant folding says).
+    set(op.result(),
+        isUnsigned(t) ? a : b_.CreateSelect(b_.CreateICmpSLT(a, llvm::ConstantInt::get(lt, 0)), b_.CreateNeg(a), a));
     return true;
   }
   // Half-precision math runs in f32 and rounds back, as CUDA's half functions do.

@@ -28,11 +28,13 @@ bool compare(std::vector<uint16_t> got, const std::vector<uint16_t>& want, bool 
 int main() {
   exec::requireDevice();
   int64_t n = 65536;
-  std::vector<uint16_t> codes(n), zeros(n, 0), wantB(n), wantH(n);
+  std::vector<uint16_t> codes(n), zeros(n, 0), wantB(n), wantH(n), wantH2(n), wantB2(n);
   for (int64_t c = 0; c < n; ++c) {
     codes[c] = static_cast<uint16_t>(c);
     wantB[c] = exec::toBF16(exec::fromHalf(codes[c]));
     wantH[c] = exec::toHalf(exec::fromBF16(codes[c]));
+    wantH2[c] = exec::toHalf(exec::fromBF16(codes[c]) * 2.0f);  // exact in f32
+    wantB2[c] = exec::toBF16(exec::fromHalf(codes[c]) * 2.0f);
   }
   exec::DeviceArray<uint16_t> x(codes), y(zeros);
   exec::check(half_convert::h2b(x.view(TESSERA_F16, {n}), y.view(TESSERA_BF16, {n})), "h2b");
@@ -41,5 +43,11 @@ int main() {
   exec::check(half_convert::b2h(x.view(TESSERA_BF16, {n}), y.view(TESSERA_F16, {n})), "b2h");
   exec::check(tessera_synchronize(), "synchronize");
   ok &= compare(y.read(), wantH, isNanHalf, 0x7e00, "bf16->f16");
+  exec::check(half_convert::b2h_doubled(x.view(TESSERA_BF16, {n}), y.view(TESSERA_F16, {n})), "b2h_doubled");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= compare(y.read(), wantH2, isNanHalf, 0x7e00, "f16(bf16 * 2)");
+  exec::check(half_convert::h2b_doubled(x.view(TESSERA_F16, {n}), y.view(TESSERA_BF16, {n})), "h2b_doubled");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= compare(y.read(), wantB2, isNanBF16, 0x7fc0, "bf16(f16 * 2)");
   return exec::finish(ok);
 }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <type_traits>
 
 #include "ExecTest.h"
@@ -124,6 +125,33 @@ bool checkToInt() {
   return ok;
 }
 
+// Every u8 and i8 code, and u32 values around the top bit, through abs.
+bool checkAbs() {
+  int64_t n = 256 + 1000;
+  std::vector<uint8_t> a(n), wantA(n), za(n, 0);
+  std::vector<uint32_t> b(n), zb(n, 0);
+  std::vector<int8_t> c(n), wantC(n), zc(n, 0);
+  std::mt19937 rng(std::random_device{}());
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<uint8_t>(i < 256 ? i : rng());
+    b[i] = i < 256 ? 0x7fffff80u + static_cast<uint32_t>(i) : static_cast<uint32_t>(rng());
+    c[i] = static_cast<int8_t>(a[i]);
+    wantA[i] = a[i];
+    wantC[i] = static_cast<int8_t>(c[i] < 0 ? -static_cast<int32_t>(c[i]) : c[i]);  // -128 wraps to -128
+  }
+  exec::DeviceArray<uint8_t> da(a), ra(za);
+  exec::DeviceArray<uint32_t> db(b), rb(zb);
+  exec::DeviceArray<int8_t> dc(c), rc(zc);
+  exec::check(int_semantics::abs_ints(da.view(TESSERA_U8, {n}), db.view(TESSERA_U32, {n}), dc.view(TESSERA_I8, {n}),
+                                      ra.view(TESSERA_U8, {n}), rb.view(TESSERA_U32, {n}), rc.view(TESSERA_I8, {n})),
+              "abs_ints");
+  exec::check(tessera_synchronize(), "synchronize");
+  bool ok = exec::allEqual(ra.read(), wantA, "abs(u8)");
+  ok &= exec::allEqual(rb.read(), b, "abs(u32)");
+  ok &= exec::allEqual(rc.read(), wantC, "abs(i8)");
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -136,5 +164,6 @@ int main() {
   ok &= checkPairs<uint32_t>(TESSERA_U32, "u32", int_semantics::shifts_u32, true);
   ok &= checkPairs<int16_t>(TESSERA_I16, "i16", int_semantics::shifts_i16, true);
   ok &= checkToInt();
+  ok &= checkAbs();
   return exec::finish(ok);
 }
