@@ -339,6 +339,7 @@ class FunctionContext {
   Lowered lowerCopyIntoShared(const BuiltinCall& c, Lowered dst, Expr* dstE, Expr* srcE);
   Lowered lowerShuffle(const BuiltinCall& c, const char* mode);
   Lowered lowerVote(const BuiltinCall& c, const char* mode);
+  Lowered lowerAtomic(const BuiltinCall& c, const char* kind);
   Lowered lowerGroupMethod(const BuiltinCall& c);
   Lowered lowerGroupReduce(const BuiltinCall& c, const char* kind);
   std::pair<I::Value*, I::Value*> productOperands(const BuiltinCall& c, const char* what);

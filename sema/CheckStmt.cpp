@@ -96,7 +96,9 @@ struct StmtChecker : ASTVisitor<StmtChecker> {
   explicit StmtChecker(Checker& c) : c(c) {}
 
   void visitExprStmt(ExprStmt* s) {
+    c.statementExpr_ = s->expr;  // a call whose result is discarded (CheckAtomics.cpp)
     if (!isa<EllipsisExpr>(s->expr)) c.check(s->expr);
+    c.statementExpr_ = nullptr;
   }
   void visitAssignStmt(AssignStmt* s) { c.checkAssign(s); }
   void visitAugAssignStmt(AugAssignStmt* s) { c.checkAugAssign(s); }
