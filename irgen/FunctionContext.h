@@ -366,6 +366,9 @@ class FunctionContext {
   friend struct TargetLowering;  // the dispatch of assign on the target's form (HandleStmt.cpp)
   friend struct ConstIntEval;    // constInt and isPure by expression kind (HandleExpr.cpp)
   friend struct PurityCheck;
+  friend struct LocalsAssigned;  // assignedIn and containsReturn by statement kind (ControlFlow.cpp)
+  friend struct ReturnFinder;
+  friend struct JumpFinder;
 
   // ---- statements (HandleStmt.cpp)
   void lowerBlock(const tessera::Block& b);
