@@ -2,8 +2,9 @@
 // "Races between groups"), an error in deterministic kernels.
 //
 // Every expression is either the same in every group of the launch or group-dependent. Sources
-// of group dependence: `group_linear_id()`, `launch.thread_id()`, `tile.linear_id()` in a kernel
-// without a group shape (there it is the global index), atomics and the targets of the outermost
+// of group dependence: `group_linear_id()`, `launch.thread_id()`, `tile.linear_id()` and
+// `tile.warp_id()` in a kernel without a group shape (there they are the global tile and warp
+// indices: codegen's warp id is the tile's linear id / 32), atomics and the targets of the outermost
 // block loop (`tile.range` over a tensor's axis, `tile.mma`), which hands each group its own
 // blocks (a `tile.range` over an extent is walked whole by every group). Everything else (tile,
 // lane and warp ids inside the group, parameters, constants) is the same in every group; a load,
@@ -74,7 +75,8 @@ class GroupRaces {
     if (auto* c = dyn_cast<CallExpr>(e)) {
       const BuiltinInfo* b = builtinOf(c);
       if (b && (b->id == BuiltinId::GroupLinearId || b->id == BuiltinId::LaunchThreadId || b->has(eff::Atomic) ||
-                b->has(eff::NonDeterministic) || (b->id == BuiltinId::TileLinearId && !grouped_)))
+                b->has(eff::NonDeterministic) ||
+                ((b->id == BuiltinId::TileLinearId || b->id == BuiltinId::TileWarpId) && !grouped_)))
         return {c->range, true};
     }
     Origin o;
@@ -103,10 +105,8 @@ class GroupRaces {
   void store(Expr* tensor, const std::vector<Expr*>& indices, Expr* value, bool update, SourceRange at, bool ctrl) {
     if (!reporting_ || ctrl || !tensor || !tensor->type || tensor->type->kind != TypeKind::Tensor || indices.empty())
       return;
-    // Unannotated parameters (typed by ExtentInference.cpp) are not judged: the spec's
-    // warp_reduce_sum stores `Out[tile.warp_id()]` from every group (docs/language.md).
-    if (auto* n = dyn_cast<NameExpr>(tensor); n && n->symbol && n->symbol->param && !n->symbol->param->annotation)
-      return;
+    // Unannotated parameters are judged as well: ExtentInference.cpp types them as tensors before
+    // this runs, and a store into one is as much a race as into a `mut` one.
     // Whole-tensor programs: their row split gives each group its rows.
     if (!grouped_ && value && value->type && value->type->isTileLike()) return;
     for (Expr* i : indices)
