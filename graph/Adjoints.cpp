@@ -10,16 +10,16 @@ namespace tessera::graph {
 
 Value* AdjointContext::scalar(double v, DType d) {
   Attrs a;
-  a.set("value", Attr::f(v));
-  a.set("dtype", Attr::s(dtypeName(d)));
+  a.set(AttrId::Value, Attr::f(v));
+  a.set(AttrId::DType, Attr::s(dtypeName(d)));
   return make(OpId::Constant, {}, std::move(a));
 }
 
 Value* AdjointContext::zeros(const Type& t) {
   Attrs a;
-  a.set("shape", Attr::dims(t.shape));
-  a.set("value", Attr::f(0.0));
-  a.set("dtype", Attr::s(dtypeName(t.dtype)));
+  a.set(AttrId::Shape, Attr::dims(t.shape));
+  a.set(AttrId::Value, Attr::f(0.0));
+  a.set(AttrId::DType, Attr::s(dtypeName(t.dtype)));
   return make(OpId::Fill, {}, std::move(a));
 }
 
@@ -164,10 +164,10 @@ bool adjointNone(C&, Node& n, const Grads&, std::string& why) {
 bool adjointMatMul(C& c, Node& n, const Grads& g, std::string&) {
   Value* a = x0(n);
   Value* b = x1(n);
-  bool ta = n.attrs.getBool("transpose_a", false), tb = n.attrs.getBool("transpose_b", false);
+  bool ta = n.attrs.getBool(AttrId::TransposeA, false), tb = n.attrs.getBool(AttrId::TransposeB, false);
   // C = A' B' with A' = ta ? A^T : A. dA' = dC B'^T; dB' = A'^T dC.
   Attrs da;
-  if (!tb) da.set("transpose_b", Attr::b(true));
+  if (!tb) da.set(AttrId::TransposeB, Attr::b(true));
   Value* dA = c.make(OpId::MatMul, {g[0], b}, da);
   c.add(0, ta ? transpose(c, dA) : dA);
   if (b->type.rank() == 2 && a->type.rank() > 2) {
@@ -176,15 +176,15 @@ bool adjointMatMul(C& c, Node& n, const Grads& g, std::string&) {
     Shape rows = {numElements(Shape(ap->type.shape.begin(), ap->type.shape.end() - 1)), ap->type.shape.back()};
     Shape grows = {numElements(Shape(g[0]->type.shape.begin(), g[0]->type.shape.end() - 1)), g[0]->type.shape.back()};
     Attrs ra, rg, t;
-    ra.set("shape", Attr::dims(rows));
-    rg.set("shape", Attr::dims(grows));
-    t.set("transpose_a", Attr::b(true));
+    ra.set(AttrId::Shape, Attr::dims(rows));
+    rg.set(AttrId::Shape, Attr::dims(grows));
+    t.set(AttrId::TransposeA, Attr::b(true));
     Value* dB = c.make(OpId::MatMul, {c.make(OpId::Reshape, {ap}, ra), c.make(OpId::Reshape, {g[0]}, rg)}, t);
     c.add(1, tb ? transpose(c, dB) : dB);
     return true;
   }
   Attrs db;
-  if (!ta) db.set("transpose_a", Attr::b(true));
+  if (!ta) db.set(AttrId::TransposeA, Attr::b(true));
   Value* dB = c.make(OpId::MatMul, {a, g[0]}, db);
   c.add(1, tb ? transpose(c, dB) : dB);
   return true;
@@ -204,7 +204,7 @@ bool normAdjoint(C& c, Node& n, const Grads& g, OpId gradOp) {
   std::vector<Value*> ops = {x0(n), g[0]};
   if (n.operands.size() > 1) ops.push_back(n.operands[1]);
   Attrs a;
-  a.set("eps", Attr::f(n.attrs.getFloat("eps", 1e-6)));
+  a.set(AttrId::Eps, Attr::f(n.attrs.getFloat(AttrId::Eps, 1e-6)));
   std::vector<Value*> r = c.makeN(gradOp, ops, a);
   c.add(0, r[0]);
   if (n.operands.size() > 1) c.add(1, r[1]);
@@ -219,28 +219,28 @@ bool adjointLayerNorm(C& c, Node& n, const Grads& g, std::string&) { return norm
 // The gradient of a reduction, with the reduced axes kept (size 1), broadcast to the operand.
 Value* spread(C& c, Node& n, Value* gy) {
   const Type& in = x0(n)->type;
-  std::vector<bool> reduced(in.rank(), !n.attrs.has("axes"));
-  for (int64_t ax : n.attrs.get("axes") ? n.attrs.get("axes")->asInts() : std::vector<int64_t>{}) {
+  std::vector<bool> reduced(in.rank(), !n.attrs.has(AttrId::Axes));
+  for (int64_t ax : n.attrs.getInts(AttrId::Axes)) {
     int64_t k;
     if (normalizeAxis(ax, in.rank(), k)) reduced[k] = true;
   }
   Shape kept;
   for (size_t i = 0; i < in.rank(); ++i) kept.push_back(reduced[i] ? Dim::constant(1) : in.shape[i]);
   Value* v = gy;
-  if (!n.attrs.getBool("keepdims", false)) {
+  if (!n.attrs.getBool(AttrId::Keepdims, false)) {
     Attrs r;
-    r.set("shape", Attr::dims(kept));
+    r.set(AttrId::Shape, Attr::dims(kept));
     v = c.make(OpId::Reshape, {gy}, r);
   }
   Attrs b;
-  b.set("shape", Attr::dims(in.shape));
+  b.set(AttrId::Shape, Attr::dims(in.shape));
   return c.make(OpId::BroadcastTo, {v}, b);
 }
 Dim reducedCount(Node& n) {
   const Type& in = x0(n)->type;
   Dim count = Dim::constant(1);
-  std::vector<bool> reduced(in.rank(), !n.attrs.has("axes"));
-  for (int64_t ax : n.attrs.get("axes") ? n.attrs.get("axes")->asInts() : std::vector<int64_t>{}) {
+  std::vector<bool> reduced(in.rank(), !n.attrs.has(AttrId::Axes));
+  for (int64_t ax : n.attrs.getInts(AttrId::Axes)) {
     int64_t k;
     if (normalizeAxis(ax, in.rank(), k)) reduced[k] = true;
   }
@@ -255,8 +255,8 @@ bool adjointReduceSum(C& c, Node& n, const Grads& g, std::string&) {
 bool adjointReduceMean(C& c, Node& n, const Grads& g, std::string&) {
   Attrs a;
   Dim count = reducedCount(n);
-  a.set("value", count.isConst() ? Attr::i(count.value()) : Attr::s(count.str()));
-  a.set("dtype", Attr::s(dtypeName(dt(out(n)))));
+  a.set(AttrId::Value, count.isConst() ? Attr::i(count.value()) : Attr::s(count.str()));
+  a.set(AttrId::DType, Attr::s(dtypeName(dt(out(n)))));
   c.add(0, div(c, spread(c, n, g[0]), c.make(OpId::DimValue, {}, a)));
   return true;
 }
@@ -270,7 +270,7 @@ bool adjointReduceMax(C& c, Node& n, const Grads& g, std::string&) {
 }
 bool adjointSumTo(C& c, Node& n, const Grads& g, std::string&) {
   Attrs b;
-  b.set("shape", Attr::dims(x0(n)->type.shape));
+  b.set(AttrId::Shape, Attr::dims(x0(n)->type.shape));
   c.add(0, c.make(OpId::BroadcastTo, {g[0]}, b));
   return true;
 }
@@ -279,7 +279,7 @@ bool adjointSumTo(C& c, Node& n, const Grads& g, std::string&) {
 
 bool adjointTranspose(C& c, Node& n, const Grads& g, std::string&) {
   size_t r = x0(n)->type.rank();
-  std::vector<int64_t> perm = n.attrs.get("perm") ? n.attrs.get("perm")->asInts() : std::vector<int64_t>{};
+  std::vector<int64_t> perm = n.attrs.getInts(AttrId::Perm);
   if (perm.empty()) {
     c.add(0, transpose(c, g[0]));
     return true;
@@ -287,13 +287,13 @@ bool adjointTranspose(C& c, Node& n, const Grads& g, std::string&) {
   std::vector<int64_t> inverse(r);
   for (size_t i = 0; i < r; ++i) inverse[perm[i]] = static_cast<int64_t>(i);
   Attrs a;
-  a.set("perm", Attr::ints(inverse));
+  a.set(AttrId::Perm, Attr::ints(inverse));
   c.add(0, c.make(OpId::Transpose, {g[0]}, a));
   return true;
 }
 bool adjointReshape(C& c, Node& n, const Grads& g, std::string&) {
   Attrs a;
-  a.set("shape", Attr::dims(x0(n)->type.shape));
+  a.set(AttrId::Shape, Attr::dims(x0(n)->type.shape));
   c.add(0, c.make(OpId::Reshape, {g[0]}, a));
   return true;
 }
@@ -301,7 +301,7 @@ bool adjointSplitQKV(C& c, Node& n, const Grads& g, std::string&) {
   std::vector<Value*> parts;
   for (unsigned i = 0; i < 3; ++i) parts.push_back(g[i] ? g[i] : c.zeros(n.result(i)->type));
   Attrs a;
-  a.set("axis", Attr::i(-1));
+  a.set(AttrId::Axis, Attr::i(-1));
   c.add(0, c.make(OpId::Concat, parts, a));
   return true;
 }
@@ -333,16 +333,16 @@ bool adjointAllReduce(C& c, Node& n, const Grads& g, std::string&) {
 }
 bool adjointAllGather(C& c, Node& n, const Grads& g, std::string&) {
   Attrs a;
-  a.set("axis", Attr::s(n.attrs.getStr("axis")));
-  a.set("op", Attr::s("sum"));
-  a.set("dim", Attr::i(n.attrs.getInt("dim", 0)));
+  a.set(AttrId::Axis, Attr::s(n.attrs.getStr(AttrId::Axis)));
+  a.set(AttrId::Op, Attr::s("sum"));
+  a.set(AttrId::Dim, Attr::i(n.attrs.getInt(AttrId::Dim, 0)));
   c.add(0, c.make(OpId::ReduceScatter, {g[0]}, a));
   return true;
 }
 bool adjointReduceScatter(C& c, Node& n, const Grads& g, std::string&) {
   Attrs a;
-  a.set("axis", Attr::s(n.attrs.getStr("axis")));
-  a.set("dim", Attr::i(n.attrs.getInt("dim", 0)));
+  a.set(AttrId::Axis, Attr::s(n.attrs.getStr(AttrId::Axis)));
+  a.set(AttrId::Dim, Attr::i(n.attrs.getInt(AttrId::Dim, 0)));
   c.add(0, c.make(OpId::AllGather, {g[0]}, a));
   return true;
 }
@@ -351,7 +351,7 @@ bool adjointReduceScatter(C& c, Node& n, const Grads& g, std::string&) {
 
 bool runAdjoint(AdjointContext& ctx, Node& n, const std::vector<Value*>& gy, std::string& why) {
   switch (n.op) {
-#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, DOC) \
+#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, ATTRS, DOC) \
   case OpId::ID: return adjoint##ADJOINT(ctx, n, gy, why);
 #include "graph/GraphOps.def"
     case OpId::NumOps: break;

@@ -44,17 +44,17 @@ class Sweep : public AdjointContext {
     if (!x->type.isTensor()) return;  // host scalars and constants get no gradient
     if (c->type.dtype != x->type.dtype) {
       Attrs a;
-      a.set("dtype", Attr::s(dtypeName(x->type.dtype)));
+      a.set(AttrId::DType, Attr::s(dtypeName(x->type.dtype)));
       c = make(OpId::Cast, {c}, a);
     }
     if (c->type.isScalar() || c->type.shape != x->type.shape) {
       if (c->type.isScalar() || c->type.rank() < x->type.rank()) {
         Attrs a;
-        a.set("shape", Attr::dims(x->type.shape));
+        a.set(AttrId::Shape, Attr::dims(x->type.shape));
         c = make(OpId::BroadcastTo, {c}, a);
       } else {
         Attrs a;
-        a.set("shape", Attr::dims(x->type.shape));
+        a.set(AttrId::Shape, Attr::dims(x->type.shape));
         c = make(OpId::SumTo, {c}, a);
       }
     }
@@ -99,9 +99,9 @@ class Sweep : public AdjointContext {
           continue;
         }
         Attrs a;
-        a.set("shape", Attr::dims(w->type.shape));
-        a.set("value", Attr::f(0.0));
-        a.set("dtype", Attr::s(dtypeName(w->type.dtype)));
+        a.set(AttrId::Shape, Attr::dims(w->type.shape));
+        a.set(AttrId::Value, Attr::f(0.0));
+        a.set(AttrId::DType, Attr::s(dtypeName(w->type.dtype)));
         grads.push_back(make(OpId::Fill, {}, a));
       }
     } catch (Failed&) {

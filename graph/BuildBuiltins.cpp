@@ -95,7 +95,7 @@ class BuiltinCall {
       }
       ax.push_back(*v);
     }
-    a.set("axes", Attr::ints(ax));
+    a.set(AttrId::Axes, Attr::ints(ax));
   }
   Shape shape(const std::vector<HValue>& items) const {
     Shape s;
@@ -124,13 +124,13 @@ class BuiltinCall {
     Value* a = tensor(0, "a", "the left operand");
     Value* bb = tensor(1, "b", "the right operand");
     Attrs attrs;
-    if (flag("transpose_a", false)) attrs.set("transpose_a", Attr::b(true));
-    if (flag("transpose_b", false)) attrs.set("transpose_b", Attr::b(true));
+    if (flag("transpose_a", false)) attrs.set(AttrId::TransposeA, Attr::b(true));
+    if (flag("transpose_b", false)) attrs.set(AttrId::TransposeB, Attr::b(true));
     if (const HValue* ts = get(SIZE_MAX, "tile_shape")) {
       std::vector<int64_t> v;
       for (const HValue& i : ts->is(HValue::Kind::Tuple) ? ts->elems : std::vector<HValue>{*ts})
         if (auto x = b.asInt(i)) v.push_back(*x);
-      attrs.set("tile_shape", Attr::ints(v));
+      attrs.set(AttrId::TileShape, Attr::ints(v));
     }
     return of(b.op(OpId::MatMul, {a, bb}, at(), attrs));
   }
@@ -160,7 +160,7 @@ class BuiltinCall {
     if (w && !w->is(HValue::Kind::None)) ops.push_back(b.asTensor(*w, at(), "the weight"));
     if (bias && !bias->is(HValue::Kind::None)) ops.push_back(b.asTensor(*bias, at(), "the bias"));
     Attrs attrs;
-    attrs.set("eps", Attr::f(number(SIZE_MAX, "eps", id == OpId::RMSNorm ? 1e-6 : 1e-5)));
+    attrs.set(AttrId::Eps, Attr::f(number(SIZE_MAX, "eps", id == OpId::RMSNorm ? 1e-6 : 1e-5)));
     return of(b.op(id, ops, at(), attrs));
   }
   HValue flashAttention() {
@@ -172,18 +172,18 @@ class BuiltinCall {
     // q, k, v split from one tensor by split_qkv(..., heads=n) take its heads unless given.
     int64_t split = 1;
     if (q->def && q->def->is(OpId::SplitQKV) && k->def == q->def && v->def == q->def)
-      split = q->def->attrs.getInt("heads", 1);
+      split = q->def->attrs.getInt(AttrId::Heads, 1);
     int64_t heads = static_cast<int64_t>(number(SIZE_MAX, "heads", static_cast<double>(split)));
-    attrs.set("heads", Attr::i(heads));
-    if (flag("causal", false)) attrs.set("causal", Attr::b(true));
-    if (get(SIZE_MAX, "scale")) attrs.set("scale", Attr::f(number(SIZE_MAX, "scale", 1)));
+    attrs.set(AttrId::Heads, Attr::i(heads));
+    if (flag("causal", false)) attrs.set(AttrId::Causal, Attr::b(true));
+    if (get(SIZE_MAX, "scale")) attrs.set(AttrId::Scale, Attr::f(number(SIZE_MAX, "scale", 1)));
     return of(b.opN(OpId::FlashAttention, {q, k, v}, at(), attrs)[0]);
   }
   HValue splitQKV() {
     allowKeywords({"heads"});
     Value* x = tensor(0, "qkv", "the operand");
     Attrs attrs;
-    attrs.set("heads", Attr::i(static_cast<int64_t>(number(SIZE_MAX, "heads", 1))));
+    attrs.set(AttrId::Heads, Attr::i(static_cast<int64_t>(number(SIZE_MAX, "heads", 1))));
     std::vector<Value*> r = b.opN(OpId::SplitQKV, {x}, at(), attrs);
     return HValue::tuple({of(r[0]), of(r[1]), of(r[2])});
   }
@@ -192,7 +192,7 @@ class BuiltinCall {
     Value* x = tensor(0, "x", "the operand");
     Attrs attrs;
     axes(attrs);
-    if (flag("keepdims", false)) attrs.set("keepdims", Attr::b(true));
+    if (flag("keepdims", false)) attrs.set(AttrId::Keepdims, Attr::b(true));
     return of(b.op(id, {x}, at(), attrs));
   }
   HValue unary(OpId id) {
@@ -251,7 +251,7 @@ class BuiltinCall {
       std::vector<int64_t> perm;
       for (const HValue& i : p->is(HValue::Kind::Tuple) ? p->elems : std::vector<HValue>{*p})
         if (auto v = b.asInt(i)) perm.push_back(*v);
-      attrs.set("perm", Attr::ints(perm));
+      attrs.set(AttrId::Perm, Attr::ints(perm));
     }
     return of(b.op(OpId::Transpose, {x}, at(), attrs));
   }
@@ -264,14 +264,14 @@ class BuiltinCall {
       b.fail();
     }
     Attrs attrs;
-    attrs.set("shape", Attr::dims(shape(s->is(HValue::Kind::Tuple) ? s->elems : std::vector<HValue>{*s})));
+    attrs.set(AttrId::Shape, Attr::dims(shape(s->is(HValue::Kind::Tuple) ? s->elems : std::vector<HValue>{*s})));
     return of(b.op(OpId::Reshape, {x}, at(), attrs));
   }
   HValue randn() {
     allowKeywords({"seed", "dtype"});
     Attrs attrs;
-    attrs.set("shape", Attr::dims(shape(args)));
-    attrs.set("seed", Attr::i(static_cast<int64_t>(number(SIZE_MAX, "seed", 0))));
+    attrs.set(AttrId::Shape, Attr::dims(shape(args)));
+    attrs.set(AttrId::Seed, Attr::i(static_cast<int64_t>(number(SIZE_MAX, "seed", 0))));
     std::string d = "f32";
     if (const HValue* dt = get(SIZE_MAX, "dtype")) {
       if (dt->is(HValue::Kind::Dtype))
@@ -279,7 +279,7 @@ class BuiltinCall {
       else if (auto c = b.asConst(*dt); c && c->kind == ConstValue::Str && lookupDType(c->s))
         d = dtypeName(*lookupDType(c->s));
     }
-    attrs.set("dtype", Attr::s(d));
+    attrs.set(AttrId::DType, Attr::s(d));
     return of(b.op(OpId::Randn, {}, at(), attrs));
   }
   HValue grad() {
@@ -299,16 +299,16 @@ class BuiltinCall {
     allowKeywords({"axis", "op", "deterministic", "dim", "mesh", "algo"});
     Value* x = tensor(0, "x", "the operand");
     Attrs attrs;
-    attrs.set("axis", Attr::s(str("axis", "")));
+    attrs.set(AttrId::Axis, Attr::s(str("axis", "")));
     std::string o = str("op", "sum");
     if (o != "sum") {
       b.diags().report(diag::err_graph_unsupported, at())
           << ("op=\"" + o + "\" in a host collective") << "; only sums are";
       b.fail();
     }
-    if (id != OpId::AllGather) attrs.set("op", Attr::s(o));
-    if (id != OpId::AllReduce) attrs.set("dim", Attr::i(static_cast<int64_t>(number(SIZE_MAX, "dim", 0))));
-    if (attrs.getStr("axis").empty()) {
+    if (id != OpId::AllGather) attrs.set(AttrId::Op, Attr::s(o));
+    if (id != OpId::AllReduce) attrs.set(AttrId::Dim, Attr::i(static_cast<int64_t>(number(SIZE_MAX, "dim", 0))));
+    if (attrs.getStr(AttrId::Axis).empty()) {
       b.diags().report(diag::err_graph_attr, at()) << ("'" + name() + "'") << "a mesh axis (axis=\"dp\")";
       b.fail();
     }

@@ -158,8 +158,8 @@ HValue FunctionBuilder::launchKernel(const HValue& cfg, const FunctionDefStmt* k
     if (written) writes.push_back(static_cast<int64_t>(i));
   }
   Attrs attrs;
-  attrs.set("kernel", Attr::symbolRef(kernel->name));
-  if (!writes.empty()) attrs.set("writes", Attr::ints(writes));
+  attrs.set(AttrId::Kernel, Attr::symbolRef(kernel->name));
+  if (!writes.empty()) attrs.set(AttrId::Writes, Attr::ints(writes));
   if (cfg.is(HValue::Kind::Launch)) {
     auto dims = [&](size_t from, size_t to, const char* what) {
       AttrList l;
@@ -178,8 +178,8 @@ HValue FunctionBuilder::launchKernel(const HValue& cfg, const FunctionDefStmt* k
       }
       return Attr::list(std::move(l));
     };
-    if (cfg.gridRank > 0) attrs.set("grid", dims(0, cfg.gridRank, "grid"));
-    if (cfg.elems.size() > cfg.gridRank) attrs.set("threads", dims(cfg.gridRank, cfg.elems.size(), "threads"));
+    if (cfg.gridRank > 0) attrs.set(AttrId::Grid, dims(0, cfg.gridRank, "grid"));
+    if (cfg.elems.size() > cfg.gridRank) attrs.set(AttrId::Threads, dims(cfg.gridRank, cfg.elems.size(), "threads"));
   }
   std::vector<Value*> results = opN(OpId::Launch, operands, at, attrs);
   // The written arguments now hold the kernel's results: rebind the names that passed them.
@@ -240,9 +240,9 @@ HValue FunctionBuilder::gradCall(const FunctionDefStmt* def, const std::vector<H
   auto it = last ? std::next(g_.position(last)) : g_.nodes.begin();
   for (; it != g_.nodes.end(); ++it) tape.push_back(it->get());
   Attrs seedAttrs;
-  seedAttrs.set("shape", Attr::dims({}));
-  seedAttrs.set("value", Attr::f(1.0));
-  seedAttrs.set("dtype", Attr::s(dtypeName(r.value->type.dtype)));
+  seedAttrs.set(AttrId::Shape, Attr::dims({}));
+  seedAttrs.set(AttrId::Value, Attr::f(1.0));
+  seedAttrs.set(AttrId::DType, Attr::s(dtypeName(r.value->type.dtype)));
   Value* seed = op(OpId::Fill, {}, at, seedAttrs);
   std::vector<Value*> grads;
   if (!differentiate(g_, tape, {{r.value, seed}}, {args[0].value}, grads, diags_)) fail();

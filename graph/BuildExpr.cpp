@@ -46,15 +46,15 @@ Value* FunctionBuilder::op(OpId id, const std::vector<Value*>& operands, SourceR
 
 Value* FunctionBuilder::scalarConstant(double v, DType d, SourceRange at) {
   Attrs a;
-  a.set("value", isFloat(d) ? Attr::f(v) : Attr::i(static_cast<int64_t>(v)));
-  a.set("dtype", Attr::s(dtypeName(d)));
+  a.set(AttrId::Value, isFloat(d) ? Attr::f(v) : Attr::i(static_cast<int64_t>(v)));
+  a.set(AttrId::DType, Attr::s(dtypeName(d)));
   return op(OpId::Constant, {}, at, std::move(a));
 }
 
 Value* FunctionBuilder::castTo(Value* v, DType d, SourceRange at) {
   if (v->type.dtype == d) return v;
   Attrs a;
-  a.set("dtype", Attr::s(dtypeName(d)));
+  a.set(AttrId::DType, Attr::s(dtypeName(d)));
   return op(OpId::Cast, {v}, at, std::move(a));
 }
 

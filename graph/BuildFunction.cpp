@@ -40,21 +40,21 @@ void readDecorators(const FunctionDefStmt* def, Attrs& attrs, bool& autodiff) {
     if (!head || !head->type || head->type->kind != TypeKind::Builtin || !head->type->builtin) continue;
     switch (head->type->builtin->id) {
       case BuiltinId::Jit:
-        attrs.set("jit", Attr::b(true));
+        attrs.set(AttrId::Jit, Attr::b(true));
         if (call)
           for (const Argument& a : call->args)
             if (a.keyword == "capture_graph")
               if (auto c = evalConst(a.value, nullptr); c && c->isNumber() && c->asDouble() != 0)
-                attrs.set("capture_graph", Attr::b(true));
+                attrs.set(AttrId::CaptureGraph, Attr::b(true));
         break;
       case BuiltinId::GraphModule:
         if (call && !call->args.empty())
           if (auto c = evalConst(call->args[0].value, nullptr); c && c->kind == ConstValue::Str)
-            attrs.set("module", Attr::s(c->s));
+            attrs.set(AttrId::Module, Attr::s(c->s));
         break;
       case BuiltinId::Autodiff:
         autodiff = true;
-        attrs.set("autodiff", Attr::b(true));
+        attrs.set(AttrId::Autodiff, Attr::b(true));
         break;
       default: break;
     }
@@ -131,7 +131,7 @@ void FunctionBuilder::buildEntry(const FunctionDefStmt* def, const FunctionInfo*
     for (auto& r : n->results) r->type = unifier_.resolve(r->type);
     for (auto& [k, a] : n->attrs.mutableItems()) {
       Shape s;
-      if ((k == "shape") && a.asDims(s)) a = Attr::dims(unifier_.resolve(s));
+      if (k == attrName(AttrId::Shape) && a.asDims(s)) a = Attr::dims(unifier_.resolve(s));
     }
   }
 }
@@ -229,7 +229,7 @@ void FunctionBuilder::writeParam(const Expr* target, const HValue& v, bool accum
   if (!same)
     val = op(OpId::BroadcastTo, {val}, at, [&] {
       Attrs a;
-      a.set("shape", Attr::dims(param->type.shape));
+      a.set(AttrId::Shape, Attr::dims(param->type.shape));
       return a;
     }());
   frame().vars[name->name] = HValue::of(val);
@@ -409,7 +409,7 @@ bool buildOne(const FunctionDefStmt* def, const FunctionInfo* info, const SemaCo
   } catch (BuildAbort&) {
     return false;
   }
-  bool autodiff = g->attrs.has("autodiff");
+  bool autodiff = g->attrs.has(AttrId::Autodiff);
   m.graphs.push_back(std::move(g));
   if (!autodiff) return true;
   // @autodiff: <name>_backward(inputs..., cotangents of the results...) -> the gradients of the
@@ -424,8 +424,8 @@ bool buildOne(const FunctionDefStmt* def, const FunctionInfo* info, const SemaCo
   }
   bg->name = def->name + "_backward";
   bg->attrs = Attrs();
-  bg->attrs.set("jit", Attr::b(true));
-  bg->attrs.set("backward_of", Attr::symbolRef(def->name));
+  bg->attrs.set(AttrId::Jit, Attr::b(true));
+  bg->attrs.set(AttrId::BackwardOf, Attr::symbolRef(def->name));
   if (!makeBackward(*bg, diags)) return false;
   m.graphs.push_back(std::move(bg));
   return true;

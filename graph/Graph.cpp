@@ -9,7 +9,7 @@ namespace {
 
 const OpInfo kOps[] = {
 #define GRAPH_EW(ID, NAME, ARITY, EXPR, ADJOINT, DOC) {OpId::ID, NAME, ARITY, ARITY, 1, T_Elementwise, EXPR, DOC},
-#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, DOC) \
+#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, ATTRS, DOC) \
   {OpId::ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, nullptr, DOC},
 #include "graph/GraphOps.def"
 };
@@ -21,12 +21,34 @@ const OpInfo& opInfo(OpId id) { return kOps[static_cast<size_t>(id)]; }
 
 KernelKind kernelKind(OpId id) {
   switch (id) {
-#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, DOC) \
+#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, ATTRS, DOC) \
   case OpId::ID: return KernelKind::KERNEL;
 #include "graph/GraphOps.def"
     case OpId::NumOps: break;
   }
   return KernelKind::None;
+}
+
+const std::vector<AttrSpec>& opAttrs(OpId id) {
+#define REQ(ID, KIND) \
+  AttrSpec { AttrId::ID, AttrKind::KIND, true }
+#define OPT(ID, KIND) \
+  AttrSpec { AttrId::ID, AttrKind::KIND, false }
+#define GRAPH_UNPAREN(...) __VA_ARGS__
+  switch (id) {
+#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, ATTRS, DOC) \
+  case OpId::ID: {                                                                             \
+    static const std::vector<AttrSpec> specs{GRAPH_UNPAREN ATTRS};                             \
+    return specs;                                                                              \
+  }
+#include "graph/GraphOps.def"
+    case OpId::NumOps: break;
+  }
+#undef REQ
+#undef OPT
+#undef GRAPH_UNPAREN
+  static const std::vector<AttrSpec> none;
+  return none;
 }
 
 bool lookupOp(const std::string& name, OpId& out) {
@@ -43,86 +65,6 @@ const char* dtypeName(DType d) { return dtypeInfo(d).shortName; }
 std::string Type::str() const {
   if (isScalar()) return dtypeName(dtype);
   return std::string("tensor<") + dtypeName(dtype) + ", " + shapeString(shape) + ">";
-}
-
-// ---- attributes
-
-Attr Attr::ints(const std::vector<int64_t>& v) {
-  AttrList l;
-  for (int64_t x : v) l.push_back(Attr::i(x));
-  return list(std::move(l));
-}
-
-Attr Attr::dims(const Shape& s) {
-  AttrList l;
-  for (const Dim& d : s) l.push_back(d.isConst() ? Attr::i(d.value()) : Attr::s(d.str()));
-  return list(std::move(l));
-}
-
-std::vector<int64_t> Attr::asInts() const {
-  std::vector<int64_t> out;
-  if (!isList()) return out;
-  for (const Attr& a : asList())
-    if (a.isInt()) out.push_back(a.asInt());
-  return out;
-}
-
-Dim parseDimSpelling(const std::string& text, bool& ok);  // Parser.cpp
-
-bool Attr::asDims(Shape& out) const {
-  out.clear();
-  if (!isList()) return false;
-  for (const Attr& a : asList()) {
-    if (a.isInt()) {
-      out.push_back(Dim::constant(a.asInt()));
-    } else if (a.isStr()) {
-      bool ok = false;
-      Dim d = parseDimSpelling(a.asStr(), ok);
-      if (!ok) return false;
-      out.push_back(d);
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool Attrs::has(const std::string& k) const { return get(k) != nullptr; }
-
-const Attr* Attrs::get(const std::string& k) const {
-  for (const auto& [name, v] : items_)
-    if (name == k) return &v;
-  return nullptr;
-}
-
-void Attrs::set(const std::string& k, Attr v) {
-  for (auto& [name, old] : items_)
-    if (name == k) {
-      old = std::move(v);
-      return;
-    }
-  items_.emplace_back(k, std::move(v));
-}
-
-void Attrs::erase(const std::string& k) {
-  items_.erase(std::remove_if(items_.begin(), items_.end(), [&](const auto& p) { return p.first == k; }), items_.end());
-}
-
-int64_t Attrs::getInt(const std::string& k, int64_t dflt) const {
-  const Attr* a = get(k);
-  return a && a->isInt() ? a->asInt() : a && a->isBool() ? a->asBool() : dflt;
-}
-double Attrs::getFloat(const std::string& k, double dflt) const {
-  const Attr* a = get(k);
-  return a && (a->isFloat() || a->isInt()) ? a->asFloat() : dflt;
-}
-bool Attrs::getBool(const std::string& k, bool dflt) const {
-  const Attr* a = get(k);
-  return a && a->isBool() ? a->asBool() : a && a->isInt() ? a->asInt() != 0 : dflt;
-}
-std::string Attrs::getStr(const std::string& k, const std::string& dflt) const {
-  const Attr* a = get(k);
-  return a && a->isStr() ? a->asStr() : dflt;
 }
 
 // ---- nodes and graphs

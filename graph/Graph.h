@@ -6,7 +6,8 @@
 // order in which their kernels launch: fixed, hence deterministic.
 //
 // Ops come from the table graph/GraphOps.def. Types are tensors (dtype + shape of Dims) and
-// host scalars (passed by value). Attributes are a small ordered dictionary.
+// host scalars (passed by value). Attributes (graph/Attrs.h) are a small ordered dictionary whose
+// names and kinds graph/GraphAttrs.def and the op table give.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +19,14 @@
 #include <vector>
 
 #include "basic/SourceManager.h"
+#include "graph/Attrs.h"
 #include "graph/Dim.h"
 #include "sema/DType.h"
 
 namespace tessera::graph {
 
 enum class OpId : uint16_t {
-#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, DOC) ID,
+#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, ATTRS, DOC) ID,
 #include "graph/GraphOps.def"
   NumOps
 };
@@ -49,6 +51,8 @@ struct OpInfo {
   const char* doc;
 };
 const OpInfo& opInfo(OpId id);
+// The attributes op `id` takes (the ATTRS column of graph/GraphOps.def).
+const std::vector<AttrSpec>& opAttrs(OpId id);
 
 // How an op runs (the Kernel column of GraphOps.def).
 enum class KernelKind : uint8_t {
@@ -89,58 +93,6 @@ struct Type {
 };
 // The short dtype name (f32) and back.
 const char* dtypeName(DType d);
-
-// ---- attributes
-
-struct Attr;
-using AttrList = std::vector<Attr>;
-struct Attr {
-  // Unit attributes are Bool true; a symbol reference (@saxpy) is a Str with ref set.
-  std::variant<int64_t, double, bool, std::string, AttrList> value;
-  bool ref = false;
-  static Attr i(int64_t v) { return Attr{v}; }
-  static Attr f(double v) { return Attr{v}; }
-  static Attr b(bool v) { return Attr{v}; }
-  static Attr s(std::string v) { return Attr{std::move(v)}; }
-  static Attr symbolRef(std::string v) {
-    Attr a{std::move(v)};
-    a.ref = true;
-    return a;
-  }
-  static Attr list(AttrList v) { return Attr{std::move(v)}; }
-  static Attr ints(const std::vector<int64_t>& v);
-  static Attr dims(const Shape& s);  // a list of ints and strings (symbolic extents)
-  bool isInt() const { return std::holds_alternative<int64_t>(value); }
-  bool isFloat() const { return std::holds_alternative<double>(value); }
-  bool isBool() const { return std::holds_alternative<bool>(value); }
-  bool isStr() const { return std::holds_alternative<std::string>(value); }
-  bool isList() const { return std::holds_alternative<AttrList>(value); }
-  int64_t asInt() const { return std::get<int64_t>(value); }
-  double asFloat() const { return isInt() ? static_cast<double>(asInt()) : std::get<double>(value); }
-  bool asBool() const { return std::get<bool>(value); }
-  const std::string& asStr() const { return std::get<std::string>(value); }
-  const AttrList& asList() const { return std::get<AttrList>(value); }
-  std::vector<int64_t> asInts() const;
-  bool asDims(Shape& out) const;  // a list of ints and dim spellings
-};
-
-class Attrs {
- public:
-  bool has(const std::string& k) const;
-  const Attr* get(const std::string& k) const;
-  void set(const std::string& k, Attr v);
-  void erase(const std::string& k);
-  int64_t getInt(const std::string& k, int64_t dflt) const;
-  double getFloat(const std::string& k, double dflt) const;
-  bool getBool(const std::string& k, bool dflt) const;
-  std::string getStr(const std::string& k, const std::string& dflt = "") const;
-  const std::vector<std::pair<std::string, Attr>>& items() const { return items_; }
-  std::vector<std::pair<std::string, Attr>>& mutableItems() { return items_; }
-  bool empty() const { return items_.empty(); }
-
- private:
-  std::vector<std::pair<std::string, Attr>> items_;  // in insertion order (printed so)
-};
 
 // ---- values and nodes
 

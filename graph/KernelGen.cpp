@@ -94,12 +94,12 @@ bool PlanWriter::node(const Node& n) {
     // The stored value is the parameter's final value (for Region[reduce_sum], the builder
     // already added the old one): a copy into the caller's tensor.
     const Value* dst = n.operands[0];
-    if (n.attrs.getBool("in_place", false)) return true;  // plan-memory: computed into the parameter
+    if (n.attrs.getBool(AttrId::InPlace, false)) return true;  // plan-memory: computed into the parameter
     return elementwise(&n, "store", {"$0"}, {n.operands[1]}, dst, buffers_.at(dst));
   }
   if (n.is(OpId::Fill)) {
     PlanBuffer b = allocate(n.result());
-    return elementwise(&n, "fill", {literal(n.attrs.getFloat("value", 0))}, {}, n.result(), b);
+    return elementwise(&n, "fill", {literal(n.attrs.getFloat(AttrId::Value, 0))}, {}, n.result(), b);
   }
   if (n.has(T_Elementwise) && n.info().expr && !n.is(OpId::Cast) && !n.is(OpId::BroadcastTo)) {
     std::vector<const Value*> ops(n.operands.begin(), n.operands.end());
@@ -109,7 +109,7 @@ bool PlanWriter::node(const Node& n) {
   if (n.is(OpId::Fused)) {
     std::vector<const Value*> ops(n.operands.begin(), n.operands.end());
     std::vector<std::string> steps;
-    for (const Attr& a : n.attrs.get("body")->asList()) steps.push_back(a.asStr());
+    for (const Attr& a : n.attrs.get(AttrId::Body)->asList()) steps.push_back(a.asStr());
     PlanBuffer b = allocate(n.result());
     return elementwise(&n, "fused", steps, ops, n.result(), b);
   }
@@ -158,7 +158,7 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
   for (size_t a = 0; a < operands.size(); ++a) {
     const Value* v = operands[a];
     std::string pn = "a" + std::to_string(a);
-    const Attr* dimValue = v->def && v->def->is(OpId::DimValue) ? v->def->attrs.get("value") : nullptr;
+    const Attr* dimValue = v->def && v->def->is(OpId::DimValue) ? v->def->attrs.get(AttrId::Value) : nullptr;
     if (dimValue && dimValue->isStr()) {
       // An extent known when the function runs (a mean's count): an i64 argument of the launch.
       bool ok = false;
@@ -172,7 +172,7 @@ bool PlanWriter::elementwise(const Node* n, const std::string& label, const std:
       continue;
     }
     if (v->def && (v->def->is(OpId::Constant) || v->def->is(OpId::DimValue))) {
-      double c = v->def->attrs.getFloat("value", 0);
+      double c = v->def->attrs.getFloat(AttrId::Value, 0);
       if (std::isnan(c)) return refuse(n, "a NaN constant has no kernel form yet");
       if (d == DType::FP32 && std::fabs(c) > std::numeric_limits<float>::max()) c = c > 0 ? INFINITY : -INFINITY;
       terms.push_back(std::string(dtypeName(d)) + "(" + literal(c) + ")");
@@ -234,7 +234,7 @@ bool PlanWriter::transpose(const Node& n) {
   size_t r = x->type.rank();
   if (r < 2 || r > 4) return refuse(&n, "graph.transpose of rank other than 2 to 4 has no kernel yet");
   std::vector<int64_t> perm;
-  if (const Attr* p = n.attrs.get("perm"))
+  if (const Attr* p = n.attrs.get(AttrId::Perm))
     perm = p->asInts();
   else {
     for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(i));
@@ -295,7 +295,7 @@ bool PlanWriter::reshape(const Node& n) {
 bool PlanWriter::concat(const Node& n) {
   if (viewConcats_.count(&n)) return true;  // its operands were written into its result (attentionGrad)
   const Value* x0 = n.operands[0];
-  int64_t axis = n.attrs.getInt("axis", -1);
+  int64_t axis = n.attrs.getInt(AttrId::Axis, -1);
   for (const Value* x : n.operands)
     if (x->type.rank() != 2 || x->type.dtype != x0->type.dtype || (axis != -1 && axis != 1))
       return refuse(&n, "graph.concat other than of matrices of one dtype along the last axis has no kernel yet");
@@ -362,7 +362,7 @@ bool PlanWriter::rmsnormGrad(const Node& n) {
   for (const Value* v : n.operands)
     if (v->type.dtype != d) return refuse(&n, "graph.rmsnorm_grad of mixed dtypes has no kernel yet");
   std::string dt = dtypeName(d);
-  double eps = n.attrs.getFloat("eps", 1e-6);
+  double eps = n.attrs.getFloat(AttrId::Eps, 1e-6);
   bool wantDw =
       !n.result(1)->users.empty() || std::find(g_.results.begin(), g_.results.end(), n.result(1)) != g_.results.end();
   if (d != DType::FP64) {
@@ -504,7 +504,7 @@ bool PlanWriter::reduce(const Node& n) {
   std::vector<bool> reduced;
   std::string error;
   if (!reduceAxes(x->type, n.attrs, reduced, error)) return refuse(&n, error);
-  bool keep = n.attrs.getBool("keepdims", false);
+  bool keep = n.attrs.getBool(AttrId::Keepdims, false);
   DType d = x->type.dtype;
   std::string dt = dtypeName(d);
   std::string name = nextKernel(n.info().name + 6);

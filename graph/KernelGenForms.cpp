@@ -24,7 +24,7 @@ bool PlanWriter::matmul(const Node& n) {
   if (a->type.dtype != n.result()->type.dtype || b->type.dtype != n.result()->type.dtype)
     return refuse(&n, "graph.matmul of mixed dtypes has no kernel yet");
   DType d = n.result()->type.dtype;
-  bool ta = n.attrs.getBool("transpose_a", false), tb = n.attrs.getBool("transpose_b", false);
+  bool ta = n.attrs.getBool(AttrId::TransposeA, false), tb = n.attrs.getBool(AttrId::TransposeB, false);
   if ((d == DType::BF16 || d == DType::FP16) && ta) {
     // The loop takes no At.T: a [K, M] is copied to a temporary [M, K] (one pass over a, against
     // the product's K passes) and the product runs on the tensor cores.
@@ -95,7 +95,7 @@ bool PlanWriter::rows(const Node& n) {
   decomposeIndex(k, {"R", "C"});
   if (n.is(OpId::RMSNorm)) {
     // Safe RMS (as stdlib.nn.rmsnorm_safe): statistics of x / max|x|, so squares never overflow.
-    safeInvRms(k, 2, "i0", dt, n.attrs.getFloat("eps", 1e-6));
+    safeInvRms(k, 2, "i0", dt, n.attrs.getFloat(AttrId::Eps, 1e-6));
     k.line(2, std::string("y[i0, i1] = x[i0, i1] * inv") + (weight ? " * w[i1]" : ""));
   } else {
     k.line(2, "m = " + dt + "(-inf)");
@@ -135,7 +135,7 @@ bool PlanWriter::stdlibRowsNode(const Node& n) {
   PlanStep step = stdlibStep(op + "_" + dtypeName(d));
   step.args = std::move(args);
   step.args.push_back(PlanArg::tensor(allocate(n.result())));
-  if (norm) step.args.push_back(PlanArg::constant(n.attrs.getFloat("eps", 1e-6), DType::FP32));
+  if (norm) step.args.push_back(PlanArg::constant(n.attrs.getFloat(AttrId::Eps, 1e-6), DType::FP32));
   plan_.steps.push_back(std::move(step));
   return true;
 }
@@ -159,8 +159,8 @@ PlanBuffer PlanWriter::filledTemp(DType d, const Dim& extent, double value) {
 
 // {scale} as Tessera source; by default 1/sqrt(D), D the kernel's head extent.
 std::string attentionScale(const Node& n, const std::string& dt) {
-  return n.attrs.has("scale") ? dt + "(" + literal(n.attrs.getFloat("scale", 1)) + ")"
-                              : dt + "(1.0) / sqrt(" + dt + "(D))";
+  return n.attrs.has(AttrId::Scale) ? dt + "(" + literal(n.attrs.getFloat(AttrId::Scale, 1)) + ")"
+                                    : dt + "(1.0) / sqrt(" + dt + "(D))";
 }
 
 // o = softmax(scale * q k^T) v per head (heads side by side in the last axes; the default scale
@@ -206,8 +206,8 @@ PlanArg PlanWriter::headView(const Value* x, int64_t heads) {
 bool PlanWriter::stdlibAttention(const Node& n) {
   const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
   DType d = q->type.dtype;
-  int64_t heads = n.attrs.getInt("heads", 1);
-  bool causal = n.attrs.getBool("causal", false);
+  int64_t heads = n.attrs.getInt(AttrId::Heads, 1);
+  bool causal = n.attrs.getBool(AttrId::Causal, false);
   PlanStep step = stdlibStep(std::string("flash_attention") + (causal ? "_causal_" : "_") + dtypeName(d));
   for (const Value* x : {q, kk, v}) step.args.push_back(headView(x, heads));
   const Dim& S = q->type.shape[0];
@@ -223,7 +223,7 @@ bool PlanWriter::stdlibAttention(const Node& n) {
 // The f32 scale argument of the stdlib attention kernels: {scale}, or 1 / sqrt(head dim)
 // evaluated when the function runs (the head dim may be a symbol).
 PlanArg PlanWriter::attentionScaleArg(const Node& n, const Dim& Dh) {
-  if (n.attrs.has("scale")) return PlanArg::constant(n.attrs.getFloat("scale", 1), DType::FP32);
+  if (n.attrs.has(AttrId::Scale)) return PlanArg::constant(n.attrs.getFloat(AttrId::Scale, 1), DType::FP32);
   PlanArg scale = PlanArg::constant(1, DType::FP32);
   scale.extent = Dh;
   scale.invSqrt = true;
@@ -247,8 +247,8 @@ bool PlanWriter::attentionGrad(const Node& n) {
     return refuse(&n,
                   "graph.flash_attention_grad has kernels for self-attention of f32, bf16 or f16 with equal "
                   "head dims of q and v only");
-  int64_t heads = n.attrs.getInt("heads", 1);
-  std::string form = std::string(n.attrs.getBool("causal", false) ? "_causal_" : "_") + dtypeName(d);
+  int64_t heads = n.attrs.getInt(AttrId::Heads, 1);
+  std::string form = std::string(n.attrs.getBool(AttrId::Causal, false) ? "_causal_" : "_") + dtypeName(d);
   const Dim& S = q->type.shape[0];
   Dim Dh = q->type.shape[1] / Dim::constant(heads);
   std::vector<PlanArg> inputs;
@@ -292,7 +292,7 @@ const Node* PlanWriter::concatOfGradients(const Node& n) const {
     if (i == 0) cat = r->users[0];
     if (r->users[0] != cat || cat->operands.size() != 3 || cat->operands[i] != r) return nullptr;
   }
-  int64_t axis = cat->attrs.getInt("axis", -1);
+  int64_t axis = cat->attrs.getInt(AttrId::Axis, -1);
   if (!cat->is(OpId::Concat) || cat->result()->type.rank() != 2 || (axis != -1 && axis != 1)) return nullptr;
   auto it = std::find_if(g_.nodes.begin(), g_.nodes.end(), [&](const auto& m) { return m.get() == &n; });
   if (it != g_.nodes.end()) ++it;
@@ -306,7 +306,7 @@ bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
   const Value *q = n.operands[0], *kk = n.operands[1], *v = n.operands[2];
   DType d = q->type.dtype;
   std::string dt = dtypeName(accumulationDType(d));  // bf16/f16 sums at f32
-  int64_t heads = n.attrs.getInt("heads", 1);
+  int64_t heads = n.attrs.getInt(AttrId::Heads, 1);
   std::string H = std::to_string(heads);
   KernelText k(name);
   k.tensor("q", d, {"S", "D"});
@@ -320,12 +320,13 @@ bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
   // Head h = i1 // (E / heads) reads columns h * (D / heads) ... of q and k.
   k.line(2, "h = i1 // (E // " + H + ")");
   k.line(2, "c0 = h * (D // " + H + ")");
-  std::string scale = n.attrs.has("scale") ? attentionScale(n, dt) : dt + "(1.0) / sqrt(" + dt + "(D // " + H + "))";
+  std::string scale =
+      n.attrs.has(AttrId::Scale) ? attentionScale(n, dt) : dt + "(1.0) / sqrt(" + dt + "(D // " + H + "))";
   k.line(2, "scale = " + scale);
   k.line(2, "m = " + dt + "(-inf)");
   k.line(2, "l = " + dt + "(0.0)");
   k.line(2, "acc = " + dt + "(0.0)");
-  k.line(2, std::string("for j in range(") + (n.attrs.getBool("causal", false) ? "min(i0 + 1, T)" : "T") + "):");
+  k.line(2, std::string("for j in range(") + (n.attrs.getBool(AttrId::Causal, false) ? "min(i0 + 1, T)" : "T") + "):");
   k.line(3, "s = " + dt + "(0.0)");
   k.line(3, "for c in range(c0, c0 + D // " + H + "):");
   k.line(4, "s += q[i0, c] * k[j, c]");
@@ -350,7 +351,7 @@ bool PlanWriter::referenceAttention(const Node& n, const std::string& name) {
 bool PlanWriter::split(const Node& n) {
   const Value* x = n.operands[0];
   if (x->type.rank() != 2) return refuse(&n, "graph.split_qkv of rank other than 2 has no kernel yet");
-  if (attentionTakesHeads(n, n.attrs.getInt("heads", 1))) {
+  if (attentionTakesHeads(n, n.attrs.getInt(AttrId::Heads, 1))) {
     const Dim& E = n.result(0)->type.shape[1];
     for (unsigned i = 0; i < 3; ++i) columns_[n.result(i)] = {buffers_.at(x), E * Dim::constant(i), x->type.shape[1]};
     return true;
@@ -371,8 +372,8 @@ bool PlanWriter::attentionTakesHeads(const Node& split, int64_t heads) const {
     if (r->users.empty()) return false;
     for (const Node* u : r->users)
       if (u->is(OpId::FlashAttentionGrad)) {
-        if (u->attrs.getInt("heads", 1) != heads || u->operands[i] != r) return false;
-      } else if (!u->is(OpId::FlashAttention) || u->attrs.getInt("heads", 1) != heads || u->operands[i] != r ||
+        if (u->attrs.getInt(AttrId::Heads, 1) != heads || u->operands[i] != r) return false;
+      } else if (!u->is(OpId::FlashAttention) || u->attrs.getInt(AttrId::Heads, 1) != heads || u->operands[i] != r ||
                  !stdlibAttentionFits(*u)) {
         return false;
       }

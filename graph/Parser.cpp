@@ -400,15 +400,15 @@ class Parser {
       if (!attrs.empty() && !expect(",")) return false;
       if (tok_.kind != Token::Ident) return fail("expected an attribute name");
       std::string k = tok_.text;
-      if (attrs.has(k)) return fail("attribute '" + k + "' is given twice");
+      if (attrs.hasNamed(k)) return fail("attribute '" + k + "' is given twice");
       if (!advance()) return false;
       if (!isPunct("=")) {
-        attrs.set(k, Attr::b(true));
+        attrs.setNamed(k, Attr::b(true));
         continue;
       }
       Attr v;
       if (!advance() || !attrValue(v, 0)) return false;
-      attrs.set(k, std::move(v));
+      attrs.setNamed(k, std::move(v));
     }
     return advance();
   }

@@ -55,7 +55,7 @@ class PlanWriter {
 
   bool run(HostPlan& plan) {
     plan_.name = g_.name;
-    plan_.captureGraph = g_.attrs.getBool("capture_graph", false);
+    plan_.captureGraph = g_.attrs.getBool(AttrId::CaptureGraph, false);
     for (size_t i = 0; i < g_.params.size(); ++i) {
       const Param& p = g_.params[i];
       plan_.params.push_back({p.value->name, p.value->type.isTensor(), p.value->type.dtype, p.value->type.shape,
@@ -105,10 +105,10 @@ class PlanWriter {
         claimed_[i] = true;
         return buffers_[v] = {PlanBuffer::Kind::Output, static_cast<unsigned>(i)};
       }
-    if (v->users.size() == 1 && v->users[0]->is(OpId::Store) && v->users[0]->attrs.getBool("in_place", false))
+    if (v->users.size() == 1 && v->users[0]->is(OpId::Store) && v->users[0]->attrs.getBool(AttrId::InPlace, false))
       return buffers_[v] = buffers_.at(v->users[0]->operands[0]);
     int64_t slot = -1;
-    if (const Attr* b = v->def ? v->def->attrs.get("buffers") : nullptr)
+    if (const Attr* b = v->def ? v->def->attrs.get(AttrId::Buffers) : nullptr)
       if (b->isList() && v->index < b->asList().size() && b->asList()[v->index].isInt())
         slot = b->asList()[v->index].asInt();
     if (slot >= 0 && slots_.count(slot) && plan_.temps[slots_[slot]].dtype == v->type.dtype &&

@@ -80,8 +80,8 @@ bool broadcastShapes(const Shape& a, const Shape& b, Shape& out, Unifier& u, std
 }
 
 bool reduceAxes(const Type& t, const Attrs& attrs, std::vector<bool>& reduced, std::string& error) {
-  reduced.assign(t.rank(), !attrs.has("axes"));
-  if (const Attr* a = attrs.get("axes")) {
+  reduced.assign(t.rank(), !attrs.has(AttrId::Axes));
+  if (const Attr* a = attrs.get(AttrId::Axes)) {
     for (int64_t ax : a->asInts()) {
       int64_t n;
       if (!normalizeAxis(ax, t.rank(), n)) {
@@ -111,17 +111,17 @@ bool needTensor(const Type& t, const char* what, size_t minRank, std::string& er
   return true;
 }
 
-bool shapeAttr(const Attrs& attrs, const char* name, Shape& out, std::string& error) {
-  const Attr* a = attrs.get(name);
+bool shapeAttr(const Attrs& attrs, Shape& out, std::string& error) {
+  const Attr* a = attrs.get(AttrId::Shape);
   if (!a || !a->asDims(out)) {
-    error = std::string("needs a '") + name + "' attribute (a list of extents)";
+    error = "needs a 'shape' attribute (a list of extents)";
     return false;
   }
   return true;
 }
 
 bool dtypeAttr(const Attrs& attrs, DType& out, std::string& error) {
-  std::string s = attrs.getStr("dtype");
+  std::string s = attrs.getStr(AttrId::DType);
   auto d = lookupDType(s);
   if (!d) {
     error = "needs a 'dtype' attribute naming a dtype (got '" + s + "')";
@@ -158,7 +158,7 @@ bool inferElementwise(const Types& in, const Attrs&, Types& out, Unifier& u, std
 // graph.fused: elementwise broadcasting of the operands, and a body whose every reference names
 // an operand or an earlier step (kernel generation splices them without further checks).
 bool inferFused(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
-  const Attr* body = attrs.get("body");
+  const Attr* body = attrs.get(AttrId::Body);
   if (!body || !body->isList() || body->asList().empty()) {
     error = "graph.fused needs {body}, a non-empty list of step expressions";
     return false;
@@ -201,7 +201,7 @@ bool inferCast(const Types& in, const Attrs& attrs, Types& out, Unifier&, std::s
 
 bool inferBroadcastTo(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
   Shape target, b;
-  if (!shapeAttr(attrs, "shape", target, error)) return false;
+  if (!shapeAttr(attrs, target, error)) return false;
   if (in[0].isTensor() && (in[0].rank() > target.size() || !broadcastShapes(in[0].shape, target, b, u, error) ||
                            u.resolve(b) != u.resolve(target))) {
     if (error.empty()) error = "cannot broadcast " + in[0].str() + " to " + shapeString(target);
@@ -214,7 +214,7 @@ bool inferBroadcastTo(const Types& in, const Attrs& attrs, Types& out, Unifier& 
 bool inferConstant(const Types&, const Attrs& attrs, Types& out, Unifier&, std::string& error) {
   DType d;
   if (!dtypeAttr(attrs, d, error)) return false;
-  if (!attrs.has("value")) {
+  if (!attrs.has(AttrId::Value)) {
     error = "needs a 'value' attribute";
     return false;
   }
@@ -225,7 +225,7 @@ bool inferConstant(const Types&, const Attrs& attrs, Types& out, Unifier&, std::
 bool inferFill(const Types&, const Attrs& attrs, Types& out, Unifier&, std::string& error) {
   DType d;
   Shape s;
-  if (!dtypeAttr(attrs, d, error) || !shapeAttr(attrs, "shape", s, error)) return false;
+  if (!dtypeAttr(attrs, d, error) || !shapeAttr(attrs, s, error)) return false;
   out = {Type::tensor(d, s)};
   return true;
 }
@@ -235,8 +235,8 @@ bool inferMatMul(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
       !needTensor(in[1], "the right operand of a matrix product", 2, error))
     return false;
   Shape a = in[0].shape, b = in[1].shape;
-  if (attrs.getBool("transpose_a", false)) std::swap(a[a.size() - 1], a[a.size() - 2]);
-  if (attrs.getBool("transpose_b", false)) std::swap(b[b.size() - 1], b[b.size() - 2]);
+  if (attrs.getBool(AttrId::TransposeA, false)) std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (attrs.getBool(AttrId::TransposeB, false)) std::swap(b[b.size() - 1], b[b.size() - 2]);
   const Dim &m = a[a.size() - 2], &ka = a.back(), &kb = b[b.size() - 2], &n = b.back();
   if (!u.unify(ka, kb)) {
     error = "the inner extents of the matrix product differ: " + in[0].str() + " has '" + u.resolve(ka).str() +
@@ -263,7 +263,7 @@ bool inferMatMul(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
             dtypeName(in[1].dtype) + "): cast one";
     return false;
   }
-  if (const Attr* ts = attrs.get("tile_shape")) {
+  if (const Attr* ts = attrs.get(AttrId::TileShape)) {
     std::vector<int64_t> v = ts->asInts();
     if (v.size() != 3 || v[0] <= 0 || v[1] <= 0 || v[2] <= 0) {
       error = "tile_shape must be three positive integers (BM, BN, BK)";
@@ -329,7 +329,7 @@ bool inferReduce(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
   if (!needTensor(in[0], "the reduced operand", 0, error)) return false;
   std::vector<bool> reduced;
   if (!reduceAxes(in[0], attrs, reduced, error)) return false;
-  bool keep = attrs.getBool("keepdims", false);
+  bool keep = attrs.getBool(AttrId::Keepdims, false);
   Shape s;
   for (size_t i = 0; i < in[0].rank(); ++i) {
     if (!reduced[i])
@@ -343,7 +343,7 @@ bool inferReduce(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
 
 bool inferSumTo(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
   Shape target, b;
-  if (!shapeAttr(attrs, "shape", target, error)) return false;
+  if (!shapeAttr(attrs, target, error)) return false;
   if (!needTensor(in[0], "the operand", 0, error)) return false;
   if (target.size() > in[0].rank() || !broadcastShapes(target, in[0].shape, b, u, error) ||
       u.resolve(b) != u.resolve(in[0].shape)) {
@@ -380,7 +380,7 @@ bool inferFlashAttention(const Types& in, const Attrs& attrs, Types& out, Unifie
     error = "q, k and v must have the same dtype";
     return false;
   }
-  int64_t heads = attrs.getInt("heads", 1);
+  int64_t heads = attrs.getInt(AttrId::Heads, 1);
   if (heads < 1 || heads > kMaxHeads) {
     error = "heads must be between 1 and " + std::to_string(kMaxHeads);
     return false;
@@ -418,7 +418,7 @@ bool inferTranspose(const Types& in, const Attrs& attrs, Types& out, Unifier& u,
   if (!needTensor(in[0], "the transposed operand", 2, error)) return false;
   size_t r = in[0].rank();
   std::vector<int64_t> perm;
-  if (const Attr* p = attrs.get("perm"))
+  if (const Attr* p = attrs.get(AttrId::Perm))
     perm = p->asInts();
   else {
     for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int64_t>(i));
@@ -444,7 +444,7 @@ bool inferTranspose(const Types& in, const Attrs& attrs, Types& out, Unifier& u,
 
 bool inferReshape(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
   Shape target;
-  if (!shapeAttr(attrs, "shape", target, error) || !needTensor(in[0], "the reshaped operand", 0, error)) return false;
+  if (!shapeAttr(attrs, target, error) || !needTensor(in[0], "the reshaped operand", 0, error)) return false;
   Dim a = u.resolve(numElements(in[0].shape)), b = u.resolve(numElements(target));
   if (a != b && !u.unify(a, b)) {
     error = "cannot reshape " + in[0].str() + " (" + a.str() + " elements) to " + shapeString(target) + " (" + b.str() +
@@ -458,7 +458,7 @@ bool inferReshape(const Types& in, const Attrs& attrs, Types& out, Unifier& u, s
 bool inferSplitQKV(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
   if (!needTensor(in[0], "the operand of split_qkv", 1, error)) return false;
   Dim last = u.resolve(in[0].shape.back());
-  int64_t heads = attrs.getInt("heads", 1);
+  int64_t heads = attrs.getInt(AttrId::Heads, 1);
   if (heads < 1 || heads > kMaxHeads) {
     error = "heads must be between 1 and " + std::to_string(kMaxHeads);
     return false;
@@ -477,7 +477,7 @@ bool inferSplitQKV(const Types& in, const Attrs& attrs, Types& out, Unifier& u, 
 bool inferConcat(const Types& in, const Attrs& attrs, Types& out, Unifier& u, std::string& error) {
   if (!needTensor(in[0], "operand 0", 1, error)) return false;
   int64_t axis;
-  if (!normalizeAxis(attrs.getInt("axis", -1), in[0].rank(), axis)) {
+  if (!normalizeAxis(attrs.getInt(AttrId::Axis, -1), in[0].rank(), axis)) {
     error = "axis is out of range";
     return false;
   }
@@ -500,7 +500,7 @@ bool inferConcat(const Types& in, const Attrs& attrs, Types& out, Unifier& u, st
 
 bool meshDim(const Types& in, const Attrs& attrs, int64_t& dim, std::string& axis, std::string& error) {
   if (!needTensor(in[0], "the operand of a collective", 1, error)) return false;
-  axis = attrs.getStr("axis");
+  axis = attrs.getStr(AttrId::Axis);
   // The axis's size becomes a shape symbol (N*tp), so it must be spelled as one.
   bool identifier = !axis.empty() && !isdigit(static_cast<unsigned char>(axis[0]));
   for (char c : axis) identifier &= isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -509,7 +509,7 @@ bool meshDim(const Types& in, const Attrs& attrs, int64_t& dim, std::string& axi
     error = "needs a mesh 'axis' named by an identifier";
     return false;
   }
-  if (!normalizeAxis(attrs.getInt("dim", 0), in[0].rank(), dim)) {
+  if (!normalizeAxis(attrs.getInt(AttrId::Dim, 0), in[0].rank(), dim)) {
     error = "dim is out of range";
     return false;
   }
@@ -538,14 +538,14 @@ bool inferScatter(const Types& in, const Attrs& attrs, Types& out, Unifier& u, s
 
 bool inferLaunch(const Types& in, const Attrs& attrs, Types& out, Unifier&, std::string& error) {
   out.clear();
-  for (int64_t w : attrs.get("writes") ? attrs.get("writes")->asInts() : std::vector<int64_t>{}) {
+  for (int64_t w : attrs.getInts(AttrId::Writes)) {
     if (w < 0 || w >= static_cast<int64_t>(in.size()) || !in[w].isTensor()) {
       error = "writes names argument " + std::to_string(w) + ", which is not a tensor argument";
       return false;
     }
     out.push_back(in[w]);
   }
-  if (!attrs.get("kernel")) {
+  if (!attrs.get(AttrId::Kernel)) {
     error = "needs a 'kernel' attribute";
     return false;
   }
@@ -584,7 +584,7 @@ bool inferResultTypes(OpId op, const std::vector<Type>& types, const Attrs& attr
   }
   bool ok = false;
   switch (op) {
-#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, DOC) \
+#define GRAPH_OP(ID, NAME, MINOPS, MAXOPS, RESULTS, TRAITS, RULE, ADJOINT, KERNEL, ATTRS, DOC) \
   case OpId::ID: ok = infer##RULE(types, attrs, results, u, error); break;
 #include "graph/GraphOps.def"
     case OpId::NumOps: break;

@@ -13,6 +13,8 @@ bool verifyGraph(const Graph& g, DiagnosticEngine& diags) {
     diags.report(diag::err_graph_verify, at.begin.valid() ? at : g.loc) << g.name << message;
     ok = false;
   };
+  std::string attrError;
+  if (!checkAttrs(g.attrs, funcAttrs(), {}, attrError)) fail(g.loc, "the function " + attrError);
   std::set<const Value*> defined;
   for (const Param& p : g.params) {
     defined.insert(p.value.get());
@@ -30,10 +32,16 @@ bool verifyGraph(const Graph& g, DiagnosticEngine& diags) {
            what + "has " + std::to_string(n.results.size()) + " results, expected " + std::to_string(info.results));
       continue;
     }
+    std::string error;
+    // The op's attributes, of their kinds (graph/GraphOps.def's ATTRS column), before the shape
+    // rule reads them.
+    if (!checkAttrs(n.attrs, opAttrs(n.op), anyOpAttrs(), error)) {
+      fail(n.loc, what + error);
+      continue;
+    }
     std::vector<Type> types, expected;
     for (const Value* v : n.operands) types.push_back(v->type);
     Unifier strict;
-    std::string error;
     if (!inferResultTypes(n.op, types, n.attrs, expected, strict, error)) {
       fail(n.loc, what + error);
       continue;

@@ -10,7 +10,7 @@ namespace {
 
 bool swapsLastTwo(const Node* t) {
   if (!t || !t->is(OpId::Transpose)) return false;
-  const Attr* p = t->attrs.get("perm");
+  const Attr* p = t->attrs.get(AttrId::Perm);
   if (!p) return true;
   std::vector<int64_t> perm = p->asInts();
   size_t r = perm.size();
@@ -29,7 +29,7 @@ bool runFoldTranspose(Graph& g, DiagnosticEngine&) {
         Node* t = n->operands[i]->def;
         // A batched left operand is flattened into rows by its kernel; transposed, it could not be.
         if (!swapsLastTwo(t) || (i == 0 && t->operands[0]->type.rank() > 2)) continue;
-        const char* flag = i == 0 ? "transpose_a" : "transpose_b";
+        AttrId flag = i == 0 ? AttrId::TransposeA : AttrId::TransposeB;
         n->attrs.set(flag, Attr::b(!n->attrs.getBool(flag, false)));
         if (!n->attrs.getBool(flag, false)) n->attrs.erase(flag);
         n->setOperand(i, t->operands[0]);

@@ -18,13 +18,13 @@ bool singleUse(const Value* v, const Graph& g) { return v->users.size() == 1 && 
 // The value of a graph.constant, if `v` is one.
 bool constantValue(const Value* v, double& out) {
   if (!v->def || !v->def->is(OpId::Constant)) return false;
-  out = v->def->attrs.getFloat("value", 0);
+  out = v->def->attrs.getFloat(AttrId::Value, 0);
   return true;
 }
 
 bool tryFuse(Graph& g, Node* second) {
-  if (!second->is(OpId::MatMul) || second->attrs.getBool("transpose_a", false) ||
-      second->attrs.getBool("transpose_b", false))
+  if (!second->is(OpId::MatMul) || second->attrs.getBool(AttrId::TransposeA, false) ||
+      second->attrs.getBool(AttrId::TransposeB, false))
     return false;
   Value* p = second->operands[0];
   Value* v = second->operands[1];
@@ -42,15 +42,15 @@ bool tryFuse(Graph& g, Node* second) {
       s = t->def->operands[1];
     }
   }
-  if (!s->def || !s->def->is(OpId::MatMul) || !singleUse(s, g) || s->def->attrs.getBool("transpose_a", false) ||
-      !s->def->attrs.getBool("transpose_b", false))
+  if (!s->def || !s->def->is(OpId::MatMul) || !singleUse(s, g) || s->def->attrs.getBool(AttrId::TransposeA, false) ||
+      !s->def->attrs.getBool(AttrId::TransposeB, false))
     return false;
   Value* q = s->def->operands[0];
   Value* k = s->def->operands[1];
   if (q->type.rank() != k->type.rank() || k->type.rank() != v->type.rank()) return false;
   Attrs attrs;
-  attrs.set("heads", Attr::i(1));
-  attrs.set("scale", Attr::f(scale));
+  attrs.set(AttrId::Heads, Attr::i(1));
+  attrs.set(AttrId::Scale, Attr::f(scale));
   std::vector<Type> types, results;
   for (Value* x : {q, k, v}) types.push_back(x->type);
   Unifier strict;

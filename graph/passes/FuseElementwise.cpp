@@ -28,7 +28,7 @@ bool fusable(const Node& n) {
 std::vector<std::string> stepsOf(const Node& n) {
   if (!n.is(OpId::Fused)) return {n.info().expr};
   std::vector<std::string> out;
-  for (const Attr& a : n.attrs.get("body")->asList()) out.push_back(a.asStr());
+  for (const Attr& a : n.attrs.get(AttrId::Body)->asList()) out.push_back(a.asStr());
   return out;
 }
 
@@ -77,7 +77,7 @@ bool tryFuse(Graph& g, Node* user) {
     for (const std::string& s : pSteps) body.push_back(Attr::s(renumber(s, pRefs, 0)));
     for (const std::string& s : uSteps) body.push_back(Attr::s(renumber(s, uRefs, pSteps.size())));
     Attrs attrs;
-    attrs.set("body", Attr::list(std::move(body)));
+    attrs.set(AttrId::Body, Attr::list(std::move(body)));
     Node* f = g.create(OpId::Fused, operands, {user->result()->type}, attrs, user->loc, user);
     f->result()->name = user->result()->name;
     g.replaceAllUses(user->result(), f->result());

@@ -40,7 +40,7 @@ void markInPlaceStores(Graph& g, const std::map<const Node*, size_t>& pos) {
   for (auto& up : g.nodes) {
     Node& st = *up;
     if (!st.is(OpId::Store)) continue;
-    st.attrs.erase("in_place");
+    st.attrs.erase(AttrId::InPlace);
     Value *dst = st.operands[0], *v = st.operands[1];
     Node* p = v->def;
     if (!p || !allocates(*p) || v->users.size() != 1 || g.isResult(v) || v->type != dst->type) continue;
@@ -48,7 +48,7 @@ void markInPlaceStores(Graph& g, const std::map<const Node*, size_t>& pos) {
     bool safe = true;
     for (Node* u : dst->users)
       if (u != &st && pos.at(u) >= pos.at(p) && !(u == p && elementwise)) safe = false;
-    if (safe) st.attrs.set("in_place", Attr::b(true));
+    if (safe) st.attrs.set(AttrId::InPlace, Attr::b(true));
   }
 }
 
@@ -77,14 +77,14 @@ bool runPlanMemory(Graph& g, DiagnosticEngine&) {
   std::map<size_t, std::vector<int64_t>> releaseAt;
   for (auto& up : g.nodes) {
     Node& n = *up;
-    n.attrs.erase("buffers");
+    n.attrs.erase(AttrId::Buffers);
     size_t at = pos[&n];
     if (allocates(n)) {
       AttrList slots;
       bool any = false;
       for (auto& r : n.results) {
         const Value* v = r.get();
-        bool stored = v->users.size() == 1 && v->users[0]->is(OpId::Store) && v->users[0]->attrs.has("in_place");
+        bool stored = v->users.size() == 1 && v->users[0]->is(OpId::Store) && v->users[0]->attrs.has(AttrId::InPlace);
         if (!v->type.isTensor() || g.isResult(v) || stored) {
           slots.push_back(Attr::i(-1));
           continue;
@@ -105,7 +105,7 @@ bool runPlanMemory(Graph& g, DiagnosticEngine&) {
         releaseAt[last[v]].push_back(s);
         any = true;
       }
-      if (any) n.attrs.set("buffers", Attr::list(std::move(slots)));
+      if (any) n.attrs.set(AttrId::Buffers, Attr::list(std::move(slots)));
     }
     for (int64_t s : releaseAt[at]) free.insert(s);
   }

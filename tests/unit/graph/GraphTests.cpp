@@ -1,6 +1,8 @@
 // Unit tests of the graph IR's building blocks: extents (folding to canonical spellings,
-// evaluation), the unifier of flexible extents, shape rules, and the diagnostics table.
+// evaluation), the unifier of flexible extents, shape rules, the attribute table and the
+// diagnostics table.
 #include <doctest/doctest.h>
+#include <set>
 
 #include "../DiagnosticTableCheck.h"
 #include "graph/GraphDiagnostics.h"
@@ -64,7 +66,7 @@ TEST_CASE("shape rules: matrix products, broadcasting and reductions") {
                            out, u, error));
   CHECK(out[0] == Type::tensor(DType::FP16, {M, N}));
   Attrs tb;
-  tb.set("transpose_b", Attr::b(true));
+  tb.set(AttrId::TransposeB, Attr::b(true));
   CHECK_FALSE(inferResultTypes(OpId::MatMul, {Type::tensor(DType::FP16, {M, K}), Type::tensor(DType::FP16, {K, N})}, tb,
                                out, u, error));
   CHECK(error.find("inner extents") != std::string::npos);
@@ -76,10 +78,51 @@ TEST_CASE("shape rules: matrix products, broadcasting and reductions") {
                            out, u, error));
   CHECK(out[0] == Type::tensor(DType::FP32, {M, N}));
   Attrs axes;
-  axes.set("axes", Attr::ints({-1}));
-  axes.set("keepdims", Attr::b(true));
+  axes.set(AttrId::Axes, Attr::ints({-1}));
+  axes.set(AttrId::Keepdims, Attr::b(true));
   REQUIRE(inferResultTypes(OpId::ReduceSum, {Type::tensor(DType::FP32, {M, N})}, axes, out, u, error));
   CHECK(out[0] == Type::tensor(DType::FP32, {M, Dim::constant(1)}));
   CHECK_FALSE(inferResultTypes(OpId::Exp, {}, none, out, u, error));
   CHECK(error == "takes 1 operand, not 0");
+}
+
+TEST_CASE("the attribute table: names look up, every op names an attribute once, kinds are checked") {
+  for (size_t i = 0; i < static_cast<size_t>(AttrId::NumAttrs); ++i) {
+    AttrId id;
+    REQUIRE(lookupAttr(attrName(static_cast<AttrId>(i)), id));
+    CHECK(id == static_cast<AttrId>(i));
+  }
+  for (size_t op = 0; op < static_cast<size_t>(OpId::NumOps); ++op) {
+    std::set<AttrId> seen;
+    for (const AttrSpec& s : opAttrs(static_cast<OpId>(op))) CHECK(seen.insert(s.id).second);
+  }
+  const std::vector<AttrSpec>& flash = opAttrs(OpId::FlashAttention);
+  Attrs a;
+  std::string error;
+  CHECK_FALSE(checkAttrs(a, flash, anyOpAttrs(), error));  // heads is required
+  CHECK(error == "needs the attribute 'heads' (an integer)");
+  a.set(AttrId::Heads, Attr::i(4));
+  a.set(AttrId::Scale, Attr::i(1));  // a Number: an integer or a float
+  a.set(AttrId::Buffers, Attr::ints({0, -1}));
+  CHECK(checkAttrs(a, flash, anyOpAttrs(), error));
+  CHECK(a.getInt(AttrId::Heads, 1) == 4);
+  CHECK(a.getFloat(AttrId::Scale, 0) == 1.0);
+  CHECK(a.getInts(AttrId::Buffers) == std::vector<int64_t>{0, -1});
+  CHECK_FALSE(a.getBool(AttrId::Causal));
+  a.set(AttrId::Causal, Attr::s("yes"));
+  CHECK_FALSE(checkAttrs(a, flash, anyOpAttrs(), error));
+  CHECK(error == "attribute 'causal' must be a bool");
+  a.erase(AttrId::Causal);
+  a.set(AttrId::Perm, Attr::ints({1, 0}));
+  CHECK_FALSE(checkAttrs(a, flash, anyOpAttrs(), error));
+  CHECK(error == "has no attribute 'perm'");
+  CHECK(Attr::s("f32").is(AttrKind::DType, AttrId::DType));
+  CHECK_FALSE(Attr::s("f33").is(AttrKind::DType, AttrId::DType));
+  CHECK(Attr::s("sum").is(AttrKind::Enum, AttrId::Op));
+  CHECK_FALSE(Attr::s("su").is(AttrKind::Enum, AttrId::Op));
+  CHECK(Attr::s("M*N").is(AttrKind::Extent, AttrId::Value));
+  CHECK_FALSE(Attr::s("M*").is(AttrKind::Extent, AttrId::Value));
+  CHECK(Attr::dims({Dim::symbol("M"), Dim::constant(3)}).is(AttrKind::Dims, AttrId::Shape));
+  CHECK(Attr::symbolRef("k").is(AttrKind::Symbol, AttrId::Kernel));
+  CHECK_FALSE(Attr::s("k").is(AttrKind::Symbol, AttrId::Kernel));
 }
