@@ -1,4 +1,5 @@
 // Statements, blocks and the recovery at statement and block boundaries.
+#include "frontend/ASTVisitor.h"
 #include "frontend/FrontendDiagnostics.h"
 #include "frontend/ParserImpl.h"
 
@@ -24,35 +25,34 @@ bool isAugAssignOp(TokenKind k, BinaryOp& op) {
   }
 }
 
-// What an invalid target is, for "cannot assign to {0}".
-const char* describeExpr(const Expr* e) {
-  switch (e->kind) {
-    case NodeKind::CallExpr: return "a function call";
-    case NodeKind::IntLiteralExpr:
-    case NodeKind::FloatLiteralExpr:
-    case NodeKind::StringLiteralExpr:
-    case NodeKind::FStringExpr:
-    case NodeKind::EllipsisExpr: return "a literal";
-    case NodeKind::BoolLiteralExpr: return cast<BoolLiteralExpr>(e)->value ? "True" : "False";
-    case NodeKind::NoneLiteralExpr: return "None";
-    case NodeKind::BinaryExpr: {
-      BinaryOp op = cast<BinaryExpr>(e)->op;
-      if (isComparison(op)) return "a comparison";
-      if (op == BinaryOp::And || op == BinaryOp::Or) return "a boolean expression";
-      return "an operator expression";
-    }
-    case NodeKind::UnaryExpr: return "an operator expression";
-    case NodeKind::ConditionalExpr: return "a conditional expression";
-    case NodeKind::TupleExpr: return cast<TupleExpr>(e)->elements.empty() ? "an empty tuple" : "a tuple";
-    case NodeKind::ListExpr: return "a list";
-    case NodeKind::DictExpr: return "a dict literal";
-    case NodeKind::ComprehensionExpr: return "a comprehension";
-    case NodeKind::SliceExpr: return "a slice";
-    case NodeKind::MutExpr: return "a 'mut' annotation";
-    case NodeKind::StarredExpr: return "a starred expression";
-    default: return "an expression";
+// What an invalid target is, for "cannot assign to {0}", by the expression's kind
+// (frontend/ASTVisitor.h).
+struct ExprDescription : ConstASTVisitor<ExprDescription, const char*> {
+  const char* visitCallExpr(const CallExpr*) { return "a function call"; }
+  const char* visitIntLiteralExpr(const IntLiteralExpr*) { return "a literal"; }
+  const char* visitFloatLiteralExpr(const FloatLiteralExpr*) { return "a literal"; }
+  const char* visitStringLiteralExpr(const StringLiteralExpr*) { return "a literal"; }
+  const char* visitFStringExpr(const FStringExpr*) { return "a literal"; }
+  const char* visitEllipsisExpr(const EllipsisExpr*) { return "a literal"; }
+  const char* visitBoolLiteralExpr(const BoolLiteralExpr* e) { return e->value ? "True" : "False"; }
+  const char* visitNoneLiteralExpr(const NoneLiteralExpr*) { return "None"; }
+  const char* visitBinaryExpr(const BinaryExpr* e) {
+    if (isComparison(e->op)) return "a comparison";
+    if (e->op == BinaryOp::And || e->op == BinaryOp::Or) return "a boolean expression";
+    return "an operator expression";
   }
-}
+  const char* visitUnaryExpr(const UnaryExpr*) { return "an operator expression"; }
+  const char* visitConditionalExpr(const ConditionalExpr*) { return "a conditional expression"; }
+  const char* visitTupleExpr(const TupleExpr* e) { return e->elements.empty() ? "an empty tuple" : "a tuple"; }
+  const char* visitListExpr(const ListExpr*) { return "a list"; }
+  const char* visitDictExpr(const DictExpr*) { return "a dict literal"; }
+  const char* visitComprehensionExpr(const ComprehensionExpr*) { return "a comprehension"; }
+  const char* visitSliceExpr(const SliceExpr*) { return "a slice"; }
+  const char* visitMutExpr(const MutExpr*) { return "a 'mut' annotation"; }
+  const char* visitStarredExpr(const StarredExpr*) { return "a starred expression"; }
+  const char* visitNode(const Node*) { return "an expression"; }
+};
+const char* describeExpr(const Expr* e) { return ExprDescription().visit(e); }
 
 const char* unsupportedWhat(TokenKind k) {
   switch (k) {

@@ -2,6 +2,7 @@
 // configurations.
 #include <set>
 
+#include "frontend/ASTVisitor.h"
 #include "graph/Autodiff.h"
 #include "graph/BuildContext.h"
 #include "sema/Sema.h"
@@ -70,25 +71,27 @@ void collectCallStores(const Expr* e, std::set<std::string>& out) {
   if ((b->has(eff::MemWrite) || b->id == BuiltinId::TileStore) && !c->args.empty() && c->args[0].value)
     collectStoreTarget(c->args[0].value, out);
 }
-void collectStores(const Block& b, std::set<std::string>& out) {
-  for (const Stmt* s : b.stmts) {
-    switch (s->kind) {
-      case NodeKind::AssignStmt:
-        for (const Expr* t : cast<AssignStmt>(const_cast<Stmt*>(s))->targets)
-          if (isa<SubscriptExpr>(const_cast<Expr*>(t))) collectStoreTarget(t, out);
-        break;
-      case NodeKind::AugAssignStmt: collectStoreTarget(cast<AugAssignStmt>(const_cast<Stmt*>(s))->target, out); break;
-      case NodeKind::ExprStmt: collectCallStores(cast<ExprStmt>(const_cast<Stmt*>(s))->expr, out); break;
-      case NodeKind::IfStmt:
-        collectStores(cast<IfStmt>(const_cast<Stmt*>(s))->thenBlock, out);
-        collectStores(cast<IfStmt>(const_cast<Stmt*>(s))->elseBlock, out);
-        break;
-      case NodeKind::ForStmt: collectStores(cast<ForStmt>(const_cast<Stmt*>(s))->body, out); break;
-      case NodeKind::WhileStmt: collectStores(cast<WhileStmt>(const_cast<Stmt*>(s))->body, out); break;
-      case NodeKind::WithStmt: collectStores(cast<WithStmt>(const_cast<Stmt*>(s))->body, out); break;
-      default: break;
-    }
+// The parameters a kernel body stores into, by statement kind (frontend/ASTVisitor.h): subscript
+// targets of assignments, memory-writing builtin calls, and the bodies of if, loops and with.
+struct StoreCollector : ConstASTVisitor<StoreCollector> {
+  std::set<std::string>& out;
+  explicit StoreCollector(std::set<std::string>& out) : out(out) {}
+  void visitAssignStmt(const AssignStmt* a) {
+    for (const Expr* t : a->targets)
+      if (isa<SubscriptExpr>(t)) collectStoreTarget(t, out);
   }
+  void visitAugAssignStmt(const AugAssignStmt* a) { collectStoreTarget(a->target, out); }
+  void visitExprStmt(const ExprStmt* s) { collectCallStores(s->expr, out); }
+  void visitIfStmt(const IfStmt* s) {
+    collectStores(s->thenBlock, out);
+    collectStores(s->elseBlock, out);
+  }
+  void visitForStmt(const ForStmt* s) { collectStores(s->body, out); }
+  void visitWhileStmt(const WhileStmt* s) { collectStores(s->body, out); }
+  void visitWithStmt(const WithStmt* s) { collectStores(s->body, out); }
+};
+void collectStores(const Block& b, std::set<std::string>& out) {
+  for (const Stmt* s : b.stmts) StoreCollector(out).visit(s);
 }
 
 }  // namespace

@@ -165,6 +165,9 @@ class FunctionBuilder {
 
  private:
   friend class BuiltinCall;
+  // The visitors (frontend/ASTVisitor.h) that dispatch exec and eval on a node's kind.
+  struct StmtExec;
+  struct ExprEval;
   const SemaContext& sema_;
   DiagnosticEngine& diags_;
   const BuildOptions& opts_;

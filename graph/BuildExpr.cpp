@@ -1,6 +1,7 @@
 // Building graphs: expressions (names, literals, operators, attributes, subscripts).
 #include <cmath>
 
+#include "frontend/ASTVisitor.h"
 #include "graph/BuildContext.h"
 #include "sema/Sema.h"
 
@@ -140,155 +141,151 @@ HValue FunctionBuilder::binary(BinaryOp op, const HValue& l, const HValue& r, So
 
 // ---- expressions
 
-HValue FunctionBuilder::eval(const Expr* e) {
-  Expr* x = const_cast<Expr*>(e);
-  switch (e->kind) {
-    case NodeKind::IntLiteralExpr:
-      return HValue::constant(ConstValue::ofInt(static_cast<long long>(cast<IntLiteralExpr>(x)->value)));
-    case NodeKind::FloatLiteralExpr: return HValue::constant(ConstValue::ofFloat(cast<FloatLiteralExpr>(x)->value));
-    case NodeKind::StringLiteralExpr: return HValue::constant(ConstValue::ofStr(cast<StringLiteralExpr>(x)->value));
-    case NodeKind::BoolLiteralExpr: return HValue::constant(ConstValue::ofBool(cast<BoolLiteralExpr>(x)->value));
-    case NodeKind::NoneLiteralExpr: return HValue::none();
-    case NodeKind::TupleExpr: {
-      std::vector<HValue> items;
-      for (Expr* el : cast<TupleExpr>(x)->elements) items.push_back(eval(el));
-      return HValue::tuple(std::move(items));
-    }
-    case NodeKind::ListExpr: {
-      std::vector<HValue> items;
-      for (Expr* el : cast<ListExpr>(x)->elements) items.push_back(eval(el));
-      return HValue::tuple(std::move(items));
-    }
-    case NodeKind::NameExpr: {
-      auto* n = cast<NameExpr>(x);
-      for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) {
-        auto it = f->vars.find(n->name);
-        if (it != f->vars.end()) return it->second;
-        break;  // only the innermost frame: inlined functions do not see their caller's locals
-      }
-      const Symbol* sym = n->symbol;
-      if (e->type && e->type->kind == TypeKind::Builtin && e->type->builtin) {
-        HValue h;
-        h.kind = HValue::Kind::Builtin;
-        h.builtin = e->type->builtin;
-        return h;
-      }
-      if (sym && sym->kind == SymbolKind::Function && sym->function) {
-        HValue h;
-        const FunctionInfo* info = functionInfo(sema_, sym->function);
-        h.kind = info && info->isKernel() ? HValue::Kind::Kernel : HValue::Kind::Function;
-        h.fn = sym->function;
-        return h;
-      }
-      if (sym && sym->kind == SymbolKind::DType && e->type && e->type->kind == TypeKind::DTypeValue) {
-        HValue h;
-        h.kind = HValue::Kind::Dtype;
-        h.dtype = e->type->dtype;
-        return h;
-      }
-      if (auto c = evalConst(e, nullptr)) return HValue::constant(*c);
-      // A shape symbol of the entry function's annotations (`X: f32[N]`) is that extent, bound
-      // when the function is called.
-      if (sym && sym->kind == SymbolKind::ShapeSymbol && depth() == 1 && entryShapeSymbol(n->name))
-        return HValue::ofDim(Dim::symbol(n->name));
-      diags_.report(diag::err_graph_unsupported, e->range)
-          << ("the name '" + n->name + "' (" + (sym ? symbolKindName(sym->kind) : "undefined") + ")")
-          << "; host functions use their parameters, module constants, functions and builtins";
-      fail();
-    }
-    case NodeKind::UnaryExpr: {
-      auto* u = cast<UnaryExpr>(x);
-      HValue v = eval(u->operand);
-      if (u->op == UnaryOp::Pos) return v;
-      if (auto c = asConst(v)) {
-        if (u->op == UnaryOp::Neg && c->kind == ConstValue::Int) return HValue::constant(ConstValue::ofInt(-c->i));
-        if (u->op == UnaryOp::Neg && c->kind == ConstValue::Float) return HValue::constant(ConstValue::ofFloat(-c->f));
-        if (u->op == UnaryOp::Not && c->isNumber()) return HValue::constant(ConstValue::ofBool(c->asDouble() == 0));
-      }
-      if (u->op == UnaryOp::Neg && v.is(HValue::Kind::Value)) return HValue::of(op(OpId::Neg, {v.value}, e->range));
-      diags_.report(diag::err_graph_unsupported, e->range)
-          << ("'" + std::string(unaryOpSpelling(u->op)) + "' on " + v.describe()) << "";
-      fail();
-    }
-    case NodeKind::BinaryExpr: {
-      auto* b = cast<BinaryExpr>(x);
-      HValue l = eval(b->lhs);
-      if ((b->op == BinaryOp::And || b->op == BinaryOp::Or) && asConst(l)) {
-        bool truth = asConst(l)->asDouble() != 0;
-        if ((b->op == BinaryOp::And) != truth) return l;  // short circuit
-      }
-      HValue r = eval(b->rhs);
-      return binary(b->op, l, r, b->opRange);
-    }
-    case NodeKind::ConditionalExpr: {
-      auto* c = cast<ConditionalExpr>(x);
-      auto cv = asConst(eval(c->cond));
-      if (!cv) {
-        diags_.report(diag::err_graph_dynamic_control, c->cond->range) << "if";
-        fail();
-      }
-      return eval(cv->asDouble() != 0 ? c->thenExpr : c->elseExpr);
-    }
-    case NodeKind::AttributeExpr: {
-      auto* a = cast<AttributeExpr>(x);
-      if (e->type && e->type->kind == TypeKind::Builtin && e->type->builtin) {
-        HValue h;
-        h.kind = HValue::Kind::Builtin;
-        h.builtin = e->type->builtin;
-        return h;
-      }
-      HValue base = eval(a->base);
-      if (base.is(HValue::Kind::Value) && base.value->type.isTensor()) {
-        Value* v = base.value;
-        if (a->name == "T") return HValue::of(op(OpId::Transpose, {v}, a->nameRange));
-        if (a->name == "shape") {
-          std::vector<HValue> dims;
-          for (const graph::Dim& d : unifier_.resolve(v->type.shape)) dims.push_back(HValue::ofDim(d));
-          return HValue::tuple(std::move(dims));
-        }
-        if (a->name == "ndim") return HValue::constant(ConstValue::ofInt(static_cast<long long>(v->type.rank())));
-        if (a->name == "dtype") {
-          HValue h;
-          h.kind = HValue::Kind::Dtype;
-          h.dtype = v->type.dtype;
-          return h;
-        }
-      }
-      diags_.report(diag::err_graph_unsupported, a->nameRange)
-          << ("the attribute '" + a->name + "' of " + base.describe()) << "";
-      fail();
-    }
-    case NodeKind::SubscriptExpr: {
-      auto* s = cast<SubscriptExpr>(x);
-      HValue base = eval(s->base);
-      if (base.is(HValue::Kind::Kernel)) {  // k[grid, block, stream=s](args)
-        HValue cfg;
-        cfg.kind = HValue::Kind::Launch;
-        cfg.fn = base.fn;
-        for (const Argument& arg : s->indices)
-          if (arg.kind == Argument::Positional && arg.value) cfg.elems.push_back(eval(arg.value));
-        cfg.gridRank = cfg.elems.empty() ? 0 : 1;
-        return cfg;
-      }
-      if (base.is(HValue::Kind::Tuple) && s->indices.size() == 1 && s->indices[0].value) {
-        auto i = asInt(eval(s->indices[0].value));
-        int64_t n = static_cast<int64_t>(base.elems.size());
-        if (i && *i >= -n && *i < n) return base.elems[*i < 0 ? *i + n : *i];
-      }
-      if (base.is(HValue::Kind::Value) && s->indices.size() == 1 && s->indices[0].value &&
-          isa<SliceExpr>(s->indices[0].value)) {
-        auto* sl = cast<SliceExpr>(s->indices[0].value);
-        if (!sl->lower && !sl->upper && !sl->step) return base;
-      }
-      diags_.report(diag::err_graph_unsupported, e->range)
-          << ("indexing " + base.describe()) << "; index tensors inside kernels";
-      fail();
-    }
-    case NodeKind::CallExpr: return call(cast<CallExpr>(x));
-    default: break;
-  }
-  diags_.report(diag::err_graph_unsupported, e->range) << "this expression" << "";
-  fail();
+namespace {
+// A builtin named as a value (`tessera.relu`, `tile.load`): sema typed it.
+std::optional<HValue> builtinValue(const Expr* e) {
+  if (!e->type || e->type->kind != TypeKind::Builtin || !e->type->builtin) return std::nullopt;
+  HValue h;
+  h.kind = HValue::Kind::Builtin;
+  h.builtin = e->type->builtin;
+  return h;
 }
+HValue dtypeValue(DType d) {
+  HValue h;
+  h.kind = HValue::Kind::Dtype;
+  h.dtype = d;
+  return h;
+}
+}  // namespace
+
+// The dispatch of host evaluation on the expression's kind (frontend/ASTVisitor.h): expressions
+// are evaluated at build time to constants, extents, tuples or graph values; the others are
+// refused.
+struct FunctionBuilder::ExprEval : ConstASTVisitor<ExprEval, HValue> {
+  FunctionBuilder& b;
+  explicit ExprEval(FunctionBuilder& b) : b(b) {}
+
+  HValue visitIntLiteralExpr(const IntLiteralExpr* e) {
+    return HValue::constant(ConstValue::ofInt(static_cast<long long>(e->value)));
+  }
+  HValue visitFloatLiteralExpr(const FloatLiteralExpr* e) { return HValue::constant(ConstValue::ofFloat(e->value)); }
+  HValue visitStringLiteralExpr(const StringLiteralExpr* e) { return HValue::constant(ConstValue::ofStr(e->value)); }
+  HValue visitBoolLiteralExpr(const BoolLiteralExpr* e) { return HValue::constant(ConstValue::ofBool(e->value)); }
+  HValue visitNoneLiteralExpr(const NoneLiteralExpr*) { return HValue::none(); }
+  HValue visitTupleExpr(const TupleExpr* e) { return items(e->elements); }
+  HValue visitListExpr(const ListExpr* e) { return items(e->elements); }
+  HValue items(const std::vector<Expr*>& elements) {
+    std::vector<HValue> items;
+    for (Expr* el : elements) items.push_back(b.eval(el));
+    return HValue::tuple(std::move(items));
+  }
+  HValue visitNameExpr(const NameExpr* n) {
+    // Only the innermost frame: inlined functions do not see their caller's locals.
+    if (!b.frames_.empty()) {
+      auto it = b.frames_.back().vars.find(n->name);
+      if (it != b.frames_.back().vars.end()) return it->second;
+    }
+    const Symbol* sym = n->symbol;
+    if (auto h = builtinValue(n)) return *h;
+    if (sym && sym->kind == SymbolKind::Function && sym->function) {
+      HValue h;
+      const FunctionInfo* info = functionInfo(b.sema_, sym->function);
+      h.kind = info && info->isKernel() ? HValue::Kind::Kernel : HValue::Kind::Function;
+      h.fn = sym->function;
+      return h;
+    }
+    if (sym && sym->kind == SymbolKind::DType && n->type && n->type->kind == TypeKind::DTypeValue)
+      return dtypeValue(n->type->dtype);
+    if (auto c = evalConst(n, nullptr)) return HValue::constant(*c);
+    // A shape symbol of the entry function's annotations (`X: f32[N]`) is that extent, bound
+    // when the function is called.
+    if (sym && sym->kind == SymbolKind::ShapeSymbol && b.depth() == 1 && b.entryShapeSymbol(n->name))
+      return HValue::ofDim(Dim::symbol(n->name));
+    b.diags_.report(diag::err_graph_unsupported, n->range)
+        << ("the name '" + n->name + "' (" + (sym ? symbolKindName(sym->kind) : "undefined") + ")")
+        << "; host functions use their parameters, module constants, functions and builtins";
+    b.fail();
+  }
+  HValue visitUnaryExpr(const UnaryExpr* u) {
+    HValue v = b.eval(u->operand);
+    if (u->op == UnaryOp::Pos) return v;
+    if (auto c = b.asConst(v)) {
+      if (u->op == UnaryOp::Neg && c->kind == ConstValue::Int) return HValue::constant(ConstValue::ofInt(-c->i));
+      if (u->op == UnaryOp::Neg && c->kind == ConstValue::Float) return HValue::constant(ConstValue::ofFloat(-c->f));
+      if (u->op == UnaryOp::Not && c->isNumber()) return HValue::constant(ConstValue::ofBool(c->asDouble() == 0));
+    }
+    if (u->op == UnaryOp::Neg && v.is(HValue::Kind::Value)) return HValue::of(b.op(OpId::Neg, {v.value}, u->range));
+    b.diags_.report(diag::err_graph_unsupported, u->range)
+        << ("'" + std::string(unaryOpSpelling(u->op)) + "' on " + v.describe()) << "";
+    b.fail();
+  }
+  HValue visitBinaryExpr(const BinaryExpr* e) {
+    HValue l = b.eval(e->lhs);
+    if ((e->op == BinaryOp::And || e->op == BinaryOp::Or) && b.asConst(l)) {
+      bool truth = b.asConst(l)->asDouble() != 0;
+      if ((e->op == BinaryOp::And) != truth) return l;  // short circuit
+    }
+    HValue r = b.eval(e->rhs);
+    return b.binary(e->op, l, r, e->opRange);
+  }
+  HValue visitConditionalExpr(const ConditionalExpr* c) {
+    auto cv = b.asConst(b.eval(c->cond));
+    if (!cv) {
+      b.diags_.report(diag::err_graph_dynamic_control, c->cond->range) << "if";
+      b.fail();
+    }
+    return b.eval(cv->asDouble() != 0 ? c->thenExpr : c->elseExpr);
+  }
+  HValue visitAttributeExpr(const AttributeExpr* a) {
+    if (auto h = builtinValue(a)) return *h;
+    HValue base = b.eval(a->base);
+    if (base.is(HValue::Kind::Value) && base.value->type.isTensor()) {
+      Value* v = base.value;
+      if (a->name == "T") return HValue::of(b.op(OpId::Transpose, {v}, a->nameRange));
+      if (a->name == "shape") {
+        std::vector<HValue> dims;
+        for (const graph::Dim& d : b.unifier_.resolve(v->type.shape)) dims.push_back(HValue::ofDim(d));
+        return HValue::tuple(std::move(dims));
+      }
+      if (a->name == "ndim") return HValue::constant(ConstValue::ofInt(static_cast<long long>(v->type.rank())));
+      if (a->name == "dtype") return dtypeValue(v->type.dtype);
+    }
+    b.diags_.report(diag::err_graph_unsupported, a->nameRange)
+        << ("the attribute '" + a->name + "' of " + base.describe()) << "";
+    b.fail();
+  }
+  HValue visitSubscriptExpr(const SubscriptExpr* s) {
+    HValue base = b.eval(s->base);
+    if (base.is(HValue::Kind::Kernel)) {  // k[grid, block, stream=s](args)
+      HValue cfg;
+      cfg.kind = HValue::Kind::Launch;
+      cfg.fn = base.fn;
+      for (const Argument& arg : s->indices)
+        if (arg.kind == Argument::Positional && arg.value) cfg.elems.push_back(b.eval(arg.value));
+      cfg.gridRank = cfg.elems.empty() ? 0 : 1;
+      return cfg;
+    }
+    if (base.is(HValue::Kind::Tuple) && s->indices.size() == 1 && s->indices[0].value) {
+      auto i = b.asInt(b.eval(s->indices[0].value));
+      int64_t n = static_cast<int64_t>(base.elems.size());
+      if (i && *i >= -n && *i < n) return base.elems[*i < 0 ? *i + n : *i];
+    }
+    if (base.is(HValue::Kind::Value) && s->indices.size() == 1 && s->indices[0].value &&
+        isa<SliceExpr>(s->indices[0].value)) {
+      auto* sl = cast<SliceExpr>(s->indices[0].value);
+      if (!sl->lower && !sl->upper && !sl->step) return base;
+    }
+    b.diags_.report(diag::err_graph_unsupported, s->range)
+        << ("indexing " + base.describe()) << "; index tensors inside kernels";
+    b.fail();
+  }
+  HValue visitCallExpr(const CallExpr* c) { return b.call(c); }
+  HValue visitNode(const tessera::Node* e) {
+    b.diags_.report(diag::err_graph_unsupported, e->range) << "this expression" << "";
+    b.fail();
+  }
+};
+
+HValue FunctionBuilder::eval(const Expr* e) { return ExprEval(*this).visit(e); }
 
 }  // namespace tessera::graph

@@ -1,6 +1,7 @@
 // Building graphs: the module loop, entry parameters, statements and @autodiff.
 #include <set>
 
+#include "frontend/ASTVisitor.h"
 #include "graph/Autodiff.h"
 #include "graph/BuildContext.h"
 #include "graph/Verifier.h"
@@ -235,6 +236,106 @@ void FunctionBuilder::writeParam(const Expr* target, const HValue& v, bool accum
   writes_[param] = val;
 }
 
+// The dispatch of host execution on the statement's kind (frontend/ASTVisitor.h): statements run
+// at build time, unrolling loops and taking branches on constants; the others are refused.
+struct FunctionBuilder::StmtExec : ConstASTVisitor<StmtExec> {
+  FunctionBuilder& b;
+  explicit StmtExec(FunctionBuilder& b) : b(b) {}
+
+  void visitExprStmt(const ExprStmt* s) {
+    if (isa<StringLiteralExpr>(s->expr) || isa<EllipsisExpr>(s->expr)) return;  // docstrings
+    b.eval(s->expr);
+  }
+  void visitAssignStmt(const AssignStmt* a) {
+    HValue v = b.eval(a->value);
+    for (const Expr* t : a->targets) b.rebind(t, v);
+  }
+  void visitAugAssignStmt(const AugAssignStmt* a) {
+    HValue r = b.eval(a->value);
+    const Expr* t = a->target;
+    auto* n = dyn_cast<NameExpr>(t);
+    bool isParam =
+        n && b.paramByName_.count(n->name) && b.frames_.size() == 1 && b.frame().vars[n->name].is(HValue::Kind::Value);
+    if (isParam || isa<SubscriptExpr>(t)) {
+      if (a->op != BinaryOp::Add) {
+        const Expr* base = isa<SubscriptExpr>(t) ? cast<SubscriptExpr>(t)->base : t;
+        auto* bn = dyn_cast<NameExpr>(base);
+        auto pit = bn ? b.paramByName_.find(bn->name) : b.paramByName_.end();
+        if (pit != b.paramByName_.end() && b.g_.params[pit->second->index].access == Access::ReduceSum) {
+          b.diags_.report(diag::err_graph_unsupported, t->range)
+              << ("this update of the 'Region[reduce_sum]' parameter '" + bn->name + "'")
+              << "; only '+=' into a reduce_sum region is";
+          b.fail();
+        }
+        HValue cur = b.eval(base);
+        b.writeParam(t, b.binary(a->op, cur, r, a->opRange), false, a->range);
+        return;
+      }
+      b.writeParam(t, r, true, a->range);
+      return;
+    }
+    HValue cur = b.eval(t);
+    b.rebind(t, b.binary(a->op, cur, r, a->opRange));
+  }
+  void visitAnnAssignStmt(const AnnAssignStmt* a) {
+    if (a->value) b.rebind(a->target, b.eval(a->value));
+  }
+  void visitPassStmt(const PassStmt*) {}
+  void visitReturnStmt(const ReturnStmt* r) { b.frame().returned = r->value ? b.eval(r->value) : HValue::none(); }
+  void visitIfStmt(const IfStmt* i) {
+    HValue c = b.eval(i->cond);
+    auto cv = b.asConst(c);
+    if (!cv) {
+      b.diags_.report(diag::err_graph_dynamic_control, i->cond->range) << (i->isElif ? "elif" : "if");
+      b.fail();
+    }
+    bool truth = cv->kind == ConstValue::Str ? !cv->s.empty() : cv->asDouble() != 0;
+    b.execBlock(truth ? i->thenBlock : i->elseBlock);
+  }
+  void visitForStmt(const ForStmt* f) {
+    HValue it = b.eval(f->iter);
+    if (!it.is(HValue::Kind::Tuple)) {
+      b.diags_.report(diag::err_graph_dynamic_control, f->iter->range) << "for";
+      b.fail();
+    }
+    for (const HValue& item : it.elems) {
+      b.rebind(f->target, item);
+      b.execBlock(f->body);
+      if (b.frame().returned) return;
+    }
+    b.execBlock(f->elseBlock);
+  }
+  void visitWhileStmt(const WhileStmt* s) {
+    b.diags_.report(diag::err_graph_dynamic_control, s->range) << "while";
+    b.fail();
+  }
+  void visitWithStmt(const WithStmt* w) {
+    b.diags_.report(diag::err_graph_unsupported, w->range)
+        << "'with'" << "; a host function is captured as a whole with @jit(capture_graph=True)";
+    b.fail();
+  }
+  void visitFunctionDefStmt(const FunctionDefStmt* s) {
+    b.diags_.report(diag::err_graph_unsupported, s->range) << "a nested function" << "; define it at module level";
+    b.fail();
+  }
+  void visitImportStmt(const ImportStmt* s) { refuseImport(s); }
+  void visitImportFromStmt(const ImportFromStmt* s) { refuseImport(s); }
+  void refuseImport(const Stmt* s) {
+    b.diags_.report(diag::err_graph_unsupported, s->range) << "an import" << "; import at module level";
+    b.fail();
+  }
+  void visitBreakStmt(const BreakStmt* s) { refuseLoopExit(s, "'break'"); }
+  void visitContinueStmt(const ContinueStmt* s) { refuseLoopExit(s, "'continue'"); }
+  void refuseLoopExit(const Stmt* s, const char* what) {
+    b.diags_.report(diag::err_graph_unsupported, s->range) << what << " in an unrolled loop";
+    b.fail();
+  }
+  void visitNode(const tessera::Node* s) {
+    b.diags_.report(diag::err_graph_unsupported, s->range) << "this statement" << "";
+    b.fail();
+  }
+};
+
 void FunctionBuilder::exec(const Stmt* s) {
   // Unrolled loops nest: a budget keeps compile time and graph size bounded on any source.
   if (++statements_ > kMaxStatements) {
@@ -243,109 +344,7 @@ void FunctionBuilder::exec(const Stmt* s) {
         << "; unrolled loops nest too deeply";
     fail();
   }
-  switch (s->kind) {
-    case NodeKind::ExprStmt: {
-      const Expr* e = cast<ExprStmt>(const_cast<Stmt*>(s))->expr;
-      if (isa<StringLiteralExpr>(const_cast<Expr*>(e)) || isa<EllipsisExpr>(const_cast<Expr*>(e)))
-        return;  // docstrings
-      eval(e);
-      return;
-    }
-    case NodeKind::AssignStmt: {
-      auto* a = cast<AssignStmt>(const_cast<Stmt*>(s));
-      HValue v = eval(a->value);
-      for (const Expr* t : a->targets) rebind(t, v);
-      return;
-    }
-    case NodeKind::AugAssignStmt: {
-      auto* a = cast<AugAssignStmt>(const_cast<Stmt*>(s));
-      HValue r = eval(a->value);
-      const Expr* t = a->target;
-      auto* n = dyn_cast<NameExpr>(const_cast<Expr*>(t));
-      bool isParam =
-          n && paramByName_.count(n->name) && frames_.size() == 1 && frame().vars[n->name].is(HValue::Kind::Value);
-      if (isParam || isa<SubscriptExpr>(const_cast<Expr*>(t))) {
-        if (a->op != BinaryOp::Add) {
-          const Expr* base =
-              isa<SubscriptExpr>(const_cast<Expr*>(t)) ? cast<SubscriptExpr>(const_cast<Expr*>(t))->base : t;
-          auto* bn = dyn_cast<NameExpr>(const_cast<Expr*>(base));
-          auto pit = bn ? paramByName_.find(bn->name) : paramByName_.end();
-          if (pit != paramByName_.end() && g_.params[pit->second->index].access == Access::ReduceSum) {
-            diags_.report(diag::err_graph_unsupported, t->range)
-                << ("this update of the 'Region[reduce_sum]' parameter '" + bn->name + "'")
-                << "; only '+=' into a reduce_sum region is";
-            fail();
-          }
-          HValue cur = eval(base);
-          writeParam(t, binary(a->op, cur, r, a->opRange), false, a->range);
-          return;
-        }
-        writeParam(t, r, true, a->range);
-        return;
-      }
-      HValue cur = eval(t);
-      rebind(t, binary(a->op, cur, r, a->opRange));
-      return;
-    }
-    case NodeKind::AnnAssignStmt: {
-      auto* a = cast<AnnAssignStmt>(const_cast<Stmt*>(s));
-      if (a->value) rebind(a->target, eval(a->value));
-      return;
-    }
-    case NodeKind::PassStmt: return;
-    case NodeKind::ReturnStmt: {
-      auto* r = cast<ReturnStmt>(const_cast<Stmt*>(s));
-      frame().returned = r->value ? eval(r->value) : HValue::none();
-      return;
-    }
-    case NodeKind::IfStmt: {
-      auto* i = cast<IfStmt>(const_cast<Stmt*>(s));
-      HValue c = eval(i->cond);
-      auto cv = asConst(c);
-      if (!cv) {
-        diags_.report(diag::err_graph_dynamic_control, i->cond->range) << (i->isElif ? "elif" : "if");
-        fail();
-      }
-      bool truth = cv->kind == ConstValue::Str ? !cv->s.empty() : cv->asDouble() != 0;
-      execBlock(truth ? i->thenBlock : i->elseBlock);
-      return;
-    }
-    case NodeKind::ForStmt: {
-      auto* f = cast<ForStmt>(const_cast<Stmt*>(s));
-      HValue it = eval(f->iter);
-      if (!it.is(HValue::Kind::Tuple)) {
-        diags_.report(diag::err_graph_dynamic_control, f->iter->range) << "for";
-        fail();
-      }
-      for (const HValue& item : it.elems) {
-        rebind(f->target, item);
-        execBlock(f->body);
-        if (frame().returned) return;
-      }
-      execBlock(f->elseBlock);
-      return;
-    }
-    case NodeKind::WhileStmt: diags_.report(diag::err_graph_dynamic_control, s->range) << "while"; fail();
-    case NodeKind::WithStmt: {
-      auto* w = cast<WithStmt>(const_cast<Stmt*>(s));
-      diags_.report(diag::err_graph_unsupported, w->range)
-          << "'with'" << "; a host function is captured as a whole with @jit(capture_graph=True)";
-      fail();
-    }
-    case NodeKind::FunctionDefStmt:
-      diags_.report(diag::err_graph_unsupported, s->range) << "a nested function" << "; define it at module level";
-      fail();
-    case NodeKind::ImportStmt:
-    case NodeKind::ImportFromStmt:
-      diags_.report(diag::err_graph_unsupported, s->range) << "an import" << "; import at module level";
-      fail();
-    case NodeKind::BreakStmt:
-    case NodeKind::ContinueStmt:
-      diags_.report(diag::err_graph_unsupported, s->range)
-          << (s->kind == NodeKind::BreakStmt ? "'break'" : "'continue'") << " in an unrolled loop";
-      fail();
-    default: diags_.report(diag::err_graph_unsupported, s->range) << "this statement" << ""; fail();
-  }
+  StmtExec(*this).visit(s);
 }
 
 HValue FunctionBuilder::callFunction(const FunctionDefStmt* def, const std::vector<HValue>& args,

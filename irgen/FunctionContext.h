@@ -360,8 +360,11 @@ class FunctionContext {
 #undef IRGEN_HANDLER_Both
 #undef IRGEN_HANDLER_Host
   friend struct BuiltinTable;
-  friend struct ExprLowering;  // the dispatch on expression kinds (HandleExpr.cpp)
-  friend struct StmtLowering;  // the dispatch on statement kinds (HandleStmt.cpp)
+  friend struct ExprLowering;    // the dispatch on expression kinds (HandleExpr.cpp)
+  friend struct StmtLowering;    // the dispatch on statement kinds (HandleStmt.cpp)
+  friend struct TargetLowering;  // the dispatch of assign on the target's form (HandleStmt.cpp)
+  friend struct ConstIntEval;    // constInt and isPure by expression kind (HandleExpr.cpp)
+  friend struct PurityCheck;
 
   // ---- statements (HandleStmt.cpp)
   void lowerBlock(const tessera::Block& b);

@@ -7,78 +7,89 @@
 
 namespace tessera::irgen {
 
+// A compile-time integer, by the expression's kind (frontend/ASTVisitor.h): literals, constants
+// and autotune parameters, and + - * // % and unary - + on them.
+struct ConstIntEval : ASTVisitor<ConstIntEval, std::optional<int64_t>> {
+  FunctionContext& fc;
+  explicit ConstIntEval(FunctionContext& fc) : fc(fc) {}
+  using R = std::optional<int64_t>;
+
+  R visitIntLiteralExpr(IntLiteralExpr* e) { return static_cast<int64_t>(e->value); }
+  R visitBoolLiteralExpr(BoolLiteralExpr* e) { return e->value ? 1 : 0; }
+  R visitNameExpr(NameExpr* e) {
+    const Symbol* s = e->symbol;
+    if (!s) return std::nullopt;
+    // An autotune parameter holds the candidate being compiled (sema's choice).
+    if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int) return s->value->i;
+    if (s->kind == SymbolKind::Constant && s->value && s->value->kind == ConstValue::Int) return s->value->i;
+    return std::nullopt;
+  }
+  R visitUnaryExpr(UnaryExpr* u) {
+    auto v = fc.constInt(u->operand);
+    if (!v) return std::nullopt;
+    if (u->op == UnaryOp::Neg) return -*v;
+    if (u->op == UnaryOp::Pos) return *v;
+    return std::nullopt;
+  }
+  R visitBinaryExpr(BinaryExpr* b) {
+    auto l = fc.constInt(b->lhs), r = fc.constInt(b->rhs);
+    if (!l || !r) return std::nullopt;
+    switch (b->op) {
+      case BinaryOp::Add: return *l + *r;
+      case BinaryOp::Sub: return *l - *r;
+      case BinaryOp::Mul: return *l * *r;
+      case BinaryOp::FloorDiv:
+        if (*r == 0) return std::nullopt;
+        return (*l / *r) - ((*l % *r != 0) && ((*l < 0) != (*r < 0)));
+      case BinaryOp::Mod:
+        if (*r == 0) return std::nullopt;
+        return ((*l % *r) + *r) % *r;
+      default: return std::nullopt;
+    }
+  }
+};
+
+// Purity by the expression's kind (frontend/ASTVisitor.h): names and literals are pure, operators,
+// conditionals and attributes when every subexpression is, calls by their builtin's effects.
+struct PurityCheck : ASTVisitor<PurityCheck, bool> {
+  FunctionContext& fc;
+  explicit PurityCheck(FunctionContext& fc) : fc(fc) {}
+
+  bool visitNameExpr(NameExpr*) { return true; }
+  bool visitIntLiteralExpr(IntLiteralExpr*) { return true; }
+  bool visitFloatLiteralExpr(FloatLiteralExpr*) { return true; }
+  bool visitBoolLiteralExpr(BoolLiteralExpr*) { return true; }
+  bool visitUnaryExpr(UnaryExpr* e) { return childrenPure(e); }
+  bool visitBinaryExpr(BinaryExpr* e) { return childrenPure(e); }
+  bool visitConditionalExpr(ConditionalExpr* e) { return childrenPure(e); }
+  bool visitAttributeExpr(AttributeExpr* e) { return childrenPure(e); }
+  bool childrenPure(Expr* e) {
+    bool pure = true;
+    forEachChild(e, [&](Node* c) { pure = pure && fc.isPure(cast<Expr>(c)); });
+    return pure;
+  }
+  bool visitCallExpr(CallExpr* c) {
+    const Type* t = c->callee->type;
+    if (t && t->kind == TypeKind::DTypeValue) return c->args.size() == 1 && fc.isPure(c->args[0].value);
+    if (!t || t->kind != TypeKind::Builtin || !t->builtin) return false;
+    const BuiltinInfo& b = *t->builtin;
+    if (b.has(eff::MemRead | eff::MemWrite | eff::Barrier | eff::GroupCollective | eff::WarpCollective | eff::Atomic |
+              eff::Async | eff::SharedAlloc))
+      return false;
+    for (auto& a : c->args)
+      if (!fc.isPure(a.value)) return false;
+    return true;
+  }
+};
 std::optional<int64_t> FunctionContext::constInt(Expr* e) {
   if (!e) return std::nullopt;
-  switch (e->kind) {
-    case NodeKind::IntLiteralExpr: return static_cast<int64_t>(cast<IntLiteralExpr>(e)->value);
-    case NodeKind::BoolLiteralExpr: return cast<BoolLiteralExpr>(e)->value ? 1 : 0;
-    case NodeKind::NameExpr: {
-      const Symbol* s = cast<NameExpr>(e)->symbol;
-      if (!s) return std::nullopt;
-      // An autotune parameter holds the candidate being compiled (sema's choice).
-      if (s->kind == SymbolKind::AutotuneParam && s->value && s->value->kind == ConstValue::Int) return s->value->i;
-      if (s->kind == SymbolKind::Constant && s->value && s->value->kind == ConstValue::Int) return s->value->i;
-      return std::nullopt;
-    }
-    case NodeKind::UnaryExpr: {
-      auto* u = cast<UnaryExpr>(e);
-      auto v = constInt(u->operand);
-      if (!v) return std::nullopt;
-      if (u->op == UnaryOp::Neg) return -*v;
-      if (u->op == UnaryOp::Pos) return *v;
-      return std::nullopt;
-    }
-    case NodeKind::BinaryExpr: {
-      auto* b = cast<BinaryExpr>(e);
-      auto l = constInt(b->lhs), r = constInt(b->rhs);
-      if (!l || !r) return std::nullopt;
-      switch (b->op) {
-        case BinaryOp::Add: return *l + *r;
-        case BinaryOp::Sub: return *l - *r;
-        case BinaryOp::Mul: return *l * *r;
-        case BinaryOp::FloorDiv:
-          if (*r == 0) return std::nullopt;
-          return (*l / *r) - ((*l % *r != 0) && ((*l < 0) != (*r < 0)));
-        case BinaryOp::Mod:
-          if (*r == 0) return std::nullopt;
-          return ((*l % *r) + *r) % *r;
-        default: return std::nullopt;
-      }
-    }
-    default: return std::nullopt;
-  }
+  return ConstIntEval(*this).visit(e);
 }
 
 // No memory reads, calls with effects or user calls: safe to evaluate eagerly.
 bool FunctionContext::isPure(Expr* e) {
   if (!e) return true;
-  switch (e->kind) {
-    case NodeKind::NameExpr:
-    case NodeKind::IntLiteralExpr:
-    case NodeKind::FloatLiteralExpr:
-    case NodeKind::BoolLiteralExpr: return true;
-    case NodeKind::UnaryExpr: return isPure(cast<UnaryExpr>(e)->operand);
-    case NodeKind::BinaryExpr: return isPure(cast<BinaryExpr>(e)->lhs) && isPure(cast<BinaryExpr>(e)->rhs);
-    case NodeKind::ConditionalExpr: {
-      auto* c = cast<ConditionalExpr>(e);
-      return isPure(c->cond) && isPure(c->thenExpr) && isPure(c->elseExpr);
-    }
-    case NodeKind::AttributeExpr: return isPure(cast<AttributeExpr>(e)->base);
-    case NodeKind::CallExpr: {
-      auto* c = cast<CallExpr>(e);
-      const Type* t = c->callee->type;
-      if (t && t->kind == TypeKind::DTypeValue) return c->args.size() == 1 && isPure(c->args[0].value);
-      if (!t || t->kind != TypeKind::Builtin || !t->builtin) return false;
-      const BuiltinInfo& b = *t->builtin;
-      if (b.has(eff::MemRead | eff::MemWrite | eff::Barrier | eff::GroupCollective | eff::WarpCollective | eff::Atomic |
-                eff::Async | eff::SharedAlloc))
-        return false;
-      for (auto& a : c->args)
-        if (!isPure(a.value)) return false;
-      return true;
-    }
-    default: return false;
-  }
+  return PurityCheck(*this).visit(e);
 }
 
 // The dispatch of lowering on an expression's kind (frontend/ASTVisitor.h); a kind without a

@@ -141,21 +141,25 @@ void FunctionContext::store(Expr* target, I::Value* v, SourceRange at) {
   op(I::OpId::TileStore, {t, view}, {});
 }
 
-void FunctionContext::assign(Expr* target, const Lowered& v, SourceRange at) {
-  switch (target->kind) {
-    case NodeKind::NameExpr: return assignName(cast<NameExpr>(target), v, at);
-    case NodeKind::TupleExpr:
-    case NodeKind::ListExpr: {
-      auto& elems =
-          target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
-      if (v.kind != Lowered::Tuple || v.elems.size() != elems.size())
-        unsupported(target->range, "unpacking a value that is not a tuple of " + std::to_string(elems.size()));
-      for (size_t i = 0; i < elems.size(); ++i) assign(elems[i], v.elems[i], at);
-      return;
-    }
-    case NodeKind::SubscriptExpr: return store(target, value(v, at), at);
-    default: unsupported(target->range, "assigning to '" + text(target->range) + "'");
+// The dispatch of FunctionContext::assign on the target's form (frontend/ASTVisitor.h).
+struct TargetLowering : ASTVisitor<TargetLowering, void, const Lowered&, SourceRange> {
+  FunctionContext& fc;
+  explicit TargetLowering(FunctionContext& fc) : fc(fc) {}
+  void visitNameExpr(NameExpr* n, const Lowered& v, SourceRange at) { fc.assignName(n, v, at); }
+  void visitTupleExpr(TupleExpr* t, const Lowered& v, SourceRange at) { unpack(t, t->elements, v, at); }
+  void visitListExpr(ListExpr* l, const Lowered& v, SourceRange at) { unpack(l, l->elements, v, at); }
+  void unpack(Expr* target, std::vector<Expr*>& elems, const Lowered& v, SourceRange at) {
+    if (v.kind != Lowered::Tuple || v.elems.size() != elems.size())
+      fc.unsupported(target->range, "unpacking a value that is not a tuple of " + std::to_string(elems.size()));
+    for (size_t i = 0; i < elems.size(); ++i) fc.assign(elems[i], v.elems[i], at);
   }
+  void visitSubscriptExpr(SubscriptExpr* s, const Lowered& v, SourceRange at) { fc.store(s, fc.value(v, at), at); }
+  void visitNode(Node* target, const Lowered&, SourceRange) {
+    fc.unsupported(target->range, "assigning to '" + fc.text(target->range) + "'");
+  }
+};
+void FunctionContext::assign(Expr* target, const Lowered& v, SourceRange at) {
+  TargetLowering(*this).visit(target, v, at);
 }
 
 void FunctionContext::lowerAugAssign(AugAssignStmt* s) {

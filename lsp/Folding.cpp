@@ -21,35 +21,36 @@ void addBlock(const Analysis& a, json& out, SourceLoc header, const Block& b) {
   if (b.stmts.empty() || !b.stmts.back()) return;
   addRange(out, a.position(header).line, lastLine(a, b.stmts.back()->range));
 }
+
+// The folds of a statement's blocks, by its kind (frontend/ASTVisitor.h).
+struct BlockFolds : ConstASTVisitor<BlockFolds> {
+  const Analysis& a;
+  json& out;
+  void visitFunctionDefStmt(const FunctionDefStmt* f) {
+    addBlock(a, out, f->nameRange.valid() ? f->nameRange.begin : f->range.begin, f->body);
+  }
+  void visitIfStmt(const IfStmt* s) {
+    addBlock(a, out, s->range.begin, s->thenBlock);
+    // An `else:` block folds from its own header line (elif chains fold as nested ifs).
+    if (!s->elseBlock.stmts.empty() && s->elseBlock.stmts.front() &&
+        !(s->elseBlock.stmts.size() == 1 && isa<IfStmt>(s->elseBlock.stmts.front()) &&
+          cast<IfStmt>(s->elseBlock.stmts.front())->isElif)) {
+      Position first = a.position(s->elseBlock.stmts.front()->range.begin);
+      if (first.line > 0) addRange(out, first.line - 1, lastLine(a, s->elseBlock.stmts.back()->range));
+    }
+  }
+  void visitForStmt(const ForStmt* s) { addBlock(a, out, s->range.begin, s->body); }
+  void visitWhileStmt(const WhileStmt* s) { addBlock(a, out, s->range.begin, s->body); }
+  void visitWithStmt(const WithStmt* s) { addBlock(a, out, s->range.begin, s->body); }
+};
 }  // namespace
 
 json foldingRanges(const Analysis& a) {
   json out = json::array();
   if (a.module) {
+    BlockFolds folds{{}, a, out};
     walk(*a.module, [&](const Node* n) {
-      switch (n->kind) {
-        case NodeKind::FunctionDefStmt: {
-          auto* f = cast<FunctionDefStmt>(n);
-          addBlock(a, out, f->nameRange.valid() ? f->nameRange.begin : f->range.begin, f->body);
-          break;
-        }
-        case NodeKind::IfStmt: {
-          auto* s = cast<IfStmt>(n);
-          addBlock(a, out, s->range.begin, s->thenBlock);
-          // An `else:` block folds from its own header line (elif chains fold as nested ifs).
-          if (!s->elseBlock.stmts.empty() && s->elseBlock.stmts.front() &&
-              !(s->elseBlock.stmts.size() == 1 && isa<IfStmt>(s->elseBlock.stmts.front()) &&
-                cast<IfStmt>(s->elseBlock.stmts.front())->isElif)) {
-            Position first = a.position(s->elseBlock.stmts.front()->range.begin);
-            if (first.line > 0) addRange(out, first.line - 1, lastLine(a, s->elseBlock.stmts.back()->range));
-          }
-          break;
-        }
-        case NodeKind::ForStmt: addBlock(a, out, n->range.begin, cast<ForStmt>(n)->body); break;
-        case NodeKind::WhileStmt: addBlock(a, out, n->range.begin, cast<WhileStmt>(n)->body); break;
-        case NodeKind::WithStmt: addBlock(a, out, n->range.begin, cast<WithStmt>(n)->body); break;
-        default: break;
-      }
+      folds.visit(n);
       return isa<Stmt>(n);  // expressions hold no blocks
     });
     // Runs of imports.

@@ -106,38 +106,44 @@ void addTargets(const Analysis& a, const Expr* target, const Stmt* s, bool modul
   }
 }
 
+// The symbols a statement declares, by its kind (frontend/ASTVisitor.h): a function (with its
+// own children), the names its targets bind, and those of the statements nested in its blocks.
+struct SymbolCollector : ConstASTVisitor<SymbolCollector> {
+  const Analysis& a;
+  bool moduleLevel;
+  json& out;
+  std::set<std::string>& seen;
+  SymbolCollector(const Analysis& a, bool moduleLevel, json& out, std::set<std::string>& seen)
+      : a(a), moduleLevel(moduleLevel), out(out), seen(seen) {}
+
+  void targets(const Expr* target, const Stmt* s, const Expr* annotation = nullptr) {
+    addTargets(a, target, s, moduleLevel, out, seen, annotation);
+  }
+  void nested(const Stmt* s) {
+    forEachChild(s, [&](const Node* c) {
+      if (isa<Stmt>(c)) visit(c);
+    });
+  }
+  void visitFunctionDefStmt(const FunctionDefStmt* f) { out.push_back(functionSymbol(a, f)); }
+  void visitAssignStmt(const AssignStmt* s) {
+    for (const Expr* t : s->targets) targets(t, s);
+  }
+  void visitAnnAssignStmt(const AnnAssignStmt* s) { targets(s->target, s, s->annotation); }
+  void visitForStmt(const ForStmt* s) {
+    targets(s->target, s);
+    nested(s);
+  }
+  void visitWithStmt(const WithStmt* s) {
+    for (const WithItem& w : s->items) targets(w.target, s);
+    nested(s);
+  }
+  void visitStmt(const Stmt* s) { nested(s); }  // if and while: their blocks
+};
+
 void collect(const Analysis& a, const std::vector<Stmt*>& stmts, bool moduleLevel, json& out,
              std::set<std::string>& seen) {
-  for (const Stmt* s : stmts) {
-    if (!s) continue;
-    switch (s->kind) {
-      case NodeKind::FunctionDefStmt: out.push_back(functionSymbol(a, cast<FunctionDefStmt>(s))); break;
-      case NodeKind::AssignStmt:
-        for (const Expr* t : cast<AssignStmt>(s)->targets) addTargets(a, t, s, moduleLevel, out, seen);
-        break;
-      case NodeKind::AnnAssignStmt:
-        addTargets(a, cast<AnnAssignStmt>(s)->target, s, moduleLevel, out, seen, cast<AnnAssignStmt>(s)->annotation);
-        break;
-      case NodeKind::ForStmt:
-        addTargets(a, cast<ForStmt>(s)->target, s, moduleLevel, out, seen);
-        collectBlock(a, cast<ForStmt>(s)->body, moduleLevel, out, seen);
-        collectBlock(a, cast<ForStmt>(s)->elseBlock, moduleLevel, out, seen);
-        break;
-      case NodeKind::IfStmt:
-        collectBlock(a, cast<IfStmt>(s)->thenBlock, moduleLevel, out, seen);
-        collectBlock(a, cast<IfStmt>(s)->elseBlock, moduleLevel, out, seen);
-        break;
-      case NodeKind::WhileStmt:
-        collectBlock(a, cast<WhileStmt>(s)->body, moduleLevel, out, seen);
-        collectBlock(a, cast<WhileStmt>(s)->elseBlock, moduleLevel, out, seen);
-        break;
-      case NodeKind::WithStmt:
-        for (const WithItem& w : cast<WithStmt>(s)->items) addTargets(a, w.target, s, moduleLevel, out, seen);
-        collectBlock(a, cast<WithStmt>(s)->body, moduleLevel, out, seen);
-        break;
-      default: break;
-    }
-  }
+  for (const Stmt* s : stmts)
+    if (s) SymbolCollector(a, moduleLevel, out, seen).visit(s);
 }
 
 // Case-insensitive subsequence match (the usual fuzzy filter of symbol pickers).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "frontend/ASTVisitor.h"
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
 
@@ -203,93 +204,108 @@ void Checker::applyPolicy(Expr* pe, DType storage, NumericPolicy& policy) {
   }
 }
 
-Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned dim) {
-  if (!e) return "?";
-  const Type* i64 = T.scalar(DType::INT64);
-  switch (e->kind) {
-    case NodeKind::IntLiteralExpr: {
-      auto c = evalConst(e, &diags);
-      e->type = T.intLiteral();
-      if (!c) return "?";
-      if (c->i <= 0) {
-        diags.report(diag::err_extent_not_positive, e->range) << c->i;
-        return "?";
-      }
-      return std::to_string(c->i);
+namespace {
+// The extent an annotation's dimension spells, by its form (frontend/ASTVisitor.h): a positive
+// constant, a shape symbol (declared at its first use in a signature), or arithmetic on them;
+// "?" after an error.
+struct ExtentReader : ASTVisitor<ExtentReader, Extent> {
+  Checker& c;
+  TypeContext& T;
+  const std::string& paramName;
+  unsigned dim;
+  ExtentReader(Checker& c, const std::string& paramName, unsigned dim) : c(c), T(c.T), paramName(paramName), dim(dim) {}
+
+  Extent visitIntLiteralExpr(IntLiteralExpr* e) {
+    auto v = evalConst(e, &c.diags);
+    e->type = T.intLiteral();
+    if (!v) return "?";
+    if (v->i <= 0) {
+      c.diags.report(diag::err_extent_not_positive, e->range) << v->i;
+      return "?";
     }
-    case NodeKind::StringLiteralExpr:
-    case NodeKind::NameExpr: {
-      std::string name = e->kind == NodeKind::NameExpr ? cast<NameExpr>(e)->name : cast<StringLiteralExpr>(e)->value;
-      if (name.empty()) {
-        diags.report(diag::err_bad_extent, e->range);
+    return std::to_string(v->i);
+  }
+  Extent visitStringLiteralExpr(StringLiteralExpr* e) { return symbol(e, e->value); }
+  Extent visitNameExpr(NameExpr* e) { return symbol(e, e->name); }
+  Extent symbol(Expr* e, const std::string& name) {
+    if (name.empty()) {
+      c.diags.report(diag::err_bad_extent, e->range);
+      return "?";
+    }
+    const Type* i64 = T.scalar(DType::INT64);
+    Symbol* sym = c.scope->lookup(name);
+    auto* ne = dyn_cast<NameExpr>(e);
+    if (sym && ne) ne->symbol = sym;
+    e->type = i64;
+    if (sym && (sym->kind == SymbolKind::Constant || sym->kind == SymbolKind::Variable) && sym->value &&
+        sym->value->kind == ConstValue::Int) {
+      if (sym->value->i <= 0) {
+        c.diags.report(diag::err_extent_not_positive, e->range) << sym->value->i;
         return "?";
       }
-      Symbol* sym = scope->lookup(name);
-      auto* ne = dyn_cast<NameExpr>(e);
-      if (sym && ne) ne->symbol = sym;
-      e->type = i64;
-      if (sym && (sym->kind == SymbolKind::Constant || sym->kind == SymbolKind::Variable) && sym->value &&
-          sym->value->kind == ConstValue::Int) {
-        if (sym->value->i <= 0) {
-          diags.report(diag::err_extent_not_positive, e->range) << sym->value->i;
-          return "?";
-        }
-        return std::to_string(sym->value->i);
-      }
-      if (sym && sym->kind == SymbolKind::Builtin && sym->builtin && sym->builtin->sig.isValue) {
-        if (fn_) checkBuiltinUse(*sym->builtin, e->range);
-        return name;
-      }
-      if (sym && sym->kind == SymbolKind::Parameter) {
-        const Type* t = sym->type;
-        if (t && !t->isLenient() && !t->isIntegral()) {
-          diags.report(diag::err_shape_symbol_not_int, e->range) << name << t->str();
-          return "?";
-        }
-        return name;
-      }
-      if (sym && (sym->kind == SymbolKind::ShapeSymbol || sym->kind == SymbolKind::AutotuneParam)) {
-        if (fn_ && sym->kind == SymbolKind::ShapeSymbol) fn_->shapeBindings.push_back({name, paramName, dim});
-        return name;
-      }
-      if (fn_ && scope->kind == Scope::Function) {
-        Symbol* s = declareLocal(name, e->range, i64, SymbolKind::ShapeSymbol);
-        if (ne) ne->symbol = s;
-        fn_->shapeBindings.push_back({name, paramName, dim});
+      return std::to_string(sym->value->i);
+    }
+    if (sym && sym->kind == SymbolKind::Builtin && sym->builtin && sym->builtin->sig.isValue) {
+      if (c.fn_) c.checkBuiltinUse(*sym->builtin, e->range);
+      return name;
+    }
+    if (sym && sym->kind == SymbolKind::Parameter) {
+      const Type* t = sym->type;
+      if (t && !t->isLenient() && !t->isIntegral()) {
+        c.diags.report(diag::err_shape_symbol_not_int, e->range) << name << t->str();
+        return "?";
       }
       return name;
     }
-    case NodeKind::BinaryExpr: {
-      auto* b = cast<BinaryExpr>(e);
-      bool arith = b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul ||
-                   b->op == BinaryOp::Div || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod;
-      if (!arith) {
-        diags.report(diag::err_bad_extent, e->range);
+    if (sym && (sym->kind == SymbolKind::ShapeSymbol || sym->kind == SymbolKind::AutotuneParam)) {
+      if (c.fn_ && sym->kind == SymbolKind::ShapeSymbol) c.fn_->shapeBindings.push_back({name, paramName, dim});
+      return name;
+    }
+    if (c.fn_ && c.scope->kind == Scope::Function) {
+      Symbol* s = c.declareLocal(name, e->range, i64, SymbolKind::ShapeSymbol);
+      if (ne) ne->symbol = s;
+      c.fn_->shapeBindings.push_back({name, paramName, dim});
+    }
+    return name;
+  }
+  Extent visitBinaryExpr(BinaryExpr* b) {
+    bool arith = b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul || b->op == BinaryOp::Div ||
+                 b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod;
+    if (!arith) {
+      c.diags.report(diag::err_bad_extent, b->range);
+      return "?";
+    }
+    Extent l = c.extentFromExpr(b->lhs, "", 0);
+    Extent r = c.extentFromExpr(b->rhs, "", 0);
+    if (l == "?" || r == "?") return "?";
+    b->type = T.scalar(DType::INT64);
+    if (extentIsConst(l) && extentIsConst(r)) {
+      auto v = evalConst(b, &c.diags);
+      if (!v) return "?";
+      if (v->kind != ConstValue::Int || v->i <= 0) {
+        c.diags.report(diag::err_extent_not_positive, b->range) << v->str();
         return "?";
       }
-      Extent l = extentFromExpr(b->lhs, "", 0);
-      Extent r = extentFromExpr(b->rhs, "", 0);
-      if (l == "?" || r == "?") return "?";
-      e->type = i64;
-      if (extentIsConst(l) && extentIsConst(r)) {
-        auto c = evalConst(e, &diags);
-        if (!c) return "?";
-        if (c->kind != ConstValue::Int || c->i <= 0) {
-          diags.report(diag::err_extent_not_positive, e->range) << c->str();
-          return "?";
-        }
-        return std::to_string(c->i);
-      }
-      Extent::Op op = b->op == BinaryOp::Add   ? Extent::Op::Add
-                      : b->op == BinaryOp::Sub ? Extent::Op::Sub
-                      : b->op == BinaryOp::Mul ? Extent::Op::Mul
-                      : b->op == BinaryOp::Mod ? Extent::Op::Mod
-                                               : Extent::Op::Div;
-      return Extent::binary(op, l, r);
+      return std::to_string(v->i);
     }
-    case NodeKind::ErrorExpr: return "?";
-    default: diags.report(diag::err_bad_extent, e->range); return "?";
+    Extent::Op op = b->op == BinaryOp::Add   ? Extent::Op::Add
+                    : b->op == BinaryOp::Sub ? Extent::Op::Sub
+                    : b->op == BinaryOp::Mul ? Extent::Op::Mul
+                    : b->op == BinaryOp::Mod ? Extent::Op::Mod
+                                             : Extent::Op::Div;
+    return Extent::binary(op, l, r);
   }
+  Extent visitErrorExpr(ErrorExpr*) { return "?"; }
+  Extent visitExpr(Expr* e) {
+    c.diags.report(diag::err_bad_extent, e->range);
+    return "?";
+  }
+};
+}  // namespace
+
+Extent Checker::extentFromExpr(Expr* e, const std::string& paramName, unsigned dim) {
+  if (!e) return "?";
+  return ExtentReader(*this, paramName, dim).visit(e);
 }
 
 void Checker::declareExtentsOfBadType(const std::vector<Expr*>& extents, size_t count, const std::string& paramName) {
@@ -380,112 +396,105 @@ const Type* Checker::typeFromSubscriptAnnotation(SubscriptExpr* s, const std::st
   return nullptr;
 }
 
-const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName) {
-  if (!e) return T.dynamic();
-  const Type* result = T.error();
-  switch (e->kind) {
-    case NodeKind::ErrorExpr: return T.error();
-    case NodeKind::NoneLiteralExpr: result = T.none(); break;
-    case NodeKind::StringLiteralExpr: result = T.dynamic(); break;
-    case NodeKind::MutExpr: {
-      auto* m = cast<MutExpr>(e);
-      if (!allowMut) return T.error();  // misplaced `mut`: the parser reports it
-      const Type* inner = typeFromAnnotation(m->type, false, paramName);
-      if (inner->kind == TypeKind::Tensor)
-        result = T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, true,
-                          inner->privilege);
-      else if (inner->isLenient())
-        result = inner;
-      else {
-        diags.report(diag::err_mut_not_tensor, e->range) << inner->str();
-        result = T.error();
-      }
-      break;
-    }
-    case NodeKind::NameExpr:
-    case NodeKind::AttributeExpr: {
-      std::string n = nameOf(e);
-      if (n.empty()) {
-        const Type* t = check(e);
-        if (t->kind == TypeKind::DTypeValue)
-          result = T.scalar(t->dtype, t->policy);
-        else if (t->isLenient())
-          result = t;
-        else {
-          diags.report(diag::err_not_a_type, e->range) << text(e->range);
-          result = T.error();
-        }
-        break;
-      }
-      if (auto d = lookupDType(n)) {
-        result = T.scalar(*d);
-        break;
-      }
-      if (n == "tensor" || n == "Tensor" || n == "Region") {
-        result = T.tensor(DType::FP32, false, {}, {}, false, false);
-        break;
-      }
-      if (std::find(std::begin(kHostTypeNames), std::end(kHostTypeNames), n) != std::end(kHostTypeNames)) {
-        result = n == "str" ? T.str() : T.dynamic();
-        break;
-      }
-      Symbol* sym = isa<NameExpr>(e) ? scope->lookup(n) : nullptr;
-      if (sym && sym->kind != SymbolKind::DType) {
-        diags.report(diag::err_not_a_type, e->range) << n;
-        return T.error();
-      }
-      reportUnknownDType(e, n);
+namespace {
+// The type an annotation spells, by the annotation's form (frontend/ASTVisitor.h). Null: an
+// error reported (or left to the parser) and the annotation keeps no type.
+struct AnnotationTyper : ASTVisitor<AnnotationTyper, const Type*> {
+  Checker& c;
+  TypeContext& T;
+  bool allowMut;
+  const std::string& paramName;
+  AnnotationTyper(Checker& c, bool allowMut, const std::string& paramName)
+      : c(c), T(c.T), allowMut(allowMut), paramName(paramName) {}
+
+  const Type* visitErrorExpr(ErrorExpr*) { return nullptr; }
+  const Type* visitNoneLiteralExpr(NoneLiteralExpr*) { return T.none(); }
+  const Type* visitStringLiteralExpr(StringLiteralExpr*) { return T.dynamic(); }
+  const Type* visitMutExpr(MutExpr* m) {
+    if (!allowMut) return nullptr;  // misplaced `mut`: the parser reports it
+    const Type* inner = c.typeFromAnnotation(m->type, false, paramName);
+    if (inner->kind == TypeKind::Tensor)
+      return T.tensor(inner->dtype, inner->dtypeKnown, inner->policy, inner->dims, inner->rankKnown, true,
+                      inner->privilege);
+    if (inner->isLenient()) return inner;
+    c.diags.report(diag::err_mut_not_tensor, m->range) << inner->str();
+    return T.error();
+  }
+  const Type* visitNameExpr(NameExpr* e) { return named(e); }
+  const Type* visitAttributeExpr(AttributeExpr* e) { return named(e); }
+  // A dtype, `tensor`, a host type name, or a dtype value written another way (`tessera.f16`).
+  const Type* named(Expr* e) {
+    std::string n = nameOf(e);
+    if (n.empty()) {
+      const Type* t = c.check(e);
+      if (t->kind == TypeKind::DTypeValue) return T.scalar(t->dtype, t->policy);
+      if (t->isLenient()) return t;
+      c.diags.report(diag::err_not_a_type, e->range) << c.text(e->range);
       return T.error();
     }
-    case NodeKind::BinaryExpr: {
-      auto* b = cast<BinaryExpr>(e);
-      if (b->op != BinaryOp::MatMul) {
-        diags.report(diag::err_not_a_type, e->range) << text(e->range);
-        return T.error();
-      }
-      const Type* base = typeFromAnnotation(b->lhs, false, paramName);
-      // `f16 @accum(f32)[n]` reads as `f16 @ (accum(f32)[n])`: a policy followed by extents.
-      Expr* policyExpr = b->rhs;
-      auto* dimsOf = dyn_cast<SubscriptExpr>(b->rhs);
-      if (dimsOf && (isa<CallExpr>(dimsOf->base) || isa<NameExpr>(dimsOf->base)))
-        policyExpr = dimsOf->base;
-      else
-        dimsOf = nullptr;
-      if (base->kind == TypeKind::Scalar || (base->kind == TypeKind::Tensor && base->dtypeKnown)) {
-        NumericPolicy p = base->policy;
-        applyPolicy(policyExpr, base->dtype, p);
-        result = T.withElement(base, base->dtype, p);
-        if (dimsOf && base->kind == TypeKind::Scalar) {
-          std::vector<Extent> dims;
-          for (size_t i = 0; i < dimsOf->indices.size(); ++i)
-            dims.push_back(extentFromExpr(dimsOf->indices[i].value, paramName, static_cast<unsigned>(i)));
-          result = T.tensor(base->dtype, true, p, dims, true, false);
-        }
-      } else {
-        if (dimsOf && base->isError()) {
-          std::vector<Expr*> idx;
-          for (Argument& a : dimsOf->indices)
-            if (a.value) idx.push_back(a.value);
-          declareExtentsOfBadType(idx, idx.size(), paramName);
-        }
-        result = base;
-      }
-      break;
+    if (auto d = lookupDType(n)) return T.scalar(*d);
+    if (n == "tensor" || n == "Tensor" || n == "Region") return T.tensor(DType::FP32, false, {}, {}, false, false);
+    if (std::find(std::begin(kHostTypeNames), std::end(kHostTypeNames), n) != std::end(kHostTypeNames))
+      return n == "str" ? T.str() : T.dynamic();
+    Symbol* sym = isa<NameExpr>(e) ? c.scope->lookup(n) : nullptr;
+    if (sym && sym->kind != SymbolKind::DType) {
+      c.diags.report(diag::err_not_a_type, e->range) << n;
+      return nullptr;
     }
-    case NodeKind::SubscriptExpr: {
-      const Type* t = typeFromSubscriptAnnotation(cast<SubscriptExpr>(e), paramName);
-      if (!t) return T.error();
-      result = t;
-      break;
-    }
-    case NodeKind::TupleExpr: {
-      std::vector<const Type*> elems;
-      for (Expr* x : cast<TupleExpr>(e)->elements) elems.push_back(typeFromAnnotation(x, false, paramName));
-      result = T.tuple(std::move(elems));
-      break;
-    }
-    default: diags.report(diag::err_not_a_type, e->range) << text(e->range); return T.error();
+    c.reportUnknownDType(e, n);
+    return nullptr;
   }
+  // `f16 @ accum(f32)`, `f16 @accum(f32)[n]`: an element type with a numeric policy.
+  const Type* visitBinaryExpr(BinaryExpr* b) {
+    if (b->op != BinaryOp::MatMul) {
+      c.diags.report(diag::err_not_a_type, b->range) << c.text(b->range);
+      return nullptr;
+    }
+    const Type* base = c.typeFromAnnotation(b->lhs, false, paramName);
+    // `f16 @accum(f32)[n]` reads as `f16 @ (accum(f32)[n])`: a policy followed by extents.
+    Expr* policyExpr = b->rhs;
+    auto* dimsOf = dyn_cast<SubscriptExpr>(b->rhs);
+    if (dimsOf && (isa<CallExpr>(dimsOf->base) || isa<NameExpr>(dimsOf->base)))
+      policyExpr = dimsOf->base;
+    else
+      dimsOf = nullptr;
+    if (base->kind == TypeKind::Scalar || (base->kind == TypeKind::Tensor && base->dtypeKnown)) {
+      NumericPolicy p = base->policy;
+      c.applyPolicy(policyExpr, base->dtype, p);
+      const Type* withPolicy = T.withElement(base, base->dtype, p);
+      if (dimsOf && base->kind == TypeKind::Scalar) {
+        std::vector<Extent> dims;
+        for (size_t i = 0; i < dimsOf->indices.size(); ++i)
+          dims.push_back(c.extentFromExpr(dimsOf->indices[i].value, paramName, static_cast<unsigned>(i)));
+        return T.tensor(base->dtype, true, p, dims, true, false);
+      }
+      return withPolicy;
+    }
+    if (dimsOf && base->isError()) {
+      std::vector<Expr*> idx;
+      for (Argument& a : dimsOf->indices)
+        if (a.value) idx.push_back(a.value);
+      c.declareExtentsOfBadType(idx, idx.size(), paramName);
+    }
+    return base;
+  }
+  const Type* visitSubscriptExpr(SubscriptExpr* s) { return c.typeFromSubscriptAnnotation(s, paramName); }
+  const Type* visitTupleExpr(TupleExpr* t) {
+    std::vector<const Type*> elems;
+    for (Expr* x : t->elements) elems.push_back(c.typeFromAnnotation(x, false, paramName));
+    return T.tuple(std::move(elems));
+  }
+  const Type* visitExpr(Expr* e) {
+    c.diags.report(diag::err_not_a_type, e->range) << c.text(e->range);
+    return nullptr;
+  }
+};
+}  // namespace
+
+const Type* Checker::typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName) {
+  if (!e) return T.dynamic();
+  const Type* result = AnnotationTyper(*this, allowMut, paramName).visit(e);
+  if (!result) return T.error();
   // A kernel's tensor parameter crosses the launch ABI, whose views have at most
   // kMaxTensorParamRank dimensions.
   if (result->kind == TypeKind::Tensor && result->rankKnown && result->dims.size() > kMaxTensorParamRank && fn_ &&

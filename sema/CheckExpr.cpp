@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "frontend/ASTVisitor.h"
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
 
@@ -23,89 +24,90 @@ bool isBitwise(BinaryOp op) {
 }
 }  // namespace
 
+namespace {
+// The dispatch of expression checking on the node's kind (frontend/ASTVisitor.h): each visit
+// returns the expression's type; kinds that have none are dynamic.
+struct ExprTyper : ASTVisitor<ExprTyper, const Type*> {
+  Checker& c;
+  TypeContext& T;
+  explicit ExprTyper(Checker& c) : c(c), T(c.T) {}
+
+  const Type* visitNameExpr(NameExpr* e) { return c.checkName(e); }
+  const Type* visitIntLiteralExpr(IntLiteralExpr* e) {
+    // As in C and Triton: an integer literal is i32 when it fits, i64 otherwise.
+    return e->value > static_cast<uint64_t>(INT32_MAX) ? T.scalar(DType::INT64, {}, true) : T.intLiteral();
+  }
+  const Type* visitFloatLiteralExpr(FloatLiteralExpr*) { return T.floatLiteral(); }
+  const Type* visitStringLiteralExpr(StringLiteralExpr*) { return T.str(); }
+  const Type* visitFStringExpr(FStringExpr* e) {
+    for (FStringPart& p : e->parts)
+      if (p.expr) c.check(p.expr);
+    return T.str();
+  }
+  const Type* visitBoolLiteralExpr(BoolLiteralExpr*) { return T.boolType(); }
+  const Type* visitNoneLiteralExpr(NoneLiteralExpr*) { return T.none(); }
+  const Type* visitEllipsisExpr(EllipsisExpr* e) {
+    // As a statement (a body that is only `...`) it is nothing; kernels have no value for it.
+    if (c.inKernel()) {
+      c.diags.report(diag::err_ellipsis_value_in_kernel, e->range);
+      return T.error();
+    }
+    return T.dynamic();
+  }
+  const Type* visitUnaryExpr(UnaryExpr* e) { return c.checkUnary(e); }
+  const Type* visitBinaryExpr(BinaryExpr* e) { return c.checkBinary(e); }
+  const Type* visitConditionalExpr(ConditionalExpr* e) { return c.checkConditional(e); }
+  const Type* visitCallExpr(CallExpr* e) { return c.checkCall(e); }
+  const Type* visitSubscriptExpr(SubscriptExpr* e) { return c.checkSubscript(e); }
+  const Type* visitSliceExpr(SliceExpr* s) {
+    c.check(s->lower);
+    c.check(s->upper);
+    c.check(s->step);
+    return T.slice();
+  }
+  const Type* visitAttributeExpr(AttributeExpr* e) { return c.checkAttribute(e); }
+  const Type* visitTupleExpr(TupleExpr* e) {
+    std::vector<const Type*> elems;
+    for (Expr* x : e->elements) elems.push_back(c.check(x));
+    return T.tuple(std::move(elems));
+  }
+  const Type* visitListExpr(ListExpr* e) {
+    const Type* joined = nullptr;
+    bool mixed = false;
+    for (Expr* x : e->elements) {
+      const Type* et = c.check(x);
+      if (!joined)
+        joined = et;
+      else if (joined != et) {
+        DType a, b;
+        bool ka, kb;
+        if (joined->kind == TypeKind::Scalar && et->kind == TypeKind::Scalar && elementDType(joined, a, ka) &&
+            elementDType(et, b, kb))
+          joined = joined->weak && et->weak ? (isFloat(a) ? joined : et) : T.scalar(promote(a, b));
+        else
+          mixed = true;
+      }
+    }
+    return T.list(!joined || mixed ? T.dynamic() : joined);
+  }
+  const Type* visitDictExpr(DictExpr* e) {
+    for (DictEntry& d : e->entries) {
+      c.check(d.key);
+      c.check(d.value);
+    }
+    return T.dict();
+  }
+  const Type* visitComprehensionExpr(ComprehensionExpr* e) { return c.checkComprehension(e); }
+  const Type* visitMutExpr(MutExpr*) { return T.error(); }  // misplaced `mut`: the parser reports it
+  const Type* visitStarredExpr(StarredExpr* e) { return c.check(e->value)->isError() ? T.error() : T.dynamic(); }
+  const Type* visitErrorExpr(ErrorExpr*) { return T.error(); }
+  const Type* visitNode(Node*) { return T.dynamic(); }
+};
+}  // namespace
+
 const Type* Checker::check(Expr* e) {
   if (!e) return T.dynamic();
-  const Type* t = T.dynamic();
-  switch (e->kind) {
-    case NodeKind::NameExpr: t = checkName(cast<NameExpr>(e)); break;
-    case NodeKind::IntLiteralExpr:
-      // As in C and Triton: an integer literal is i32 when it fits, i64 otherwise.
-      t = cast<IntLiteralExpr>(e)->value > static_cast<uint64_t>(INT32_MAX) ? T.scalar(DType::INT64, {}, true)
-                                                                            : T.intLiteral();
-      break;
-    case NodeKind::FloatLiteralExpr: t = T.floatLiteral(); break;
-    case NodeKind::StringLiteralExpr: t = T.str(); break;
-    case NodeKind::FStringExpr:
-      for (FStringPart& p : cast<FStringExpr>(e)->parts)
-        if (p.expr) check(p.expr);
-      t = T.str();
-      break;
-    case NodeKind::BoolLiteralExpr: t = T.boolType(); break;
-    case NodeKind::NoneLiteralExpr: t = T.none(); break;
-    case NodeKind::EllipsisExpr:
-      // As a statement (a body that is only `...`) it is nothing; kernels have no value for it.
-      if (inKernel()) {
-        diags.report(diag::err_ellipsis_value_in_kernel, e->range);
-        t = T.error();
-        break;
-      }
-      t = T.dynamic();
-      break;
-    case NodeKind::UnaryExpr: t = checkUnary(cast<UnaryExpr>(e)); break;
-    case NodeKind::BinaryExpr: t = checkBinary(cast<BinaryExpr>(e)); break;
-    case NodeKind::ConditionalExpr: t = checkConditional(cast<ConditionalExpr>(e)); break;
-    case NodeKind::CallExpr: t = checkCall(cast<CallExpr>(e)); break;
-    case NodeKind::SubscriptExpr: t = checkSubscript(cast<SubscriptExpr>(e)); break;
-    case NodeKind::SliceExpr: {
-      auto* s = cast<SliceExpr>(e);
-      check(s->lower);
-      check(s->upper);
-      check(s->step);
-      t = T.slice();
-      break;
-    }
-    case NodeKind::AttributeExpr: t = checkAttribute(cast<AttributeExpr>(e)); break;
-    case NodeKind::TupleExpr: {
-      std::vector<const Type*> elems;
-      for (Expr* x : cast<TupleExpr>(e)->elements) elems.push_back(check(x));
-      t = T.tuple(std::move(elems));
-      break;
-    }
-    case NodeKind::ListExpr: {
-      const Type* joined = nullptr;
-      bool mixed = false;
-      for (Expr* x : cast<ListExpr>(e)->elements) {
-        const Type* et = check(x);
-        if (!joined)
-          joined = et;
-        else if (joined != et) {
-          DType a, b;
-          bool ka, kb;
-          if (joined->kind == TypeKind::Scalar && et->kind == TypeKind::Scalar && elementDType(joined, a, ka) &&
-              elementDType(et, b, kb))
-            joined = joined->weak && et->weak ? (isFloat(a) ? joined : et) : T.scalar(promote(a, b));
-          else
-            mixed = true;
-        }
-      }
-      t = T.list(!joined || mixed ? T.dynamic() : joined);
-      break;
-    }
-    case NodeKind::DictExpr:
-      for (DictEntry& d : cast<DictExpr>(e)->entries) {
-        check(d.key);
-        check(d.value);
-      }
-      t = T.dict();
-      break;
-    case NodeKind::ComprehensionExpr: t = checkComprehension(cast<ComprehensionExpr>(e)); break;
-    case NodeKind::MutExpr:  // misplaced `mut`: the parser reports it
-      t = T.error();
-      break;
-    case NodeKind::StarredExpr: t = check(cast<StarredExpr>(e)->value)->isError() ? T.error() : T.dynamic(); break;
-    case NodeKind::ErrorExpr: t = T.error(); break;
-    default: break;
-  }
+  const Type* t = ExprTyper(*this).visit(e);
   e->type = t;
   return t;
 }

@@ -84,74 +84,70 @@ void Checker::checkBlock(const Block& b) {
   for (Stmt* s : b.stmts) checkStmt(s);
 }
 
+namespace {
+// The dispatch of statement checking on the node's kind (frontend/ASTVisitor.h).
+struct StmtChecker : ASTVisitor<StmtChecker> {
+  Checker& c;
+  explicit StmtChecker(Checker& c) : c(c) {}
+
+  void visitExprStmt(ExprStmt* s) {
+    if (!isa<EllipsisExpr>(s->expr)) c.check(s->expr);
+  }
+  void visitAssignStmt(AssignStmt* s) { c.checkAssign(s); }
+  void visitAugAssignStmt(AugAssignStmt* s) { c.checkAugAssign(s); }
+  void visitAnnAssignStmt(AnnAssignStmt* s) { c.checkAnnAssign(s); }
+  void visitBreakStmt(BreakStmt* s) { breakOrContinue(s, "break"); }
+  void visitContinueStmt(ContinueStmt* s) { breakOrContinue(s, "continue"); }
+  // Outside a loop the parser reports it.
+  void breakOrContinue(Stmt* s, const char* keyword) {
+    if (c.inKernel() && !c.unrolledLoops.empty() && c.unrolledLoops.back())
+      c.diags.report(diag::err_break_continue_unsupported, s->range) << keyword;
+  }
+  void visitReturnStmt(ReturnStmt* s) { c.checkReturn(s); }
+  void visitIfStmt(IfStmt* i) {
+    c.check(i->cond);
+    c.carriers.push_back({"if", i->range.begin.offset});
+    c.checkBlock(i->thenBlock);
+    c.checkBlock(i->elseBlock);
+    c.carriers.pop_back();
+  }
+  void visitWhileStmt(WhileStmt* w) {
+    c.check(w->cond);
+    ++c.loopDepth;
+    c.unrolledLoops.push_back(false);
+    c.carriers.push_back({"while", w->range.begin.offset});
+    c.checkBlock(w->body);
+    c.carriers.pop_back();
+    c.unrolledLoops.pop_back();
+    if (c.inKernel()) c.checkWhileCarries(w);
+    --c.loopDepth;
+    c.checkBlock(w->elseBlock);
+  }
+  void visitForStmt(ForStmt* s) { c.checkFor(s); }
+  void visitWithStmt(WithStmt* w) {
+    for (WithItem& item : w->items) {
+      const Type* t = c.check(item.context);
+      if (item.target) c.assignTo(item.target, t, nullptr);
+    }
+    c.checkBlock(w->body);
+  }
+  void visitImportStmt(ImportStmt* s) { c.checkImport(s); }
+  void visitImportFromStmt(ImportFromStmt* s) { c.checkImportFrom(s); }
+  void visitFunctionDefStmt(FunctionDefStmt* f) {
+    c.declareFunction(f);
+    c.checkFunctionBody(f);
+  }
+  // Pass and Error statements (and expressions, never passed here) check nothing.
+};
+}  // namespace
+
 void Checker::checkStmt(Stmt* s) {
   if (!s || diags.stopped()) return;
   if (stmtTooDeep(s)) {
     diags.report(diag::err_expr_too_deep, s->range) << kMaxExprDepth;
     return;
   }
-  switch (s->kind) {
-    case NodeKind::ExprStmt: {
-      auto* es = cast<ExprStmt>(s);
-      if (!isa<EllipsisExpr>(es->expr)) check(es->expr);
-      return;
-    }
-    case NodeKind::AssignStmt: return checkAssign(cast<AssignStmt>(s));
-    case NodeKind::AugAssignStmt: return checkAugAssign(cast<AugAssignStmt>(s));
-    case NodeKind::AnnAssignStmt: return checkAnnAssign(cast<AnnAssignStmt>(s));
-    case NodeKind::PassStmt: return;
-    case NodeKind::BreakStmt:
-    case NodeKind::ContinueStmt:
-      // Outside a loop the parser reports it.
-      if (inKernel() && !unrolledLoops.empty() && unrolledLoops.back())
-        diags.report(diag::err_break_continue_unsupported, s->range)
-            << (s->kind == NodeKind::BreakStmt ? "break" : "continue");
-      return;
-    case NodeKind::ReturnStmt: return checkReturn(cast<ReturnStmt>(s));
-    case NodeKind::IfStmt: {
-      auto* i = cast<IfStmt>(s);
-      check(i->cond);
-      carriers.push_back({"if", i->range.begin.offset});
-      checkBlock(i->thenBlock);
-      checkBlock(i->elseBlock);
-      carriers.pop_back();
-      return;
-    }
-    case NodeKind::WhileStmt: {
-      auto* w = cast<WhileStmt>(s);
-      check(w->cond);
-      ++loopDepth;
-      unrolledLoops.push_back(false);
-      carriers.push_back({"while", w->range.begin.offset});
-      checkBlock(w->body);
-      carriers.pop_back();
-      unrolledLoops.pop_back();
-      if (inKernel()) checkWhileCarries(w);
-      --loopDepth;
-      checkBlock(w->elseBlock);
-      return;
-    }
-    case NodeKind::ForStmt: return checkFor(cast<ForStmt>(s));
-    case NodeKind::WithStmt: {
-      auto* w = cast<WithStmt>(s);
-      for (WithItem& item : w->items) {
-        const Type* t = check(item.context);
-        if (item.target) assignTo(item.target, t, nullptr);
-      }
-      checkBlock(w->body);
-      return;
-    }
-    case NodeKind::ImportStmt: return checkImport(cast<ImportStmt>(s));
-    case NodeKind::ImportFromStmt: return checkImportFrom(cast<ImportFromStmt>(s));
-    case NodeKind::FunctionDefStmt: {
-      auto* f = cast<FunctionDefStmt>(s);
-      declareFunction(f);
-      checkFunctionBody(f);
-      return;
-    }
-    case NodeKind::ErrorStmt: return;
-    default: return;
-  }
+  StmtChecker(*this).visit(s);
 }
 
 void Checker::checkReturn(ReturnStmt* s) {
@@ -287,108 +283,110 @@ static const Type* strengthen(TypeContext& T, const Type* t, const Expr* value =
   return T.scalar(t->dtype, t->policy);
 }
 
+namespace {
+// The dispatch of Checker::assignTo on the target's form (frontend/ASTVisitor.h): a name binds,
+// a tuple or list unpacks, a subscript stores; `value` is the source expression when known.
+struct TargetBinder : ASTVisitor<TargetBinder, void, const Type*, Expr*> {
+  Checker& c;
+  TypeContext& T;
+  bool augmented;
+  BinaryOp augOp;
+  TargetBinder(Checker& c, bool augmented, BinaryOp augOp) : c(c), T(c.T), augmented(augmented), augOp(augOp) {}
+
+  void visitNameExpr(NameExpr* n, const Type* t, Expr* value) {
+    Symbol* sym = c.scope->lookupLocal(n->name);
+    if (sym && (sym->kind == SymbolKind::Variable || sym->kind == SymbolKind::Constant)) {
+      if (c.inKernel() && sym->type && !sym->type->isLenient() && !t->isLenient()) {
+        bool sameFamily = (sym->type->kind == TypeKind::Scalar) == (t->kind == TypeKind::Scalar);
+        if (!sameFamily)
+          c.diags.report(diag::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
+        else if (t->kind == TypeKind::Scalar)
+          c.checkConversion(t, sym->type, value ? value->range : n->range, false, value);
+        else if (t->kind == TypeKind::Slice)
+          sym->type = t;  // a block variable of another tile.range: the lowering rebinds it
+        else
+          c.checkCarriedType(n, sym, t);
+      } else if (!c.inKernel()) {
+        sym->type = strengthen(T, t, value);
+      }
+      sym->assignments++;
+      if (sym->assignments > 1 && sym->kind == SymbolKind::Constant) sym->kind = SymbolKind::Variable;
+    } else if (sym && sym->kind == SymbolKind::Parameter) {
+      sym->type = strengthen(T, t);  // rebinding a parameter name
+    } else {
+      sym = c.declareLocal(n->name, n->range, strengthen(T, t, value));
+      sym->assignments = 1;
+      if (value && c.scope == c.mod.scope)
+        if (auto v = evalConst(value, &c.diags)) {
+          sym->value = v;
+          sym->kind = SymbolKind::Constant;
+        }
+    }
+    n->symbol = sym;
+    n->type = sym->type;
+  }
+  void visitTupleExpr(TupleExpr* e, const Type* t, Expr* value) { unpack(e, e->elements, t, value); }
+  void visitListExpr(ListExpr* e, const Type* t, Expr* value) { unpack(e, e->elements, t, value); }
+  void unpack(Expr* target, std::vector<Expr*>& elems, const Type* t, Expr* value) {
+    bool starred = std::any_of(elems.begin(), elems.end(), [](Expr* e) { return isa<StarredExpr>(e); });
+    std::vector<Expr*> valueElems;
+    if (auto* tv = dyn_cast<TupleExpr>(value)) valueElems = tv->elements;
+    if (t->kind == TypeKind::Tuple && !starred) {
+      if (t->elems.size() != elems.size()) {
+        c.diags.report(diag::err_unpack_count, target->range) << t->elems.size() << elems.size();
+        for (Expr* e : elems) c.assignTo(e, T.error(), nullptr);
+      } else {
+        for (size_t i = 0; i < elems.size(); ++i)
+          c.assignTo(elems[i], t->elems[i], i < valueElems.size() ? valueElems[i] : nullptr);
+      }
+    } else {
+      const Type* each = t->isError() ? T.error() : t->kind == TypeKind::List ? t->elems[0] : T.dynamic();
+      if (!t->isLenient() && t->kind != TypeKind::List && t->kind != TypeKind::Tuple && t->kind != TypeKind::Range) {
+        c.diags.report(diag::err_not_iterable, value ? value->range : target->range) << t->str();
+        each = T.error();
+      }
+      for (Expr* e : elems) c.assignTo(e, each, nullptr);
+    }
+    target->type = t;
+  }
+  void visitStarredExpr(StarredExpr* st, const Type* t, Expr*) {
+    c.assignTo(st->value, t->isError() ? t : T.dynamic(), nullptr);
+    st->type = t;
+  }
+  void visitSubscriptExpr(SubscriptExpr* target, const Type* t, Expr* value) {
+    const Type* slot = c.check(target);
+    c.checkWriteAccess(target, target->range, augmented, augOp);
+    if (slot->isLenient() || t->isLenient()) return;
+    // A tile stored into a slice: code generation stores element for element, rank for rank,
+    // except that leading extents of 1 come and go (a (1, C) tile into an [C] slot, or a [C]
+    // tile into a (1, C) slot, as NumPy assigns them). (A shared array allocated without
+    // extents has no known rank yet: dims is empty.)
+    if (c.inKernel() && slot->isTileLike() && t->isTileLike() && slot->rankKnown && t->rankKnown &&
+        !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size() &&
+        !onlyLeadingOnesDiffer(slot->dims, t->dims)) {
+      c.diags.report(diag::err_store_rank_mismatch, value ? value->range : target->range)
+          << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str()
+          << static_cast<unsigned>(slot->dims.size());
+      return;
+    }
+    if (c.inKernel() && !c.checkStoreExtents(target, slot, t, value)) return;
+    c.checkConversion(t, slot, value ? value->range : target->range, true, value);
+  }
+  void visitAttributeExpr(AttributeExpr* a, const Type*, Expr*) {
+    const Type* base = c.check(a->base);
+    if (!base->isLenient() && base->kind != TypeKind::Module) c.diags.report(diag::err_invalid_assign_target, a->range);
+    a->type = T.dynamic();
+  }
+  void visitErrorExpr(ErrorExpr* e, const Type*, Expr*) { e->type = T.error(); }
+  void visitExpr(Expr* target, const Type*, Expr*) {
+    c.check(target);  // literals, calls, ...: the parser reports the target
+  }
+};
+}  // namespace
+
 void Checker::assignTo(Expr* target, const Type* t, Expr* value, bool augmented, BinaryOp augOp) {
   if (!target) return;
-  switch (target->kind) {
-    case NodeKind::NameExpr: {
-      auto* n = cast<NameExpr>(target);
-      Symbol* sym = scope->lookupLocal(n->name);
-      if (sym && (sym->kind == SymbolKind::Variable || sym->kind == SymbolKind::Constant)) {
-        if (inKernel() && sym->type && !sym->type->isLenient() && !t->isLenient()) {
-          bool sameFamily = (sym->type->kind == TypeKind::Scalar) == (t->kind == TypeKind::Scalar);
-          if (!sameFamily)
-            diags.report(diag::err_local_type_change, n->range) << n->name << sym->type->str() << t->str();
-          else if (t->kind == TypeKind::Scalar)
-            checkConversion(t, sym->type, value ? value->range : n->range, false, value);
-          else if (t->kind == TypeKind::Slice)
-            sym->type = t;  // a block variable of another tile.range: the lowering rebinds it
-          else
-            checkCarriedType(n, sym, t);
-        } else if (!inKernel()) {
-          sym->type = strengthen(T, t, value);
-        }
-        sym->assignments++;
-        if (sym->assignments > 1 && sym->kind == SymbolKind::Constant) sym->kind = SymbolKind::Variable;
-      } else if (sym && sym->kind == SymbolKind::Parameter) {
-        sym->type = strengthen(T, t);  // rebinding a parameter name
-      } else {
-        sym = declareLocal(n->name, n->range, strengthen(T, t, value));
-        sym->assignments = 1;
-        if (value && scope == mod.scope)
-          if (auto c = evalConst(value, &diags)) {
-            sym->value = c;
-            sym->kind = SymbolKind::Constant;
-          }
-      }
-      n->symbol = sym;
-      n->type = sym->type;
-      return;
-    }
-    case NodeKind::TupleExpr:
-    case NodeKind::ListExpr: {
-      auto& elems =
-          target->kind == NodeKind::TupleExpr ? cast<TupleExpr>(target)->elements : cast<ListExpr>(target)->elements;
-      bool starred = std::any_of(elems.begin(), elems.end(), [](Expr* e) { return isa<StarredExpr>(e); });
-      std::vector<Expr*> valueElems;
-      if (auto* tv = dyn_cast<TupleExpr>(value)) valueElems = tv->elements;
-      if (t->kind == TypeKind::Tuple && !starred) {
-        if (t->elems.size() != elems.size()) {
-          diags.report(diag::err_unpack_count, target->range) << t->elems.size() << elems.size();
-          for (Expr* e : elems) assignTo(e, T.error(), nullptr);
-        } else {
-          for (size_t i = 0; i < elems.size(); ++i)
-            assignTo(elems[i], t->elems[i], i < valueElems.size() ? valueElems[i] : nullptr);
-        }
-      } else {
-        const Type* each = t->isError() ? T.error() : t->kind == TypeKind::List ? t->elems[0] : T.dynamic();
-        if (!t->isLenient() && t->kind != TypeKind::List && t->kind != TypeKind::Tuple && t->kind != TypeKind::Range) {
-          diags.report(diag::err_not_iterable, value ? value->range : target->range) << t->str();
-          each = T.error();
-        }
-        for (Expr* e : elems) assignTo(e, each, nullptr);
-      }
-      target->type = t;
-      return;
-    }
-    case NodeKind::StarredExpr: {
-      auto* st = cast<StarredExpr>(target);
-      assignTo(st->value, t->isError() ? t : T.dynamic(), nullptr);
-      target->type = t;
-      return;
-    }
-    case NodeKind::SubscriptExpr: {
-      const Type* slot = check(target);
-      checkWriteAccess(target, target->range, augmented, augOp);
-      if (slot->isLenient() || t->isLenient()) return;
-      // A tile stored into a slice: code generation stores element for element, rank for rank,
-      // except that leading extents of 1 come and go (a (1, C) tile into an [C] slot, or a [C]
-      // tile into a (1, C) slot, as NumPy assigns them). (A shared array allocated without
-      // extents has no known rank yet: dims is empty.)
-      if (inKernel() && slot->isTileLike() && t->isTileLike() && slot->rankKnown && t->rankKnown &&
-          !slot->dims.empty() && !t->dims.empty() && slot->dims.size() != t->dims.size() &&
-          !onlyLeadingOnesDiffer(slot->dims, t->dims)) {
-        diags.report(diag::err_store_rank_mismatch, value ? value->range : target->range)
-            << t->str() << static_cast<unsigned>(t->dims.size()) << slot->str()
-            << static_cast<unsigned>(slot->dims.size());
-        return;
-      }
-      if (inKernel() && !checkStoreExtents(target, slot, t, value)) return;
-      checkConversion(t, slot, value ? value->range : target->range, true, value);
-      return;
-    }
-    case NodeKind::AttributeExpr: {
-      auto* a = cast<AttributeExpr>(target);
-      const Type* base = check(a->base);
-      if (!base->isLenient() && base->kind != TypeKind::Module)
-        diags.report(diag::err_invalid_assign_target, target->range);
-      target->type = T.dynamic();
-      return;
-    }
-    case NodeKind::ErrorExpr: target->type = T.error(); return;
-    default:
-      check(target);  // literals, calls, ...: the parser reports the target
-      return;
-  }
+  TargetBinder(*this, augmented, augOp).visit(target, t, value);
 }
 
 // A tile stored into a slice or block has the slot's extents, dimension for dimension: code

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 
+#include "frontend/ASTVisitor.h"
 #include "sema/Sema.h"
 #include "sema/SemaDiagnostics.h"
 
@@ -95,67 +96,70 @@ std::optional<ConstValue> foldBinaryConst(BinaryOp op, const ConstValue& l, cons
   }
 }
 
+namespace {
+// The dispatch of constant evaluation on the expression's kind (frontend/ASTVisitor.h); kinds
+// not listed are not constants.
+struct ConstEvaluator : ConstASTVisitor<ConstEvaluator, std::optional<ConstValue>> {
+  DiagnosticEngine* diags;
+  explicit ConstEvaluator(DiagnosticEngine* diags) : diags(diags) {}
+  using R = std::optional<ConstValue>;
+
+  R visitIntLiteralExpr(const IntLiteralExpr* e) {
+    if (e->value > static_cast<uint64_t>(LLONG_MAX)) return fail(e, diags, diag::err_const_overflow);
+    return ConstValue::ofInt(static_cast<long long>(e->value));
+  }
+  R visitFloatLiteralExpr(const FloatLiteralExpr* e) { return ConstValue::ofFloat(e->value); }
+  R visitBoolLiteralExpr(const BoolLiteralExpr* e) { return ConstValue::ofBool(e->value); }
+  R visitStringLiteralExpr(const StringLiteralExpr* e) { return ConstValue::ofStr(e->value); }
+  R visitNameExpr(const NameExpr* e) {
+    const Symbol* s = e->symbol;
+    if (s && s->value && (s->kind == SymbolKind::Constant || s->kind == SymbolKind::AutotuneParam)) return s->value;
+    if (s && s->kind == SymbolKind::Variable && s->value && s->assignments <= 1) return s->value;
+    return std::nullopt;
+  }
+  R visitAttributeExpr(const AttributeExpr* a) {  // a constant of an imported module: helpers.BLOCK
+    auto* base = dyn_cast<NameExpr>(a->base);
+    if (!base || !base->symbol || base->symbol->kind != SymbolKind::Module || !base->symbol->type) return std::nullopt;
+    const ModuleInfo* m = base->symbol->type->module;
+    if (!m || !m->scope) return std::nullopt;
+    const Symbol* s = m->scope->lookupLocal(a->name);
+    if (s && s->kind == SymbolKind::Constant && s->value) return s->value;
+    return std::nullopt;
+  }
+  R visitUnaryExpr(const UnaryExpr* u) {
+    auto v = evalConst(u->operand, diags);
+    if (!v || !v->isNumber()) return std::nullopt;
+    switch (u->op) {
+      case UnaryOp::Neg:
+        if (v->kind == ConstValue::Float) return ConstValue::ofFloat(-v->f);
+        if (v->kind == ConstValue::Int && v->i == LLONG_MIN) return fail(u, diags, diag::err_const_overflow);
+        return ConstValue::ofInt(-(v->kind == ConstValue::Bool ? v->b : v->i));
+      case UnaryOp::Pos: return v;
+      case UnaryOp::Not: return ConstValue::ofBool(v->asDouble() == 0);
+      case UnaryOp::Invert:
+        if (v->kind == ConstValue::Float) return std::nullopt;
+        return ConstValue::ofInt(~(v->kind == ConstValue::Bool ? (long long)v->b : v->i));
+    }
+    return std::nullopt;
+  }
+  R visitBinaryExpr(const BinaryExpr* b) {
+    auto l = evalConst(b->lhs, diags);
+    if (!l) return std::nullopt;
+    auto r = evalConst(b->rhs, diags);
+    if (!r) return std::nullopt;
+    return foldBinaryConst(b->op, *l, *r, b, diags);
+  }
+  R visitConditionalExpr(const ConditionalExpr* c) {
+    auto cond = evalConst(c->cond, diags);
+    if (!cond || !cond->isNumber()) return std::nullopt;
+    return evalConst(cond->asDouble() != 0 ? c->thenExpr : c->elseExpr, diags);
+  }
+};
+}  // namespace
+
 std::optional<ConstValue> evalConst(const Expr* e, DiagnosticEngine* diags) {
   if (!e) return std::nullopt;
-  switch (e->kind) {
-    case NodeKind::IntLiteralExpr: {
-      uint64_t v = cast<IntLiteralExpr>(e)->value;
-      if (v > static_cast<uint64_t>(LLONG_MAX)) return fail(e, diags, diag::err_const_overflow);
-      return ConstValue::ofInt(static_cast<long long>(v));
-    }
-    case NodeKind::FloatLiteralExpr: return ConstValue::ofFloat(cast<FloatLiteralExpr>(e)->value);
-    case NodeKind::BoolLiteralExpr: return ConstValue::ofBool(cast<BoolLiteralExpr>(e)->value);
-    case NodeKind::StringLiteralExpr: return ConstValue::ofStr(cast<StringLiteralExpr>(e)->value);
-    case NodeKind::NameExpr: {
-      const Symbol* s = cast<NameExpr>(e)->symbol;
-      if (s && s->value && (s->kind == SymbolKind::Constant || s->kind == SymbolKind::AutotuneParam)) return s->value;
-      if (s && s->kind == SymbolKind::Variable && s->value && s->assignments <= 1) return s->value;
-      return std::nullopt;
-    }
-    case NodeKind::AttributeExpr: {  // a constant of an imported module: helpers.BLOCK
-      auto* a = cast<AttributeExpr>(e);
-      auto* base = dyn_cast<NameExpr>(a->base);
-      if (!base || !base->symbol || base->symbol->kind != SymbolKind::Module || !base->symbol->type)
-        return std::nullopt;
-      const ModuleInfo* m = base->symbol->type->module;
-      if (!m || !m->scope) return std::nullopt;
-      const Symbol* s = m->scope->lookupLocal(a->name);
-      if (s && s->kind == SymbolKind::Constant && s->value) return s->value;
-      return std::nullopt;
-    }
-    case NodeKind::UnaryExpr: {
-      auto* u = cast<UnaryExpr>(e);
-      auto v = evalConst(u->operand, diags);
-      if (!v || !v->isNumber()) return std::nullopt;
-      switch (u->op) {
-        case UnaryOp::Neg:
-          if (v->kind == ConstValue::Float) return ConstValue::ofFloat(-v->f);
-          if (v->kind == ConstValue::Int && v->i == LLONG_MIN) return fail(e, diags, diag::err_const_overflow);
-          return ConstValue::ofInt(-(v->kind == ConstValue::Bool ? v->b : v->i));
-        case UnaryOp::Pos: return v;
-        case UnaryOp::Not: return ConstValue::ofBool(v->asDouble() == 0);
-        case UnaryOp::Invert:
-          if (v->kind == ConstValue::Float) return std::nullopt;
-          return ConstValue::ofInt(~(v->kind == ConstValue::Bool ? (long long)v->b : v->i));
-      }
-      return std::nullopt;
-    }
-    case NodeKind::BinaryExpr: {
-      auto* b = cast<BinaryExpr>(e);
-      auto l = evalConst(b->lhs, diags);
-      if (!l) return std::nullopt;
-      auto r = evalConst(b->rhs, diags);
-      if (!r) return std::nullopt;
-      return foldBinaryConst(b->op, *l, *r, e, diags);
-    }
-    case NodeKind::ConditionalExpr: {
-      auto* c = cast<ConditionalExpr>(e);
-      auto cond = evalConst(c->cond, diags);
-      if (!cond || !cond->isNumber()) return std::nullopt;
-      return evalConst(cond->asDouble() != 0 ? c->thenExpr : c->elseExpr, diags);
-    }
-    default: return std::nullopt;
-  }
+  return ConstEvaluator(diags).visit(e);
 }
 
 }  // namespace tessera

@@ -49,7 +49,9 @@ struct Origin {
   bool valid = false;
 };
 
-class GroupRaces {
+class GroupRaces : public ASTVisitor<GroupRaces, bool, bool, int> {
+  friend ASTVisitor<GroupRaces, bool, bool, int>;
+
  public:
   GroupRaces(FunctionInfo& info, DiagnosticEngine& diags) : info_(info), diags_(diags) {}
 
@@ -167,83 +169,82 @@ class GroupRaces {
   // control flow inside `s`.
   bool stmt(Stmt* s, bool ctrl, int blockLoops) {
     if (!s || stmtTooDeep(s)) return false;
-    switch (s->kind) {
-      case NodeKind::ExprStmt: calls(cast<ExprStmt>(s)->expr, ctrl); return false;
-      case NodeKind::AssignStmt: {
-        auto* a = cast<AssignStmt>(s);
-        calls(a->value, ctrl);
-        Origin o = origin(a->value);
-        for (Expr* t : a->targets) {
-          if (isa<SubscriptExpr>(t))
-            subscriptStore(t, a->value, false, ctrl);
-          else
-            setVar(t, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
-        }
-        return false;
-      }
-      case NodeKind::AugAssignStmt: {
-        auto* a = cast<AugAssignStmt>(s);
-        calls(a->value, ctrl);
-        if (isa<SubscriptExpr>(a->target)) {
-          subscriptStore(a->target, a->value, true, ctrl);
-        } else {
-          Origin o = origin(a->value);
-          setVar(a->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
-        }
-        return false;
-      }
-      case NodeKind::AnnAssignStmt: {
-        auto* a = cast<AnnAssignStmt>(s);
-        calls(a->value, ctrl);
-        Origin o = origin(a->value);
-        setVar(a->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
-        return false;
-      }
-      case NodeKind::ReturnStmt: calls(cast<ReturnStmt>(s)->value, ctrl); return ctrl;
-      case NodeKind::BreakStmt:
-      case NodeKind::ContinueStmt: return ctrl;
-      case NodeKind::IfStmt: {
-        auto* i = cast<IfStmt>(s);
-        calls(i->cond, ctrl);
-        bool inner = enter(ctrl, origin(i->cond));
-        bool e1 = block(i->thenBlock, inner, blockLoops);
-        bool e2 = block(i->elseBlock, inner, blockLoops);
-        return e1 || e2;
-      }
-      case NodeKind::WhileStmt: {
-        auto* w = cast<WhileStmt>(s);
-        calls(w->cond, ctrl);
-        bool inner = enter(ctrl, origin(w->cond));
-        bool e = block(w->body, inner, blockLoops);
-        return block(w->elseBlock, inner || e, blockLoops) || e;
-      }
-      case NodeKind::ForStmt: {
-        auto* f = cast<ForStmt>(s);
-        calls(f->iter, ctrl);
-        Origin o = origin(f->iter);
-        // The outermost block loop hands each group its own blocks: its targets depend on the
-        // group, though every group runs the body (a block loop's trip count is not a guard).
-        auto* c = (f->iter ? dyn_cast<CallExpr>(f->iter) : nullptr);
-        const BuiltinInfo* b = builtinOf(c);
-        bool blockLoop = b && (b->id == BuiltinId::TileMma ||
-                               (b->id == BuiltinId::TileRange && !c->args.empty() && c->args[0].value &&
-                                c->args[0].value->type && c->args[0].value->type->kind == TypeKind::Tensor));
-        if (blockLoop && blockLoops == 0 && !o.valid) o = {f->iter->range, true};
-        setVar(f->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
-        bool inner = blockLoop ? ctrl : enter(ctrl, origin(f->iter));
-        bool e = block(f->body, inner, blockLoops + (blockLoop ? 1 : 0));
-        return block(f->elseBlock, inner || e, blockLoops) || e;
-      }
-      case NodeKind::WithStmt: {
-        auto* w = cast<WithStmt>(s);
-        for (WithItem& item : w->items) {
-          calls(item.context, ctrl);
-          setVar(item.target, origin(item.context));
-        }
-        return block(w->body, ctrl, blockLoops);
-      }
-      default: return false;
+    return visit(s, ctrl, blockLoops);
+  }
+
+  // ---- one visit a statement kind (frontend/ASTVisitor.h); the others never leave early.
+  bool visitExprStmt(ExprStmt* s, bool ctrl, int) {
+    calls(s->expr, ctrl);
+    return false;
+  }
+  bool visitAssignStmt(AssignStmt* a, bool ctrl, int) {
+    calls(a->value, ctrl);
+    Origin o = origin(a->value);
+    for (Expr* t : a->targets) {
+      if (isa<SubscriptExpr>(t))
+        subscriptStore(t, a->value, false, ctrl);
+      else
+        setVar(t, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
     }
+    return false;
+  }
+  bool visitAugAssignStmt(AugAssignStmt* a, bool ctrl, int) {
+    calls(a->value, ctrl);
+    if (isa<SubscriptExpr>(a->target)) {
+      subscriptStore(a->target, a->value, true, ctrl);
+    } else {
+      Origin o = origin(a->value);
+      setVar(a->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
+    }
+    return false;
+  }
+  bool visitAnnAssignStmt(AnnAssignStmt* a, bool ctrl, int) {
+    calls(a->value, ctrl);
+    Origin o = origin(a->value);
+    setVar(a->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
+    return false;
+  }
+  bool visitReturnStmt(ReturnStmt* s, bool ctrl, int) {
+    calls(s->value, ctrl);
+    return ctrl;
+  }
+  bool visitBreakStmt(BreakStmt*, bool ctrl, int) { return ctrl; }
+  bool visitContinueStmt(ContinueStmt*, bool ctrl, int) { return ctrl; }
+  bool visitIfStmt(IfStmt* i, bool ctrl, int blockLoops) {
+    calls(i->cond, ctrl);
+    bool inner = enter(ctrl, origin(i->cond));
+    bool e1 = block(i->thenBlock, inner, blockLoops);
+    bool e2 = block(i->elseBlock, inner, blockLoops);
+    return e1 || e2;
+  }
+  bool visitWhileStmt(WhileStmt* w, bool ctrl, int blockLoops) {
+    calls(w->cond, ctrl);
+    bool inner = enter(ctrl, origin(w->cond));
+    bool e = block(w->body, inner, blockLoops);
+    return block(w->elseBlock, inner || e, blockLoops) || e;
+  }
+  bool visitForStmt(ForStmt* f, bool ctrl, int blockLoops) {
+    calls(f->iter, ctrl);
+    Origin o = origin(f->iter);
+    // The outermost block loop hands each group its own blocks: its targets depend on the
+    // group, though every group runs the body (a block loop's trip count is not a guard).
+    auto* c = (f->iter ? dyn_cast<CallExpr>(f->iter) : nullptr);
+    const BuiltinInfo* b = builtinOf(c);
+    bool blockLoop = b && (b->id == BuiltinId::TileMma ||
+                           (b->id == BuiltinId::TileRange && !c->args.empty() && c->args[0].value &&
+                            c->args[0].value->type && c->args[0].value->type->kind == TypeKind::Tensor));
+    if (blockLoop && blockLoops == 0 && !o.valid) o = {f->iter->range, true};
+    setVar(f->target, o.valid ? o : ctrl ? ctrlOrigin_ : Origin{});
+    bool inner = blockLoop ? ctrl : enter(ctrl, origin(f->iter));
+    bool e = block(f->body, inner, blockLoops + (blockLoop ? 1 : 0));
+    return block(f->elseBlock, inner || e, blockLoops) || e;
+  }
+  bool visitWithStmt(WithStmt* w, bool ctrl, int blockLoops) {
+    for (WithItem& item : w->items) {
+      calls(item.context, ctrl);
+      setVar(item.target, origin(item.context));
+    }
+    return block(w->body, ctrl, blockLoops);
   }
 
   // Control flow inside a construct whose condition has origin `o`.

@@ -41,7 +41,9 @@ std::string rootName(Expr* e) {
   return "?";
 }
 
-class Uniformity {
+class Uniformity : public ASTVisitor<Uniformity, std::optional<Reason>, const Reason*, const Stmt*> {
+  friend ASTVisitor<Uniformity, std::optional<Reason>, const Reason*, const Stmt*>;
+
  public:
   Uniformity(FunctionInfo& info, DiagnosticEngine& diags) : info_(info), diags_(diags) {}
 
@@ -168,97 +170,95 @@ class Uniformity {
 
   std::optional<Reason> stmt(Stmt* s, const Reason* ctrl, const Stmt* loop) {
     if (!s || stmtTooDeep(s)) return std::nullopt;
-    int cl = ctrl ? ctrl->level : 0;
-    switch (s->kind) {
-      case NodeKind::ExprStmt: collectives(cast<ExprStmt>(s)->expr, ctrl); return std::nullopt;
-      case NodeKind::AssignStmt: {
-        auto* a = cast<AssignStmt>(s);
-        collectives(a->value, ctrl);
-        int l = std::max(level(a->value), cl);
-        for (Expr* t : a->targets) {
-          if (isa<SubscriptExpr>(t)) {
-            collectives(t, ctrl);
-            storeRace(t, a->value, ctrl);
-          } else {
-            setVar(t, l);
-          }
-        }
-        return std::nullopt;
+    return visit(s, ctrl, loop);
+  }
+
+  // ---- one visit a statement kind (frontend/ASTVisitor.h); the others leave nothing.
+  using R = std::optional<Reason>;
+  static int levelOf(const Reason* ctrl) { return ctrl ? ctrl->level : 0; }
+  R visitExprStmt(ExprStmt* s, const Reason* ctrl, const Stmt*) {
+    collectives(s->expr, ctrl);
+    return std::nullopt;
+  }
+  R visitAssignStmt(AssignStmt* a, const Reason* ctrl, const Stmt*) {
+    collectives(a->value, ctrl);
+    int l = std::max(level(a->value), levelOf(ctrl));
+    for (Expr* t : a->targets) {
+      if (isa<SubscriptExpr>(t)) {
+        collectives(t, ctrl);
+        storeRace(t, a->value, ctrl);
+      } else {
+        setVar(t, l);
       }
-      case NodeKind::AugAssignStmt: {
-        auto* a = cast<AugAssignStmt>(s);
-        collectives(a->value, ctrl);
-        if (isa<SubscriptExpr>(a->target)) {
-          collectives(a->target, ctrl);
-          storeRace(a->target, a->value, ctrl);
-        } else {
-          setVar(a->target, std::max({level(a->value), level(a->target), cl}));
-        }
-        return std::nullopt;
-      }
-      case NodeKind::AnnAssignStmt: {
-        auto* a = cast<AnnAssignStmt>(s);
-        collectives(a->value, ctrl);
-        setVar(a->target, std::max(level(a->value), cl));
-        return std::nullopt;
-      }
-      case NodeKind::ReturnStmt: {
-        collectives(cast<ReturnStmt>(s)->value, ctrl);
-        if (ctrl) return Reason{ctrl->range, diag::note_divergent_exit, ctrl->level};
-        return std::nullopt;
-      }
-      case NodeKind::BreakStmt:
-      case NodeKind::ContinueStmt:
-        if (ctrl && loop && !loopExit_.count(loop)) {
-          loopExit_[loop] = Reason{ctrl->range, diag::note_divergent_exit, ctrl->level};
-          changed_ = true;
-        }
-        return std::nullopt;
-      case NodeKind::IfStmt: {
-        auto* i = cast<IfStmt>(s);
-        collectives(i->cond, ctrl);
-        int l = level(i->cond);
-        Reason r{i->cond ? i->cond->range : s->range, diag::note_divergent_condition, l};
-        const Reason* inner = l > cl ? &r : ctrl;
-        auto e1 = block(i->thenBlock, inner, loop);
-        auto e2 = block(i->elseBlock, inner, loop);
-        return e1 ? e1 : e2;
-      }
-      case NodeKind::WhileStmt: {
-        auto* w = cast<WhileStmt>(s);
-        collectives(w->cond, ctrl);
-        int l = level(w->cond);
-        Reason r{w->cond ? w->cond->range : s->range, diag::note_divergent_loop, l};
-        const Reason* inner = l > cl ? &r : ctrl;
-        auto it = loopExit_.find(s);
-        if (it != loopExit_.end()) inner = stronger(inner, &it->second);
-        auto e = block(w->body, inner, s);
-        auto e2 = block(w->elseBlock, inner, loop);
-        return e ? e : e2;
-      }
-      case NodeKind::ForStmt: {
-        auto* f = cast<ForStmt>(s);
-        collectives(f->iter, ctrl);
-        int l = level(f->iter);
-        setVar(f->target, std::max(l, cl));
-        Reason r{f->iter ? f->iter->range : s->range, diag::note_divergent_loop, l};
-        const Reason* inner = l > cl ? &r : ctrl;
-        auto it = loopExit_.find(s);
-        if (it != loopExit_.end()) inner = stronger(inner, &it->second);
-        auto e = block(f->body, inner, s);
-        auto e2 = block(f->elseBlock, inner, loop);
-        return e ? e : e2;
-      }
-      case NodeKind::WithStmt: {
-        auto* w = cast<WithStmt>(s);
-        for (WithItem& item : w->items) {
-          collectives(item.context, ctrl);
-          setVar(item.target, std::max(level(item.context), cl));
-        }
-        return block(w->body, ctrl, loop);
-      }
-      default: return std::nullopt;
     }
+    return std::nullopt;
+  }
+  R visitAugAssignStmt(AugAssignStmt* a, const Reason* ctrl, const Stmt*) {
+    collectives(a->value, ctrl);
+    if (isa<SubscriptExpr>(a->target)) {
+      collectives(a->target, ctrl);
+      storeRace(a->target, a->value, ctrl);
+    } else {
+      setVar(a->target, std::max({level(a->value), level(a->target), levelOf(ctrl)}));
+    }
+    return std::nullopt;
+  }
+  R visitAnnAssignStmt(AnnAssignStmt* a, const Reason* ctrl, const Stmt*) {
+    collectives(a->value, ctrl);
+    setVar(a->target, std::max(level(a->value), levelOf(ctrl)));
+    return std::nullopt;
+  }
+  R visitReturnStmt(ReturnStmt* s, const Reason* ctrl, const Stmt*) {
+    collectives(s->value, ctrl);
+    if (ctrl) return Reason{ctrl->range, diag::note_divergent_exit, ctrl->level};
+    return std::nullopt;
+  }
+  R visitBreakStmt(BreakStmt*, const Reason* ctrl, const Stmt* loop) { return leaveLoop(ctrl, loop); }
+  R visitContinueStmt(ContinueStmt*, const Reason* ctrl, const Stmt* loop) { return leaveLoop(ctrl, loop); }
+  R leaveLoop(const Reason* ctrl, const Stmt* loop) {
+    if (ctrl && loop && !loopExit_.count(loop)) {
+      loopExit_[loop] = Reason{ctrl->range, diag::note_divergent_exit, ctrl->level};
+      changed_ = true;
+    }
+    return std::nullopt;
+  }
+  R visitIfStmt(IfStmt* i, const Reason* ctrl, const Stmt* loop) {
+    collectives(i->cond, ctrl);
+    int l = level(i->cond);
+    Reason r{i->cond ? i->cond->range : i->range, diag::note_divergent_condition, l};
+    const Reason* inner = l > levelOf(ctrl) ? &r : ctrl;
+    auto e1 = block(i->thenBlock, inner, loop);
+    auto e2 = block(i->elseBlock, inner, loop);
+    return e1 ? e1 : e2;
+  }
+  R visitWhileStmt(WhileStmt* w, const Reason* ctrl, const Stmt* loop) {
+    collectives(w->cond, ctrl);
+    return loopBlocks(w, w->cond, level(w->cond), w->body, w->elseBlock, ctrl, loop);
+  }
+  R visitForStmt(ForStmt* f, const Reason* ctrl, const Stmt* loop) {
+    collectives(f->iter, ctrl);
+    int l = level(f->iter);
+    setVar(f->target, std::max(l, levelOf(ctrl)));
+    return loopBlocks(f, f->iter, l, f->body, f->elseBlock, ctrl, loop);
+  }
+  // A loop whose condition or iterable `header` has level `l`: its body (divergent control when
+  // the trip count is, or when a tile left an earlier iteration), then its else block.
+  R loopBlocks(Stmt* s, Expr* header, int l, const Block& body, const Block& elseBlock, const Reason* ctrl,
+               const Stmt* loop) {
+    Reason r{header ? header->range : s->range, diag::note_divergent_loop, l};
+    const Reason* inner = l > levelOf(ctrl) ? &r : ctrl;
+    auto it = loopExit_.find(s);
+    if (it != loopExit_.end()) inner = stronger(inner, &it->second);
+    auto e = block(body, inner, s);
+    auto e2 = block(elseBlock, inner, loop);
+    return e ? e : e2;
+  }
+  R visitWithStmt(WithStmt* w, const Reason* ctrl, const Stmt* loop) {
+    for (WithItem& item : w->items) {
+      collectives(item.context, ctrl);
+      setVar(item.target, std::max(level(item.context), levelOf(ctrl)));
+    }
+    return block(w->body, ctrl, loop);
   }
 
   FunctionInfo& info_;

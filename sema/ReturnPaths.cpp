@@ -11,6 +11,7 @@
 // syntax error is not reported twice.
 #include <optional>
 
+#include "frontend/ASTVisitor.h"
 #include "sema/Checker.h"
 #include "sema/SemaDiagnostics.h"
 
@@ -23,49 +24,45 @@ struct FallOff {
   DiagID note;
 };
 
-class ReturnPaths {
+// Dispatches on the statement's kind through the generated visitor (frontend/ASTVisitor.h).
+class ReturnPaths : public ASTVisitor<ReturnPaths, bool, std::optional<FallOff>&> {
  public:
   // True when control can leave `b` at its end; `why` says where.
   bool completes(const Block& b, std::optional<FallOff>& why) {
     if (b.stmts.empty()) return true;
     for (Stmt* s : b.stmts)
-      if (!completes(s, why)) return false;
+      if (s && !visit(s, why)) return false;
+    return true;
+  }
+
+  bool visitReturnStmt(ReturnStmt*, std::optional<FallOff>&) { return false; }
+  bool visitErrorStmt(ErrorStmt*, std::optional<FallOff>&) { return false; }
+  bool visitIfStmt(IfStmt* i, std::optional<FallOff>& why) {
+    std::optional<FallOff> thenWhy, elseWhy;
+    bool t = completes(i->thenBlock, thenWhy);
+    if (i->elseBlock.stmts.empty()) {
+      why = t ? thenWhy : FallOff{i->cond ? i->cond->range : i->range, diag::note_falls_off_if};
+      return true;
+    }
+    bool e = completes(i->elseBlock, elseWhy);
+    why = t ? thenWhy : elseWhy;
+    return t || e;
+  }
+  bool visitWhileStmt(WhileStmt* w, std::optional<FallOff>& why) {
+    auto c = evalConst(w->cond, nullptr);
+    bool forever = c && c->isNumber() && c->asDouble() != 0;
+    return loopCompletes(w->body, w->elseBlock, forever, w->cond ? w->cond->range : w->range, why);
+  }
+  bool visitForStmt(ForStmt* f, std::optional<FallOff>& why) {
+    return loopCompletes(f->body, f->elseBlock, false, f->iter ? f->iter->range : f->range, why);
+  }
+  bool visitWithStmt(WithStmt* w, std::optional<FallOff>& why) { return completes(w->body, why); }
+  bool visitNode(Node* s, std::optional<FallOff>& why) {
+    why = FallOff{s->range, diag::note_falls_off_end};
     return true;
   }
 
  private:
-  bool completes(Stmt* s, std::optional<FallOff>& why) {
-    if (!s) return true;
-    switch (s->kind) {
-      case NodeKind::ReturnStmt:
-      case NodeKind::ErrorStmt: return false;
-      case NodeKind::IfStmt: {
-        auto* i = cast<IfStmt>(s);
-        std::optional<FallOff> thenWhy, elseWhy;
-        bool t = completes(i->thenBlock, thenWhy);
-        if (i->elseBlock.stmts.empty()) {
-          why = t ? thenWhy : FallOff{i->cond ? i->cond->range : s->range, diag::note_falls_off_if};
-          return true;
-        }
-        bool e = completes(i->elseBlock, elseWhy);
-        why = t ? thenWhy : elseWhy;
-        return t || e;
-      }
-      case NodeKind::WhileStmt: {
-        auto* w = cast<WhileStmt>(s);
-        auto c = evalConst(w->cond, nullptr);
-        bool forever = c && c->isNumber() && c->asDouble() != 0;
-        return loopCompletes(w->body, w->elseBlock, forever, w->cond ? w->cond->range : s->range, why);
-      }
-      case NodeKind::ForStmt: {
-        auto* f = cast<ForStmt>(s);
-        return loopCompletes(f->body, f->elseBlock, false, f->iter ? f->iter->range : s->range, why);
-      }
-      case NodeKind::WithStmt: return completes(cast<WithStmt>(s)->body, why);
-      default: why = FallOff{s->range, diag::note_falls_off_end}; return true;
-    }
-  }
-
   bool loopCompletes(const Block& body, const Block& elseBlock, bool forever, SourceRange header,
                      std::optional<FallOff>& why) {
     if (hasBreak(body)) {
