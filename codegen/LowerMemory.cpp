@@ -93,6 +93,27 @@ void Lowering::storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Va
   noalias(v, b_.CreateStore(value, address(v, idx)));
 }
 
+// Relaxed (monotonic) ordering, as CUDA's atomicAdd: atom.global / atom.shared on the GPU (the
+// view's address space), lock-prefixed instructions or compare-exchange loops on the CPU, where
+// groups run on several threads. Signed or unsigned min/max by the element type.
+llvm::Value* Lowering::atomicElem(View& v, const std::vector<llvm::Value*>& idx, const ir::Operation& op,
+                                  llvm::Value* value, llvm::Value* compare) {
+  llvm::Value* p = address(v, idx);
+  llvm::MaybeAlign align(v.elem->getPrimitiveSizeInBits() / 8);
+  constexpr auto kOrder = llvm::AtomicOrdering::Monotonic;
+  if (compare) return b_.CreateExtractValue(b_.CreateAtomicCmpXchg(p, compare, value, align, kOrder, kOrder), 0);
+  using RMW = llvm::AtomicRMWInst;
+  bool fp = value->getType()->isFloatingPointTy();
+  bool uns = ir::scalarClass(ir::baseScalar(op.result()->type)) == ir::ScalarClass::UInt;
+  std::string kind = op.strAttr(ir::AttrId::Kind);
+  RMW::BinOp rmw = kind == "add"   ? (fp ? RMW::FAdd : RMW::Add)
+                   : kind == "sub" ? (fp ? RMW::FSub : RMW::Sub)
+                   : kind == "min" ? (uns ? RMW::UMin : RMW::Min)
+                   : kind == "max" ? (uns ? RMW::UMax : RMW::Max)
+                                   : RMW::Xchg;
+  return b_.CreateAtomicRMW(rmw, p, value, align, kOrder);
+}
+
 // A copy that the tiles of a group share: tile t moves elements t, t + n, t + 2n, ... in
 // row-major order of both views.
 // On the GPU, a whole (unclipped) block of rank 1 or 2 whose rows are contiguous and 16-byte
@@ -285,6 +306,20 @@ bool Lowering::lowerMemory(ir::Operation& op) {
         storeElem(*v, idx, value, op.operand(0)->type);
         return nullptr;
       });
+      return true;
+    }
+    case OpId::MemAtomic:
+    case OpId::MemAtomicCas: {
+      bool cas = op.id == OpId::MemAtomicCas;
+      unsigned at = cas ? 2 : 1;
+      View* v = view(op.operand(at));
+      if (!v->elem || v->splat || v->packedBits)
+        return fail(op, "atomics on " + ir::printType(op.operand(at)->type) + " are not supported by code generation");
+      std::vector<llvm::Value*> idx = indices(at + 1);
+      llvm::Value* value = get(op.operand(at - 1));
+      llvm::Value* compare = cas ? get(op.operand(0)) : nullptr;
+      set(op.result(), checkedAccess(*v, idx, scalarType(op.result()->type),
+                                     [&] { return atomicElem(*v, idx, op, value, compare); }));
       return true;
     }
     case OpId::MemSlice: {

@@ -228,6 +228,9 @@ class Lowering {
   // it is clipped to nothing there).
   void checkSliceStart(const View& src, const std::vector<llvm::Value*>& at);
   void storeElem(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value, ir::Type elem);
+  // mem.atomic / mem.atomic_cas on element idx of v (compare: null for mem.atomic): the old value.
+  llvm::Value* atomicElem(View& v, const std::vector<llvm::Value*>& idx, const ir::Operation& op, llvm::Value* value,
+                          llvm::Value* compare);
   // `async`: the IR's async.copy (cp.async on the GPU where the block allows it).
   void copyCooperative(View& dst, View& src, ir::Type elem, bool async = false);
   void copyElements(View& dst, View& src, ir::Type elem);

@@ -84,6 +84,7 @@ class Verifier {
   bool verifyDim(Operation* op);
   bool verifyLoad(Operation* op);
   bool verifyStore(Operation* op);
+  bool verifyAtomic(Operation* op);
   bool verifySlice(Operation* op);
   bool verifyMemReduce(Operation* op);
   bool verifySmemAlloc(Operation* op);
@@ -633,6 +634,32 @@ bool Verifier::verifyStore(Operation* op) {
   }
   if (!indices(op, 2, v)) return false;
   return operandType(op, 0, v->elem);
+}
+// mem.atomic (value, view, indices...) and mem.atomic_cas (compare, value, view, indices...) on
+// a writable global tensor or shared array; the values and the result have its element type.
+bool Verifier::verifyAtomic(Operation* op) {
+  bool cas = op->id == OpId::MemAtomicCas;
+  unsigned at = cas ? 2 : 1;
+  Type v = op->operand(at)->type;
+  if (!operandIs(op, at, isView(v) && !(v->kind == TypeKind::Tensor && v->space == MemSpace::Local),
+                 "a global tensor or shared array (!tensor or !smem)"))
+    return false;
+  if (v->kind == TypeKind::Tensor && v->access == Access::Read) {
+    report(op, diag::err_ir_store_readonly) << op->name() << printType(v);
+    return false;
+  }
+  if (!indices(op, at + 1, v)) return false;
+  if (!cas && !strAttrIn(op, AttrId::Kind, {"add", "sub", "min", "max", "exch"})) return false;
+  ScalarKind k = baseScalar(v->elem);
+  ScalarClass cls = scalarClass(k);
+  bool wide = scalarBits(k) == 32 || scalarBits(k) == 64;
+  std::string kind = cas ? "cas" : op->strAttr(AttrId::Kind);
+  bool ok = wide && (cls == ScalarClass::Int || cls == ScalarClass::UInt ||
+                     (cls == ScalarClass::Float && (kind == "add" || kind == "sub" || kind == "exch")));
+  if (!operandIs(op, at, ok, "a view of i32, u32, i64 or u64 elements (f32, f64 for add, sub and exch)")) return false;
+  for (unsigned i = 0; i < at; ++i)
+    if (!operandType(op, i, v->elem)) return false;
+  return resultType(op, 0, v->elem);
 }
 bool Verifier::verifySlice(Operation* op) {
   Type v = op->operand(0)->type;

@@ -3,6 +3,7 @@
 // kept as i1 flags: the rest of a block after a statement that may jump runs under `if !flags`.
 #include <algorithm>
 
+#include "frontend/ASTVisitor.h"
 #include "irgen/FunctionContext.h"
 #include "sema/ASTWalk.h"
 
@@ -41,43 +42,56 @@ void FunctionContext::assignedIn(const tessera::Block& b, SymSet& out, int nest)
   assignedInStmts(b.stmts, out, nest);
 }
 
-void FunctionContext::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest) {
-  for (Stmt* s : stmts) {
-    if (isa<ReturnStmt>(s) && retFlag_) {
-      out.insert(retFlag_);
-      if (retVal_) out.insert(retVal_);
-      continue;
-    }
-    if ((isa<BreakStmt>(s) || isa<ContinueStmt>(s)) && nest == 0 && !loops_.empty()) {
-      const Symbol* f = isa<BreakStmt>(s) ? loops_.back().brk : loops_.back().cont;
-      if (f) out.insert(f);
-      continue;
-    }
-    if (auto* a = dyn_cast<AssignStmt>(s)) {
-      for (Expr* t : a->targets) assignedTarget(t, out);
-      // A copy into an unsized shared buffer gives the variable its buffer.
-    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      // `C += t` on a tensor parameter updates memory; it does not rebind the name.
-      auto* n = dyn_cast<NameExpr>(au->target);
-      if (!n || !n->symbol || n->symbol->kind != SymbolKind::Parameter || !n->symbol->type ||
-          n->symbol->type->kind != TypeKind::Tensor)
-        assignedTarget(au->target, out);
-    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
-      assignedTarget(an->target, out);
-    } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      assignedIn(i->thenBlock, out, nest);
-      assignedIn(i->elseBlock, out, nest);
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      assignedTarget(f->target, out);
-      assignedIn(f->body, out, nest + 1);
-      assignedIn(f->elseBlock, out, nest);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      assignedIn(w->body, out, nest + 1);
-      assignedIn(w->elseBlock, out, nest);
-    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
-      assignedIn(wi->body, out, nest);
-    }
+// The locals a statement may assign, by its kind (frontend/ASTVisitor.h); `nest` counts the loops
+// entered inside the region (a break or continue of those sets no flag of the region's loop).
+struct LocalsAssigned : ASTVisitor<LocalsAssigned, void, int> {
+  FunctionContext& fc;
+  SymSet& out;
+  LocalsAssigned(FunctionContext& fc, SymSet& out) : fc(fc), out(out) {}
+
+  void visitReturnStmt(ReturnStmt*, int) {
+    if (!fc.retFlag_) return;
+    out.insert(fc.retFlag_);
+    if (fc.retVal_) out.insert(fc.retVal_);
   }
+  void visitBreakStmt(BreakStmt*, int nest) { jump(true, nest); }
+  void visitContinueStmt(ContinueStmt*, int nest) { jump(false, nest); }
+  void jump(bool isBreak, int nest) {
+    if (nest != 0 || fc.loops_.empty()) return;
+    const Symbol* f = isBreak ? fc.loops_.back().brk : fc.loops_.back().cont;
+    if (f) out.insert(f);
+  }
+  void visitAssignStmt(AssignStmt* a, int) {
+    for (Expr* t : a->targets) fc.assignedTarget(t, out);
+    // A copy into an unsized shared buffer gives the variable its buffer.
+  }
+  void visitAugAssignStmt(AugAssignStmt* au, int) {
+    // `C += t` on a tensor parameter updates memory; it does not rebind the name.
+    auto* n = dyn_cast<NameExpr>(au->target);
+    if (!n || !n->symbol || n->symbol->kind != SymbolKind::Parameter || !n->symbol->type ||
+        n->symbol->type->kind != TypeKind::Tensor)
+      fc.assignedTarget(au->target, out);
+  }
+  void visitAnnAssignStmt(AnnAssignStmt* an, int) { fc.assignedTarget(an->target, out); }
+  void visitIfStmt(IfStmt* i, int nest) {
+    fc.assignedIn(i->thenBlock, out, nest);
+    fc.assignedIn(i->elseBlock, out, nest);
+  }
+  void visitForStmt(ForStmt* f, int nest) {
+    fc.assignedTarget(f->target, out);
+    fc.assignedIn(f->body, out, nest + 1);
+    fc.assignedIn(f->elseBlock, out, nest);
+  }
+  void visitWhileStmt(WhileStmt* w, int nest) {
+    fc.assignedIn(w->body, out, nest + 1);
+    fc.assignedIn(w->elseBlock, out, nest);
+  }
+  void visitWithStmt(WithStmt* w, int nest) { fc.assignedIn(w->body, out, nest); }
+};
+
+void FunctionContext::assignedInStmts(const std::vector<Stmt*>& stmts, SymSet& out, int nest) {
+  for (Stmt* s : stmts)
+    if (s) LocalsAssigned(*this, out).visit(s, nest);
 }
 
 // The type a local keeps through control flow: scalars keep sema's declared type.
@@ -101,17 +115,22 @@ I::Value* FunctionContext::carriedValue(const Symbol* s, I::Value* v, I::Type t,
   return coerce(v, t, at);
 }
 
-void FunctionContext::jumpsIn(const std::vector<Stmt*>& stmts, bool& brk, bool& cont) {
-  for (Stmt* s : stmts) {
-    if (isa<BreakStmt>(s))
-      brk = true;
-    else if (isa<ContinueStmt>(s))
-      cont = true;
-    else if (auto* i = dyn_cast<IfStmt>(s)) {
-      jumpsIn(i->thenBlock.stmts, brk, cont);
-      jumpsIn(i->elseBlock.stmts, brk, cont);
-    }
+// A break or continue of the innermost loop, through `if`s only, by statement kind
+// (frontend/ASTVisitor.h).
+struct JumpFinder : ASTVisitor<JumpFinder, void, bool&, bool&> {
+  FunctionContext& fc;
+  explicit JumpFinder(FunctionContext& fc) : fc(fc) {}
+  void visitBreakStmt(BreakStmt*, bool& brk, bool&) { brk = true; }
+  void visitContinueStmt(ContinueStmt*, bool&, bool& cont) { cont = true; }
+  void visitIfStmt(IfStmt* i, bool& brk, bool& cont) {
+    fc.jumpsIn(i->thenBlock.stmts, brk, cont);
+    fc.jumpsIn(i->elseBlock.stmts, brk, cont);
   }
+};
+
+void FunctionContext::jumpsIn(const std::vector<Stmt*>& stmts, bool& brk, bool& cont) {
+  for (Stmt* s : stmts)
+    if (s) JumpFinder(*this).visit(s, brk, cont);
 }
 
 void FunctionContext::lowerStmts(const std::vector<Stmt*>& stmts, size_t from) {
@@ -190,22 +209,28 @@ void FunctionContext::lowerLoopBody(const tessera::Block& body) {
   lowerIfCore(go, [&] { lowerBlock(body); }, [] {}, assigned, body.range);
 }
 
+// A `return` in a statement, through if and the bodies of loops (frontend/ASTVisitor.h);
+// `inLoopOut` is set when one stands inside a loop.
+struct ReturnFinder : ASTVisitor<ReturnFinder, bool, bool, bool&> {
+  FunctionContext& fc;
+  explicit ReturnFinder(FunctionContext& fc) : fc(fc) {}
+  bool visitReturnStmt(ReturnStmt*, bool inLoop, bool& inLoopOut) {
+    if (inLoop) inLoopOut = true;
+    return true;
+  }
+  bool visitIfStmt(IfStmt* i, bool inLoop, bool& inLoopOut) {
+    bool any = fc.containsReturn(i->thenBlock.stmts, inLoop, inLoopOut);
+    any |= fc.containsReturn(i->elseBlock.stmts, inLoop, inLoopOut);
+    return any;
+  }
+  bool visitForStmt(ForStmt* f, bool, bool& inLoopOut) { return fc.containsReturn(f->body.stmts, true, inLoopOut); }
+  bool visitWhileStmt(WhileStmt* w, bool, bool& inLoopOut) { return fc.containsReturn(w->body.stmts, true, inLoopOut); }
+};
+
 bool FunctionContext::containsReturn(const std::vector<Stmt*>& stmts, bool inLoop, bool& inLoopOut) {
   bool any = false;
-  for (Stmt* s : stmts) {
-    if (auto* r = dyn_cast<ReturnStmt>(s)) {
-      any = true;
-      if (inLoop) inLoopOut = true;
-      (void)r;
-    } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      any |= containsReturn(i->thenBlock.stmts, inLoop, inLoopOut);
-      any |= containsReturn(i->elseBlock.stmts, inLoop, inLoopOut);
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      any |= containsReturn(f->body.stmts, true, inLoopOut);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      any |= containsReturn(w->body.stmts, true, inLoopOut);
-    }
-  }
+  for (Stmt* s : stmts)
+    if (s) any |= ReturnFinder(*this).visit(s, inLoop, inLoopOut);
   return any;
 }
 

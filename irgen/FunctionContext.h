@@ -339,6 +339,7 @@ class FunctionContext {
   Lowered lowerCopyIntoShared(const BuiltinCall& c, Lowered dst, Expr* dstE, Expr* srcE);
   Lowered lowerShuffle(const BuiltinCall& c, const char* mode);
   Lowered lowerVote(const BuiltinCall& c, const char* mode);
+  Lowered lowerAtomic(const BuiltinCall& c, const char* kind);
   Lowered lowerGroupMethod(const BuiltinCall& c);
   Lowered lowerGroupReduce(const BuiltinCall& c, const char* kind);
   std::pair<I::Value*, I::Value*> productOperands(const BuiltinCall& c, const char* what);
@@ -365,6 +366,9 @@ class FunctionContext {
   friend struct TargetLowering;  // the dispatch of assign on the target's form (HandleStmt.cpp)
   friend struct ConstIntEval;    // constInt and isPure by expression kind (HandleExpr.cpp)
   friend struct PurityCheck;
+  friend struct LocalsAssigned;  // assignedIn and containsReturn by statement kind (ControlFlow.cpp)
+  friend struct ReturnFinder;
+  friend struct JumpFinder;
 
   // ---- statements (HandleStmt.cpp)
   void lowerBlock(const tessera::Block& b);

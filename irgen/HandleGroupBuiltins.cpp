@@ -130,15 +130,4 @@ Lowered FunctionContext::handleGroupSync(const BuiltinCall& c) { return lowerGro
 Lowered FunctionContext::handleGroupThreadRank(const BuiltinCall& c) { return lowerGroupMethod(c); }
 Lowered FunctionContext::handleGroupSize(const BuiltinCall& c) { return lowerGroupMethod(c); }
 
-// Atomics: sema accepts them; Tile IR has no op for them yet.
-static const char* const kNoAtomics = "Tile IR has no atomic operation yet";
-Lowered FunctionContext::handleAtomicAdd(const BuiltinCall& c) {
-  unsupported(c.range(), "'" + text(c.expr->callee->range) + "'", kNoAtomics);
-}
-Lowered FunctionContext::handleAtomicSub(const BuiltinCall& c) { return handleAtomicAdd(c); }
-Lowered FunctionContext::handleAtomicMin(const BuiltinCall& c) { return handleAtomicAdd(c); }
-Lowered FunctionContext::handleAtomicMax(const BuiltinCall& c) { return handleAtomicAdd(c); }
-Lowered FunctionContext::handleAtomicExch(const BuiltinCall& c) { return handleAtomicAdd(c); }
-Lowered FunctionContext::handleAtomicCas(const BuiltinCall& c) { return handleAtomicAdd(c); }
-
 }  // namespace tessera::irgen

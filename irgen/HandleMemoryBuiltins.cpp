@@ -1,5 +1,6 @@
 // Builtins that allocate, copy, read and write memory: shared buffers, async copies (their waits
-// are planned in AsyncCopies.cpp), element loads and stores, reductions over memory, len().
+// are planned in AsyncCopies.cpp), element loads and stores, atomics, reductions over memory,
+// len().
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -185,5 +186,40 @@ Lowered FunctionContext::handleLen(const BuiltinCall& c) {
   }
   unsupported(c.range(), "'len' of a value of type " + I::printType(v->type));
 }
+
+// atomic_add / sub / min / max / exch (t[i], value) and atomic_cas (kind null: t[i], compare,
+// value) on an element of a tensor or shared array: mem.atomic / mem.atomic_cas, whose result is
+// the element's old value. Sema refuses the element types the op does not take.
+Lowered FunctionContext::lowerAtomic(const BuiltinCall& c, const char* kind) {
+  Expr* refE = arg(c, "ref");
+  auto* sub = dyn_cast<SubscriptExpr>(refE);
+  if (!sub) unsupported(refE->range, "an atomic on '" + text(refE->range) + "'", "atomics take an element t[i]");
+  I::Value* base = value(lower(sub->base), sub->base->range);
+  if (!I::isView(base->type)) unsupported(refE->range, "an atomic on a value of type " + I::printType(base->type));
+  bool isElement = false;
+  std::vector<I::Value*> idx;
+  sliceView(base, sub->indices, sub, isElement, idx);
+  if (!isElement) unsupported(refE->range, "an atomic on a slice", "atomics take one element t[i]");
+  I::Type elem = base->type->elem;
+  std::vector<I::Value*> ops;
+  for (const char* name : {"compare", "value"}) {
+    if (kind && std::string(name) == "compare") continue;
+    Expr* e = arg(c, name);
+    ops.push_back(coerce(value(lower(e, elem), e->range), elem, e->range));
+  }
+  ops.push_back(base);
+  ops.insert(ops.end(), idx.begin(), idx.end());
+  loc(c.expr);
+  waitFor(base, true);
+  if (!kind) return Lowered::val(op1(I::OpId::MemAtomicCas, ops, elem));
+  return Lowered::val(op1(I::OpId::MemAtomic, ops, elem, {{I::AttrId::Kind, I::Attribute::string(kind)}}));
+}
+
+Lowered FunctionContext::handleAtomicAdd(const BuiltinCall& c) { return lowerAtomic(c, "add"); }
+Lowered FunctionContext::handleAtomicSub(const BuiltinCall& c) { return lowerAtomic(c, "sub"); }
+Lowered FunctionContext::handleAtomicMin(const BuiltinCall& c) { return lowerAtomic(c, "min"); }
+Lowered FunctionContext::handleAtomicMax(const BuiltinCall& c) { return lowerAtomic(c, "max"); }
+Lowered FunctionContext::handleAtomicExch(const BuiltinCall& c) { return lowerAtomic(c, "exch"); }
+Lowered FunctionContext::handleAtomicCas(const BuiltinCall& c) { return lowerAtomic(c, nullptr); }
 
 }  // namespace tessera::irgen

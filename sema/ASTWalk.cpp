@@ -52,14 +52,19 @@ void walkStmts(const Block& b, const std::function<void(Stmt*)>& onStmt, const s
     if (s) walkNode(s, onStmt, onExpr);
 }
 
+namespace {
+// A `return` through if and the bodies of loops, by statement kind (frontend/ASTVisitor.h).
+struct ReturnIn : ASTVisitor<ReturnIn, bool> {
+  bool visitReturnStmt(ReturnStmt*) { return true; }
+  bool visitIfStmt(IfStmt* i) { return containsReturn(i->thenBlock.stmts) || containsReturn(i->elseBlock.stmts); }
+  bool visitForStmt(ForStmt* f) { return containsReturn(f->body.stmts); }
+  bool visitWhileStmt(WhileStmt* w) { return containsReturn(w->body.stmts); }
+};
+}  // namespace
+
 bool containsReturn(const std::vector<Stmt*>& stmts) {
-  for (Stmt* s : stmts) {
-    if (isa<ReturnStmt>(s)) return true;
-    if (auto* i = dyn_cast<IfStmt>(s); i && (containsReturn(i->thenBlock.stmts) || containsReturn(i->elseBlock.stmts)))
-      return true;
-    if (auto* f = dyn_cast<ForStmt>(s); f && containsReturn(f->body.stmts)) return true;
-    if (auto* w = dyn_cast<WhileStmt>(s); w && containsReturn(w->body.stmts)) return true;
-  }
+  for (Stmt* s : stmts)
+    if (s && ReturnIn().visit(s)) return true;
   return false;
 }
 

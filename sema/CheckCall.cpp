@@ -240,9 +240,7 @@ bool Checker::checkBuiltinUse(const BuiltinInfo& b, SourceRange at) {
   }
   if (!inKernel()) return true;
   // Reported, and the call still checked: its other rules (determinism, ...) apply as well.
-  if (b.has(eff::NotLowered))
-    diags.report(diag::err_builtin_not_lowered, at)
-        << spelled << (b.has(eff::Atomic) ? "; Tile IR has no atomic operation yet" : "");
+  if (b.has(eff::NotLowered)) diags.report(diag::err_builtin_not_lowered, at) << spelled;
   FunctionInfo& info = *fn_;
   if (b.has(eff::GroupFeature) && info.groupShape.empty() && !info.reportedGroupFeature) {
     info.reportedGroupFeature = true;
@@ -339,12 +337,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     if (Expr* dst = bc.arg("dst")) checkWriteAccess(dst, dst->range, false, BinaryOp::Add);
     if (Expr* ref = bc.arg("ref")) checkWriteAccess(ref, ref->range, b.id == BuiltinId::AtomicAdd, BinaryOp::Add);
   }
-  // Determinism of atomics.
-  if (b.has(eff::Atomic) && inKernel() && fn_->deterministic && !b.has(eff::NonDeterministic)) {
-    const Type* rt = bc.argType("ref");
-    if (rt && rt->kind == TypeKind::Scalar && isFloat(rt->dtype))
-      diags.report(diag::err_float_atomic, at) << b.name << rt->str();
-  }
+  if (b.has(eff::Atomic) && (inKernel() || fn_->device)) checkAtomicCall(bc, at);
   checkConstantArguments(bc, at);
   if (const Type* t = specialBuiltinResult(bc, typeArg)) return t;
   return genericBuiltinResult(bc, at);

@@ -61,22 +61,27 @@ void Checker::checkModule() {
     else if (auto* st = dyn_cast<StarredExpr>(t))
       collect(st->value);
   };
-  for (Stmt* s : mod.module->stmts) {
-    if (auto* a = dyn_cast<AssignStmt>(s))
+  // The names a module-level statement binds, by its kind (frontend/ASTVisitor.h).
+  struct Bindings : ASTVisitor<Bindings> {
+    std::function<void(Expr*)> collect;
+    std::set<std::string>& globals;
+    void visitAssignStmt(AssignStmt* a) {
       for (Expr* t : a->targets) collect(t);
-    else if (auto* an = dyn_cast<AnnAssignStmt>(s))
-      collect(an->target);
-    else if (auto* f = dyn_cast<ForStmt>(s))
-      collect(f->target);
-    else if (auto* w = dyn_cast<WithStmt>(s)) {
-      for (WithItem& i : w->items) collect(i.target);
-    } else if (auto* im = dyn_cast<ImportStmt>(s)) {
-      for (ImportName& n : im->names)
-        moduleGlobals.insert(n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.alias);
-    } else if (auto* imf = dyn_cast<ImportFromStmt>(s)) {
-      for (ImportName& n : imf->names) moduleGlobals.insert(n.alias.empty() ? n.name : n.alias);
     }
-  }
+    void visitAnnAssignStmt(AnnAssignStmt* an) { collect(an->target); }
+    void visitForStmt(ForStmt* f) { collect(f->target); }
+    void visitWithStmt(WithStmt* w) {
+      for (WithItem& i : w->items) collect(i.target);
+    }
+    void visitImportStmt(ImportStmt* im) {
+      for (ImportName& n : im->names) globals.insert(n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.alias);
+    }
+    void visitImportFromStmt(ImportFromStmt* imf) {
+      for (ImportName& n : imf->names) globals.insert(n.alias.empty() ? n.name : n.alias);
+    }
+  } bindings{{}, collect, moduleGlobals};
+  for (Stmt* s : mod.module->stmts)
+    if (s) bindings.visit(s);
   for (Stmt* s : mod.module->stmts) checkStmt(s);
 }
 
@@ -91,7 +96,9 @@ struct StmtChecker : ASTVisitor<StmtChecker> {
   explicit StmtChecker(Checker& c) : c(c) {}
 
   void visitExprStmt(ExprStmt* s) {
+    c.statementExpr_ = s->expr;  // a call whose result is discarded (CheckAtomics.cpp)
     if (!isa<EllipsisExpr>(s->expr)) c.check(s->expr);
+    c.statementExpr_ = nullptr;
   }
   void visitAssignStmt(AssignStmt* s) { c.checkAssign(s); }
   void visitAugAssignStmt(AugAssignStmt* s) { c.checkAugAssign(s); }
@@ -231,28 +238,26 @@ void Checker::checkAnnAssign(AnnAssignStmt* s) {
 // live in memory, cannot be carried yet (code generation refuses them, without a location).
 void Checker::checkWhileCarries(WhileStmt* w) {
   std::set<const Symbol*> reported;
-  std::function<void(const Block&)> walk = [&](const Block& b) {
-    for (Stmt* s : b.stmts) {
-      if (!s || stmtTooDeep(s)) continue;
-      std::vector<Expr*> targets;
-      if (auto* a = dyn_cast<AssignStmt>(s)) targets = a->targets;
-      if (auto* a = dyn_cast<AugAssignStmt>(s)) targets = {a->target};
-      if (auto* a = dyn_cast<AnnAssignStmt>(s)) targets = {a->target};
-      for (Expr* t : targets) {
-        auto* n = dyn_cast<NameExpr>(t);
-        const Symbol* sym = n ? n->symbol : nullptr;
-        if (!sym || !sym->type || (sym->type->kind != TypeKind::Tile && sym->type->kind != TypeKind::Fragment))
-          continue;
-        if (sym->declRange.begin.offset >= w->range.begin.offset || !reported.insert(sym).second) continue;
-        diags.report(diag::err_while_carries_tile, t->range) << sym->name;
-      }
-      if (auto* i = dyn_cast<IfStmt>(s)) walk(i->thenBlock), walk(i->elseBlock);
-      if (auto* f = dyn_cast<ForStmt>(s)) walk(f->body), walk(f->elseBlock);
-      if (auto* x = dyn_cast<WhileStmt>(s)) walk(x->body), walk(x->elseBlock);
-      if (auto* x = dyn_cast<WithStmt>(s)) walk(x->body);
+  // Every statement nested in the body (frontend/ASTVisitor.h), not those of nested functions.
+  std::function<void(Stmt*)> walk = [&](Stmt* s) {
+    if (!s || stmtTooDeep(s)) return;
+    std::vector<Expr*> targets;
+    if (auto* a = dyn_cast<AssignStmt>(s)) targets = a->targets;
+    if (auto* a = dyn_cast<AugAssignStmt>(s)) targets = {a->target};
+    if (auto* a = dyn_cast<AnnAssignStmt>(s)) targets = {a->target};
+    for (Expr* t : targets) {
+      auto* n = dyn_cast<NameExpr>(t);
+      const Symbol* sym = n ? n->symbol : nullptr;
+      if (!sym || !sym->type || (sym->type->kind != TypeKind::Tile && sym->type->kind != TypeKind::Fragment)) continue;
+      if (sym->declRange.begin.offset >= w->range.begin.offset || !reported.insert(sym).second) continue;
+      diags.report(diag::err_while_carries_tile, t->range) << sym->name;
     }
+    if (isa<FunctionDefStmt>(s)) return;
+    forEachChild(s, [&](Node* c) {
+      if (auto* st = dyn_cast<Stmt>(c)) walk(st);
+    });
   };
-  walk(w->body);
+  for (Stmt* s : w->body.stmts) walk(s);
 }
 
 void Checker::checkFor(ForStmt* s) {

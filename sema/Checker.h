@@ -134,6 +134,8 @@ class Checker {
   bool checkBuiltinUse(const BuiltinInfo& b, SourceRange at);
   bool argumentFits(const std::string& kind, const Type* t, Expr* arg);
   void checkWriteAccess(Expr* target, SourceRange at, bool augmented, BinaryOp augOp);
+  // The element, its type and the determinism of an atomic (CheckAtomics.cpp).
+  void checkAtomicCall(const BoundBuiltinCall& bc, SourceRange at);
 
   // ---- annotations, policies, decorators (Annotations.cpp)
   const Type* typeFromAnnotation(Expr* e, bool allowMut, const std::string& paramName);
@@ -169,6 +171,8 @@ class Checker {
   Scope* scope = nullptr;
   FunctionInfo* fn_ = nullptr;
   unsigned loopDepth = 0;
+  // The expression of the expression statement being checked: a call whose result is discarded.
+  const Expr* statementExpr_ = nullptr;
   // Per enclosing loop of the function: true for loops that kernels unroll (over a list of
   // constants) or that hand out tiles (tile.mma), where break and continue cannot be lowered.
   std::vector<bool> unrolledLoops;
@@ -205,6 +209,9 @@ void inferKernelParams(FunctionDefStmt* fn, FunctionInfo& info, const SourceMana
 // (DeviceCode.cpp): locals assigned on every path before their use (DefiniteAssignment.cpp),
 // returns that the lowering can express (EarlyReturns.cpp), extents of views (ViewExtents.cpp).
 void checkDeviceCode(SemaContext& sc, DiagnosticEngine& diags);
+// Memory that deterministic code updates atomically is touched only by atomics of one commuting
+// kind (AtomicAccess.cpp).
+void checkAtomicAccess(SemaContext& sc, DiagnosticEngine& diags);
 void checkDefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags);
 void checkEarlyReturns(const FunctionDefStmt* fn, const FunctionInfo& info, DiagnosticEngine& diags);
 // Views and copies into shared memory whose extents code generation must know (ViewExtents.cpp).

@@ -41,42 +41,56 @@ bool isTensorParam(const Symbol* s) {
   return s && s->kind == SymbolKind::Parameter && s->type && s->type->kind == TypeKind::Tensor;
 }
 
-// The locals a statement list may assign (the lowering's assignedIn).
-void assignedIn(const std::vector<Stmt*>& stmts, SymSet& out) {
-  for (Stmt* s : stmts) {
-    if (auto* a = dyn_cast<AssignStmt>(s)) {
-      for (Expr* t : a->targets) targetSymbols(t, out);
-    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      auto* n = dyn_cast<NameExpr>(au->target);  // `C += t` on a tensor parameter updates memory
-      if (!n || !isTensorParam(n->symbol)) targetSymbols(au->target, out);
-    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
-      targetSymbols(an->target, out);
-    } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      assignedIn(i->thenBlock.stmts, out);
-      assignedIn(i->elseBlock.stmts, out);
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      targetSymbols(f->target, out);
-      assignedIn(f->body.stmts, out);
-      assignedIn(f->elseBlock.stmts, out);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      assignedIn(w->body.stmts, out);
-      assignedIn(w->elseBlock.stmts, out);
-    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
-      assignedIn(wi->body.stmts, out);
-    }
+// The locals a statement list may assign (the lowering's assignedIn), by statement kind
+// (frontend/ASTVisitor.h).
+struct AssignedLocals : ASTVisitor<AssignedLocals> {
+  SymSet& out;
+  explicit AssignedLocals(SymSet& out) : out(out) {}
+  void in(const std::vector<Stmt*>& stmts) {
+    for (Stmt* s : stmts)
+      if (s) visit(s);
   }
-}
+  void visitAssignStmt(AssignStmt* a) {
+    for (Expr* t : a->targets) targetSymbols(t, out);
+  }
+  void visitAugAssignStmt(AugAssignStmt* au) {
+    auto* n = dyn_cast<NameExpr>(au->target);  // `C += t` on a tensor parameter updates memory
+    if (!n || !isTensorParam(n->symbol)) targetSymbols(au->target, out);
+  }
+  void visitAnnAssignStmt(AnnAssignStmt* an) { targetSymbols(an->target, out); }
+  void visitIfStmt(IfStmt* i) {
+    in(i->thenBlock.stmts);
+    in(i->elseBlock.stmts);
+  }
+  void visitForStmt(ForStmt* f) {
+    targetSymbols(f->target, out);
+    in(f->body.stmts);
+    in(f->elseBlock.stmts);
+  }
+  void visitWhileStmt(WhileStmt* w) {
+    in(w->body.stmts);
+    in(w->elseBlock.stmts);
+  }
+  void visitWithStmt(WithStmt* w) { in(w->body.stmts); }
+};
+void assignedIn(const std::vector<Stmt*>& stmts, SymSet& out) { AssignedLocals(out).in(stmts); }
 
 // A break or continue of the innermost loop, through `if`s only.
+bool jumpsIn(const std::vector<Stmt*>& stmts);
+struct JumpIn : ASTVisitor<JumpIn, bool> {  // by statement kind (frontend/ASTVisitor.h)
+  bool visitBreakStmt(BreakStmt*) { return true; }
+  bool visitContinueStmt(ContinueStmt*) { return true; }
+  bool visitIfStmt(IfStmt* i) { return jumpsIn(i->thenBlock.stmts) || jumpsIn(i->elseBlock.stmts); }
+};
 bool jumpsIn(const std::vector<Stmt*>& stmts) {
-  for (Stmt* s : stmts) {
-    if (isa<BreakStmt>(s) || isa<ContinueStmt>(s)) return true;
-    if (auto* i = dyn_cast<IfStmt>(s); i && (jumpsIn(i->thenBlock.stmts) || jumpsIn(i->elseBlock.stmts))) return true;
-  }
+  for (Stmt* s : stmts)
+    if (s && JumpIn().visit(s)) return true;
   return false;
 }
 
-class DefiniteAssignment {
+class DefiniteAssignment : public ASTVisitor<DefiniteAssignment> {
+  friend ASTVisitor<DefiniteAssignment>;
+
  public:
   DefiniteAssignment(const FunctionDefStmt* fn, DiagnosticEngine& diags) : fn_(fn), diags_(diags) {}
 
@@ -170,34 +184,36 @@ class DefiniteAssignment {
   }
 
   void stmt(Stmt* s) {
-    if (auto* a = dyn_cast<AssignStmt>(s)) {
-      use(a->value);
-      for (Expr* t : a->targets) define(t);
-    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      use(au->value);
-      use(au->target);
-      define(au->target);
-    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
-      if (!an->value) return;
-      use(an->value);
-      define(an->target);
-    } else if (auto* e = dyn_cast<ExprStmt>(s)) {
-      use(e->expr);
-    } else if (auto* r = dyn_cast<ReturnStmt>(s)) {
-      use(r->value);
-    } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      ifStmt(i);
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      forStmt(f);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      use(w->cond);
-      SymSet before = defined_, assigned;
-      loopBody(w->body);
-      assignedIn(w->body.stmts, assigned);
-      defined_ = before;
-      for (const Symbol* x : assigned)
-        if (!before.count(x)) dropped_[x] = "while";
-    }
+    if (s) visit(s);
+  }
+
+  // ---- one visit a statement kind (frontend/ASTVisitor.h); the others use and define nothing.
+  void visitAssignStmt(AssignStmt* a) {
+    use(a->value);
+    for (Expr* t : a->targets) define(t);
+  }
+  void visitAugAssignStmt(AugAssignStmt* au) {
+    use(au->value);
+    use(au->target);
+    define(au->target);
+  }
+  void visitAnnAssignStmt(AnnAssignStmt* an) {
+    if (!an->value) return;
+    use(an->value);
+    define(an->target);
+  }
+  void visitExprStmt(ExprStmt* e) { use(e->expr); }
+  void visitReturnStmt(ReturnStmt* r) { use(r->value); }
+  void visitIfStmt(IfStmt* i) { ifStmt(i); }
+  void visitForStmt(ForStmt* f) { forStmt(f); }
+  void visitWhileStmt(WhileStmt* w) {
+    use(w->cond);
+    SymSet before = defined_, assigned;
+    loopBody(w->body);
+    assignedIn(w->body.stmts, assigned);
+    defined_ = before;
+    for (const Symbol* x : assigned)
+      if (!before.count(x)) dropped_[x] = "while";
   }
 
   void ifStmt(IfStmt* i) {

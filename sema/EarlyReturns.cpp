@@ -11,23 +11,20 @@ namespace tessera {
 namespace {
 
 // The first `return <value>` in source order, in the blocks the lowering walks.
-const ReturnStmt* firstValueReturn(const std::vector<Stmt*>& stmts) {
-  for (Stmt* s : stmts) {
-    const ReturnStmt* r = nullptr;
-    if (auto* ret = dyn_cast<ReturnStmt>(s)) {
-      if (ret->value) return ret;
-      continue;
-    }
-    if (auto* i = dyn_cast<IfStmt>(s)) {
-      r = firstValueReturn(i->thenBlock.stmts);
-      if (!r) r = firstValueReturn(i->elseBlock.stmts);
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      r = firstValueReturn(f->body.stmts);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      r = firstValueReturn(w->body.stmts);
-    }
-    if (r) return r;
+const ReturnStmt* firstValueReturn(const std::vector<Stmt*>& stmts);
+// By statement kind (frontend/ASTVisitor.h): the return itself, or the first in its blocks.
+struct ValueReturn : ConstASTVisitor<ValueReturn, const ReturnStmt*> {
+  const ReturnStmt* visitReturnStmt(const ReturnStmt* r) { return r->value ? r : nullptr; }
+  const ReturnStmt* visitIfStmt(const IfStmt* i) {
+    const ReturnStmt* r = firstValueReturn(i->thenBlock.stmts);
+    return r ? r : firstValueReturn(i->elseBlock.stmts);
   }
+  const ReturnStmt* visitForStmt(const ForStmt* f) { return firstValueReturn(f->body.stmts); }
+  const ReturnStmt* visitWhileStmt(const WhileStmt* w) { return firstValueReturn(w->body.stmts); }
+};
+const ReturnStmt* firstValueReturn(const std::vector<Stmt*>& stmts) {
+  for (Stmt* s : stmts)
+    if (const ReturnStmt* r = s ? ValueReturn().visit(s) : nullptr) return r;
   return nullptr;
 }
 

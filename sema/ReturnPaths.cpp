@@ -80,17 +80,19 @@ class ReturnPaths : public ASTVisitor<ReturnPaths, bool, std::optional<FallOff>&
 
   // A `break` of this loop: not one inside a nested loop.
   static bool hasBreak(const Block& b) {
-    for (Stmt* s : b.stmts) {
-      if (!s) continue;
-      if (isa<BreakStmt>(s)) return true;
-      if (auto* i = dyn_cast<IfStmt>(s); i && (hasBreak(i->thenBlock) || hasBreak(i->elseBlock))) return true;
-      if (auto* w = dyn_cast<WithStmt>(s); w && hasBreak(w->body)) return true;
-      // A nested loop's `else` belongs to the outer loop's body.
-      if (auto* w = dyn_cast<WhileStmt>(s); w && hasBreak(w->elseBlock)) return true;
-      if (auto* f = dyn_cast<ForStmt>(s); f && hasBreak(f->elseBlock)) return true;
-    }
+    for (Stmt* s : b.stmts)
+      if (s && BreakIn().visit(s)) return true;
     return false;
   }
+  // By statement kind (frontend/ASTVisitor.h); a nested loop's body has breaks of its own, its
+  // `else` belongs to the outer loop's body.
+  struct BreakIn : ASTVisitor<BreakIn, bool> {
+    bool visitBreakStmt(BreakStmt*) { return true; }
+    bool visitIfStmt(IfStmt* i) { return hasBreak(i->thenBlock) || hasBreak(i->elseBlock); }
+    bool visitWithStmt(WithStmt* w) { return hasBreak(w->body); }
+    bool visitWhileStmt(WhileStmt* w) { return hasBreak(w->elseBlock); }
+    bool visitForStmt(ForStmt* f) { return hasBreak(f->elseBlock); }
+  };
 };
 
 // `...` or a docstring alone: a declaration, not a definition.

@@ -104,7 +104,9 @@ struct Split {
   bool rows() const { return kind == Rows; }
 };
 
-class RowSplit {
+class RowSplit : public ASTVisitor<RowSplit, Split> {
+  friend ASTVisitor<RowSplit, Split>;
+
  public:
   RowSplit(const FunctionDefStmt& def, const FunctionInfo& info, DiagnosticEngine& diags)
       : def_(def), info_(info), diags_(diags) {}
@@ -146,30 +148,40 @@ class RowSplit {
   }
 
   void stmt(Stmt* s) {
-    if (auto* a = dyn_cast<AssignStmt>(s)) {
-      Split v = eval(a->value);
-      for (Expr* t : a->targets) assign(t, v, a->value, s);
-    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      Split v = eval(au->value);
-      Split t = eval(au->target);
-      meet(t, au->target, v, au->value, s->range);
-      if (!done_) assign(au->target, t.rows() ? t : v, au->value, s);
-    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
-      if (an->value) assign(an->target, eval(an->value), an->value, s);
-    } else if (auto* e = dyn_cast<ExprStmt>(s)) {
-      eval(e->expr);
-    } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      eval(i->cond);
-      block(i->thenBlock);
-      block(i->elseBlock);
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      eval(f->iter);
-      block(f->body);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      eval(w->cond);
-      block(w->body);
-    }
+    if (s) Stmts{{}, *this}.visit(s);
   }
+
+  // The dispatch of stmt on the statement's kind (frontend/ASTVisitor.h); the rest do nothing.
+  struct Stmts : ASTVisitor<Stmts> {
+    RowSplit& r;
+    void visitAssignStmt(AssignStmt* a) {
+      Split v = r.eval(a->value);
+      for (Expr* t : a->targets) r.assign(t, v, a->value, a);
+    }
+    void visitAugAssignStmt(AugAssignStmt* au) {
+      Split v = r.eval(au->value);
+      Split t = r.eval(au->target);
+      r.meet(t, au->target, v, au->value, au->range);
+      if (!r.done_) r.assign(au->target, t.rows() ? t : v, au->value, au);
+    }
+    void visitAnnAssignStmt(AnnAssignStmt* an) {
+      if (an->value) r.assign(an->target, r.eval(an->value), an->value, an);
+    }
+    void visitExprStmt(ExprStmt* e) { r.eval(e->expr); }
+    void visitIfStmt(IfStmt* i) {
+      r.eval(i->cond);
+      r.block(i->thenBlock);
+      r.block(i->elseBlock);
+    }
+    void visitForStmt(ForStmt* f) {
+      r.eval(f->iter);
+      r.block(f->body);
+    }
+    void visitWhileStmt(WhileStmt* w) {
+      r.eval(w->cond);
+      r.block(w->body);
+    }
+  };
 
   // `target = value`: a local takes the value's split; a store into a block of rows must not
   // store a value that has all the output's rows.
@@ -294,41 +306,46 @@ class RowSplit {
 
   Split eval(Expr* e) {
     if (!e || done_) return {};
-    if (auto* n = dyn_cast<NameExpr>(e)) {
-      auto it = n->symbol ? vars_.find(n->symbol) : vars_.end();
-      if (it == vars_.end() || it->second.kind == Split::Cols) return {};
-      return it->second;
-    }
-    if (auto* a = dyn_cast<AttributeExpr>(e)) {
-      if (a->name == "T") {
-        if (auto* n = dyn_cast<NameExpr>(a->base);
-            n && n->symbol && vars_.count(n->symbol) && vars_[n->symbol].kind == Split::Cols)
-          return {Split::Rows, vars_[n->symbol].src};
-        Split b = eval(a->base);
-        if (b.rows()) independent(a->range, b.src, Rule::Transpose);
-        return {};
-      }
-      eval(a->base);
+    return visit(e);
+  }
+
+  // ---- the split of an expression, by its kind (frontend/ASTVisitor.h)
+  Split visitNameExpr(NameExpr* n) {
+    auto it = n->symbol ? vars_.find(n->symbol) : vars_.end();
+    if (it == vars_.end() || it->second.kind == Split::Cols) return {};
+    return it->second;
+  }
+  Split visitAttributeExpr(AttributeExpr* a) {
+    if (a->name == "T") {
+      if (auto* n = dyn_cast<NameExpr>(a->base);
+          n && n->symbol && vars_.count(n->symbol) && vars_[n->symbol].kind == Split::Cols)
+        return {Split::Rows, vars_[n->symbol].src};
+      Split b = eval(a->base);
+      if (b.rows()) independent(a->range, b.src, Rule::Transpose);
       return {};
     }
-    if (auto* b = dyn_cast<BinaryExpr>(e)) {
-      Split l = eval(b->lhs), r = eval(b->rhs);
-      if (done_) return {};
-      if (b->op == BinaryOp::MatMul) {
-        if (r.rows()) independent(b->range, r.src, Rule::MatmulRight);
-        return l;
-      }
-      meet(l, b->lhs, r, b->rhs, b->range);
-      return l.rows() ? l : r;
+    eval(a->base);
+    return {};
+  }
+  Split visitBinaryExpr(BinaryExpr* b) {
+    Split l = eval(b->lhs), r = eval(b->rhs);
+    if (done_) return {};
+    if (b->op == BinaryOp::MatMul) {
+      if (r.rows()) independent(b->range, r.src, Rule::MatmulRight);
+      return l;
     }
-    if (auto* u = dyn_cast<UnaryExpr>(e)) return eval(u->operand);
-    if (auto* c = dyn_cast<CallExpr>(e)) return call(c);
-    if (auto* s = dyn_cast<SubscriptExpr>(e)) return subscript(s);
-    if (auto* c = dyn_cast<ConditionalExpr>(e)) {
-      eval(c->cond);
-      Split t = eval(c->thenExpr), f = eval(c->elseExpr);
-      return t.rows() ? t : f;
-    }
+    meet(l, b->lhs, r, b->rhs, b->range);
+    return l.rows() ? l : r;
+  }
+  Split visitUnaryExpr(UnaryExpr* u) { return eval(u->operand); }
+  Split visitCallExpr(CallExpr* c) { return call(c); }
+  Split visitSubscriptExpr(SubscriptExpr* s) { return subscript(s); }
+  Split visitConditionalExpr(ConditionalExpr* c) {
+    eval(c->cond);
+    Split t = eval(c->thenExpr), f = eval(c->elseExpr);
+    return t.rows() ? t : f;
+  }
+  Split visitExpr(Expr* e) {
     forEachSubexpression(e, [&](Expr* x) { eval(x); });
     return {};
   }

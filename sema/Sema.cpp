@@ -31,6 +31,7 @@ bool analyzeModule(Module& module, SemaContext& sc, DiagnosticEngine& diags) {
   checker.checkModule();
   if (!diags.stopped()) checkKernelRecursion(sc, diags);
   if (!diags.stopped()) checkDeviceCode(sc, diags);
+  if (!diags.stopped()) checkAtomicAccess(sc, diags);
   m->analyzing = false;
   // The other autotune candidates, once the module passes with the first.
   if (sc.checkAutotuneCandidates && diags.errorCount() == before) checkAutotuneCandidates(module, sc, diags);

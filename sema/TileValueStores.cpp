@@ -16,7 +16,9 @@ namespace tessera {
 
 namespace {
 
-class TileValueStores {
+class TileValueStores : public ASTVisitor<TileValueStores> {
+  friend ASTVisitor<TileValueStores>;
+
  public:
   explicit TileValueStores(DiagnosticEngine& diags) : diags_(diags) {}
 
@@ -93,32 +95,39 @@ class TileValueStores {
   }
 
   void stmt(Stmt* s) {
-    if (auto* a = dyn_cast<AssignStmt>(s)) {
-      for (Expr* t : a->targets) assign(t, a->value, a->range);
-    } else if (auto* au = dyn_cast<AugAssignStmt>(s)) {
-      if (auto* sub = dyn_cast<SubscriptExpr>(au->target))
-        store(sub);
-      else if (auto* n = dyn_cast<NameExpr>(au->target); n && n->symbol && isTileKind(n->type))
-        computed_[n->symbol] = au->range;
-    } else if (auto* an = dyn_cast<AnnAssignStmt>(s)) {
-      if (an->value) assign(an->target, an->value, an->range);
-    } else if (auto* i = dyn_cast<IfStmt>(s)) {
-      State before = computed_;
-      block(i->thenBlock.stmts);
-      State afterThen = computed_;
-      computed_ = before;
-      block(i->elseBlock.stmts);
-      computed_.insert(afterThen.begin(), afterThen.end());  // carried as a value if either made it one
-    } else if (auto* f = dyn_cast<ForStmt>(s)) {
-      loopBody(f->body);
-      block(f->elseBlock.stmts);
-    } else if (auto* w = dyn_cast<WhileStmt>(s)) {
-      loopBody(w->body);
-      block(w->elseBlock.stmts);
-    } else if (auto* wi = dyn_cast<WithStmt>(s)) {
-      block(wi->body.stmts);
-    }
+    if (s) visit(s);
   }
+
+  // ---- one visit a statement kind (frontend/ASTVisitor.h); the rest store nothing.
+  void visitAssignStmt(AssignStmt* a) {
+    for (Expr* t : a->targets) assign(t, a->value, a->range);
+  }
+  void visitAugAssignStmt(AugAssignStmt* au) {
+    if (auto* sub = dyn_cast<SubscriptExpr>(au->target))
+      store(sub);
+    else if (auto* n = dyn_cast<NameExpr>(au->target); n && n->symbol && isTileKind(n->type))
+      computed_[n->symbol] = au->range;
+  }
+  void visitAnnAssignStmt(AnnAssignStmt* an) {
+    if (an->value) assign(an->target, an->value, an->range);
+  }
+  void visitIfStmt(IfStmt* i) {
+    State before = computed_;
+    block(i->thenBlock.stmts);
+    State afterThen = computed_;
+    computed_ = before;
+    block(i->elseBlock.stmts);
+    computed_.insert(afterThen.begin(), afterThen.end());  // carried as a value if either made it one
+  }
+  void visitForStmt(ForStmt* f) {
+    loopBody(f->body);
+    block(f->elseBlock.stmts);
+  }
+  void visitWhileStmt(WhileStmt* w) {
+    loopBody(w->body);
+    block(w->elseBlock.stmts);
+  }
+  void visitWithStmt(WithStmt* w) { block(w->body.stmts); }
 
   DiagnosticEngine& diags_;
   State computed_;

@@ -276,7 +276,9 @@ class Partition {
           return fail(o, src, Rule::BroadcastAlongRows);
         break;
       case OpId::MemLoad:
-      case OpId::MemStore: return fail(o, src, Rule::IndexElements);
+      case OpId::MemStore:
+      case OpId::MemAtomic:
+      case OpId::MemAtomicCas: return fail(o, src, Rule::IndexElements);
       case OpId::MemSlice:
         if (at != 0) return fail(o, src, Rule::IndexWith);
         if (wholeResult->shape.empty() || !isRowSym(wholeResult->shape[0])) return fail(o, src, Rule::SliceRows);

@@ -75,5 +75,33 @@ int main() {
   ok &= exec::allEqual(dsy.read(), std::vector<float>{sx[63]}, "s[63]");
   ok &= faulted(bounds_check::smem_oob(dsx.view(TESSERA_F32, {64}), dsy.view(TESSERA_F32, {1}), 1, &o), "s[64]",
                 {"kernel 'smem_oob'", "shared array 's', dimension 0: index 64 is outside [0, 64) (tile 0)"});
+
+  // hist_oob: bins of x[t] in range count every element; a bin of b or -1 faults, the other
+  // updates land and the guards around the bins keep their values.
+  int64_t hn = 45, hb = 7;
+  std::vector<int32_t> hx = exec::randomInts(hn, 0, static_cast<int32_t>(hb - 1));
+  std::vector<int32_t> hbins(hb + 2, -3);
+  exec::DeviceArray<int32_t> dhx(hx), dh(hbins);
+  auto binsView = [&] {
+    tessera_tensor t = dh.view(TESSERA_I32, {hb});
+    t.data = static_cast<int32_t*>(dh.data()) + 1;
+    return t;
+  };
+  std::vector<int32_t> wantH(hb + 2, -3);
+  for (int32_t v : hx) ++wantH[1 + v];
+  o.grid[0] = 2;
+  exec::check(bounds_check::hist_oob(dhx.view(TESSERA_I32, {hn}), binsView(), &o), "hist_oob");
+  exec::check(tessera_synchronize(), "synchronize");
+  ok &= exec::allEqual(dh.read(), wantH, "atomic histogram");
+  for (int32_t bad : {int32_t(hb), int32_t(-1)}) {
+    std::vector<int32_t> bx = hx;
+    bx[hn - 1] = bad;
+    exec::DeviceArray<int32_t> dbx(bx);
+    std::string index = "index " + std::to_string(bad) + " is outside [0, 7)";
+    ok &= faulted(bounds_check::hist_oob(dbx.view(TESSERA_I32, {hn}), binsView(), &o), "bins[x[t]] out of range",
+                  {"kernel 'hist_oob'", "tensor 'bins', dimension 0: ", index.c_str()});
+    for (int64_t i = 0; i < hn - 1; ++i) ++wantH[1 + bx[i]];
+    ok &= exec::allEqual(dh.read(), wantH, "atomic histogram after the fault (the faulting update skipped)");
+  }
   return exec::finish(ok);
 }

@@ -1,7 +1,8 @@
 // Random well-typed kernels for exec_fuzz: the fuzzer's input bytes are a stream of choices that
 // a small grammar turns into one `@kernel` (plus helper functions) over a fixed parameter list:
 // one input tensor of every scalar dtype below (two of f32 and i32), one `mut` output of each,
-// and two scalars. Every tile handles element i of the outputs; indices are always in range
+// two outputs that only integer atomics update (deterministic: add into one, max into the
+// other), and two scalars. Every tile handles element i of the outputs; indices are always in range
 // (`i`, `n - 1 - i`, `e % n` for a signed integer e, ...), so a bounds fault is a bug. Locals
 // keep one type; names are never reused, and locals of a nested block are not used after it.
 // Past the end of the input every choice is 0, the simplest alternative, so every input makes a
@@ -74,9 +75,13 @@ inline std::vector<TensorParam> kernelTensors() {
   ps.push_back({"b_f32", Ty::F32, false});
   ps.push_back({"b_i32", Ty::I32, false});
   for (int t = 0; t < kTyCount; ++t) ps.push_back({std::string("o_") + info(Ty(t)).name, Ty(t), true});
+  // Outputs that only atomics update (add into x_i64, max into x_u32): the same memory in any
+  // order, so -O0 and -O2 must agree on them bit for bit too.
+  ps.push_back({"x_i64", Ty::I64, true});
+  ps.push_back({"x_u32", Ty::U32, true});
   return ps;
 }
-constexpr size_t kTensorParams = 2 * kTyCount + 2;
+constexpr size_t kTensorParams = 2 * kTyCount + 4;
 
 class KernelGenerator {
  public:
@@ -200,6 +205,13 @@ class KernelGenerator {
       case 2: {  // a store into an output (kernel) or an early return (helper)
         if (!inKernel_) {
           if (indent > 1) line(indent, "return " + expr(returnTy_, 2));
+          return;
+        }
+        if (c_.percent(25)) {  // an atomic update at any index, its old value discarded
+          bool add = c_.percent(50);
+          Ty t = add ? Ty::I64 : Ty::U32;
+          line(indent,
+               std::string(add ? "atomic_add(x_i64[" : "atomic_max(x_u32[") + index(2) + "], " + expr(t, 2) + ")");
           return;
         }
         Ty t = anyTy();

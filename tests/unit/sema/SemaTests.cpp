@@ -286,14 +286,20 @@ def k(x: f32[n], t: mut f32[1]):
 def k(x: f32[n], t: mut f32[1]):
     atomic_add(t[0], x[tile.linear_id()])
 )");
-  // Atomics have no code generation yet (err_builtin_not_lowered), but no determinism error.
-  CHECK(relaxed.ids() == std::vector<std::string>{"err_builtin_not_lowered"});
+  CHECK(relaxed.ids().empty());
+  // Integer atomics are deterministic; their old value is not.
   Analysis ints(R"(
 @kernel
 def k(x: i32[n], t: mut i32[1]):
     atomic_add(t[0], x[tile.linear_id()])
 )");
-  CHECK(ints.ids() == std::vector<std::string>{"err_builtin_not_lowered"});
+  CHECK(ints.ids().empty());
+  Analysis used(R"(
+@kernel
+def k(x: i32[n], t: mut i32[1], y: mut i32[n]):
+    y[tile.linear_id()] = atomic_add(t[0], x[tile.linear_id()])
+)");
+  CHECK(used.ids() == std::vector<std::string>{"err_atomic_result_used"});
 }
 
 TEST_CASE("fragments give precise diagnostics and no cascades") {
