@@ -193,6 +193,32 @@ class GpuHooks : public DeviceHooks {
     return b.CreateIntrinsic(ids[mode], {}, {mask, pred});
   }
 
+  // %clock64, the SM's 64-bit cycle counter (a volatile read: never merged or hoisted).
+  llvm::Value* clock(llvm::IRBuilder<>& b) override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_clock64, {}, {});
+  }
+  llvm::Value* cString(llvm::IRBuilder<>& b, const std::string& text) override {
+    return b.CreateAddrSpaceCast(siteString(*b.GetInsertBlock()->getModule(), text, 1), b.getPtrTy());
+  }
+  void print(llvm::IRBuilder<>& b, llvm::Value* format, const std::vector<llvm::Value*>& args) override {
+    llvm::Module& m = *b.GetInsertBlock()->getModule();
+    llvm::FunctionCallee vprintf =
+        m.getOrInsertFunction("vprintf", llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getPtrTy()}, false));
+    llvm::Value* buffer = llvm::ConstantPointerNull::get(b.getPtrTy());
+    if (!args.empty()) {
+      std::vector<llvm::Type*> types;
+      for (llvm::Value* a : args) types.push_back(a->getType());
+      auto* st = llvm::StructType::get(b.getContext(), types);
+      // In the entry block: an alloca inside a loop would grow the stack every iteration.
+      llvm::Function* f = b.GetInsertBlock()->getParent();
+      llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+      llvm::AllocaInst* slot = entry.CreateAlloca(st);
+      for (unsigned i = 0; i < args.size(); ++i) b.CreateStore(args[i], b.CreateStructGEP(st, slot, i));
+      buffer = slot;
+    }
+    b.CreateCall(vprintf, {format, buffer});
+  }
+
   void boundsFault(llvm::IRBuilder<>& b, const std::string& site, llvm::Value* index, llvm::Value* extent) override {
     llvm::Module& m = *b.GetInsertBlock()->getModule();
     std::string text = site.substr(0, sizeof(tessera_fault_record::site) - 1);
@@ -233,7 +259,7 @@ enum CtxField {
   kOps,
   kRuntime
 };
-enum OpsField { kBarrier, kPartitionSync, kWarpShuffle, kWarpVote, kFault };
+enum OpsField { kBarrier, kPartitionSync, kWarpShuffle, kWarpVote, kFault, kClock };
 
 class CpuHooks : public DeviceHooks {
  public:
@@ -286,6 +312,20 @@ class CpuHooks : public DeviceHooks {
     auto* fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getInt32Ty(), b.getInt32Ty()}, false);
     llvm::Value* r = b.CreateCall(fnTy, op(b, kWarpVote), {ctx_, b.getInt32(mode), b.CreateZExt(pred, b.getInt32Ty())});
     return mode == 2 ? r : b.CreateICmpNE(r, b.getInt32(0));
+  }
+  llvm::Value* clock(llvm::IRBuilder<>& b) override {
+    return b.CreateCall(llvm::FunctionType::get(b.getInt64Ty(), {b.getPtrTy()}, false), op(b, kClock), {ctx_});
+  }
+  llvm::Value* cString(llvm::IRBuilder<>& b, const std::string& text) override {
+    return siteString(*b.GetInsertBlock()->getModule(), text, 0);
+  }
+  void print(llvm::IRBuilder<>& b, llvm::Value* format, const std::vector<llvm::Value*>& args) override {
+    llvm::Module& m = *b.GetInsertBlock()->getModule();
+    llvm::FunctionCallee printf =
+        m.getOrInsertFunction("printf", llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, true));
+    std::vector<llvm::Value*> all = {format};
+    all.insert(all.end(), args.begin(), args.end());
+    b.CreateCall(printf, all);
   }
   // The message is formatted here with snprintf (the host object links against libc) and
   // handed to ctx->ops->fault; the runtime keeps the first fault of the lowest faulting group.
@@ -416,7 +456,7 @@ llvm::StructType* cpuCtxType(llvm::LLVMContext& c) {
 llvm::StructType* cpuOpsType(llvm::LLVMContext& c) {
   if (auto* t = llvm::StructType::getTypeByName(c, "tessera_cpu_ops")) return t;
   auto* ptr = llvm::PointerType::get(c, 0);
-  return llvm::StructType::create(c, {ptr, ptr, ptr, ptr, ptr}, "tessera_cpu_ops");
+  return llvm::StructType::create(c, {ptr, ptr, ptr, ptr, ptr, ptr}, "tessera_cpu_ops");
 }
 
 }  // namespace tessera::codegen

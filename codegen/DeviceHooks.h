@@ -46,6 +46,15 @@ class DeviceHooks {
                                unsigned width) = 0;
   // Warp vote over the live lanes of the warp (mode: 0 all, 1 any -> i1; 2 ballot -> i32 mask).
   virtual llvm::Value* vote(llvm::IRBuilder<>& b, int mode, llvm::Value* pred) = 0;
+  // tile.clock(): an i64 counter that never decreases on one tile (GPU: %clock64, SM cycles;
+  // CPU: ctx->ops->clock, steady-clock nanoseconds).
+  virtual llvm::Value* clock(llvm::IRBuilder<>& b) = 0;
+  // A NUL-terminated constant string, as a generic pointer.
+  virtual llvm::Value* cString(llvm::IRBuilder<>& b, const std::string& text) = 0;
+  // printf(format, args...) from this tile; args are promoted already (i32, i64, double, ptr).
+  // GPU: vprintf(format, buffer) with the arguments laid out at their natural alignment, as
+  // clang lowers printf for NVPTX; CPU: the C library's printf.
+  virtual void print(llvm::IRBuilder<>& b, llvm::Value* format, const std::vector<llvm::Value*>& args) = 0;
 
   // Reports a failed bounds check (docs/abi.md "Bounds checking"): `site` says what was indexed
   // ("tensor 'y', dimension 0"), `index` and `extent` are i64. The caller skips the access and

@@ -191,6 +191,8 @@ class Lowering {
   void storePacked(View& v, const std::vector<llvm::Value*>& idx, llvm::Value* value);
   bool lowerBitcast(ir::Operation& op);
   bool lowerGroup(ir::Operation& op);  // ids, barriers, shuffles, cooperative groups
+  bool lowerDebug(ir::Operation& op);  // tile.clock, tile.print (LowerDebug.cpp)
+  bool lowerPrint(ir::Operation& op);
   bool lowerCall(ir::Operation& op);
   bool lowerByParent(ir::Operation& op);  // terminators and functions: lowered by what holds them
   // Activations (LowerActivations.cpp), one hook per op.

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ir/IRDiagnostics.h"
+#include "ir/PrintFormat.h"
 #include "ir/Uniformity.h"
 
 namespace tessera::ir {
@@ -74,6 +75,8 @@ class Verifier {
   bool verifyNone(Operation* op);
   bool verifyShuffle(Operation* op);
   bool verifyVote(Operation* op);
+  bool verifyClock(Operation* op);
+  bool verifyPrint(Operation* op);
   bool verifyCoopGroup(Operation* op);
   bool verifyGroupReduce(Operation* op);
   bool verifyBitcast(Operation* op);
@@ -564,6 +567,18 @@ bool Verifier::verifyVote(Operation* op) {
   if (!operandIs(op, 0, isScalar(t) && baseScalar(t) == ScalarKind::I1, "an i1")) return false;
   bool ballot = op->strAttr(AttrId::Mode) == "ballot";
   return resultType(op, 0, ballot ? m_.ctx().scalar(ScalarKind::U32) : m_.ctx().i1());
+}
+bool Verifier::verifyClock(Operation* op) { return resultType(op, 0, m_.ctx().scalar(ScalarKind::I64)); }
+bool Verifier::verifyPrint(Operation* op) {
+  const Attribute* f = op->attr(AttrId::Format);
+  std::vector<std::string> pieces;
+  if (!f || !splitPrintFormat(f->s, pieces))
+    return badAttr(op, "format", "text with '{}' per operand and braces doubled");
+  if (pieces.size() != op->numOperands() + 1)
+    return badAttr(op, "format", "one '{}' per operand (" + std::to_string(op->numOperands()) + ")");
+  for (unsigned i = 0; i < op->numOperands(); ++i)
+    if (!operandIs(op, i, isScalar(op->operand(i)->type), "a scalar")) return false;
+  return true;
 }
 bool Verifier::verifyBitcast(Operation* op) {
   Type from = op->operand(0)->type, to = op->result(0)->type;

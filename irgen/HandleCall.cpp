@@ -92,7 +92,6 @@ Lowered FunctionContext::unsupportedBuiltin(const BuiltinCall& c) {
 }
 
 // Builtins of both contexts that have no meaning in a kernel.
-Lowered FunctionContext::handlePrint(const BuiltinCall& c) { return unsupportedBuiltin(c); }
 Lowered FunctionContext::handleDict(const BuiltinCall& c) { return unsupportedBuiltin(c); }
 Lowered FunctionContext::handleTensorType(const BuiltinCall& c) { return unsupportedBuiltin(c); }
 Lowered FunctionContext::handleTensorTypeCap(const BuiltinCall& c) { return unsupportedBuiltin(c); }

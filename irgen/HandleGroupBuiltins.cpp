@@ -1,5 +1,5 @@
 // Builtins of the execution model: tile, warp and group ids, the group barrier, warp shuffles,
-// votes, cooperative groups, and the one Tile IR cannot express yet (clocks).
+// votes, cooperative groups and the clock.
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {
@@ -65,7 +65,10 @@ Lowered FunctionContext::handleWarpShuffleIdx(const BuiltinCall& c) { return low
 Lowered FunctionContext::handleWarpVoteAny(const BuiltinCall& c) { return lowerVote(c, "any"); }
 Lowered FunctionContext::handleWarpVoteAll(const BuiltinCall& c) { return lowerVote(c, "all"); }
 Lowered FunctionContext::handleWarpBallot(const BuiltinCall& c) { return lowerVote(c, "ballot"); }
-Lowered FunctionContext::handleTileClock(const BuiltinCall& c) { return unsupportedBuiltin(c); }
+Lowered FunctionContext::handleTileClock(const BuiltinCall& c) {
+  loc(c.expr);
+  return Lowered::val(op1(I::OpId::TileClock, {}, ctx().scalar(I::ScalarKind::I64)));
+}
 
 Lowered FunctionContext::handleCooperativeGroup(const BuiltinCall& c) {
   Expr* s = arg(c, "size");

@@ -2,6 +2,7 @@
 #include "runtime/CpuGroup.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace tessera::rt {
@@ -25,8 +26,12 @@ uint32_t opVote(const tessera_cpu_ctx* ctx, int32_t mode, int32_t pred) {
   return runnerOf(ctx).vote(ctx->tile_linear, mode, pred);
 }
 void opFault(const tessera_cpu_ctx* ctx, const char* message) { runnerOf(ctx).reportFault(message); }
+int64_t opClock(const tessera_cpu_ctx*) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
-const tessera_cpu_ops kOps = {opBarrier, opPartitionSync, opShuffle, opVote, opFault};
+const tessera_cpu_ops kOps = {opBarrier, opPartitionSync, opShuffle, opVote, opFault, opClock};
 }  // namespace
 
 bool GroupRunner::runTiles(const LaunchPlan& plan, uint64_t first, uint64_t count, std::string& fault) {

@@ -306,6 +306,7 @@ const Type* Checker::checkBuiltinCall(const BuiltinInfo& b, const Type* typeArg,
     if (a.kind == Argument::Star || a.kind == Argument::DoubleStar) star = true;
   }
   if (!checkBuiltinUse(b, at)) return T.error();
+  if (b.id == BuiltinId::Print && inKernel()) checkKernelPrint(call);
   if (std::any_of(argTypes.begin(), argTypes.end(), [](const Type* t) { return t->isError(); }) &&
       (b.id == BuiltinId::TSharedAlloc || b.id == BuiltinId::TileAllocShared))
     return T.error();

@@ -115,6 +115,7 @@ class Checker {
   const Type* bitcastResult(const BoundBuiltinCall& bc);
   const Type* specialBuiltinResult(const BoundBuiltinCall& bc, const Type* typeArg);
   void checkConstantArguments(const BoundBuiltinCall& bc, SourceRange at);
+  void checkKernelPrint(CallExpr* call);  // KernelPrint.cpp
   const Type* tileRangeResult(const BoundBuiltinCall& bc, const Type* ext);
   void checkWhileCarries(WhileStmt* w);
   const Type* tileDotResult(const BoundBuiltinCall& bc);

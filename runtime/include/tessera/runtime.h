@@ -487,6 +487,8 @@ typedef struct tessera_cpu_ops {
   /* Reports a fault (bounds check, assert). The launch fails with TESSERA_ERROR_KERNEL_FAULT
    * and the message of the lowest faulting group; the code must return after calling it. */
   void (*fault)(const struct tessera_cpu_ctx* ctx, const char* message);
+  /* tile.clock(): nanoseconds of a steady (monotonic) clock; never decreases on one tile. */
+  int64_t (*clock)(const struct tessera_cpu_ctx* ctx);
 } tessera_cpu_ops;
 
 typedef struct tessera_cpu_ctx {
