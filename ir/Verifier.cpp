@@ -96,6 +96,12 @@ class Verifier {
   bool verifyTileStore(Operation* op);
   bool verifyBroadcast(Operation* op);
   bool verifyDot(Operation* op);
+  // The two matrix operands of tile.dot and tile.mma: rank-2 tile-like values of known shape.
+  bool matrixOperands(Operation* op, Type a, Type b) {
+    const char* what = "a rank-2 tile, fragment, shared buffer or view of known shape";
+    return operandIs(op, 0, isTileLike(a) && a->shape.size() == 2, what) &&
+           operandIs(op, 1, isTileLike(b) && b->shape.size() == 2, what);
+  }
   bool verifyMma(Operation* op);
   bool verifyTranspose(Operation* op);
   bool verifyReshape(Operation* op);
@@ -783,12 +789,7 @@ bool Verifier::verifyBroadcast(Operation* op) {
 }
 bool Verifier::verifyDot(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, r = op->result(0)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2,
-                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
-    return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2,
-                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
-    return false;
+  if (!matrixOperands(op, a, b)) return false;
   bool floatIn = isScalar(a->elem) && scalarClass(baseScalar(a->elem)) == ScalarClass::Float;
   if (!resultIs(op, 0, r->kind == TypeKind::Tile && r->shape.size() == 2 && isFloatLike(r) == floatIn,
                 floatIn ? "a rank-2 float tile" : "a rank-2 integer tile"))
@@ -801,12 +802,7 @@ bool Verifier::verifyDot(Operation* op) {
 }
 bool Verifier::verifyMma(Operation* op) {
   Type a = op->operand(0)->type, b = op->operand(1)->type, c = op->operand(2)->type;
-  if (!operandIs(op, 0, isTileLike(a) && a->shape.size() == 2,
-                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
-    return false;
-  if (!operandIs(op, 1, isTileLike(b) && b->shape.size() == 2,
-                 "a rank-2 tile, fragment, shared buffer or view of known shape"))
-    return false;
+  if (!matrixOperands(op, a, b)) return false;
   if (!operandIs(op, 2, c->kind == TypeKind::Frag && c->role == FragRole::Acc && c->shape.size() == 2,
                  "an accumulator fragment (!frag<T, [M, N], acc>)"))
     return false;
