@@ -491,7 +491,9 @@ bool Lowering::lowerTileDot(ir::Operation& op) {
 }
 
 // Softmax along one axis: each line (a row for axis -1) is handled by one tile, in order:
-// m = max, e_j = exp(x_j - m), s = sum e_j, y_j = e_j / s.
+// m = max, e_j = exp(x_j - m), s = sum e_j, y_j = e_j / s. A masked line (every element -inf)
+// has no probability mass: m is taken as 0 there, so e_j = 0, and s = 0 gives y_j = 0 instead
+// of 0 / 0 (as stdlib.nn.softmax; docs/language.md). A NaN makes its line NaN.
 bool Lowering::lowerTileSoftmax(ir::Operation& op) {
   View x = *view(op.operand(0));
   ir::Type elem = op.result()->type->elem;
@@ -517,16 +519,19 @@ bool Lowering::lowerTileSoftmax(ir::Operation& op) {
     return foldLine(len, init, f);
   };
   forEachIndex(lines, [&](llvm::Value* line) {
-    llvm::Value* m = pass(llvm::ConstantFP::getInfinity(ct, true), [&](llvm::Value* acc, llvm::Value* j) {
+    llvm::Value* ninf = llvm::ConstantFP::getInfinity(ct, true);
+    llvm::Value* m = pass(ninf, [&](llvm::Value* acc, llvm::Value* j) {
       return floatMinMax(true, acc, in(loadElem(x, at(line, j), elem)));
     });
+    m = b_.CreateSelect(b_.CreateFCmpOEQ(m, ninf), llvm::ConstantFP::get(ct, 0.0), m);
     llvm::Value* s = pass(llvm::ConstantFP::get(ct, 0.0), [&](llvm::Value* acc, llvm::Value* j) {
       llvm::Value* e = b_.CreateCall(expf, {b_.CreateFSub(in(loadElem(x, at(line, j), elem)), m)});
       return b_.CreateFAdd(acc, e);
     });
     pass(llvm::ConstantFP::get(ct, 0.0), [&](llvm::Value* acc, llvm::Value* j) {
       llvm::Value* e = b_.CreateCall(expf, {b_.CreateFSub(in(loadElem(x, at(line, j), elem)), m)});
-      llvm::Value* y = b_.CreateFDiv(e, s);
+      llvm::Value* zero = llvm::ConstantFP::get(ct, 0.0);
+      llvm::Value* y = b_.CreateSelect(b_.CreateFCmpOEQ(s, zero), zero, b_.CreateFDiv(e, s));
       storeElem(dst, at(line, j), widen ? b_.CreateFPTrunc(y, et) : y, elem);
       return acc;
     });

@@ -102,7 +102,8 @@ T tree(std::vector<T> a, Op op) {
 
 inline int64_t randomIn(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(exec::rng()); }
 
-// Checks |got - want| <= bound for every element (NaN only where want is NaN).
+// Checks |got - want| <= bound for every element (NaN only where want is NaN, an infinity only
+// where want is that infinity).
 inline bool within(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& bound,
                    const std::string& what) {
   size_t bad = 0;
@@ -111,6 +112,8 @@ inline bool within(const std::vector<float>& got, const std::vector<double>& wan
     bool ok;
     if (std::isnan(want[i])) {
       ok = std::isnan(got[i]);
+    } else if (std::isinf(want[i])) {
+      ok = static_cast<double>(got[i]) == want[i];
     } else {
       double err = std::fabs(static_cast<double>(got[i]) - want[i]);
       ok = err <= bound[i];

@@ -167,10 +167,9 @@ bool gradients(DT dt, bool causal, Problem P) {
 using NormGrad = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*,
                                     const tessera_tensor*, const tessera_tensor*, float);
 
-bool rmsnormGrad(DT dt, int64_t R, int64_t N, float scaleOfRows) {
+bool rmsnormGrad(DT dt, int64_t R, int64_t N, float scaleOfRows, float eps = 1e-6f) {
   Host x(dt, exec::randomFloats(R * N, -scaleOfRows, scaleOfRows)), w(dt, exec::randomFloats(N, 0.5f, 1.5f)),
       g(dt, exec::randomFloats(R * N));
-  const float eps = 1e-6f;
   Dev dx(x), dw(w), dg(g);
   tessera_tensor tx = dx.view({R, N}), tw = dw.view({N}), tg = dg.view({R, N});
   NormGrad k = dt == DT::F32    ? tessera_std_nn_rmsnorm_safe_grad_f32
@@ -204,7 +203,10 @@ bool rmsnormGrad(DT dt, int64_t R, int64_t N, float scaleOfRows) {
                          halfUlp(dt) * std::fabs(v) + (dt == DT::F16 ? 3e-8 : 0);
     }
   }
-  std::string what = std::string("rmsnorm_safe_grad_") + name(dt) + " " + std::to_string(R) + "x" + std::to_string(N);
+  char scale[48];
+  std::snprintf(scale, sizeof scale, " rows of %g, eps %g", scaleOfRows, eps);
+  std::string what =
+      std::string("rmsnorm_safe_grad_") + name(dt) + " " + std::to_string(R) + "x" + std::to_string(N) + scale;
   return same(got[0], got[1], what + " (again)") && within(got[0], want, bound, what);
 }
 
@@ -216,6 +218,16 @@ int main() {
   for (DT dt : {DT::BF16, DT::F16, DT::F32}) {
     ok &= rmsnormGrad(dt, randomIn(1, 40), 2 * randomIn(0, 700) + 1, 2.0f);
     ok &= rmsnormGrad(dt, 3, 1024, dt == DT::F32 ? 1e30f : dt == DT::F16 ? 6e4f : 1e30f);  // huge rows stay finite
+    // Rows of subnormals (1 / max|x| overflows: NaN before) and tiny rows with eps = 0 (the
+    // squares underflow: 0 before); f16's subnormals with eps 1e-5 (with eps 0 its dx overflows).
+    int64_t N = 2 * randomIn(0, 700) + 1;
+    if (dt == DT::F16) {
+      ok &= rmsnormGrad(dt, 3, N, 6e-7f, 1e-5f);
+    } else {
+      ok &= rmsnormGrad(dt, 3, N, 1e-40f, 1e-5f);
+      ok &= rmsnormGrad(dt, 3, N, 1e-25f, 0.0f);
+      ok &= rmsnormGrad(dt, 3, N, 1e-19f, 0.0f);
+    }
   }
   for (DT dt : {DT::BF16, DT::F16, DT::F32})
     for (bool causal : {false, true})

@@ -2,8 +2,12 @@
 // (docs/stdlib.md): softmax, log_softmax, rmsnorm_safe, layernorm_safe, cross_entropy (f32,
 // bf16, f16), gelu/silu and the bias epilogues. Row lengths are random and odd, and one case is
 // longer than the 8192 elements staged in shared memory. "Safe": rows of 1e30 (f32) and 6e4
-// (f16), constant rows and all-zero rows stay finite and correct. Every entry gives the same
-// bits on a second launch.
+// (f16), constant rows and all-zero rows stay finite and correct, and so do rows of subnormals
+// and tiny rows (1e-40, 1e-25, 1e-19; f16 6e-7) with eps 1e-5 and 0, whose 1 / max|x| overflows
+// or whose squares underflow (issue 33: NaN, 0 or wrong values before). Masked rows (every
+// element -inf) give softmax 0, log_softmax -inf and a cross entropy of +inf, not NaN (issue 33),
+// and partly masked rows the softmax of the rest. Every entry gives the same bits on a second
+// launch.
 #include "StdTest.h"
 
 using namespace stdtest;
@@ -14,8 +18,11 @@ namespace {
 // growth (tiles fold up to ~40 elements, then 8 tree levels), relative.
 constexpr double kF32 = 8e-6;
 
+// Below the normal range a rounding errs by half the subnormals' spacing, not by half an ulp of
+// the value: 2^-25 (f16; 3e-8 here), 2^-134 (bf16), 2^-150 (f32, where a subnormal result takes
+// two roundings: the product by the scale and by the weight).
 double outBound(DT out, double ref, double f32part) {
-  return f32part + halfUlp(out) * std::fabs(ref) + (out == DT::F16 ? 3e-8 : 0);
+  return f32part + halfUlp(out) * std::fabs(ref) + (out == DT::F16 ? 3e-8 : out == DT::BF16 ? 0x1p-134 : 0x1p-149);
 }
 
 using RowKernel = tessera_status (*)(const tessera_launch_options*, const tessera_tensor*, const tessera_tensor*);
@@ -24,8 +31,18 @@ struct Rows {
   int64_t R, N;
 };
 
+// Row 0 masked (every element -inf) and row 1 partly (about a third of its elements), when there
+// are rows to spare.
+std::vector<float> withMaskedRows(std::vector<float> v, Rows s) {
+  if (s.R < 3) return v;
+  for (int64_t j = 0; j < s.N; ++j) v[j] = -INFINITY;
+  for (int64_t j = 0; j < s.N; ++j)
+    if (randomIn(0, 2) == 0) v[s.N + j] = -INFINITY;
+  return v;
+}
+
 bool checkSoftmax(DT dt, Rows s, bool log) {
-  Host x(dt, exec::randomFloats(s.R * s.N, -8.0f, 8.0f));
+  Host x(dt, withMaskedRows(exec::randomFloats(s.R * s.N, -8.0f, 8.0f), s));
   Dev dx(x), dy(dt, s.R * s.N);
   tessera_tensor tx = dx.view({s.R, s.N}), ty = dy.view({s.R, s.N});
   RowKernel k = log ? (dt == DT::F32    ? tessera_std_nn_log_softmax_f32
@@ -46,6 +63,7 @@ bool checkSoftmax(DT dt, Rows s, bool log) {
       size_t i = r * s.N + j;
       double d = x.v[i] - m;
       want[i] = log ? d - std::log(sum) : std::exp(d) / sum;
+      if (m == -INFINITY) want[i] = log ? -INFINITY : 0.0;  // a masked row
       bound[i] = outBound(dt, want[i], log ? kF32 * (std::fabs(want[i]) + 1) : kF32 * want[i]);
     }
   }
@@ -108,6 +126,26 @@ bool checkNorm(DT dt, Rows s, std::vector<float> v, bool layer, float eps, const
   return ok && !bad && same(launch(), got, what + " on a second launch");
 }
 
+// Rows of subnormals and tiny rows, eps 1e-5 and 0: 1 / max|x| overflows (subnormals) and the
+// squares underflow (below 1e-19), which gave NaN for every element, or 0 and wrong values with
+// eps = 0. f16's subnormals are below 6.1e-5 (its squares underflow in f32 only through f16 x).
+bool checkTinyRows(DT dt, Rows s) {
+  std::vector<float> scales =
+      dt == DT::F16 ? std::vector<float>{6e-7f, 3e-5f} : std::vector<float>{1e-40f, 1e-25f, 1e-19f};
+  bool ok = true;
+  for (float tiny : scales)
+    for (float eps : {1e-5f, 0.0f})
+      for (bool layer : {false, true}) {
+        std::vector<float> v = exec::randomFloats(s.R * s.N, -tiny, tiny);
+        if (layer && s.R > 1)  // an offset row: the mean is most of each element
+          for (int64_t j = 0; j < s.N; ++j) v[s.N + j] = tiny * (4.0f + v[s.N + j] / tiny);
+        char label[64];
+        std::snprintf(label, sizeof label, "rows of %g, eps %g", tiny, eps);
+        ok &= checkNorm(dt, s, v, layer, eps, label);
+      }
+  return ok;
+}
+
 bool checkNorms(DT dt, Rows s) {
   bool ok = true;
   for (bool layer : {false, true}) {
@@ -132,6 +170,7 @@ bool checkNorms(DT dt, Rows s) {
       ok &= checkNorm(dt, s, top, layer, 1e-5f, "rows of 3e38");
     }
   }
+  ok &= checkTinyRows(dt, s);
   // eps = 0: a zero row gives zeros, not NaN.
   ok &= checkNorm(dt, {2, s.N}, std::vector<float>(2 * s.N, 0.0f), false, 0.0f, "zero rows, eps 0");
   ok &= checkNorm(dt, {2, s.N}, std::vector<float>(2 * s.N, 0.0f), true, 0.0f, "zero rows, eps 0");
@@ -146,10 +185,12 @@ bool checkNorms(DT dt, Rows s) {
 }
 
 bool checkCrossEntropy(DT dt, Rows s) {
-  Host x(dt, exec::randomFloats(s.R * s.N, -10.0f, 10.0f));
+  std::vector<float> v = withMaskedRows(exec::randomFloats(s.R * s.N, -10.0f, 10.0f), s);
   std::vector<int64_t> target(s.R);
   for (int64_t r = 0; r < s.R; ++r) target[r] = randomIn(0, s.N - 1);
-  if (s.R > 1) target[1] = -100;  // ignored
+  if (s.R > 1) target[1] = -100;                    // ignored
+  if (s.R > 3) v[2 * s.N + target[2]] = -INFINITY;  // a target of probability 0
+  Host x(dt, v);
   Dev dx(x), dl(DT::F32, s.R);
   exec::DeviceArray<int64_t> dt64(target);
   tessera_tensor tx = dx.view({s.R, s.N}), tt = dt64.view(TESSERA_I64, {s.R}), tl = dl.view({s.R});
@@ -166,6 +207,7 @@ bool checkCrossEntropy(DT dt, Rows s) {
     for (int64_t j = 0; j < s.N; ++j) sum += std::exp(x.v[r * s.N + j] - m);
     bool ok = target[r] >= 0 && target[r] < s.N;
     want[r] = ok ? std::log(sum) + m - x.v[r * s.N + target[r]] : 0.0;
+    if (ok && (m == -INFINITY || x.v[r * s.N + target[r]] == -INFINITY)) want[r] = INFINITY;  // probability 0
     bound[r] = kF32 * (1 + std::fabs(want[r]) + std::fabs(m) + std::log(sum));
   }
   std::string what = std::string("cross_entropy_") + name(dt) + " N=" + std::to_string(s.N);

@@ -1,6 +1,8 @@
 // stdlib.reduce: sum, max, min, argmax, argmin along the last axis, f32 and bf16, random odd
 // sizes (rows of 1 to 5000 elements, so every chunk/tail case), one row of repeated values, one
-// with NaNs and one of extremes (infinities, -3e38, signed zeros). The reference replays the documented order (each
+// with NaNs, one of extremes (infinities, -3e38, signed zeros), and rows of only -inf (a masked
+// row), only +inf and only NaN, whose max and min are -inf, +inf and NaN (issue 33: the fold's
+// start, -3.4e38, came out as the maximum of a row of -inf). The reference replays the documented order (each
 // tile's elements in order, then the pairwise tree over the 256 tiles), so every result is checked bit for bit; sums
 // are also checked against float64. The same bits come back from a second launch, from an explicit grid of 3 groups
 // (grid-stride rows), and (on the CPU executor) at 1 and 3 threads. A transposed view sums along the other axis.
@@ -30,8 +32,9 @@ Reference replay(const std::vector<float>& x, int64_t R, int64_t N, int64_t rs, 
     std::vector<float> acc(256), hi(256), lo(256);
     std::vector<P> ah(256), al(256);
     for (int64_t t = 0; t < 256; ++t) {
-      float s = 0.0f, h = -3.4028234663852886e38f, l = 3.4028234663852886e38f;
-      P bh{h, -1}, bl{l, -1};
+      // max()/min() fold from NaN, which they ignore: NaN only where there is no other element.
+      float s = 0.0f, h = NAN, l = NAN;
+      P bh{-3.4028234663852886e38f, -1}, bl{3.4028234663852886e38f, -1};
       forTileElements(N, V, t, [&](int64_t j) {
         float v = x[r * rs + j * cs];
         s += v;
@@ -45,8 +48,10 @@ Reference replay(const std::vector<float>& x, int64_t R, int64_t N, int64_t rs, 
         if (nanWins || bl.second < 0) bl = {v, j};
       });
       acc[t] = s, hi[t] = h, lo[t] = l;
-      ah[t] = {bh.first, bh.second < 0 ? N : bh.second};
-      al[t] = {bl.first, bl.second < 0 ? N : bl.second};
+      // A tile without an element offers (the worst value, N), as row_arg does: any element beats
+      // it or ties with it at a smaller index (-inf in a masked row included).
+      ah[t] = bh.second < 0 ? P{-INFINITY, N} : P{bh.first, bh.second};
+      al[t] = bl.second < 0 ? P{INFINITY, N} : P{bl.first, bl.second};
     }
     ref.sum.push_back(tree(acc, [](float a, float b) { return a + b; }));
     ref.hi.push_back(tree(hi, [](float a, float b) { return std::fmax(a, b); }));
@@ -72,7 +77,7 @@ struct Entry {
 };
 
 bool runDtype(DT dt) {
-  int64_t R = randomIn(3, 40), N = randomIn(1, 5000);
+  int64_t R = randomIn(6, 40), N = randomIn(1, 5000);
   if (randomIn(0, 1)) N = (N / 8 + 1) * 8;  // whole chunks, aligned rows: the vector form
   std::printf("-- %s: R = %lld, N = %lld\n", name(dt), static_cast<long long>(R), static_cast<long long>(N));
   std::vector<float> v = exec::randomFloats(R * N, -2.0f, 2.0f);
@@ -83,6 +88,11 @@ bool runDtype(DT dt) {
   const float inf = std::numeric_limits<float>::infinity(), extremes[] = {-inf, -inf, -3e38f, -0.0f, 0.0f, inf};
   int kinds = randomIn(0, 1) ? 6 : 5;
   for (int64_t j = 0; j < N; ++j) v[2 * N + j] = extremes[randomIn(0, kinds - 1)];
+  for (int64_t j = 0; j < N; ++j) {
+    v[3 * N + j] = -inf;
+    v[4 * N + j] = inf;
+    v[5 * N + j] = std::numeric_limits<float>::quiet_NaN();
+  }
   Host x(dt, v);
   Dev dx(x);
   tessera_tensor tx = dx.view({R, N});
@@ -117,14 +127,14 @@ bool runDtype(DT dt) {
     ok &= same(got, want, what + " (replayed order)");
     if (e.what == 0) {
       std::vector<double> exact(R), bound(R);
-      for (int64_t r = 3; r < R; ++r) {  // rows 0-2: ties, NaN, extremes (the replay checks them)
+      for (int64_t r = 6; r < R; ++r) {  // rows 0-5: ties, NaN, extremes (the replay checks them)
         double s = 0, a = 0;
         for (int64_t j = 0; j < N; ++j) s += x.v[r * N + j], a += std::fabs(x.v[r * N + j]);
         exact[r] = s, bound[r] = 300 * 0x1p-24 * a;  // |error| <= (elements per tile + 8 levels) eps sum|x|
       }
-      std::vector<float> rows(got.begin() + 3, got.end());
-      ok &= within(rows, std::vector<double>(exact.begin() + 3, exact.end()),
-                   std::vector<double>(bound.begin() + 3, bound.end()), what + " against float64");
+      std::vector<float> rows(got.begin() + 6, got.end());
+      ok &= within(rows, std::vector<double>(exact.begin() + 6, exact.end()),
+                   std::vector<double>(bound.begin() + 6, bound.end()), what + " against float64");
     }
     ok &= same(launch(nullptr), got, what + " on a second launch");
     tessera_launch_options grid = {};
