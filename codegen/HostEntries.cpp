@@ -13,7 +13,7 @@
 //
 // Every check of arguments happens in tessera_launch (each kernel checks dtypes, ranks and that
 // its tensors agree with each other and with the results allocated from the bound symbols), so
-// the entry point has no checks of its own beyond null pointers.
+// the entry point has no checks of its own beyond null pointers (tessera_entry_check_pointers).
 #include "codegen/HostEntries.h"
 
 #include <algorithm>
@@ -70,6 +70,7 @@ class EntryWriter {
   llvm::Value* allocate(const HostEntryTensor& t, const char* what);
   llvm::Value* viewOf(llvm::Value* t, const HostEntryArg& a);
   llvm::Value* replayKey(const HostEntry& e);
+  void checkPointers(const HostEntry& e);
   bool launch(const HostEntryStep& s, const HostEntry& e, llvm::Value* opts, std::string& error);
 
   llvm::Module& m_;
@@ -166,6 +167,26 @@ llvm::Value* EntryWriter::viewOf(llvm::Value* t, const HostEntryArg& a) {
   check(b_.CreateCall(fn("tessera_tensor_view", i32_, {ptr_, i64_, i32_, ptr_, ptr_, ptr_}),
                       {t, extent(a.viewOffset), b_.getInt32(a.view.size()), extents, strides, view}));
   return view;
+}
+
+// Null views or result pointers: tessera_entry_check_pointers sets the message naming the first
+// one (every error path of an entry point leaves the runtime's message describing it).
+void EntryWriter::checkPointers(const HostEntry& e) {
+  std::vector<std::pair<llvm::Value*, std::string>> ptrs;
+  for (size_t i = 0; i < e.params.size(); ++i)
+    if (e.params[i].isTensor) ptrs.push_back({params_[i], "parameter '" + e.params[i].name + "'"});
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    ptrs.push_back({f_->getArg(1 + e.params.size() + i), "result pointer 'out" + std::to_string(i) + "'"});
+  if (ptrs.empty()) return;
+  llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+  llvm::Value* values = entry.CreateAlloca(ptr_, b_.getInt32(ptrs.size()), "pointers");
+  llvm::Value* names = entry.CreateAlloca(ptr_, b_.getInt32(ptrs.size()), "pointer_names");
+  for (size_t i = 0; i < ptrs.size(); ++i) {
+    b_.CreateStore(ptrs[i].first, b_.CreateConstGEP1_64(ptr_, values, i));
+    b_.CreateStore(b_.CreateGlobalStringPtr(ptrs[i].second), b_.CreateConstGEP1_64(ptr_, names, i));
+  }
+  check(b_.CreateCall(fn("tessera_entry_check_pointers", i32_, {ptr_, ptr_, ptr_, i32_}),
+                      {b_.CreateGlobalStringPtr(e.name), values, names, b_.getInt32(ptrs.size())}));
 }
 
 // The tessera_graph_key of this call: every tensor parameter, result and temporary (their views,
@@ -277,13 +298,7 @@ bool EntryWriter::write(const std::string& module, const HostEntry& e, std::stri
   llvm::Value* from = b_.CreateSelect(b_.CreateIsNull(f_->getArg(0)), opts, f_->getArg(0));
   stream_ = b_.CreateLoad(ptr_, from, "stream");
   b_.CreateStore(stream_, opts);
-  // Null views or result pointers.
-  llvm::Value* anyNull = b_.getFalse();
-  for (size_t i = 0; i < e.params.size(); ++i)
-    if (e.params[i].isTensor) anyNull = b_.CreateOr(anyNull, b_.CreateIsNull(params_[i]));
-  for (size_t i = 0; i < e.outputs.size(); ++i)
-    anyNull = b_.CreateOr(anyNull, b_.CreateIsNull(f_->getArg(1 + e.params.size() + i)));
-  check(b_.CreateSelect(anyNull, b_.getInt32(TESSERA_ERROR_NULL_POINTER), b_.getInt32(0)));
+  checkPointers(e);
   for (const HostEntrySymbol& s : e.symbols) {
     llvm::Value* at =
         b_.CreateInBoundsGEP(tensorTy_, params_[s.param], {b_.getInt32(0), b_.getInt32(3), b_.getInt32(s.axis)});

@@ -1,5 +1,6 @@
 #include "graph/Dim.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "sema/Extent.h"
@@ -127,6 +128,28 @@ Dim numElements(const Shape& s) {
   Dim n = Dim::constant(1);
   for (const Dim& d : s) n = n * d;
   return n;
+}
+
+namespace {
+// d as a product: its constant factors multiplied into `c` (false on overflow), its other
+// factors' spellings appended to `factors`.
+bool productFactors(const Dim& d, int64_t& c, std::vector<std::string>& factors) {
+  if (d.kind() == Dim::Kind::Expr && d.op() == Dim::Op::Mul)
+    return productFactors(d.lhs(), c, factors) && productFactors(d.rhs(), c, factors);
+  if (d.isConst()) return !__builtin_mul_overflow(c, d.value(), &c);
+  factors.push_back(d.str());
+  return true;
+}
+}  // namespace
+
+bool sameProduct(const Dim& a, const Dim& b) {
+  if (a == b) return true;
+  int64_t ca = 1, cb = 1;
+  std::vector<std::string> fa, fb;
+  if (!productFactors(a, ca, fa) || !productFactors(b, cb, fb) || ca != cb) return false;
+  std::sort(fa.begin(), fa.end());
+  std::sort(fb.begin(), fb.end());
+  return fa == fb;
 }
 
 }  // namespace tessera::graph

@@ -73,5 +73,8 @@ inline Dim operator/(const Dim& a, const Dim& b) { return Dim::binary(Dim::Op::D
 std::string shapeString(const Shape& s);
 // The product of the dims (1 for rank 0).
 Dim numElements(const Shape& s);
+// Whether two dims are the same product: equal constant factors and the same other factors in
+// any order and grouping (P*R and R*P, (2*P)*R and P*(2*R)): the element counts of a reshape.
+bool sameProduct(const Dim& a, const Dim& b);
 
 }  // namespace tessera::graph

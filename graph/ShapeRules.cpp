@@ -446,7 +446,7 @@ bool inferReshape(const Types& in, const Attrs& attrs, Types& out, Unifier& u, s
   Shape target;
   if (!shapeAttr(attrs, target, error) || !needTensor(in[0], "the reshaped operand", 0, error)) return false;
   Dim a = u.resolve(numElements(in[0].shape)), b = u.resolve(numElements(target));
-  if (a != b && !u.unify(a, b)) {
+  if (!sameProduct(a, b) && !u.unify(a, b)) {
     error = "cannot reshape " + in[0].str() + " (" + a.str() + " elements) to " + shapeString(target) + " (" + b.str() +
             " elements)";
     return false;

@@ -284,6 +284,7 @@ class FunctionContext {
   I::Value* convertElem(I::Value* v, I::Type elem, SourceRange at);
   I::Value* broadcastTo(I::Value* v, const std::vector<I::Dim>& shape, SourceRange at);
   I::Value* expandDims(I::Value* t, SubscriptExpr* e);
+  static bool hasNoneIndex(SubscriptExpr* e);
   std::vector<I::Dim> broadcastShape(const std::vector<I::Dim>& x, const std::vector<I::Dim>& y);
   I::Value* asTile(I::Value* v, SourceRange at);
   I::Value* toBool(I::Value* v, SourceRange at);

@@ -327,6 +327,17 @@ I::Value* FunctionContext::expandDims(I::Value* t, SubscriptExpr* e) {
   return op1(I::OpId::TileReshape, {t}, ctx().tile(t->type->elem, shape));
 }
 
+// Whether a subscript has a None among its indices (t[:, None]).
+bool FunctionContext::hasNoneIndex(SubscriptExpr* e) {
+  for (const Argument& a : e->indices) {
+    if (isa<NoneLiteralExpr>(a.value)) return true;
+    if (auto* tu = dyn_cast<TupleExpr>(a.value); tu && !tu->parenthesized)
+      for (Expr* x : tu->elements)
+        if (isa<NoneLiteralExpr>(x)) return true;
+  }
+  return false;
+}
+
 Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
   Lowered base = lower(e->base);
   if (base.kind == Lowered::Tuple) {
@@ -340,6 +351,9 @@ Lowered FunctionContext::lowerSubscript(SubscriptExpr* e) {
   I::Value* b = value(base, e->base->range);
   if (b->type->kind == I::TypeKind::Tile) return Lowered::val(expandDims(b, e));
   if (!I::isView(b->type)) unsupported(e->range, "indexing a value of type " + I::printType(b->type));
+  // `lens[:, None]` of `lens = L[rb]`: a block of a tensor is a tile value (docs/language.md),
+  // which None indexes as it does any tile value: loaded, then given the extents of 1.
+  if (hasNoneIndex(e)) return Lowered::val(expandDims(asTile(b, e->base->range), e));
   bool isElement = false;
   std::vector<I::Value*> idx;
   I::Value* v = sliceView(b, e->indices, e, isElement, idx);
@@ -362,9 +376,9 @@ Lowered FunctionContext::lowerModuleConstant(const Symbol* s, I::Type want) {
 
 Lowered FunctionContext::lowerAttribute(AttributeExpr* e) {
   const Type* bt = e->base->type;
-  // `act.CLAMP_HI` with `import act`: a numeric constant of the imported module.
-  if (auto* base = dyn_cast<NameExpr>(e->base);
-      base && base->symbol && base->symbol->kind == SymbolKind::Module && bt && bt->module && bt->module->scope) {
+  // `act.CLAMP_HI` with `import act` (`a.b.CLAMP_HI` with `import a.b`): a numeric constant of
+  // the imported module.
+  if (bt && bt->kind == TypeKind::Module && bt->module && bt->module->scope) {
     const Symbol* member = bt->module->scope->lookupLocal(e->name);
     if (member && member->kind == SymbolKind::Constant && member->value && member->value->isNumber())
       return lowerModuleConstant(member, I::Type());

@@ -318,6 +318,17 @@ tessera_status tessera_graph_launch_cached(tessera_graph* cache, const tessera_g
   return TESSERA_SUCCESS;
 }
 
+tessera_status tessera_entry_check_pointers(const char* entry, const void* const* pointers, const char* const* names,
+                                            uint32_t count) {
+  if (count && (!pointers || !names))
+    return fail(TESSERA_ERROR_NULL_POINTER, "tessera_entry_check_pointers: null argument list");
+  for (uint32_t i = 0; i < count; ++i)
+    if (!pointers[i])
+      return fail(TESSERA_ERROR_NULL_POINTER, "host function '", entry ? entry : "?",
+                  "': ", names[i] ? names[i] : "an argument", " is null");
+  return TESSERA_SUCCESS;
+}
+
 tessera_status tessera_graph_replay(tessera_graph* cache, tessera_graph captured, tessera_stream stream) {
   return tessera_graph_replay_keyed(cache, captured, nullptr, stream);
 }

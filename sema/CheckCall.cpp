@@ -591,6 +591,15 @@ const Type* Checker::specialBuiltinResult(const BoundBuiltinCall& bc, const Type
       const Type* src = first;
       if (src->kind == TypeKind::Shared) return T.none();  // copy into a shared buffer
       if (src->isLenient()) return src->isError() ? T.error() : T.tile(DType::FP32, false, {}, false);
+      // The block's rank, as the lowering gives it: src's with a block of one axis (which axis
+      // the loop's tile.range says: the extents stay unknown here), a view's own.
+      Expr* index = arg("index");
+      const Type* it = index ? index->type : nullptr;
+      if (it && it->kind == TypeKind::Slice && src->rankKnown)
+        return T.tile(src->dtype, src->dtypeKnown, std::vector<Extent>(src->dims.size(), Extent("?")), true,
+                      src->policy);
+      if (it && it->kind == TypeKind::Tile && it->rankKnown)
+        return T.tile(src->dtype, src->dtypeKnown, it->dims, true, src->policy);
       return T.tile(src->dtype, src->dtypeKnown, {}, false, src->policy);
     }
     case BuiltinId::TileRange: return tileRangeResult(bc, first);

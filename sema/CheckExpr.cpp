@@ -48,10 +48,7 @@ struct ExprTyper : ASTVisitor<ExprTyper, const Type*> {
   const Type* visitNoneLiteralExpr(NoneLiteralExpr*) { return T.none(); }
   const Type* visitEllipsisExpr(EllipsisExpr* e) {
     // As a statement (a body that is only `...`) it is nothing; kernels have no value for it.
-    if (c.inKernel()) {
-      c.diags.report(diag::err_ellipsis_value_in_kernel, e->range);
-      return T.error();
-    }
+    if (c.deviceOnly(diag::err_ellipsis_value_in_kernel, e->range, "")) return T.error();
     return T.dynamic();
   }
   const Type* visitUnaryExpr(UnaryExpr* e) { return c.checkUnary(e); }
@@ -119,12 +116,19 @@ const Type* Checker::valueBuiltinType(const BuiltinInfo& b) {
 
 const Type* Checker::checkName(NameExpr* e) {
   Symbol* s = scope->lookup(e->name);
-  if (!s && fn_ && moduleGlobals.count(e->name)) return T.dynamic();  // assigned later at module level
+  if (!s && fn_ && moduleGlobals.count(e->name)) {  // assigned later at module level
+    deviceOnly(diag::err_module_variable_in_device_code, e->range, e->name);
+    return T.dynamic();
+  }
   if (!s) {
     reportUndefined(e->name, e->range);
     return T.error();
   }
   e->symbol = s;
+  // A module-level variable has no value in device code (the lowering keeps no globals).
+  if (s->kind == SymbolKind::Variable && fn_ && mod.scope && mod.scope->lookupLocal(e->name) == s) {
+    if (deviceOnly(diag::err_module_variable_in_device_code, e->range, e->name)) return T.error();
+  }
   if (s->kind == SymbolKind::Builtin && s->builtin && s->builtin->sig.isValue) {
     checkBuiltinUse(*s->builtin, e->range);
     return valueBuiltinType(*s->builtin);

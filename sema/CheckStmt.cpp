@@ -22,6 +22,16 @@ std::string Checker::text(SourceRange r) const {
   return out;
 }
 
+bool Checker::deviceOnly(DiagID id, SourceRange at, const std::string& arg) {
+  if (inKernel()) {
+    auto d = diags.report(id, at);
+    if (!arg.empty()) d << arg;
+    return true;
+  }
+  if (fn_) fn_->deviceOnly.push_back({id, at, arg});
+  return false;
+}
+
 Symbol* Checker::declareLocal(const std::string& name, SourceRange at, const Type* t, SymbolKind k) {
   Symbol* s = sc.symbols.make(k, name, at, t);
   scope->declare(s);
@@ -107,8 +117,8 @@ struct StmtChecker : ASTVisitor<StmtChecker> {
   void visitContinueStmt(ContinueStmt* s) { breakOrContinue(s, "continue"); }
   // Outside a loop the parser reports it.
   void breakOrContinue(Stmt* s, const char* keyword) {
-    if (c.inKernel() && !c.unrolledLoops.empty() && c.unrolledLoops.back())
-      c.diags.report(diag::err_break_continue_unsupported, s->range) << keyword;
+    if (!c.unrolledLoops.empty() && c.unrolledLoops.back())
+      c.deviceOnly(diag::err_break_continue_unsupported, s->range, keyword);
   }
   void visitReturnStmt(ReturnStmt* s) { c.checkReturn(s); }
   void visitIfStmt(IfStmt* i) {

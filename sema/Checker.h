@@ -155,11 +155,15 @@ class Checker {
   void checkImport(ImportStmt* s);
   void checkImportFrom(ImportFromStmt* s);
   ModuleInfo* loadModule(const std::string& dotted, SourceRange at);
+  const Type* packageOf(const std::string& dotted, const Type* module);
 
   // ---- helpers
   Symbol* declareLocal(const std::string& name, SourceRange at, const Type* t, SymbolKind k = SymbolKind::Variable);
   void reportUndefined(const std::string& name, SourceRange at);
   bool inKernel() const { return fn_ && fn_->isKernel(); }
+  // An error of device code only (FunctionInfo::deviceOnly): reported now in a kernel (true),
+  // else kept for checkDeviceCode, which reports it if a kernel calls the function.
+  bool deviceOnly(DiagID id, SourceRange at, const std::string& arg);
   std::string text(SourceRange r) const;
   // The parameter symbol a target expression writes through (x in x[i], x[a:b], x), or null.
   Symbol* rootParam(Expr* e);

@@ -39,7 +39,12 @@ void checkDeviceCode(SemaContext& sc, DiagnosticEngine& diags) {
   for (size_t i = 0; i < work.size() && !diags.stopped(); ++i) {
     const FunctionDefStmt* f = work[i];
     const FunctionInfo& info = *sc.functions.at(f);
-    if (!info.bodyHasErrors) {
+    if (!info.isKernel())
+      for (const FunctionInfo::DeviceOnly& d : info.deviceOnly) {
+        auto r = diags.report(d.id, d.at);
+        if (!d.arg.empty()) r << d.arg;
+      }
+    if (!info.bodyHasErrors && info.deviceOnly.empty()) {
       checkDefiniteAssignment(f, diags);
       checkEarlyReturns(f, info, diags);
       checkViewExtents(f, info, sc, diags);

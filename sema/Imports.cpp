@@ -102,8 +102,35 @@ void Checker::checkImport(ImportStmt* s) {
     if (!n.alias.empty() || n.name.find('.') == std::string::npos)
       declareLocal(bindName, bindRange, t, SymbolKind::Module);
     else
-      declareLocal(bindName, bindRange, m ? T.dynamic() : T.error(), SymbolKind::Module);
+      declareLocal(bindName, bindRange, m ? packageOf(n.name, t) : T.error(), SymbolKind::Module);
   }
+}
+
+// `import a.b.c` binds `a`, a package whose member `b` is the package a.b, whose member `c` is
+// the module (as Python does), so that `a.b.c.f(x)` names the module's function. A package is
+// shared by every import that names it: `import stdlib.nn` and `import stdlib.reduce` give one
+// `stdlib` with both members.
+const Type* Checker::packageOf(const std::string& dotted, const Type* module) {
+  std::vector<std::string> parts;
+  for (size_t start = 0, dot;; start = dot + 1) {
+    dot = dotted.find('.', start);
+    parts.push_back(dotted.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+  }
+  const Type* member = module;
+  for (size_t i = parts.size() - 1; i-- > 0;) {
+    std::string name = parts[0];
+    for (size_t j = 1; j <= i; ++j) name += "." + parts[j];
+    std::unique_ptr<ModuleInfo>& pkg = sc.packages[name];
+    if (!pkg) {
+      pkg = std::make_unique<ModuleInfo>();
+      pkg->name = name;
+      pkg->scope = sc.symbols.makeScope(Scope::Module, sc.prelude());
+    }
+    pkg->scope->declare(sc.symbols.make(SymbolKind::Module, parts[i + 1], SourceRange(), member));
+    member = T.module(pkg.get(), name);
+  }
+  return member;
 }
 
 void Checker::checkImportFrom(ImportFromStmt* s) {

@@ -13,6 +13,7 @@
 // uniform control flow, is made by every tile to the same element: a race, reported as a warning.
 #include <map>
 #include <optional>
+#include <set>
 
 #include "sema/ASTWalk.h"
 #include "sema/Checker.h"
@@ -32,6 +33,28 @@ const BuiltinInfo* calledBuiltin(const CallExpr* c) {
   if (!c->callee || !c->callee->type) return nullptr;
   const Type* t = c->callee->type;
   return t->kind == TypeKind::Builtin ? t->builtin : nullptr;
+}
+
+// The first call of a barrier or collective of `level` or below (0: group, 1: warp) in a user
+// function `f` or the functions it calls, in source order, or null. A function is inlined into
+// the kernel that calls it, so calling it under divergent control flow puts that call there.
+const CallExpr* collectiveIn(const FunctionDefStmt* f, int level, std::set<const FunctionDefStmt*>& seen) {
+  if (!f || !seen.insert(f).second) return nullptr;
+  const CallExpr* found = nullptr;
+  walkStmts(
+      f->body, [](Stmt*) {},
+      [&](Expr* e) {
+        auto* c = dyn_cast<CallExpr>(e);
+        if (found || !c) return;
+        const BuiltinInfo* b = c->callee && c->callee->type && c->callee->type->kind == TypeKind::Builtin
+                                   ? c->callee->type->builtin
+                                   : nullptr;
+        if (b && (b->has(eff::Barrier) || b->has(eff::GroupCollective) || (level >= 1 && b->has(eff::WarpCollective))))
+          found = c;
+        else if (!b)
+          found = collectiveIn(calledFunction(c), level, seen);
+      });
+  return found;
 }
 
 std::string rootName(Expr* e) {
@@ -105,6 +128,14 @@ class Uniformity : public ASTVisitor<Uniformity, std::optional<Reason>, const Re
     auto* c = dyn_cast<CallExpr>(e);
     if (!c || !reporting_) return;
     const BuiltinInfo* b = calledBuiltin(c);
+    if (!b && ctrl && ctrl->level >= 1) {
+      // A user function: the collectives it holds are reached as divergently as the call.
+      std::set<const FunctionDefStmt*> seen;
+      if (const CallExpr* inner = collectiveIn(calledFunction(c), ctrl->level >= 2 ? 1 : 0, seen)) {
+        c = const_cast<CallExpr*>(inner);
+        b = calledBuiltin(c);
+      }
+    }
     if (!b) return;
     SourceRange at = c->callee->range;
     if (ctrl && ctrl->level >= 1 && (b->has(eff::Barrier) || b->has(eff::GroupCollective))) {

@@ -96,10 +96,13 @@ std::set<std::string> namesUsedOnlyTransposed(const Block& body) {
 namespace {
 
 // What a value is with respect to the row split: a block of rows of a parameter, a block of
-// columns (transposed, a block of rows), or neither. `wholeRows`: neither, but its leading extent
-// is the output's row symbol (computed from whole tensors).
+// columns (transposed, a block of rows), the same in every row (a constant tile: tile.full,
+// tile.zeros and elementwise ops of those and scalars, which the split gives the block's rows as
+// it gives a broadcast scalar: ir/passes/RowPartition.cpp adopts them), or none of these.
+// `wholeRows`: neither a block nor uniform, but its leading extent is the output's row symbol
+// (computed from whole tensors).
 struct Split {
-  enum Kind { None, Rows, Cols } kind = None;
+  enum Kind { None, Rows, Cols, Uniform } kind = None;
   std::string src;  // the parameter the block is of
   bool rows() const { return kind == Rows; }
 };
@@ -196,7 +199,8 @@ class RowSplit : public ASTVisitor<RowSplit, Split> {
     }
     if (auto* sub = dyn_cast<SubscriptExpr>(target)) {
       Split dst = eval(sub);
-      if (dst.rows() && !v.rows() && wholeRows(value)) notSplit(s->range, Rule::StoreWholeRows);
+      if (dst.rows() && !v.rows() && v.kind != Split::Uniform && wholeRows(value))
+        notSplit(s->range, Rule::StoreWholeRows);
     }
   }
 
@@ -221,9 +225,25 @@ class RowSplit : public ASTVisitor<RowSplit, Split> {
       if (!x.rows()) continue;
       if (rowsplit::broadcastMixesRows(static_cast<size_t>(rankOf(xe)), static_cast<size_t>(rankOf(ye))))
         independent(at, x.src, Rule::BroadcastAlongRows);
-      else if (!y.rows() && wholeRows(ye))
+      else if (!y.rows() && y.kind != Split::Uniform && wholeRows(ye))
         notSplit(at, Rule::BroadcastWholeRows);
     }
+  }
+
+  // Uniform (a constant tile) or a scalar: the operands that keep an elementwise result uniform.
+  static bool uniformOrScalar(const Split& s, const Expr* e) {
+    return s.kind == Split::Uniform || (e && e->type && e->type->kind == TypeKind::Scalar);
+  }
+  // The split of an elementwise result of operands `s` (expressions `es`): a block's, else
+  // uniform when every operand is uniform or a scalar and one is a tile, else none.
+  static Split elementwise(const std::vector<Split>& s, const std::vector<Expr*>& es) {
+    bool uniform = true, anyTile = false;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i].rows()) return s[i];
+      uniform &= uniformOrScalar(s[i], es[i]);
+      anyTile |= s[i].kind == Split::Uniform;
+    }
+    return uniform && anyTile ? Split{Split::Uniform, ""} : Split{};
   }
 
   static std::optional<long long> axisOf(CallExpr* c) {
@@ -255,6 +275,8 @@ class RowSplit : public ASTVisitor<RowSplit, Split> {
     Expr* x = positional(c, 0);
     Split xs = x ? eval(x) : Split{};
     switch (b->id) {
+      case BuiltinId::TileFull:
+      case BuiltinId::TileZeros: return {Split::Uniform, ""};
       case BuiltinId::TileDot:
       case BuiltinId::TileMma:
         if (Expr* r = positional(c, 1); r && eval(r).rows()) independent(c->range, eval(r).src, Rule::MatmulRight);
@@ -279,9 +301,13 @@ class RowSplit : public ASTVisitor<RowSplit, Split> {
       }
       default: break;
     }
-    if (b->elementwise)
+    if (b->elementwise) {
       for (size_t i = 0; i + 1 < c->args.size(); ++i)
         meet(args[i], c->args[i].value, args[i + 1], c->args[i + 1].value, c->range);
+      std::vector<Expr*> es;
+      for (const Argument& a : c->args) es.push_back(a.value);
+      return elementwise(args, es);
+    }
     return first;
   }
 
@@ -335,7 +361,7 @@ class RowSplit : public ASTVisitor<RowSplit, Split> {
       return l;
     }
     meet(l, b->lhs, r, b->rhs, b->range);
-    return l.rows() ? l : r;
+    return elementwise({l, r}, {b->lhs, b->rhs});
   }
   Split visitUnaryExpr(UnaryExpr* u) { return eval(u->operand); }
   Split visitCallExpr(CallExpr* c) { return call(c); }

@@ -75,6 +75,14 @@ struct FunctionInfo {
   bool bodyHasErrors = false;
   // A plain function that uses kernel builtins: a device function, inlined into kernels.
   bool device = false;
+  // A plain function's constructs that kernels cannot have ('...' as a value, 'break' in a loop
+  // that unrolls): errors only if a kernel calls it, so reported by checkDeviceCode then.
+  struct DeviceOnly {
+    DiagID id;
+    SourceRange at;
+    std::string arg;  // the message's {0}, if it has one
+  };
+  std::vector<DeviceOnly> deviceOnly;
   bool isKernel() const { return kind == FunctionKind::Kernel; }
 };
 
@@ -112,6 +120,9 @@ class SemaContext {
   std::map<const FunctionDefStmt*, std::unique_ptr<FunctionInfo>> functions;
   // Modules by resolved path (imports), plus the main module under "".
   std::map<std::string, std::unique_ptr<ModuleInfo>> modules;
+  // Packages of dotted imports (`stdlib` of `import stdlib.nn`), by dotted name: no source of
+  // their own, a scope whose members are the modules and packages imported under them.
+  std::map<std::string, std::unique_ptr<ModuleInfo>> packages;
   Scope* prelude();
 
   // The text --emit=sema prints after a node: ": <type>" for expressions (plus "= value" for

@@ -595,6 +595,12 @@ tessera_status tessera_graph_launch_cached(tessera_graph* cache, const tessera_g
 /* tessera_graph_replay, recording `key` (NULL: none, so no later call hits) with the cache. */
 tessera_status tessera_graph_replay_keyed(tessera_graph* cache, tessera_graph captured, const tessera_graph_key* key,
                                           tessera_stream stream);
+/* The pointer arguments of a host entry point (docs/abi.md 10), checked as its first step:
+ * TESSERA_SUCCESS when none of the `count` pointers is null, else TESSERA_ERROR_NULL_POINTER with
+ * the message naming the entry point and the first null argument (`names[i]`, as "parameter 'W'"
+ * or "result pointer 'out0'"), as every failing call of the runtime sets one. */
+tessera_status tessera_entry_check_pointers(const char* entry, const void* const* pointers, const char* const* names,
+                                            uint32_t count);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Launches                                                                                    */

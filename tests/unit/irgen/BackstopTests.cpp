@@ -114,3 +114,60 @@ def whole_rows(W: f32[K, M], X: f32[K, N], C: mut f32[M, N]):
   CHECK(Backstop::has(b.sema, diag::err_rows_not_split));
   CHECK(Backstop::has(b.lowering, diag::err_ir_rows_not_split));
 }
+
+// Issue 33: constructs of helpers that the lowering refused after --check had accepted them.
+TEST_CASE("'...' as a value in a helper a kernel calls: sema and the lowering refuse it") {
+  Backstop b(R"(def helper(x: i32) -> i32:
+    v = ...
+    return x
+
+@kernel tile[(128,)]
+def k(z: mut i32[n]):
+    i = tile.linear_id()
+    z[i] = helper(i)
+)");
+  CHECK(Backstop::has(b.sema, diag::err_ellipsis_value_in_kernel));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_unsupported));
+}
+
+TEST_CASE("'break' in an unrolled loop of a helper a kernel calls: sema and the lowering refuse it") {
+  Backstop b(R"(def first_big(x: f32[n], i: i32) -> f32:
+    v = x[i]
+    for off in [16, 8, 4]:
+        if v > 100.0:
+            break
+        v += x[off]
+    return v
+
+@kernel tile[(32,)]
+def k(x: f32[n], y: mut f32[n]):
+    i = tile.linear_id()
+    y[i] = first_big(x, i)
+)");
+  CHECK(std::count(b.sema.begin(), b.sema.end(), DiagID(diag::err_break_continue_unsupported)) == 1);
+  CHECK(Backstop::has(b.lowering, diag::err_break_continue_unsupported));
+}
+
+TEST_CASE("a helper's '...' and 'break' are no errors while no kernel calls it") {
+  Backstop b(R"(def host_only(x: i32) -> i32:
+    v = ...
+    for off in [1, 2]:
+        break
+    return x
+)");
+  CHECK(b.sema.empty());
+}
+
+TEST_CASE("tile.softmax along an axis a tile.cp_async block lacks: sema and the lowering refuse it") {
+  Backstop b(R"(@kernel tile[(128,)]
+def k(Q: bf16[S, D], K: bf16[S, D], O: mut f32[S, S]):
+    for block in tile.range(Q, axis=0, step=128):
+        q = tile.cp_async(Q, block)
+        k = tile.cp_async(K, block)
+        tile.barrier()
+        s = tile.dot(q, k.T)
+        O[block] = tile.softmax(s, axis=-3)
+)");
+  CHECK(Backstop::has(b.sema, diag::err_axis_out_of_range));
+  CHECK(Backstop::has(b.lowering, diag::err_lower_unsupported));
+}
