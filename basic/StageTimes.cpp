@@ -11,6 +11,7 @@ StageTimes& StageTimes::get() {
 }
 
 void StageTimes::add(const std::string& stage, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [name, total] : rows_)
     if (name == stage) {
       total += seconds;
@@ -20,6 +21,8 @@ void StageTimes::add(const std::string& stage, double seconds) {
 }
 
 std::string StageTimes::report() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double total = 0;
   for (const auto& row : rows_) total += row.second;
   std::string out =
@@ -35,6 +38,8 @@ std::string StageTimes::report() const {
     out += buf;
   }
   std::snprintf(buf, sizeof buf, "  %.4f (100.0%%)  Total\n", total);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "  %.4f           Wall time of the compile (stages may overlap)\n", wall);
   out += buf;
   return out;
 }

@@ -1,7 +1,10 @@
 #include "codegen/CompileModule.h"
 
+#include <thread>
+
 #include "basic/StageTimes.h"
 #include "codegen/CudaToolkit.h"
+#include "codegen/GpuTarget.h"
 #include "codegen/HopperForms.h"
 #include "codegen/HostModule.h"
 #include "codegen/LowerToLLVM.h"
@@ -54,6 +57,68 @@ bool linkLibdevice(llvm::Module& m, const CudaToolkit& cuda, std::string& error)
   return true;
 }
 
+// The optimisation of the CPU executor's code on a thread of its own, beside the GPU's (each
+// with its LLVMContext: LLVM keeps no state shared between contexts once its targets are
+// registered), joined before anything reads the module or the compile returns.
+class CpuOptimisation {
+ public:
+  void start(llvm::Module& m, std::vector<std::string> entries, unsigned optLevel) {
+    initHostTarget();  // registration is not thread-safe
+    initGpuTarget();
+    thread_ = std::thread([this, &m, entries = std::move(entries), optLevel] {
+      StageTimer optimise("LLVM: optimisation (CPU)");
+      ok_ = optimizeCpuKernels(m, entries, optLevel, error_);
+    });
+  }
+  bool join(std::string& error) {
+    if (thread_.joinable()) thread_.join();
+    if (!ok_) error = error_;
+    return ok_;
+  }
+  ~CpuOptimisation() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+  bool ok_ = true;
+  std::string error_;
+};
+
+// The GPU images: per architecture, the optimised module's PTX and ptxas's cubin (with its
+// resources in `kernels`), then the fatbin.
+bool buildGpuImages(ir::Module& m, const CompileOptions& opts, StopAfter stop, const CudaToolkit& cuda,
+                    llvm::Module& gpu, std::vector<KernelInterface>& kernels, CompileOutput& out, std::string& error) {
+  std::vector<CudaToolkit::Image> images;
+  for (const GpuArch& arch : opts.archs) {
+    StageTimer ptxTime("LLVM: optimisation and PTX (" + arch.name + ")");
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(gpu);
+    if (arch.archSpecific && arch.sm == 90 &&
+        (!emitHopperVariants(m, kernels, *copy, error) || !emitAttentionVariants(m, kernels, *copy, error) ||
+         !emitAttentionBwdVariants(m, kernels, *copy, error)))
+      return false;
+    if (!linkLibdevice(*copy, cuda, error)) return false;
+    auto ptx = emitPTX(*copy, arch, opts.optLevel, error);
+    ptxTime.stop();
+    if (!ptx) return false;
+    out.ptx.push_back(*ptx);
+    if (stop == StopAfter::PTX) continue;
+    std::string cubin, report;
+    StageTimer ptxas("ptxas");
+    if (!cuda.assemble(*ptx, arch, opts.optLevel, opts.lineInfo, cubin, error, &report)) return false;
+    ptxas.stop();
+    // What the code uses (registers, spills, shared memory, occupancy): for --resource-usage
+    // and the kernel descriptor.
+    if (!collectResources(kernels, arch, cubin, report, *ptx, error)) return false;
+    out.cubins.push_back(cubin);
+    images.push_back({arch, cubin});
+  }
+  if (stop == StopAfter::PTX || stop == StopAfter::Cubin) return true;
+  // PTX of the newest architecture rides along so that newer GPUs can JIT it.
+  StageTimer fatbin("fatbinary");
+  return cuda.fatbinary(images, out.ptx.back(), opts.archs.back(), out.fatbin, error);
+}
+
 }  // namespace
 
 bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, CompileOutput& out, std::string& error) {
@@ -63,10 +128,10 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   host.sourceName = opts.sourceName;
   host.entries = opts.entries;
 
-  // ---- GPU
+  // ---- GPU: lowering
+  llvm::LLVMContext ctx;
+  llvm::Module gpu(opts.moduleName + ".gpu", ctx);
   if (!opts.archs.empty()) {
-    llvm::LLVMContext ctx;
-    llvm::Module gpu(opts.moduleName + ".gpu", ctx);
     gpu.setTargetTriple(nvptxTriple());
     std::vector<KernelInterface> kernels;
     StageTimer lowering("LLVM: Tile IR to LLVM (GPU)");
@@ -89,43 +154,9 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       out.kernels = host.kernels;
       return true;
     }
-    if (stop != StopAfter::LLVM) {
-      std::vector<CudaToolkit::Image> images;
-      for (const GpuArch& arch : opts.archs) {
-        StageTimer ptxTime("LLVM: optimisation and PTX (" + arch.name + ")");
-        std::unique_ptr<llvm::Module> copy = llvm::CloneModule(gpu);
-        if (arch.archSpecific && arch.sm == 90 &&
-            (!emitHopperVariants(m, kernels, *copy, error) || !emitAttentionVariants(m, kernels, *copy, error) ||
-             !emitAttentionBwdVariants(m, kernels, *copy, error)))
-          return false;
-        if (!linkLibdevice(*copy, cuda, error)) return false;
-        auto ptx = emitPTX(*copy, arch, opts.optLevel, error);
-        ptxTime.stop();
-        if (!ptx) return false;
-        out.ptx.push_back(*ptx);
-        if (stop == StopAfter::PTX) continue;
-        std::string cubin, report;
-        StageTimer ptxas("ptxas");
-        if (!cuda.assemble(*ptx, arch, opts.optLevel, opts.lineInfo, cubin, error, &report)) return false;
-        ptxas.stop();
-        // What the code uses (registers, spills, shared memory, occupancy): for --resource-usage
-        // and the kernel descriptor.
-        if (!collectResources(host.kernels, arch, cubin, report, *ptx, error)) return false;
-        out.cubins.push_back(cubin);
-        images.push_back({arch, cubin});
-      }
-      out.kernels = host.kernels;
-      if (stop == StopAfter::PTX) return true;
-      if (stop == StopAfter::Cubin) return true;
-      // PTX of the newest architecture rides along so that newer GPUs can JIT it.
-      StageTimer fatbin("fatbinary");
-      if (!cuda.fatbinary(images, out.ptx.back(), opts.archs.back(), out.fatbin, error)) return false;
-      fatbin.stop();
-      host.fatbin = out.fatbin;
-    }
   }
 
-  // ---- host: CPU executor code, registration, stubs
+  // ---- CPU executor code: lowered now, optimised beside the GPU images
   llvm::LLVMContext hctx;
   llvm::Module hostModule(opts.moduleName, hctx);
   std::vector<KernelInterface> cpuKernels;
@@ -134,6 +165,22 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     if (!lowerKernels(m, DeviceTarget::Cpu, hostModule, cpuKernels, error, {opts.boundsCheck})) return false;
     out.cpuLLVM = printLLVM(hostModule);
   }
+  CpuOptimisation cpuOpt;
+  if (stop == StopAfter::Object) {
+    std::vector<std::string> entries;
+    for (const KernelInterface& k : cpuKernels) entries.push_back(k.cpuEntry);
+    cpuOpt.start(hostModule, std::move(entries), opts.optLevel);
+  }
+
+  // ---- GPU: images
+  if (!opts.archs.empty() && stop != StopAfter::LLVM) {
+    if (!buildGpuImages(m, opts, stop, cuda, gpu, host.kernels, out, error)) return false;
+    out.kernels = host.kernels;
+    if (stop == StopAfter::PTX || stop == StopAfter::Cubin) return true;
+    host.fatbin = out.fatbin;
+  }
+
+  // ---- host: registration, stubs
   if (host.kernels.empty()) {
     host.kernels = cpuKernels;
   } else {
@@ -151,11 +198,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
   out.kernels = host.kernels;
   out.header = writeHeader(host);
   if (stop != StopAfter::Object) return true;
-  std::vector<std::string> entries;
-  for (const KernelInterface& k : cpuKernels) entries.push_back(k.cpuEntry);
-  StageTimer optimise("LLVM: optimisation (CPU)");
-  if (!optimizeCpuKernels(hostModule, entries, opts.optLevel, error)) return false;
-  optimise.stop();
+  if (!cpuOpt.join(error)) return false;
   StageTimer object("LLVM: host glue and x86-64 object");
   if (!buildHostModule(hostModule, host, error)) return false;
   return emitHostObject(hostModule, opts.optLevel, out.object, error, /*optimize=*/false);

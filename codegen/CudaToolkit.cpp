@@ -1,5 +1,6 @@
 #include "codegen/CudaToolkit.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -112,6 +113,17 @@ bool CudaToolkit::assemble(const std::string& ptx, const GpuArch& arch, unsigned
                                    std::string(out.path.str()), std::string(in.path.str())};
   if (lineInfo) args.insert(args.begin(), "-lineinfo");
   if (info) args.insert(args.begin(), "-v");
+  // The kernels of a module are optimised in parallel, one thread per CPU (`--split-compile`:
+  // the same code, compared section by section on the examples' cubins; docs/performance.md,
+  // "Compile time"). A ptxas without the option refuses it once, and is then run without it.
+  static std::atomic<bool> splitCompile{true};
+  if (splitCompile) {
+    args.insert(args.begin(), "--split-compile=0");
+    if (runTool(ptxas_, args, error, info)) return readFile(std::string(out.path.str()), cubin, error);
+    if (error.find("split-compile") == std::string::npos) return false;
+    splitCompile = false;
+    args.erase(args.begin());
+  }
   if (!runTool(ptxas_, args, error, info)) return false;
   return readFile(std::string(out.path.str()), cubin, error);
 }

@@ -69,7 +69,7 @@ bool parseGpuArchList(const std::string& list, std::vector<GpuArch>& archs, std:
 
 const char* nvptxTriple() { return "nvptx64-nvidia-cuda"; }
 
-static void initNVPTX() {
+void initGpuTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeNVPTXTargetInfo();
@@ -81,7 +81,7 @@ static void initNVPTX() {
 
 std::unique_ptr<llvm::TargetMachine> createNVPTXTargetMachine(const GpuArch& arch, unsigned optLevel,
                                                               std::string& error) {
-  initNVPTX();
+  initGpuTarget();
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(nvptxTriple(), error);
   if (!target) return nullptr;
   llvm::TargetOptions options;

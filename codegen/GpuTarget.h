@@ -28,6 +28,8 @@ bool parseGpuArchList(const std::string& list, std::vector<GpuArch>& archs, std:
 
 // The NVPTX target triple and data layout every device module uses.
 const char* nvptxTriple();
+// Registers LLVM's NVPTX target (once); before threads start, as initHostTarget.
+void initGpuTarget();
 // Creates the target machine for `arch` (the NVPTX target is initialised on first use).
 std::unique_ptr<llvm::TargetMachine> createNVPTXTargetMachine(const GpuArch& arch, unsigned optLevel,
                                                               std::string& error);

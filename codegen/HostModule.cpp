@@ -361,7 +361,9 @@ class Builder {
   AbiTypes t_;
 };
 
-void initX86() {
+}  // namespace
+
+void initHostTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeX86TargetInfo();
@@ -371,10 +373,8 @@ void initX86() {
   });
 }
 
-}  // namespace
-
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(unsigned optLevel, std::string& error) {
-  initX86();
+  initHostTarget();
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kHostTriple, error);
   if (!target) return nullptr;
   llvm::TargetOptions options;

@@ -33,6 +33,9 @@ std::string launchStubName(const HostModuleInput& in, const KernelInterface& k);
 
 // The x86-64 target machine for host objects (position-independent code).
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(unsigned optLevel, std::string& error);
+// Registers LLVM's x86-64 target (once). Registration is not thread-safe: call it before threads
+// that create target machines start (codegen/CompileModule.cpp).
+void initHostTarget();
 
 // Adds the registration data, constructor/destructor and launch stubs to `m`. CPU entries named
 // by the kernels must already be defined in `m`.

@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
   }
   // --time-passes: the Tile IR passes' report comes from the pass manager; this one covers
   // every stage of the compile.
-  StageTimes::get().enabled = opts.timePasses;
+  StageTimes::get().enable(opts.timePasses);
   int status = run(opts);
   if (opts.timePasses) std::cerr << StageTimes::get().report();
   return status;
