@@ -1,5 +1,5 @@
 // attention-form: recognises kernels that are exactly the online-softmax attention loop of
-// examples/flash_attention.tessera (and stdlib/nn/attention.tessera) and records it on the
+// examples/flash_attention.tessera (and stdlib.nn's flash_attention kernels) and records it on the
 // function as
 //   attention_form = [q, k, v, o, scale, lse, causal]
 // (parameter indices of Q, K, V, O and the f32 scale, of the optional log-sum-exp output or -1,
