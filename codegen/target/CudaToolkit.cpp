@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/target/AssemblyCache.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
@@ -106,26 +107,47 @@ bool CudaToolkit::assemble(const std::string& ptx, const GpuArch& arch, unsigned
     error = missingReason();
     return false;
   }
+  std::vector<std::string> flags = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel)};
+  if (lineInfo) flags.insert(flags.begin(), "-lineinfo");
+  if (info) flags.insert(flags.begin(), "-v");
+  AssemblyCache cache = AssemblyCache::fromEnvironment();
+  std::string key;
+  if (!cache.disabled()) {
+    if (release_.empty()) release_ = ptxas_ + " " + version();
+    key = AssemblyCache::key(release_, flags, ptx);
+    if (std::optional<AssemblyCache::Entry> hit = cache.lookup(key)) {
+      cubin = std::move(hit->cubin);
+      if (info) *info = std::move(hit->report);
+      return true;
+    }
+  }
   TempFile in, out;
   if (!in.create("tessera", "ptx", error) || !out.create("tessera", "cubin", error)) return false;
   if (!writeFile(std::string(in.path.str()), ptx, error)) return false;
-  std::vector<std::string> args = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel), "-o",
-                                   std::string(out.path.str()), std::string(in.path.str())};
-  if (lineInfo) args.insert(args.begin(), "-lineinfo");
-  if (info) args.insert(args.begin(), "-v");
+  std::vector<std::string> args = flags;
+  for (std::string a : {std::string("-o"), std::string(out.path.str()), std::string(in.path.str())}) args.push_back(a);
+  std::string report;
   // The kernels of a module are optimised in parallel, one thread per CPU (`--split-compile`:
   // the same code, compared section by section on the examples' cubins; docs/performance.md,
-  // "Compile time"). A ptxas without the option refuses it once, and is then run without it.
+  // "Compile time"), so the option is not part of the cache's key. A ptxas without the option
+  // refuses it once, and is then run without it.
   static std::atomic<bool> splitCompile{true};
+  bool assembled = false;
   if (splitCompile) {
     args.insert(args.begin(), "--split-compile=0");
-    if (runTool(ptxas_, args, error, info)) return readFile(std::string(out.path.str()), cubin, error);
-    if (error.find("split-compile") == std::string::npos) return false;
-    splitCompile = false;
-    args.erase(args.begin());
+    assembled = runTool(ptxas_, args, error, &report);
+    if (!assembled && error.find("split-compile") == std::string::npos) return false;
+    if (!assembled) {
+      splitCompile = false;
+      args.erase(args.begin());
+      error.clear();
+    }
   }
-  if (!runTool(ptxas_, args, error, info)) return false;
-  return readFile(std::string(out.path.str()), cubin, error);
+  if (!assembled && !runTool(ptxas_, args, error, &report)) return false;
+  if (!readFile(std::string(out.path.str()), cubin, error)) return false;
+  if (!cache.disabled()) cache.store(key, {cubin, report});
+  if (info) *info = std::move(report);
+  return true;
 }
 
 bool CudaToolkit::fatbinary(const std::vector<Image>& images, const std::string& ptx, const GpuArch& ptxArch,
