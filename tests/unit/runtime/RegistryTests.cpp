@@ -57,7 +57,7 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
   m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 7, this runtime implements ABI 2 to 6") == 0);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 8, this runtime implements ABI 2 to 7") == 0);
   m.desc()->abi_version = TESSERA_ABI_VERSION;
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
@@ -168,7 +168,7 @@ TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still 
   CHECK(msg().find("descriptor size") != std::string::npos);
   v2.abi_version = 1;
   CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("implements ABI 2 to 6") != std::string::npos);
+  CHECK(msg().find("implements ABI 2 to 7") != std::string::npos);
 }
 
 TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") {
