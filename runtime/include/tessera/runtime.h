@@ -280,7 +280,7 @@ typedef struct tessera_tensor_map_desc {
  * gpu_entry's parameters followed by one 64-byte aligned CUtensorMap per tensor_maps entry, and
  * runs as a persistent grid of at most one group of block_threads per multiprocessor (it walks
  * the output tiles itself), in clusters of cluster_dim groups, with shared_bytes of dynamic
- * shared memory (docs/abi.md 4.2). */
+ * shared memory (docs/abi.md 4.3). */
 typedef struct tessera_gpu_variant {
   const char* gpu_entry;
   uint32_t min_sm;
@@ -306,7 +306,7 @@ typedef struct tessera_chain_scratch {
 
 /* ABI 6: the GPU variants of a kernel that run together, in order, as one launch: the sm_90a
  * form of a whole-tensor program of several steps of products (examples/fused_mlp.tessera,
- * docs/abi.md 4.3). gpu_variants[0 .. num_steps) are the steps; the runtime launches all of them
+ * docs/abi.md 4.4). gpu_variants[0 .. num_steps) are the steps; the runtime launches all of them
  * on the launch's stream or none (then gpu_entry runs), with scratch matrices between them,
  * allocated for the launch (stream-ordered). ABI 6 modules have one scratch matrix (the fields
  * below num_scratch), passed as every step's workspace argument and read through a tensor map
