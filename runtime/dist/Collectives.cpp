@@ -37,8 +37,8 @@ size_t alignElems(size_t elemBytes) { return std::max<size_t>(1, 16 / elemBytes)
 // Trees of up to three ranks are the sequential order; the kernels' sequential loop is cheaper.
 int effectiveOrder(int order, int p) { return p <= 3 ? reduce::kSequential : order; }
 
-// The fixed-order reduction of `n` elements: in[r] for every rank (own block read in place,
-// the others from scratch slots `stride` elements apart).
+}  // namespace
+
 tessera_status reduceBlocks(tessera_comm_t& c, const char* own, const char* slots, size_t stride, size_t n, void* out,
                             const ReduceSpec& r, void* stream) {
   int p = c.size(), me = c.rank();
@@ -54,6 +54,8 @@ tessera_status reduceBlocks(tessera_comm_t& c, const char* own, const char* slot
   P.order = effectiveOrder(r.order, p);
   return c.ops->reduce(P, r.dtype, r.op, stream);
 }
+
+namespace {
 
 // The cases every reduction handles before its own exchange: nothing to do, one rank (still
 // through the reduction, so values come out as p ranks would give them: bool as 0/1, NaNs as the

@@ -23,6 +23,11 @@ struct ReduceSpec {
   bool deterministic = true;  // false: the transport's own reduction when it has one
 };
 
+// The fixed-order reduction of `n` elements over the ranks: rank k's values at slots + k * stride
+// elements, this rank's at `own` (read in place); the result to `out`.
+tessera_status reduceBlocks(tessera_comm_t& c, const char* own, const char* slots, size_t stride, size_t n, void* out,
+                            const ReduceSpec& r, void* stream);
+
 // n elements; send may equal recv.
 tessera_status allReduce(tessera_comm_t& c, const void* send, void* recv, size_t n, const ReduceSpec& r, void* stream,
                          const Deadline& d);

@@ -121,6 +121,7 @@ tessera_status tessera_mesh_create(const char* const* axes, const int64_t* shape
     r /= m->shape[a];
   }
   tessera_mesh mesh = m.release();
+  mesh->seq = ++w.created;
   w.meshes.insert(mesh);
   mesh->axisComms.assign(ndims, nullptr);
   for (int32_t a = 0; a < ndims; ++a)

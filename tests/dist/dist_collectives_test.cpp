@@ -376,6 +376,33 @@ void testMeshes() {
   require(tessera_mesh_destroy(mesh), "tessera_mesh_destroy");
 }
 
+// Threads of this process (Linux: the entries of /proc/self/task), or -1.
+int threadCount() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  int n = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "Threads: %d", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
+// Hundreds of collectives leave the thread count as it was: GPU ranks follow their work with
+// one watchdog thread for the process (it used to start one per collective, thousands in a
+// benchmark, until threads or memory maps ran out and a rank died).
+void testThreadsStayFew(tessera_comm w) {
+  Buffer b(64 * 4);
+  tessera_tensor t = b.view(TESSERA_F32, {64});
+  require(tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_MAX, nullptr), "warm-up all_reduce");
+  require(tessera_comm_synchronize(w, nullptr), "synchronize");
+  int before = threadCount();
+  for (int i = 0; i < 300; ++i) require(tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_MAX, nullptr), "all_reduce");
+  require(tessera_comm_synchronize(w, nullptr), "synchronize");
+  int after = threadCount();
+  expect(before > 0 && after <= before + 2, "300 all_reduces took the process from %d to %d threads", before, after);
+}
+
 }  // namespace
 
 int main() {
@@ -390,5 +417,6 @@ int main() {
   testRepeatable(w);
   testDisagreements(w);
   testMeshes();
+  testThreadsStayFew(w);
   return finish("dist_collectives");
 }
