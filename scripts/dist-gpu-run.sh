@@ -17,7 +17,9 @@
 #     (at most 2x NCCL's time);
 #  6. bench_overlap: the overlapped tensor-parallel GEMM against NCCL all_gather + cuBLAS.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0) as the machines require; NCCL_DEBUG=WARN puts
-# NCCL's own warnings in the logs.
+# NCCL's own warnings in the logs. For a short device lease: DIGEST_RUNS and TRAIN_RUNS (runs per
+# algorithm/protocol pair, 10), MEMCHECK=0 (skips compute-sanitizer), BENCH_ARGS (for
+# bench_collectives).
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -46,7 +48,7 @@ step pipeline ./tessera-run -n "$n" ./dist_pipeline_test
 train=0
 if [ "$n" = 2 ] || [ "$n" = 4 ]; then train=1; step train_step ./tessera-run -n "$n" ./dist_train_step_test; fi
 step reduce_parity ./dist_reduce_parity
-if command -v compute-sanitizer > /dev/null; then
+if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
   step collectives_memcheck ./tessera-run -n "$n" --grace 120 compute-sanitizer --tool memcheck \
     --error-exitcode 9 ./dist_collectives_test
 fi
@@ -57,14 +59,14 @@ want=$(grep "ranks=$n:" cpu_digests.txt)
 status="equal to the CPU ranks' bits"
 for algo in "allreduce:ring" "allreduce:tree"; do
   for proto in Simple LL LL128; do
-    for run in $(seq 10); do
+    for run in $(seq "${DIGEST_RUNS:-10}"); do
       got=$(NCCL_ALGO=$algo NCCL_PROTO=$proto ./tessera-run -n "$n" ./dist_digest 2>&1 | grep '^digest' | sort)
       echo "$algo $proto run $run: $(echo "$got" | md5sum | cut -c1-16)" >> "$OUT/digests.log"
       [ "$got" = "$want" ] || { status="DIFFERENT ($algo $proto run $run)"; echo "$got" >> "$OUT/digests.log"; }
     done
   done
 done
-echo "digests                 60 runs (ring/tree x Simple/LL/LL128 x 10): $status" >> "$S"
+echo "digests                 $((6 * ${DIGEST_RUNS:-10})) runs (ring/tree x Simple/LL/LL128 x ${DIGEST_RUNS:-10}): $status" >> "$S"
 
 # The training step: its block's kernels differ between the GPU and the CPU executor, so its bits
 # are compared among the GPU runs (the first one is the reference), 10 runs x 6 pairs again.
@@ -73,7 +75,7 @@ if [ $train = 1 ]; then
   first="" status="the same bits in every run"
   for algo in "allreduce:ring" "allreduce:tree"; do
     for proto in Simple LL LL128; do
-      for run in $(seq 10); do
+      for run in $(seq "${TRAIN_RUNS:-10}"); do
         got=$(TESSERA_TEST_SEED=7 NCCL_ALGO=$algo NCCL_PROTO=$proto ./tessera-run -n "$n" ./dist_train_step_test 2>&1 |
               grep '^digest' | sort)
         echo "$algo $proto run $run: $(echo "$got" | md5sum | cut -c1-16)" >> "$OUT/train_digests.log"
@@ -82,7 +84,7 @@ if [ $train = 1 ]; then
       done
     done
   done
-  echo "train_step digests      60 runs (ring/tree x Simple/LL/LL128 x 10): $status" >> "$S"
+  echo "train_step digests      $((6 * ${TRAIN_RUNS:-10})) runs (ring/tree x Simple/LL/LL128 x ${TRAIN_RUNS:-10}): $status" >> "$S"
 fi
 
 # 4. Faults (the kill needs the survivors to outlive the killed rank: --grace).
@@ -98,7 +100,7 @@ for mode in kill stall; do
 done
 
 # 5. Speed against NCCL.
-step bench ./tessera-run -n "$n" ./bench_collectives
+step bench ./tessera-run -n "$n" ./bench_collectives ${BENCH_ARGS:-}
 echo "--- bench_collectives (GB/s; ratio = NCCL time / tessera time) ---" >> "$S"
 grep -v '^csv' "$OUT/bench.log" >> "$S"
 awk -F, '/^csv/ && $4 == 1048576 {

@@ -82,6 +82,15 @@ tessera_status allReduce(tessera_comm_t& c, const void* send, void* recv, size_t
   if (auto done = reduceShortcut(c, send, recv, n, r, stream,
                                  [&] { return c.transport->nativeAllReduce(send, recv, n, r.dtype, r.op, stream, d); }))
     return *done;
+  // Small buffers (and two ranks): one all-gather of every rank's whole buffer, then each rank
+  // reduces all of it (the same per-element order, so the same bits as the two phases below):
+  // one NCCL operation's latency instead of two, for (p-1) x n bytes instead of 2 (p-1)/p x n.
+  if (oneShotAllReduce(n * es, p)) {
+    Scratch all(*c.ops, stream);
+    TESSERA_TRY(all.allocate(size_t(p) * n * es));
+    TESSERA_TRY(c.transport->allGather(send, all.data(), n * es, stream, d));
+    return reduceBlocks(c, all.data() + size_t(me) * n * es, all.data(), n, n, recv, r, stream);
+  }
   // Block k: elements [k*B, min(n, (k+1)*B)); B a multiple of 16 bytes. The last blocks may be
   // short or empty.
   size_t B = roundUp((n + p - 1) / p, alignElems(es));

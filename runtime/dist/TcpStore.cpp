@@ -422,7 +422,7 @@ class StoreBootstrap final : public Bootstrap {
     TESSERA_TRY(client_->set(key(s, me_), std::string(static_cast<const char*>(mine), bytes), d));
     for (int r = 0; r < size(); ++r) {
       std::string v;
-      TESSERA_TRY(client_->get(key(s, r), v, d));
+      TESSERA_TRY(missing(client_->get(key(s, r), v, d), r));
       if (v.size() != bytes)
         return fail(TESSERA_ERROR_INTERNAL, "rendezvous: member ", r, " sent ", v.size(), " bytes, expected ", bytes);
       std::memcpy(static_cast<char*>(all) + size_t(r) * bytes, v.data(), bytes);
@@ -451,7 +451,7 @@ class StoreBootstrap final : public Bootstrap {
     auto key = [&](int from, int to, uint64_t round) { return concat(prefix_, "/x", from, ">", to, "/", round); };
     TESSERA_TRY(client_->set(key(me_, peer, n), std::string(static_cast<const char*>(mine), bytes), d));
     std::string v;
-    TESSERA_TRY(client_->get(key(peer, me_, n), v, d));
+    TESSERA_TRY(missing(client_->get(key(peer, me_, n), v, d), peer));
     if (v.size() != bytes)
       return fail(TESSERA_ERROR_INTERNAL, "rendezvous: rank ", peer, " sent ", v.size(), " bytes, expected ", bytes);
     std::memcpy(theirs, v.data(), bytes);
@@ -462,6 +462,13 @@ class StoreBootstrap final : public Bootstrap {
   std::string describe() const override { return "the TCP rendezvous at " + client_->address(); }
 
  private:
+  // A wait for member r that timed out names the rank that did not come.
+  tessera_status missing(tessera_status st, int r) const {
+    if (st != TESSERA_ERROR_TIMEOUT) return st;
+    return fail(st, "world rank ", members_[r], " (member ", r,
+                " of this group) did not arrive: ", tessera_last_error_message());
+  }
+
   std::shared_ptr<TcpStoreClient> client_;
   std::string prefix_;
   std::vector<int> members_;

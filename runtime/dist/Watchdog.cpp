@@ -11,6 +11,9 @@ void unwatchComm(tessera_comm_t&) {}
 std::string pendingWork(tessera_comm_t&) { return ""; }
 tessera_status waitGpuStream(tessera_comm_t& c, void*, const Deadline&) { return c.live(); }
 int watchdogThreads() { return 0; }
+HostCallGuard::HostCallGuard(std::function<void()>, const Deadline&) {}
+HostCallGuard::~HostCallGuard() {}
+bool HostCallGuard::fired() const { return false; }
 }  // namespace tessera::dist
 #else
 
@@ -65,16 +68,27 @@ class Watchdog {
     }
     auto due = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.timeout));
     pending_[&c].push_back({ev, due, what});
-    // One thread for the process. (Starting it only when std::thread::joinable() was false,
-    // after detaching it, once started a thread per collective: thousands per process.)
-    if (!started_) {
-      started_ = true;
-      backend_ = c.backend;
-      thread_ = std::thread([this] { run(); });
-      std::atexit([] { instance().stop(); });
-    }
+    if (!backend_) backend_ = c.backend;
+    startLocked();
     if (idle_) wake_.notify_one();  // a busy thread looks again within 2 ms anyway
     return TESSERA_SUCCESS;
+  }
+
+  uint64_t guard(std::function<void()> onTimeout, Clock::time_point due) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t id = ++nextGuard_;
+    guards_[id] = {std::move(onTimeout), due, false};
+    startLocked();
+    return id;
+  }
+  void release(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    guards_.erase(id);
+  }
+  bool fired(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = guards_.find(id);
+    return it != guards_.end() && it->second.fired;
   }
 
   void unwatch(tessera_comm_t& c) {
@@ -107,23 +121,45 @@ class Watchdog {
     if (thread_.joinable()) thread_.join();
   }
 
+  // One thread for the process. (Starting it only when std::thread::joinable() was false,
+  // after detaching it, once started a thread per collective: thousands per process.)
+  void startLocked() {
+    if (started_) return;
+    started_ = true;
+    thread_ = std::thread([this] { run(); });
+    std::atexit([] { instance().stop(); });
+  }
+
   void run() {
-    backend_->enterDevice();
     const CudaDriver* d = driver();
     std::unique_lock<std::mutex> lock(mutex_);
+    bool entered = false;
     while (!stopping_) {
       bool busy = false;
       for (auto& [comm, queue] : pending_) busy = busy || !queue.empty();
-      // Idle: sleep until a collective is watched; busy: look again in 2 ms.
+      // Busy: look again in 2 ms. Idle: sleep until a collective is watched, and at most 50 ms
+      // (host-call guards are registered without waking the thread; their deadlines are seconds).
       if (busy) {
         wake_.wait_for(lock, std::chrono::milliseconds(2));
       } else {
         idle_ = true;
-        wake_.wait(lock);
+        wake_.wait_for(lock, std::chrono::milliseconds(50));
         idle_ = false;
       }
-      if (!stopping_) pass(*d);
+      if (stopping_) break;
+      if (!entered && backend_) entered = backend_->enterDevice() == TESSERA_SUCCESS;
+      if (entered) pass(*d);
+      fireGuards();
     }
+  }
+
+  void fireGuards() {
+    auto now = Clock::now();
+    for (auto& [id, g] : guards_)
+      if (!g.fired && now >= g.due) {
+        g.fired = true;
+        g.onTimeout();
+      }
   }
 
   // One look at every communicator's pending work (under the lock, so that a communicator is
@@ -157,8 +193,15 @@ class Watchdog {
     }
   }
 
+  struct Guard {
+    std::function<void()> onTimeout;
+    Clock::time_point due;
+    bool fired;
+  };
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::map<uint64_t, Guard> guards_;
+  uint64_t nextGuard_ = 0;
   std::map<tessera_comm_t*, std::deque<Pending> > pending_;
   std::vector<CUevent> free_;
   std::thread thread_;
@@ -183,6 +226,11 @@ void unwatchComm(tessera_comm_t& c) { Watchdog::instance().unwatch(c); }
 std::string pendingWork(tessera_comm_t& c) { return Watchdog::instance().oldest(c); }
 
 int watchdogThreads() { return Watchdog::instance().threads(); }
+
+HostCallGuard::HostCallGuard(std::function<void()> onTimeout, const Deadline& d)
+    : id_(Watchdog::instance().guard(std::move(onTimeout), d.at)) {}
+HostCallGuard::~HostCallGuard() { Watchdog::instance().release(id_); }
+bool HostCallGuard::fired() const { return Watchdog::instance().fired(id_); }
 
 tessera_status waitGpuStream(tessera_comm_t& c, void* stream, const Deadline& d) {
   const CudaDriver* drv = driver();

@@ -12,6 +12,8 @@
 #ifndef TESSERA_RUNTIME_DIST_WATCHDOG_H
 #define TESSERA_RUNTIME_DIST_WATCHDOG_H
 
+#include <functional>
+
 #include "runtime/dist/Comm.h"
 
 namespace tessera::dist {
@@ -29,6 +31,21 @@ std::string pendingWork(tessera_comm_t& c);
 tessera_status waitGpuStream(tessera_comm_t& c, void* stream, const Deadline& d);
 // How many watchdog threads this process started (0 or 1; tests check that it stays at one).
 int watchdogThreads();
+
+// While a blocking call may wait for peers (NCCL's connection setup, a split), the watchdog runs
+// `onTimeout` (an abort of the communicator, after which the call returns) once the deadline has
+// passed, unless the guard went out of scope first. Checked every 50 ms at most.
+class HostCallGuard {
+ public:
+  HostCallGuard(std::function<void()> onTimeout, const Deadline& d);
+  ~HostCallGuard();
+  HostCallGuard(const HostCallGuard&) = delete;
+  HostCallGuard& operator=(const HostCallGuard&) = delete;
+  bool fired() const;
+
+ private:
+  uint64_t id_ = 0;
+};
 
 }  // namespace tessera::dist
 

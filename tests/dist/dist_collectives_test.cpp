@@ -100,6 +100,29 @@ void testAllReduce(tessera_comm w) {
         }
 }
 
+// Around the size where all_reduce switches from one all-gather to two phases (8 MiB received
+// per rank), both forms against the same reference.
+void testAllReduceForms(tessera_comm w) {
+  if (P == 1) return;
+  uint64_t stream = 5000;
+  size_t edge = (size_t(8) << 20) / size_t(P - 1) / 48 * 48;  // whole values of every dtype below
+  for (int32_t dt : {TESSERA_F32, TESSERA_BF16, TESSERA_F64})
+    for (size_t bytes : {edge, edge + 16 * 1024 + 48})
+      for (int order : {TESSERA_ORDER_TREE}) {
+        ++stream;
+        size_t n = bytes / elemBytes(dt);
+        std::vector<uint8_t> mine = inputs(dt, stream, R, n);
+        Buffer in(mine.size()), out(mine.size());
+        in.upload(mine);
+        tessera_tensor tin = in.view(dt, {int64_t(n)}), tout = out.view(dt, {int64_t(n)});
+        tessera_collective_options o{nullptr, 0, order, "big"};
+        require(tessera_all_reduce(w, &tin, &tout, TESSERA_REDUCE_SUM, &o), "tessera_all_reduce");
+        size_t bad = firstDiff(out.download(), expected(dt, 0, order == 0, stream, n), elemBytes(dt));
+        expect(bad == SIZE_MAX, "all_reduce %s of %zu bytes order=%d: element %zu differs from the reference",
+               tessera_dtype_name(dt), bytes, order, bad);
+      }
+}
+
 void testReduceScatter(tessera_comm w) {
   uint64_t stream = 10000;
   for (int32_t dt : reducibleDtypes())
@@ -411,6 +434,7 @@ int main() {
   tessera_comm_rank(w, &R);
   seed = agreeSeed(w);
   testAllReduce(w);
+  testAllReduceForms(w);
   testReduceScatter(w);
   testMovement(w);
   testNondeterministic(w);

@@ -78,6 +78,7 @@ TEST_CASE("tcp store: a member that never comes is a timeout") {
   CHECK(took >= 0.29);
   CHECK(took < 3.0);
   std::string msg = tessera_last_error_message();
+  CHECK(msg.find("world rank 1 (member 1 of this group) did not arrive: ") != std::string::npos);
   CHECK(msg.find("no answer for 't/g1/1' within 0.3 s (a rank died or stalled)") != std::string::npos);
   // The connection is not reused after a timeout.
   CHECK(b->allGather(&mine, sizeof mine, all, Deadline::after(1)) == TESSERA_ERROR_COMM_ABORTED);
