@@ -256,6 +256,7 @@ void testRepeatable(tessera_comm w) {
 void testDisagreements(tessera_comm w) {
   if (P == 1) return;
   Buffer b(64 * 8);
+  b.upload(std::vector<uint8_t>(64 * 8, 0));  // defined values (valgrind reads what is reduced)
   tessera_tensor t = b.view(TESSERA_F32, {R == 0 ? 17 : 16});
   tessera_collective_options o{nullptr, 0, 0, "grads"};
   tessera_status s = tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_SUM, &o);
@@ -416,6 +417,7 @@ int threadCount() {
 // benchmark, until threads or memory maps ran out and a rank died).
 void testThreadsStayFew(tessera_comm w) {
   Buffer b(64 * 4);
+  b.upload(std::vector<uint8_t>(64 * 4, 0));
   tessera_tensor t = b.view(TESSERA_F32, {64});
   require(tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_MAX, nullptr), "warm-up all_reduce");
   require(tessera_comm_synchronize(w, nullptr), "synchronize");

@@ -38,12 +38,12 @@ struct Raw {
     a.sin_port = htons(static_cast<uint16_t>(port));
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    timeval tv{5, 0};
+    timeval tv{20, 0};  // longer than any wait below: a read that ends sooner saw the server's close
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   ~Raw() { ::close(fd); }
   void send(const std::string& s) { REQUIRE(::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size())); }
-  // Everything until the server closes the connection (or 5 s pass).
+  // Everything until the server closes the connection (or 20 s pass).
   std::string readToClose() {
     std::string all;
     char buf[4096];
@@ -227,7 +227,7 @@ TEST_CASE("rendezvous: peers that stall in the handshake or mid-message are clos
   half.readToClose();
   double took = std::chrono::duration<double>(Clock::now() - start).count();
   CHECK(took >= 0.4);
-  CHECK(took < 3.0);
+  CHECK(took < 10.0);  // closed by the server, not by the 20 s receive timeout
   CHECK(waiter->get("late", v, Deadline::after(10)) == TESSERA_SUCCESS);
   CHECK(v == "here");
   setter.join();
