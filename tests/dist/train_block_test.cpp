@@ -12,14 +12,15 @@
 // collectives' arithmetic in the same fixed order) and every rank's final weights and the losses
 // must equal it bit for bit. (The unsplit block is not bit-equal to this: its output product
 // rounds once to bf16, where the tensor-parallel form rounds each partial before the tp sum.)
+#include "train_block.h"
+
 #include <cinttypes>
 #include <cmath>
 #include <tessera/dist.hpp>
 
 #include "DistTest.h"
 #include "ExecTest.h"
-#include "runtime/dist/DeviceOps.h"
-#include "train_block.h"
+#include "RefNumerics.h"
 
 using namespace disttest;
 namespace td = tessera::dist;
@@ -51,18 +52,16 @@ Shard shardOf(const std::vector<uint16_t>& wqkv, const std::vector<uint16_t>& wo
   return s;
 }
 
-// The deterministic reduction of the collectives (ReduceOps.h), of bf16 or f64 values, in the
-// order the collectives use for p ranks.
+// The deterministic reduction of the collectives, element by element in their fixed order
+// (RefNumerics.h, the reference dist_collectives_test checks them against), of bf16 or f64 values.
 template <class T>
 std::vector<T> reduceLike(const std::vector<std::vector<T>>& parts, int32_t dtype, int32_t op) {
   std::vector<T> out(parts[0].size());
-  td::reduce::ReduceParams P{};
-  for (size_t k = 0; k < parts.size(); ++k) P.in[k] = parts[k].data();
-  P.out = out.data();
-  P.n = out.size();
-  P.p = static_cast<int32_t>(parts.size());
-  P.order = P.p <= 3 ? td::reduce::kSequential : td::reduce::kTree;
-  require(td::cpuDeviceOps().reduce(P, dtype, op, nullptr), "reference reduction");
+  std::vector<const uint8_t*> in(parts.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t k = 0; k < parts.size(); ++k) in[k] = reinterpret_cast<const uint8_t*>(&parts[k][i]);
+    referenceElement(dtype, op, true, in, reinterpret_cast<uint8_t*>(&out[i]));
+  }
   return out;
 }
 
