@@ -12,12 +12,13 @@
 //    the whole partial product followed by tessera_reduce_scatter;
 //  - errors: a GATHER tensor not partitioned by rows, ROWS of the wrong extent, and a failing
 //    callback (a status naming the collective; the communicator aborted on every rank).
+#include "collective_matmul.h"
+
 #include <cmath>
 #include <tessera/dist.hpp>
 
 #include "DistTest.h"
 #include "ExecTest.h"
-#include "collective_matmul.h"
 
 using namespace disttest;
 namespace td = tessera::dist;

@@ -7,10 +7,11 @@
 // full. Every stage checks its outputs bit for bit against one process applying all layers to
 // the whole batch with the same kernel; then a send and a recv that disagree on the shape fail on
 // both ranks, naming the tensor.
+#include "pipeline_mlp.h"
+
 #include <tessera/dist.hpp>
 
 #include "DistTest.h"
-#include "pipeline_mlp.h"
 
 using namespace disttest;
 namespace td = tessera::dist;
