@@ -29,7 +29,7 @@ STAGES = {
     "runtime/include": set(),
     "lsp": {"basic", "frontend", "sema"},
 }
-SOURCE_DIRS = ["basic", "frontend", "sema", "graph", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests",
+SOURCE_DIRS = ["basic", "frontend", "sema", "graph", "ir", "irgen", "codegen", "runtime", "lsp", "tools", "tests", "python",
                "bench", "examples", "stdlib", "scripts", "editors", "cmake"]
 CPP_EXTENSIONS = (".cpp", ".h", ".def", ".re", ".cu")
 INDENTED_EXTENSIONS = (".py", ".tessera")  # functions end where the indentation does
