@@ -101,6 +101,34 @@ class Cache(unittest.TestCase):
             tessera.compile_string("@kernel\ndef bad(x: f32[n]):\n    y = undefined_name\n", target="cpu")
         self.assertIn("undefined_name", c.exception.diagnostics)
 
+    def test_load_ahead_of_time(self):
+        """tessera.load of a module built by hand (tesserac, then cc -shared against the package's
+        runtime library), as docs/python.md shows."""
+        import subprocess as sp
+        d = os.path.join(self.dir, "aot")
+        os.makedirs(d)
+        write(os.path.join(d, "negate.tessera"), "@kernel\ndef neg(x: f32[n], y: mut f32[n]):\n"
+              "    i = tile.linear_id()\n    if i < n:\n        y[i] = -x[i]\n")
+        obj, hdr, so = (os.path.join(d, f) for f in ("negate.o", "negate.h", "negate.so"))
+        sp.run([_compile.tesserac_path(), os.path.join(d, "negate.tessera"), "--target=cpu", "-o", obj, "-H", hdr],
+               check=True)
+        pkg = os.path.dirname(tessera.__file__)
+        sp.run(["cc", "-shared", "-o", so, obj, os.path.join(pkg, "libtessera_pyrt.so"), "-Wl,-rpath," + pkg],
+               check=True)
+        m = tessera.load(so)
+        self.assertIs(tessera.load(so), m)  # loaded once
+        self.assertEqual(m.name, "negate")
+        if helpers.device() == "cpu":
+            x = np.arange(9, dtype=np.float32)
+            y = np.zeros(9, np.float32)
+            m.neg(x, y)
+            np.testing.assert_array_equal(y, -x)
+        import shutil
+        lone = os.path.join(d, "lone.so")  # a shared object without its header
+        shutil.copy(so, lone)
+        with self.assertRaisesRegex(FileNotFoundError, r"header .*lone\.h is missing"):
+            tessera.load(lone)
+
     def test_concurrent_writers(self):
         script = textwrap.dedent(f"""\
             import sys
