@@ -1,5 +1,5 @@
 // The rules of whole-tensor tile programs (docs/language.md, section 4), as pure functions of
-// shapes and uses, so that sema (sema/RowSplit.cpp: located refusals on the typed AST) and the
+// shapes and uses, so that sema (sema/analyses/RowSplit.cpp: located refusals on the typed AST) and the
 // Tile IR pass that does the split (ir/passes/RowPartition.cpp) decide from one source.
 //
 // The output is the first writable tensor parameter. When its leading extent is a symbol, its

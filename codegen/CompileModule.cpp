@@ -1,11 +1,11 @@
 #include "codegen/CompileModule.h"
 
 #include "basic/StageTimes.h"
-#include "codegen/CudaToolkit.h"
-#include "codegen/HopperForms.h"
-#include "codegen/HostModule.h"
-#include "codegen/LowerToLLVM.h"
-#include "codegen/ResourceUsage.h"
+#include "codegen/hopper/HopperForms.h"
+#include "codegen/host/HostModule.h"
+#include "codegen/lower/LowerToLLVM.h"
+#include "codegen/target/CudaToolkit.h"
+#include "codegen/target/ResourceUsage.h"
 #include "ir/IR.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
@@ -72,7 +72,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     StageTimer lowering("LLVM: Tile IR to LLVM (GPU)");
     if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
     // sm_90a images also get the Hopper forms of tile.mma loops and chains of products
-    // (codegen/HopperGemm.cpp) and of attention (codegen/HopperAttention.cpp).
+    // (codegen/hopper/HopperGemm.cpp) and of attention (codegen/hopper/HopperAttention.cpp).
     bool hopper = false;
     for (const GpuArch& arch : opts.archs) hopper |= arch.archSpecific && arch.sm == 90;
     if (hopper) {

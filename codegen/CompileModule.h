@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/GpuTarget.h"
-#include "codegen/HostEntry.h"
-#include "codegen/KernelInterface.h"
+#include "codegen/host/HostEntry.h"
+#include "codegen/lower/KernelInterface.h"
+#include "codegen/target/GpuTarget.h"
 
 namespace tessera::ir {
 class Module;

@@ -2,7 +2,7 @@
 // and results, the buffers it allocates, and the kernels it launches in order. Kernel generation
 // (graph/KernelGen.cpp) makes a HostPlan per graph together with the Tessera source of the
 // kernels it launches; the driver compiles that source with the module and hands the plans to
-// code generation (codegen/HostEntries.cpp), which writes each as a C entry point in the
+// code generation (codegen/host/HostEntries.cpp), which writes each as a C entry point in the
 // module's object. Extents are Dims over the symbols of the parameters' shapes, bound when the
 // function is called (docs/abi.md, "Host entry points").
 #pragma once

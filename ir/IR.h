@@ -269,7 +269,7 @@ enum Trait : uint32_t {
 };
 
 // Shared bytes a group of `tiles` tiles needs for tile.group_reduce: one 16-byte slot (value,
-// index) per warp, twice (back-to-back reductions alternate halves: codegen/LowerReduce.cpp).
+// index) per warp, twice (back-to-back reductions alternate halves: codegen/lower/LowerReduce.cpp).
 // smem-plan places it (the `group_scratch` offset).
 inline int64_t groupReduceScratchBytes(int64_t tiles) { return 32 * ((tiles + 31) / 32); }
 

@@ -1,5 +1,5 @@
 // The state of lowering one function from the typed AST to Tile IR, shared by the files that
-// lower its parts (the way codegen/Lowering.h is for Tile IR -> LLVM):
+// lower its parts (the way codegen/lower/Lowering.h is for Tile IR -> LLVM):
 //   IRGen.cpp            the module: kernels, device functions specialised by argument types
 //   Function.cpp         a function's entry, parameters, returns and exit
 //   Types.cpp            dtypes and annotations -> IR types; compute types and promotion

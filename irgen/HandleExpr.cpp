@@ -159,7 +159,7 @@ Lowered FunctionContext::lowerName(NameExpr* e, I::Type want) {
     case SymbolKind::Parameter: {
       auto it = env_.find(s);
       if (it != env_.end()) return it->second;
-      // Sema refuses it (sema/DefiniteAssignment.cpp); a backstop.
+      // Sema refuses it (sema/analyses/DefiniteAssignment.cpp); a backstop.
       auto d = dropped_.find(s);
       error(diag::err_maybe_undefined, e->range, e->name, d != dropped_.end() ? d->second : std::string("use"));
     }

@@ -1,6 +1,6 @@
 // print(...) inside a kernel -> tile.print: the line's text with `{}` where each operand goes
 // (literal braces doubled), the values as scalar operands. Sema (KernelPrint.cpp) has refused
-// what cannot be printed; code generation formats the values (codegen/LowerDebug.cpp).
+// what cannot be printed; code generation formats the values (codegen/lower/LowerDebug.cpp).
 #include "irgen/FunctionContext.h"
 
 namespace tessera::irgen {

@@ -68,7 +68,7 @@ I::Type FunctionContext::localType(Expr* target) {
 void FunctionContext::lowerReturn(ReturnStmt* r) {
   if (retFlag_) {
     if (r->value) {
-      // Sema refuses it (sema/EarlyReturns.cpp); a backstop.
+      // Sema refuses it (sema/analyses/EarlyReturns.cpp); a backstop.
       if (!retVal_)
         error(diag::err_early_return, r->range,
               "of a value from inside a branch of a function without a scalar result annotation ('-> f32')");

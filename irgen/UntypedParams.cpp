@@ -1,5 +1,5 @@
 // Kernel parameters whose rank or extents are not written: sema infers the rank their uses need
-// (sema/ParamInference.cpp); here unannotated parameters get extents named after the parameter
+// (sema/analyses/ParamInference.cpp); here unannotated parameters get extents named after the parameter
 // and unified with the extents they meet while lowering (docs/language.md, "Unannotated
 // parameters").
 #include <algorithm>

@@ -55,7 +55,7 @@ I::Value* FunctionContext::knownView(I::Value* v, SourceRange at, const std::str
 }
 
 // Sema refuses copies into shared memory from a source without constant extents
-// (sema/ViewExtents.cpp); a backstop.
+// (sema/analyses/ViewExtents.cpp); a backstop.
 void FunctionContext::staticShared(I::Type t, SourceRange at, const std::string& name) {
   for (size_t i = 0; i < t->shape.size(); ++i)
     if (!t->shape[i].isStatic())

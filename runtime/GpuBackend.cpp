@@ -97,7 +97,7 @@ class GpuBackend final : public Backend {
     sm_ = static_cast<uint32_t>(major * 10 + minor);
     multiprocessors_ = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1);
     // TESSERA_GPU_VARIANTS=off runs every kernel's portable entry; =<i> tries only variant i
-    // (comparisons, debugging; docs/abi.md 4.2).
+    // (comparisons, debugging; docs/abi.md 4.3).
     if (const char* v = std::getenv("TESSERA_GPU_VARIANTS")) {
       if (std::strcmp(v, "off") == 0)
         variantsEnabled_ = false;
@@ -288,7 +288,7 @@ class GpuBackend final : public Backend {
     return TESSERA_SUCCESS;
   }
 
-  // A variant chain (docs/abi.md 4.3): every step or none. The scratch matrix is allocated for
+  // A variant chain (docs/abi.md 4.4): every step or none. The scratch matrix is allocated for
   // the launch and freed after its last step, stream-ordered like the workspace. Only with every
   // variant allowed (TESSERA_GPU_VARIANTS unset): one step alone is not the kernel.
   tessera_status tryChain(const LaunchPlan& plan, const tessera_variant_chain& chain, tessera_stream stream,

@@ -662,7 +662,7 @@ namespace tessera {
 
 namespace {
 // Recognises the grammar of a cost expression (integers, names, + - * / // %, parentheses),
-// collecting the names; codegen reads the same text into the descriptor (codegen/CostExpr.cpp).
+// collecting the names; codegen reads the same text into the descriptor (codegen/lower/CostExpr.cpp).
 class CostExprScanner {
  public:
   explicit CostExprScanner(const std::string& s) : s_(s) {}

@@ -5,7 +5,7 @@ usage: python3 stdlib/update_stdlib_doc.py [--print] [docs/stdlib.md]
 Every `@kernel` of stdlib/<module>.tessera is an entry: its signature, its C name
 (tessera_std_<module>_<kernel>, the generated-header ABI of docs/abi.md) and the comment block
 written above it. The section between the BEGIN/END GENERATED ENTRIES markers is replaced;
---print writes the section to stdout instead (tests/lit/stdlib/stdlib-doc-in-sync.test diffs it
+--print writes the section to stdout instead (tests/lit/stdlib/doc-in-sync.test diffs it
 against the document, so a new or changed entry without a regenerated reference fails).
 """
 import os

@@ -5,7 +5,7 @@
 // (kind 0: the key/value kernel, out1 = dK, out2 = dV; kind 1: the query kernel, out1 = dQ,
 // out2 = -1; the others parameter indices, causal 1 for the causal mask). Code generation may then
 // emit another form of the same computation: on sm_90a a warp-specialised wgmma kernel with every
-// tile value in registers (codegen/HopperAttentionBwd.cpp, docs/codegen.md "Hopper form of the
+// tile value in registers (codegen/hopper/HopperAttentionBwd.cpp, docs/codegen.md "Hopper form of the
 // attention backward"). The pass checks, by data flow on the IR after the cleanups:
 //   - one tile.range over the groups whose unit is (b, h, fixed block) with the block fastest
 //     (fixed: keys of K for the key/value kernel, queries of Q for the query kernel), every

@@ -1,11 +1,11 @@
 // attention-form: recognises kernels that are exactly the online-softmax attention loop of
-// examples/flash_attention.tessera (and stdlib/nn/attention.tessera) and records it on the
+// examples/flash_attention.tessera (and stdlib.nn's flash_attention kernels) and records it on the
 // function as
 //   attention_form = [q, k, v, o, scale, lse, causal]
 // (parameter indices of Q, K, V, O and the f32 scale, of the optional log-sum-exp output or -1,
 // and 1 for the causal mask). Code generation may then emit another form of the same computation:
 // on sm_90a a warp-specialised FlashAttention kernel on wgmma and TMA with every tile value in
-// registers (codegen/HopperAttention.cpp, docs/codegen.md "Hopper form of attention"). The pass
+// registers (codegen/hopper/HopperAttention.cpp, docs/codegen.md "Hopper form of attention"). The pass
 // runs before `pipeline`, on the IR that lowering and the cleanups wrote, and checks everything
 // the other form relies on, by data flow (LICM may have hoisted the invariant parts):
 //   - one tile.range over the groups; its unit u is (b, h, query block) with the query block

@@ -6,7 +6,7 @@
 //
 // and records it on the function as `chain_form = [x, w1, b1, w2, b2, out, relu]` (parameter
 // indices; -1 for an absent bias; relu 1 or 0). Code generation may then run the program on
-// sm_90a as two launches of the Hopper GEMM form (codegen/HopperGemm.cpp) with the bias, relu
+// sm_90a as two launches of the Hopper GEMM form (codegen/hopper/HopperGemm.cpp) with the bias, relu
 // and rounding in their epilogues and Hid in a scratch matrix between them (docs/codegen.md,
 // "Hopper form of a chain of products"). The pass reads the row loop that row-partition wrote:
 //   - the function body is pure ops and one tile.range over the rows of Out (from

@@ -3,7 +3,7 @@
 // `mma_form = [a, b, c, BM, BN, BK, tb]` (parameter indices of A, B, C, the loop's block sizes,
 // and tb = 1 when B is given K-major, `Bt.T`: tile.mma {transpose_b} of Bt's blocks).
 // Code generation may then emit another form of the same computation: on sm_90a a persistent,
-// warp-specialised wgmma + TMA kernel (codegen/HopperGemm.cpp, docs/codegen.md). The pass runs
+// warp-specialised wgmma + TMA kernel (codegen/hopper/HopperGemm.cpp, docs/codegen.md). The pass runs
 // before `pipeline`, on the loop as lowering wrote it, and checks everything the other form
 // relies on:
 //   - the body is: slices A[m0 : m0+BM, k : k+BK] and B[k : k+BK, n0 : n0+BN] (or, with

@@ -13,7 +13,7 @@
 // the right operand of a product, transposed, reduced along its rows, broadcast along the rows
 // of a larger tile, sliced across its rows or indexed by element, and a value that has all of
 // M's rows (computed from whole tensors) is not broadcast to or stored into a block. Sema makes
-// the same checks on the typed AST (sema/RowSplit.cpp); this pass decides alone for kernels
+// the same checks on the typed AST (sema/analyses/RowSplit.cpp); this pass decides alone for kernels
 // with unannotated parameters and for Tile IR given to tessera-opt.
 #include <algorithm>
 #include <functional>

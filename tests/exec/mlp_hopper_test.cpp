@@ -1,6 +1,6 @@
 // tests/exec/kernels/mlp_hopper: chains of two products, Out = relu(X W1 + b1) W2 + b2 (bf16 out)
 // and Out = (X W1) W2 (no bias or relu, f32 out). On an sm_90 GPU, views whose rows are 16-byte
-// multiples run the chain form (ir/passes/ChainForm.cpp, codegen/HopperGemm.cpp): Hid rounded to
+// multiples run the chain form (ir/passes/ChainForm.cpp, codegen/hopper/HopperGemm.cpp): Hid rounded to
 // bf16 in a scratch matrix, then the second product. Elsewhere (the CPU executor, other GPUs,
 // rows of odd length) the whole-tensor program runs with Hid in f32, bit for bit the sequential
 // f32 reference. Every element is checked against both references: the f32 one exactly, or the

@@ -6,7 +6,7 @@
 // transposed block copy, where with a broadcast bias, i64 wrap-around and shifts, and f64 and
 // integer conversions to f16/bf16 with one rounding (values at and just off the ties).
 // f64 -> bf16 did not link on the CPU executor before (LLVM calls __truncdfbf2, missing from
-// libgcc 12): codegen defines it (codegen/DeviceHooks.cpp).
+// libgcc 12): codegen defines it (codegen/lower/DeviceHooks.cpp).
 #include "spec_corners.h"
 
 #include <algorithm>

@@ -24,7 +24,7 @@ int main() {
     for (int64_t c = 0; c < C; ++c) {
       wy[c] = x[C + c] * 2.0f;
       wz[c] = x[2 * C + c] + 1.0f;
-      // tile.sum along axis 0: each line in index order from 0 (codegen/LowerTiles.cpp).
+      // tile.sum along axis 0: each line in index order from 0 (codegen/lower/LowerTiles.cpp).
       ww[3 * C + c] = (((0.0f + x[c]) + x[C + c]) + x[2 * C + c]) + x[3 * C + c];
       ww[c] = x[c] - 3.0f;
     }

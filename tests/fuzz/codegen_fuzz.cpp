@@ -9,7 +9,7 @@
 
 #include "FuzzInput.h"
 #include "codegen/CompileModule.h"
-#include "codegen/GpuTarget.h"
+#include "codegen/target/GpuTarget.h"
 #include "frontend/Parser.h"
 #include "ir/IR.h"
 #include "ir/Pass.h"

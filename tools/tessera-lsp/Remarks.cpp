@@ -7,8 +7,8 @@
 #include "basic/Remarks.h"
 
 #include "codegen/CompileModule.h"
-#include "codegen/GpuTarget.h"
-#include "codegen/KernelRemarks.h"
+#include "codegen/lower/KernelRemarks.h"
+#include "codegen/target/GpuTarget.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"
 #include "irgen/IRGen.h"

@@ -6,9 +6,9 @@
 
 #include "basic/StageTimes.h"
 #include "codegen/CompileModule.h"
-#include "codegen/HostModule.h"
-#include "codegen/KernelRemarks.h"
-#include "codegen/ResourceUsage.h"
+#include "codegen/host/HostModule.h"
+#include "codegen/lower/KernelRemarks.h"
+#include "codegen/target/ResourceUsage.h"
 #include "ir/AsmFormat.h"
 #include "ir/Pass.h"
 #include "ir/Verifier.h"

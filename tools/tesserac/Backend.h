@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "basic/Diagnostics.h"
-#include "codegen/HostEntry.h"
+#include "codegen/host/HostEntry.h"
 #include "tools/tesserac/Options.h"
 
 namespace tessera::ir {
@@ -15,7 +15,7 @@ class Module;
 namespace tessera {
 
 // Returns the process exit status.
-// `entries`: the entry points of the module's host functions (tools/tesserac/HostFunctions.h).
+// `entries`: the entry points of the module's host functions (hostgen/HostFunctions.h).
 int runBackend(ir::Module& m, const DriverOptions& opts, DiagnosticEngine& diags,
                std::vector<codegen::HostEntry> entries = {});
 

@@ -1,6 +1,6 @@
 #include "tools/tesserac/Version.h"
 
-#include "codegen/CudaToolkit.h"
+#include "codegen/target/CudaToolkit.h"
 #include "llvm/Config/llvm-config.h"
 
 #ifndef TESSERA_VERSION

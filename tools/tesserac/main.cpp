@@ -19,6 +19,7 @@
 #include "graph/Build.h"
 #include "graph/Passes.h"
 #include "graph/Printer.h"
+#include "hostgen/HostFunctions.h"
 #include "ir/AsmFormat.h"
 #include "ir/IR.h"
 #include "ir/Verifier.h"
@@ -28,7 +29,6 @@
 #include "sema/Sema.h"
 #include "tools/tesserac/Backend.h"
 #include "tools/tesserac/DepFile.h"
-#include "tools/tesserac/HostFunctions.h"
 #include "tools/tesserac/Options.h"
 #include "tools/tesserac/Version.h"
 
@@ -99,8 +99,10 @@ int lowerAndCompile(Module& module, SemaContext& sema, graph::GraphModule* graph
   StageTimer hostTime("host functions: kernels");
   // Host functions: their generated kernels join the module, their entry points the object.
   std::vector<codegen::HostEntry> entries;
+  HostFunctionOptions hostOpts{opts.graphPasses, opts.disabledGraphPasses, opts.includePaths, opts.stdlibDir,
+                               opts.stdlibDirGiven};
   bool hostOk = !lowered || !graphs || diags.hasErrors() ||
-                compileHostFunctions(*graphs, opts, sm, ctx, *lowered, diags, entries);
+                compileHostFunctions(*graphs, hostOpts, sm, ctx, *lowered, diags, entries);
   hostTime.stop();
   StageTimer verify("Tile IR verifier");
   if (!lowered || !hostOk || diags.hasErrors() || !ir::verifyModule(*lowered, diags)) {

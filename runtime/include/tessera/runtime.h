@@ -279,7 +279,7 @@ typedef struct tessera_tensor_map_desc {
  * gpu_entry's parameters followed by one 64-byte aligned CUtensorMap per tensor_maps entry, and
  * runs as a persistent grid of at most one group of block_threads per multiprocessor (it walks
  * the output tiles itself), in clusters of cluster_dim groups, with shared_bytes of dynamic
- * shared memory (docs/abi.md 4.2). */
+ * shared memory (docs/abi.md 4.3). */
 typedef struct tessera_gpu_variant {
   const char* gpu_entry;
   uint32_t min_sm;
@@ -291,7 +291,7 @@ typedef struct tessera_gpu_variant {
 } tessera_gpu_variant;
 
 /* ABI 6: the GPU variants of a kernel that run together, in order, as one launch: the sm_90a
- * form of a whole-tensor chain of products (examples/fused_mlp.tessera, docs/abi.md 4.3).
+ * form of a whole-tensor chain of products (examples/fused_mlp.tessera, docs/abi.md 4.4).
  * gpu_variants[0 .. num_steps) are the steps; the runtime launches all of them on the launch's
  * stream or none (then gpu_entry runs). The steps share a scratch matrix of rows x cols elements
  * of scratch_dtype, row-major and 16-byte aligned, allocated for the launch (stream-ordered) and

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <doctest/doctest.h>
 
-#include "codegen/CudaToolkit.h"
-#include "codegen/GpuTarget.h"
+#include "codegen/target/CudaToolkit.h"
+#include "codegen/target/GpuTarget.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <doctest/doctest.h>
 
-#include "codegen/HostModule.h"
+#include "codegen/host/HostModule.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/GlobalVariable.h"

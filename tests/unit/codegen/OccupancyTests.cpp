@@ -2,8 +2,8 @@
 // calculator's rules, and the PTX instruction counts of --resource-usage.
 #include <doctest/doctest.h>
 
-#include "codegen/CubinInfo.h"
-#include "codegen/Occupancy.h"
+#include "codegen/target/CubinInfo.h"
+#include "codegen/target/Occupancy.h"
 
 using namespace tessera::codegen;
 

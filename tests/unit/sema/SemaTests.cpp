@@ -180,7 +180,7 @@ def k(y: mut f16[n]):
   CHECK(f->sharedBudget == 8192);
   CHECK(f->autotuneSpace.at("BM") == std::vector<long long>{64, 128});
   // The module's analysis is the first candidate's (BM=64); each other one is analysed afresh
-  // (sema/AutotuneCandidates.cpp).
+  // (sema/analyses/AutotuneCandidates.cpp).
   REQUIRE(f->sharedAllocations.size() == 1);
   CHECK(f->sharedAllocations[0].bytes == 64 * 16 * 2);
 }
