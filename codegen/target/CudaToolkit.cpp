@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/target/AssemblyCache.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
@@ -105,15 +106,31 @@ bool CudaToolkit::assemble(const std::string& ptx, const GpuArch& arch, unsigned
     error = missingReason();
     return false;
   }
+  std::vector<std::string> flags = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel)};
+  if (lineInfo) flags.insert(flags.begin(), "-lineinfo");
+  if (info) flags.insert(flags.begin(), "-v");
+  AssemblyCache cache = AssemblyCache::fromEnvironment();
+  std::string key;
+  if (!cache.disabled()) {
+    if (release_.empty()) release_ = ptxas_ + " " + version();
+    key = AssemblyCache::key(release_, flags, ptx);
+    if (std::optional<AssemblyCache::Entry> hit = cache.lookup(key)) {
+      cubin = std::move(hit->cubin);
+      if (info) *info = std::move(hit->report);
+      return true;
+    }
+  }
   TempFile in, out;
   if (!in.create("tessera", "ptx", error) || !out.create("tessera", "cubin", error)) return false;
   if (!writeFile(std::string(in.path.str()), ptx, error)) return false;
-  std::vector<std::string> args = {"-arch=" + arch.name, "-O" + std::to_string(optLevel > 3 ? 3 : optLevel), "-o",
-                                   std::string(out.path.str()), std::string(in.path.str())};
-  if (lineInfo) args.insert(args.begin(), "-lineinfo");
-  if (info) args.insert(args.begin(), "-v");
-  if (!runTool(ptxas_, args, error, info)) return false;
-  return readFile(std::string(out.path.str()), cubin, error);
+  std::vector<std::string> args = flags;
+  for (std::string a : {std::string("-o"), std::string(out.path.str()), std::string(in.path.str())}) args.push_back(a);
+  std::string report;
+  if (!runTool(ptxas_, args, error, &report)) return false;
+  if (!readFile(std::string(out.path.str()), cubin, error)) return false;
+  if (!cache.disabled()) cache.store(key, {cubin, report});
+  if (info) *info = std::move(report);
+  return true;
 }
 
 bool CudaToolkit::fatbinary(const std::vector<Image>& images, const std::string& ptx, const GpuArch& ptxArch,

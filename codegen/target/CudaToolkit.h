@@ -22,6 +22,7 @@ class CudaToolkit {
 
   // Assembles PTX into a cubin for `arch`. `lineInfo` keeps source line information (-g).
   // `info`, when given, receives ptxas's per-function report (-v: registers, stack, spills).
+  // Results come from the on-disk assembly cache when it holds them (AssemblyCache.h).
   bool assemble(const std::string& ptx, const GpuArch& arch, unsigned optLevel, bool lineInfo, std::string& cubin,
                 std::string& error, std::string* info = nullptr) const;
 
@@ -36,6 +37,7 @@ class CudaToolkit {
 
  private:
   std::string root_, ptxas_, fatbinary_;
+  mutable std::string release_;  // ptxas's path and release, the assembly cache's key prefix
 };
 
 }  // namespace tessera::codegen
