@@ -34,7 +34,7 @@ def compile(path, *, gpu=None, target=None, bounds_check=None, include=(), opt=N
     functions as attributes). Flags as tesserac's: gpu="sm_90a" (or a list), target="all" | "gpu" |
     "cpu" (default: both where a GPU driver exists, else the CPU executor's), bounds_check=True,
     include=[dirs], opt=0..3, flags=[other tesserac options]. Results are cached on disk
-    ($TESSERA_CACHE_DIR, else ~/.cache/tessera/python) by source, imports, flags and compiler;
+    ($TESSERA_CACHE_DIR/python, else ~/.cache/tessera/python) by source, imports, flags and compiler;
     force=True compiles again. A CompileError carries tesserac's diagnostics."""
     flags = _compile.compile_flags(gpu, target, bounds_check, include, opt, flags)
     source = os.path.abspath(path)

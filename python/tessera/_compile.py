@@ -34,11 +34,22 @@ def stdlib_dir():
     return os.environ.get("TESSERA_STDLIB_DIR") or _paths.STDLIB_DIR
 
 
+_private_root = None
+
+
 def cache_root():
+    # The same root as tesserac's ptxas cache (codegen/target/AssemblyCache.cpp), a folder of our
+    # own under it; "off" or "0" there turn caching off: a private folder for this process.
+    global _private_root
     root = os.environ.get("TESSERA_CACHE_DIR")
+    if root in ("off", "0"):
+        if _private_root is None:
+            _private_root = tempfile.mkdtemp(prefix="tessera-python-")
+        return _private_root
     if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "tessera", "python")
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                            "tessera")
+    root = os.path.join(root, "python")
     os.makedirs(root, exist_ok=True)
     return root
 

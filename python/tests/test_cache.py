@@ -35,14 +35,14 @@ def write(path, text):
 class Cache(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="tessera-cache-test-")
-        self.cache = os.path.join(self.dir, "cache")
+        self.cache = os.path.join(self.dir, "cache", "python")
         self.count = os.path.join(self.dir, "count")
         # A tesserac that counts its runs (besides --version) and runs the real one.
         self.wrapper = os.path.join(self.dir, "tesserac")
         with open(self.wrapper, "w") as f:
             f.write(f"#!/bin/sh\n[ \"$1\" = --version ] || echo run >> {self.count}\nexec {_compile.tesserac_path()} \"$@\"\n")
         os.chmod(self.wrapper, stat.S_IRWXU)
-        self.env = {"TESSERA_CACHE_DIR": self.cache, "TESSERA_TESSERAC": self.wrapper}
+        self.env = {"TESSERA_CACHE_DIR": os.path.dirname(self.cache), "TESSERA_TESSERAC": self.wrapper}
         self.saved = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
         _compile._compiler_id = None
@@ -71,6 +71,20 @@ class Cache(unittest.TestCase):
         y = np.zeros_like(x)
         mod.scale(x, y)
         np.testing.assert_array_equal(y, x * np.float32(factor))
+
+    def test_off_compiles_without_a_cache(self):
+        os.environ["TESSERA_CACHE_DIR"] = "off"  # tearDown restores it
+        cwd = os.getcwd()
+        os.chdir(self.dir)
+        try:
+            mod = tessera.compile(self.src, target="cpu", module_name="scaler_cache_off")
+        finally:
+            os.chdir(cwd)
+        self.assertEqual(self.runs(), 1)
+        self.check_scale(mod, 3.0)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "off")), "'off' must not be taken as a folder")
+        self.assertFalse(os.path.exists(os.path.dirname(self.cache)))
+        self.assertTrue(_compile.cache_root().startswith(tempfile.gettempdir()))
 
     def test_hits_and_misses(self):
         m1 = tessera.compile(self.src, target="cpu")
