@@ -32,6 +32,7 @@ constexpr uint64_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must
 
 struct GpuStream : tessera_stream_t {
   CUstream s = nullptr;
+  bool owned = true;  // false: another library's stream (tessera_stream_wrap), never destroyed here
 };
 struct GpuEvent : tessera_event_t {
   CUevent e = nullptr;
@@ -514,10 +515,17 @@ class GpuBackend final : public Backend {
     return newHandle<GpuStream>(
         out, [&](GpuStream& s) { return check(d_.cuStreamCreate(&s.s, CU_STREAM_DEFAULT), "cuStreamCreate"); });
   }
+  tessera_status streamWrap(void* native, tessera_stream* out) override {
+    return newHandle<GpuStream>(out, [&](GpuStream& s) {
+      s.s = static_cast<CUstream>(native);
+      s.owned = false;
+      return TESSERA_SUCCESS;
+    });
+  }
   tessera_status streamDestroy(tessera_stream stream) override {
     d_.cuCtxSetCurrent(ctx_);  // destroys work even after a fault
     std::unique_ptr<GpuStream> s(static_cast<GpuStream*>(stream));
-    return check(d_.cuStreamDestroy(s->s), "cuStreamDestroy");
+    return s->owned ? check(d_.cuStreamDestroy(s->s), "cuStreamDestroy") : TESSERA_SUCCESS;
   }
   tessera_status streamSynchronize(tessera_stream stream) override {
     TESSERA_TRY(enter());

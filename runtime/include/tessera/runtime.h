@@ -572,6 +572,12 @@ tessera_status tessera_memcpy_async(void* dst, const void* src, size_t bytes, te
 tessera_status tessera_memset(void* dst, int value, size_t bytes);
 
 tessera_status tessera_stream_create(tessera_stream* out);
+/* A handle for a CUDA stream another library created (a CUstream / cudaStream_t, e.g. PyTorch's
+ * current stream; NULL is the legacy default stream): launches, copies and stream-ordered
+ * allocations through it run on that stream. The handle does not own the stream:
+ * tessera_stream_destroy releases only the handle, and the stream must outlive the work
+ * submitted through it. NOT_SUPPORTED on the CPU executor. */
+tessera_status tessera_stream_wrap(void* native, tessera_stream* out);
 tessera_status tessera_stream_destroy(tessera_stream stream);
 tessera_status tessera_stream_synchronize(tessera_stream stream);
 /* Waits for all work on the device. Reports a kernel fault of earlier work. */
