@@ -136,8 +136,8 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
     std::vector<KernelInterface> kernels;
     StageTimer lowering("LLVM: Tile IR to LLVM (GPU)");
     if (!lowerKernels(m, DeviceTarget::Gpu, gpu, kernels, error, {opts.boundsCheck})) return false;
-    // sm_90a images also get the Hopper forms of tile.mma loops and chains of products
-    // (codegen/hopper/HopperGemm.cpp) and of attention (codegen/hopper/HopperAttention.cpp).
+    // sm_90a images also get the Hopper forms of tile.mma loops and of the products of
+    // whole-tensor programs (codegen/hopper/HopperGemmPlan.cpp) and of attention (codegen/hopper/HopperAttention.cpp).
     bool hopper = false;
     for (const GpuArch& arch : opts.archs) hopper |= arch.archSpecific && arch.sm == 90;
     if (hopper) {
@@ -145,7 +145,7 @@ bool compileModule(ir::Module& m, const CompileOptions& opts, StopAfter stop, Co
       planAttentionVariants(m, kernels);
       planAttentionBwdVariants(m, kernels);
     } else {
-      remarkChainsWithoutHopper(m, kernels);
+      remarkProductsWithoutHopper(m, kernels);
     }
     out.gpuLLVM = printLLVM(gpu);
     lowering.stop();

@@ -28,8 +28,8 @@ const std::vector<PassInfo>& passRegistry();
 // async-copy pipelines, then shared memory placed (code generation needs its offsets). -O0
 // keeps only what code generation needs.
 inline constexpr const char* kDefaultPipeline =
-    "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,chain-"
-    "form,pipeline,smem-plan";
+    "row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-backward-form,product-"
+    "steps,pipeline,smem-plan";
 inline constexpr const char* kDefaultPipelineO0 = "row-partition,inline,uniformity,smem-plan";
 
 // Why kernel `f` is not one canonical tile.mma loop that mma-form records (empty when it is);

@@ -174,6 +174,17 @@ tessera_status tessera_stream_create(tessera_stream* out) {
                       [](Backend& b, tessera_stream* s) { return b.streamCreate(s); });
 }
 
+tessera_status tessera_stream_wrap(void* native, tessera_stream* out) {
+  if (!out) return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_stream_wrap: null output");
+  *out = nullptr;
+  GET_BACKEND(b);
+  if (b->kind() != TESSERA_DEVICE_GPU)
+    return fail(TESSERA_ERROR_NOT_SUPPORTED, "tessera_stream_wrap: the ", b->name(), " has no native streams");
+  TESSERA_TRY(b->streamWrap(native, out));
+  streams().add(*out);
+  return TESSERA_SUCCESS;
+}
+
 tessera_status tessera_stream_destroy(tessera_stream stream) {
   return destroyHandle("tessera_stream_destroy", "stream", stream, streams(),
                        [](Backend& b, tessera_stream s) { return b.streamDestroy(s); });

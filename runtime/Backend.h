@@ -71,6 +71,12 @@ class Backend {
   virtual tessera_status synchronize() = 0;
 
   virtual tessera_status streamCreate(tessera_stream* out) = 0;
+  // A handle for another library's stream (tessera_stream_wrap); GPU only.
+  virtual tessera_status streamWrap(void* native, tessera_stream* out) {
+    (void)native;
+    (void)out;
+    return TESSERA_ERROR_NOT_SUPPORTED;
+  }
   virtual tessera_status streamDestroy(tessera_stream stream) = 0;
   virtual tessera_status streamSynchronize(tessera_stream stream) = 0;
   virtual tessera_status eventCreate(tessera_event* out) = 0;

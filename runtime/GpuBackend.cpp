@@ -32,6 +32,7 @@ constexpr uint64_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must
 
 struct GpuStream : tessera_stream_t {
   CUstream s = nullptr;
+  bool owned = true;  // false: another library's stream (tessera_stream_wrap), never destroyed here
 };
 struct GpuEvent : tessera_event_t {
   CUevent e = nullptr;
@@ -208,17 +209,19 @@ class GpuBackend final : public Backend {
     return variantFunctions_[&v] = f;
   }
 
-  // Encodes the tensor maps of variant v into maps; a map whose param is num_params reads
-  // `scratch` (the chain's scratch matrix, of scratchDtype). False when a view cannot have one.
-  bool variantMaps(const LaunchPlan& plan, const tessera_gpu_variant& v, const tessera_kernel_tensor* scratch,
-                   int32_t scratchDtype, CUtensorMap* maps) {
+  // Encodes the tensor maps of variant v into maps; a map whose param is num_params + j reads
+  // scratch matrix j of `scratch` (a chain's). False when a view cannot have one.
+  bool variantMaps(const LaunchPlan& plan, const tessera_gpu_variant& v,
+                   const std::vector<tessera_kernel_tensor>& scratch, const std::vector<tessera_chain_scratch>& kinds,
+                   CUtensorMap* maps) {
     const tessera_kernel_desc& k = *plan.kernel;
     std::string why;
     for (uint32_t m = 0; m < v.num_tensor_maps; ++m) {
       const tessera_tensor_map_desc& req = v.tensor_maps[m];
       bool ok = false;
-      if (scratch && static_cast<uint32_t>(req.param) == k.num_params)
-        ok = tensorMaps_.get(d_, *scratch, scratchDtype, 2, req, maps[m], why);
+      size_t j = static_cast<size_t>(req.param) - k.num_params;
+      if (req.param >= static_cast<int32_t>(k.num_params) && j < scratch.size())
+        ok = tensorMaps_.get(d_, scratch[j], kinds[j].dtype, 2, req, maps[m], why);
       else
         ok = req.param >= 0 && static_cast<uint32_t>(req.param) < k.num_params &&
              k.params[req.param].kind == TESSERA_PARAM_TENSOR &&
@@ -280,54 +283,74 @@ class GpuBackend final : public Backend {
         continue;
       CUfunction f = variantFunction(plan, v);
       CUtensorMap maps[kMaxMaps];
-      if (!f || !variantMaps(plan, v, nullptr, 0, maps)) continue;
+      if (!f || !variantMaps(plan, v, {}, {}, maps)) continue;
       TESSERA_TRY(launchVariant(plan, v, f, maps, nullptr, plan.groups, stream, launched));
       if (launched) return TESSERA_SUCCESS;
     }
     return TESSERA_SUCCESS;
   }
 
-  // A variant chain (docs/abi.md 4.4): every step or none. The scratch matrix is allocated for
+  // A variant chain (docs/abi.md 4.4): every step or none. The scratch matrices are allocated for
   // the launch and freed after its last step, stream-ordered like the workspace. Only with every
   // variant allowed (TESSERA_GPU_VARIANTS unset): one step alone is not the kernel.
   tessera_status tryChain(const LaunchPlan& plan, const tessera_variant_chain& chain, tessera_stream stream,
                           bool& launched) {
     const tessera_kernel_desc& k = *plan.kernel;
-    constexpr uint32_t kMaxSteps = 4;
+    constexpr uint32_t kMaxSteps = 4, kMaxMaps = 4;
     if (onlyVariant_ >= 0 || chain.num_steps > kMaxSteps) return TESSERA_SUCCESS;
     CUfunction fs[kMaxSteps];
     for (uint32_t i = 0; i < chain.num_steps; ++i) {
       const tessera_gpu_variant& v = k.gpu_variants[i];
-      if (sm_ < v.min_sm || v.num_tensor_maps > 4 || v.block_threads == 0 || v.cluster_dim > 1 ||
+      if (sm_ < v.min_sm || v.num_tensor_maps > kMaxMaps || v.block_threads == 0 || v.cluster_dim > 1 ||
           !(fs[i] = variantFunction(plan, v)))
         return TESSERA_SUCCESS;
     }
-    tessera_kernel_tensor scratch{};
-    scratch.shape[0] = plan.tensors[chain.rows_param].shape[chain.rows_axis];
-    scratch.shape[1] = plan.tensors[chain.cols_param].shape[chain.cols_axis];
-    scratch.strides[0] = scratch.shape[1];
-    scratch.strides[1] = 1;
-    uint64_t bytes = static_cast<uint64_t>(scratch.shape[0]) * static_cast<uint64_t>(scratch.shape[1]) *
-                     tessera_dtype_bits(chain.scratch_dtype) / 8;
-    if (scratch.shape[0] <= 0 || scratch.shape[1] <= 0 || bytes == 0) return TESSERA_SUCCESS;
-    CUdeviceptr buffer = 0;
-    CUresult r = d_.cuMemAllocAsync(&buffer, bytes, raw(stream));
-    if (r != CUDA_SUCCESS)
-      return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER, "kernel '",
-                  k.name, "': cannot allocate ", bytes,
-                  " bytes of scratch for its chain of products: ", d_.describe(r));
-    scratch.data = reinterpret_cast<void*>(buffer);
-    CUtensorMap maps[kMaxSteps][4];
+    std::vector<tessera_chain_scratch> kinds = chainScratch(plan.module, chain);
+    std::vector<tessera_kernel_tensor> scratch(kinds.size());
+    std::vector<uint64_t> bytes(kinds.size());
+    for (size_t j = 0; j < kinds.size(); ++j) {
+      tessera_kernel_tensor& t = scratch[j];
+      t.shape[0] = plan.tensors[kinds[j].rows_param].shape[kinds[j].rows_axis];
+      t.shape[1] = plan.tensors[kinds[j].cols_param].shape[kinds[j].cols_axis];
+      t.strides[0] = t.shape[1];
+      t.strides[1] = 1;
+      bytes[j] = static_cast<uint64_t>(t.shape[0]) * static_cast<uint64_t>(t.shape[1]) *
+                 tessera_dtype_bits(kinds[j].dtype) / 8;
+      if (t.shape[0] <= 0 || t.shape[1] <= 0 || bytes[j] == 0) return TESSERA_SUCCESS;
+    }
+    CUtensorMap maps[kMaxSteps][kMaxMaps];
+    std::vector<CUdeviceptr> buffers(kinds.size(), 0);
+    auto release = [&] {
+      tessera_status r = TESSERA_SUCCESS;
+      for (CUdeviceptr b : buffers)
+        if (b && r == TESSERA_SUCCESS) r = check(d_.cuMemFreeAsync(b, raw(stream)), "cuMemFreeAsync");
+      return r;
+    };
+    for (size_t j = 0; j < kinds.size(); ++j) {
+      CUresult r = d_.cuMemAllocAsync(&buffers[j], bytes[j], raw(stream));
+      if (r != CUDA_SUCCESS) {
+        buffers[j] = 0;
+        release();
+        return fail(r == CUDA_ERROR_OUT_OF_MEMORY ? TESSERA_ERROR_OUT_OF_MEMORY : TESSERA_ERROR_DRIVER, "kernel '",
+                    k.name, "': cannot allocate ", bytes[j],
+                    " bytes of scratch for its steps of products: ", d_.describe(r));
+      }
+      scratch[j].data = reinterpret_cast<void*>(buffers[j]);
+    }
     bool ok = true;
     for (uint32_t i = 0; i < chain.num_steps && ok; ++i)
-      ok = variantMaps(plan, k.gpu_variants[i], &scratch, chain.scratch_dtype, maps[i]);
+      ok = variantMaps(plan, k.gpu_variants[i], scratch, kinds, maps[i]);
     tessera_status s = TESSERA_SUCCESS;
     for (uint32_t i = 0; i < chain.num_steps && ok && s == TESSERA_SUCCESS; ++i) {
+      // The step's workspace argument: the scratch matrix it writes (every step: ABI 6's one).
+      CUdeviceptr* workspace = nullptr;
+      for (size_t j = 0; j < kinds.size() && !workspace; ++j)
+        if (kinds[j].step == static_cast<int32_t>(i) || kinds[j].step < 0) workspace = &buffers[j];
       bool stepLaunched = false;
-      s = launchVariant(plan, k.gpu_variants[i], fs[i], maps[i], &buffer, multiprocessors_, stream, stepLaunched);
+      s = launchVariant(plan, k.gpu_variants[i], fs[i], maps[i], workspace, multiprocessors_, stream, stepLaunched);
       launched = true;  // from the first step on, the chain is the kernel's launch
     }
-    tessera_status f2 = check(d_.cuMemFreeAsync(buffer, raw(stream)), "cuMemFreeAsync");
+    tessera_status f2 = release();
     return s != TESSERA_SUCCESS ? s : f2;
   }
 
@@ -492,10 +515,17 @@ class GpuBackend final : public Backend {
     return newHandle<GpuStream>(
         out, [&](GpuStream& s) { return check(d_.cuStreamCreate(&s.s, CU_STREAM_DEFAULT), "cuStreamCreate"); });
   }
+  tessera_status streamWrap(void* native, tessera_stream* out) override {
+    return newHandle<GpuStream>(out, [&](GpuStream& s) {
+      s.s = static_cast<CUstream>(native);
+      s.owned = false;
+      return TESSERA_SUCCESS;
+    });
+  }
   tessera_status streamDestroy(tessera_stream stream) override {
     d_.cuCtxSetCurrent(ctx_);  // destroys work even after a fault
     std::unique_ptr<GpuStream> s(static_cast<GpuStream*>(stream));
-    return check(d_.cuStreamDestroy(s->s), "cuStreamDestroy");
+    return s->owned ? check(d_.cuStreamDestroy(s->s), "cuStreamDestroy") : TESSERA_SUCCESS;
   }
   tessera_status streamSynchronize(tessera_stream stream) override {
     TESSERA_TRY(enter());

@@ -16,6 +16,14 @@ Registry& Registry::instance() {
 
 static tessera_status validateAutotune(const tessera_module_desc* m, const tessera_kernel_desc& k);
 
+std::vector<tessera_chain_scratch> chainScratch(const tessera_module_desc* m, const tessera_variant_chain& chain) {
+  if (m && m->abi_version >= 7 && chain.num_scratch) {
+    if (!chain.scratch) return {};
+    return std::vector<tessera_chain_scratch>(chain.scratch, chain.scratch + chain.num_scratch);
+  }
+  return {{chain.scratch_dtype, chain.rows_param, chain.rows_axis, chain.cols_param, chain.cols_axis, -1}};
+}
+
 static tessera_status validateKernel(const tessera_module_desc* m, const tessera_kernel_desc& k) {
   const char* kname = k.name ? k.name : "<unnamed>";
   auto bad = [&](auto... parts) {
@@ -83,18 +91,23 @@ static tessera_status validateKernel(const tessera_module_desc* m, const tessera
     auto tensorParam = [&](int32_t p) {
       return p >= 0 && static_cast<uint32_t>(p) < k.num_params && k.params[p].kind == TESSERA_PARAM_TENSOR;
     };
-    if (chain && (chain->num_steps < 1 || chain->num_steps > k.num_gpu_variants || chain->scratch_dtype <= 0 ||
-                  !tensorParam(chain->rows_param) || chain->rows_axis >= k.params[chain->rows_param].rank ||
-                  !tensorParam(chain->cols_param) || chain->cols_axis >= k.params[chain->cols_param].rank))
+    std::vector<tessera_chain_scratch> scratch = chain ? chainScratch(m, *chain) : std::vector<tessera_chain_scratch>{};
+    if (chain && (chain->num_steps < 1 || chain->num_steps > k.num_gpu_variants || scratch.empty()))
       return bad("the variant chain names steps or scratch extents the kernel does not have");
+    for (const tessera_chain_scratch& s : scratch)
+      if (s.dtype <= 0 || !tensorParam(s.rows_param) || s.rows_axis >= k.params[s.rows_param].rank ||
+          !tensorParam(s.cols_param) || s.cols_axis >= k.params[s.cols_param].rank ||
+          s.step >= static_cast<int32_t>(chain->num_steps) || s.step < -1)
+        return bad("the variant chain names steps or scratch extents the kernel does not have");
     for (uint32_t j = 0; j < k.num_gpu_variants; ++j) {
       const tessera_gpu_variant& v = k.gpu_variants[j];
       if (!v.gpu_entry || !*v.gpu_entry || (v.num_tensor_maps && !v.tensor_maps))
         return bad("GPU variant ", j, " has no entry name or a null tensor-map list");
       for (uint32_t t = 0; t < v.num_tensor_maps; ++t) {
         int32_t p = v.tensor_maps[t].param;
-        bool scratch = chain && j < chain->num_steps && static_cast<uint32_t>(p) == k.num_params;
-        if (!scratch && !tensorParam(p))
+        bool readsScratch = chain && j < chain->num_steps && p >= static_cast<int32_t>(k.num_params) &&
+                            static_cast<size_t>(p) < k.num_params + scratch.size();
+        if (!readsScratch && !tensorParam(p))
           return bad("GPU variant ", j, ": tensor map ", t, " names parameter ", p, ", not a tensor parameter");
       }
     }

@@ -46,6 +46,10 @@ class Registry {
 // Checks one descriptor's internal consistency; the message names the module and kernel.
 tessera_status validateModule(const tessera_module_desc* module);
 
+// The scratch matrices of a variant chain of `module`: its list (ABI 7), or the one matrix of an
+// ABI 6 chain, which every step gets as its workspace (step -1).
+std::vector<tessera_chain_scratch> chainScratch(const tessera_module_desc* module, const tessera_variant_chain& chain);
+
 }  // namespace tessera::rt
 
 #endif

@@ -53,10 +53,15 @@ FIXTURE_TESTS = {"tests/lit/layout.test", "tests/lit/docs.test"}
 NOT_ROOMS = {"build", "build-fuzz", "out", "node_modules"}
 
 
+def skipped(name):
+    """Build folders of any name (build-asan, build-dev: ignored by .gitignore's /build*/) are not sources."""
+    return name in SKIP_DIRS or name.startswith("build")
+
+
 def tree_files(root):
     names, dirs = set(), []
     for d, ds, fs in os.walk(root):
-        ds[:] = [x for x in ds if x not in SKIP_DIRS and not x.startswith(".")]
+        ds[:] = [x for x in ds if not skipped(x) and not x.startswith(".")]
         names.update(fs)
         dirs.append(os.path.relpath(d, root))
     return names, dirs
@@ -82,7 +87,7 @@ def known_flags(root):
         base = os.path.join(root, top)
         paths = [base] if os.path.isfile(base) else []
         for d, ds, fs in os.walk(base):
-            ds[:] = [x for x in ds if x not in SKIP_DIRS]
+            ds[:] = [x for x in ds if not skipped(x)]
             paths += [os.path.join(d, f) for f in fs]
         for path in paths:
             if path.endswith((".cpp", ".h", ".py", ".sh", ".cmake", ".txt", ".js", ".lua", ".json", ".in")) or \
@@ -112,7 +117,7 @@ def check_citations(root, problems):
         if top == "docs":
             continue
         for d, ds, fs in os.walk(os.path.join(root, top)):
-            ds[:] = sorted(x for x in ds if x not in SKIP_DIRS)
+            ds[:] = sorted(x for x in ds if not skipped(x))
             for f in sorted(fs):
                 rel = os.path.relpath(os.path.join(d, f), root)
                 if not f.endswith(SOURCE_EXTS) or rel in FIXTURE_TESTS:
@@ -150,7 +155,7 @@ def readme_rooms(root, dirs, problems):
         if s not in named:
             problems.append(f"README.md: the status table has no row for {s}")
     listed = re.findall(r"^(\S+)/\s", layout.group(1), re.M)
-    for d in sorted(x for x in dirs if "/" not in x and x != "." and x not in NOT_ROOMS):
+    for d in sorted(x for x in dirs if "/" not in x and x != "." and x not in NOT_ROOMS and not skipped(x)):
         if d not in listed:
             problems.append(f"README.md: the layout section does not list {d}/")
     for d in listed:

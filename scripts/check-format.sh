@@ -6,7 +6,7 @@
 #   check-format.sh [--fix] [PATH...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FORMATTED=(basic frontend sema graph irgen ir codegen hostgen runtime lsp tools bench stdlib tests examples)
+FORMATTED=(basic frontend sema graph irgen ir codegen hostgen runtime lsp tools bench stdlib tests examples python)
 fix=0
 if [ "${1:-}" = "--fix" ]; then fix=1; shift; fi
 paths=("$@")

@@ -43,7 +43,7 @@ STAGES = {
 }
 # Headers internal to their stage: no other stage includes them, whatever the table allows.
 PRIVATE_HEADERS = {"sema/Checker.h": "sema"}
-SOURCE_DIRS = ["basic", "frontend", "sema", "graph", "ir", "irgen", "codegen", "hostgen", "runtime", "lsp", "tools", "tests",
+SOURCE_DIRS = ["basic", "frontend", "sema", "graph", "ir", "irgen", "codegen", "hostgen", "runtime", "lsp", "tools", "tests", "python",
                "bench", "examples", "stdlib", "scripts", "editors", "cmake"]
 CPP_EXTENSIONS = (".cpp", ".h", ".def", ".re", ".cu")
 INDENTED_EXTENSIONS = (".py", ".tessera")  # functions end where the indentation does

@@ -9,8 +9,8 @@ set -euo pipefail
 build=$1 out=$2
 rm -rf "$out"
 mkdir -p "$out/lib"
-for p in dist_collectives_test dist_tp_gemm_test dist_dp_grad_test dist_reduce_parity dist_digest dist_fault \
-         bench_collectives tessera-run; do
+for p in dist_collectives_test dist_tp_gemm_test dist_dp_grad_test dist_overlap_test dist_pipeline_test \
+         dist_train_step_test dist_reduce_parity dist_digest dist_fault bench_collectives bench_overlap tessera-run; do
   cp "$build/bin/$p" "$out/"
   strip "$out/$p"
 done

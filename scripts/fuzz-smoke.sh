@@ -16,6 +16,7 @@ for target in "$build"/bin/*_fuzz; do
     ir_fuzz) find tests/lit/ir -name '*.tir' -exec cp {} "$corpus/" \; 2>/dev/null || true ;;
     graph_fuzz) find tests/lit/graph -name '*.tgraph' -exec cp {} "$corpus/" \; 2>/dev/null || true ;;
     exec_fuzz) ;;  # its input is a stream of generator choices: it starts from nothing
+    store_fuzz) ;;  # a script of connection steps (the rendezvous protocol): from nothing too
     *) cp tests/conformance/*.tessera examples/*.tessera "$corpus/"
        find tests/lit -name '*.tessera' -exec cp {} "$corpus/" \; ;;
   esac

@@ -9,6 +9,7 @@ packages=(
   re2c doctest-dev nlohmann-json3-dev neovim
   libopenmpi-dev openmpi-bin
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
+  python3-dev pybind11-dev python3-numpy python3-torch
 )
 
 missing=()

@@ -1,9 +1,10 @@
 // The sm_90a forms of kernels that a Tile IR pass recorded, each with a planning step (the
 // variants it adds to kernels[i].gpuVariants, `kernels` in module order as lowerKernels returns
 // them, and its remarks) and an emitting step (the planned variants into `out`, an sm_90a module):
-//   - codegen/hopper/HopperGemm.cpp: a tile.mma loop kernel (`mma-form`) or a chain of products
-//     (`chain-form`): a persistent, warp-specialised kernel with a TMA producer warpgroup, two
-//     wgmma consumer warpgroups and an mbarrier ring of shared-memory stages;
+//   - codegen/hopper/HopperGemmPlan.cpp, HopperGemm.cpp: a tile.mma loop kernel (`mma-form`) or the
+//     steps of a whole-tensor program's products (`product-steps`): a persistent,
+//     warp-specialised kernel with a TMA producer warpgroup, two wgmma consumer warpgroups, an
+//     mbarrier ring of shared-memory stages and the program's epilogue on the accumulators;
 //   - codegen/hopper/HopperAttention.cpp: online-softmax attention (`attention-form`): a persistent,
 //     warp-specialised FlashAttention forward whose two wgmma consumer warpgroups hold every tile
 //     value in registers, one variant per head dimension;
@@ -31,9 +32,9 @@ namespace tessera::codegen {
 void planHopperVariants(ir::Module& m, std::vector<KernelInterface>& kernels);
 bool emitHopperVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,
                         std::string& error);
-// Without an sm_90a target: the -Rpass-missed=tensor-cores remark of each chain of products
-// (ir/passes/ChainForm.cpp) that keeps the portable form.
-void remarkChainsWithoutHopper(ir::Module& m, std::vector<KernelInterface>& kernels);
+// Without an sm_90a target: the -Rpass-missed=tensor-cores remark of each whole-tensor program
+// with products (ir/passes/ProductPlan.h) that keeps the portable form.
+void remarkProductsWithoutHopper(ir::Module& m, std::vector<KernelInterface>& kernels);
 
 void planAttentionVariants(ir::Module& m, std::vector<KernelInterface>& kernels);
 bool emitAttentionVariants(ir::Module& m, const std::vector<KernelInterface>& kernels, llvm::Module& out,

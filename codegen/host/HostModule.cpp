@@ -44,7 +44,7 @@ const char* kHostTriple = "x86_64-pc-linux-gnu";
 struct AbiTypes {
   llvm::PointerType* ptr;
   llvm::StructType *exprOp, *extent, *paramDesc, *workspaceSlot, *gridBlock, *resources, *tensorMap, *variant,
-      *kernelDesc, *autotune, *moduleDesc, *arg, *chain;
+      *kernelDesc, *autotune, *moduleDesc, *arg, *chain, *chainScratch;
   explicit AbiTypes(llvm::LLVMContext& c) {
     auto* i32 = llvm::Type::getInt32Ty(c);
     auto* i64 = llvm::Type::getInt64Ty(c);
@@ -59,7 +59,8 @@ struct AbiTypes {
         "tessera_kernel_resources");
     tensorMap = llvm::StructType::create(c, {i32, llvm::ArrayType::get(i32, 2), i32}, "tessera_tensor_map_desc");
     variant = llvm::StructType::create(c, {ptr, i32, i32, i64, ptr, i32, i32}, "tessera_gpu_variant");
-    chain = llvm::StructType::create(c, {i32, i32, i32, i32, i32, i32}, "tessera_variant_chain");
+    chainScratch = llvm::StructType::create(c, {i32, i32, i32, i32, i32, i32}, "tessera_chain_scratch");
+    chain = llvm::StructType::create(c, {i32, i32, i32, i32, i32, i32, i32, i32, ptr}, "tessera_variant_chain");
     kernelDesc = llvm::StructType::create(c, {i32, i32, ptr, ptr, i32, i32, ptr, i32, llvm::ArrayType::get(i32, 3),
                                               i64, ptr, ptr, i64, ptr, i32, ptr, i32, i32,
                                               ptr, i32, i32, ptr, ptr, i32, i32, ptr, ptr,
@@ -247,11 +248,18 @@ class Builder {
                        array<void>(t_.tensorMap, maps, "__tessera_tensor_maps"), i32(maps.size()), i32(v.cluster)}));
     }
     llvm::Constant* chain = null();
-    if (k.chain.steps)
+    if (k.chain.steps && !k.chain.scratch.empty()) {
+      std::vector<llvm::Constant*> scratch;
+      for (const auto& s : k.chain.scratch)
+        scratch.push_back(llvm::ConstantStruct::get(t_.chainScratch, {i32(s.dtype), i32(s.rowsParam), i32(s.rowsAxis),
+                                                                      i32(s.colsParam), i32(s.colsAxis), i32(s.step)}));
+      const auto& s0 = k.chain.scratch[0];
       chain = global(
-          llvm::ConstantStruct::get(t_.chain, {i32(k.chain.steps), i32(k.chain.scratchDtype), i32(k.chain.rowsParam),
-                                               i32(k.chain.rowsAxis), i32(k.chain.colsParam), i32(k.chain.colsAxis)}),
+          llvm::ConstantStruct::get(t_.chain, {i32(k.chain.steps), i32(s0.dtype), i32(s0.rowsParam), i32(s0.rowsAxis),
+                                               i32(s0.colsParam), i32(s0.colsAxis), i32(scratch.size()), i32(0),
+                                               array<void>(t_.chainScratch, scratch, "__tessera_chain_scratch")}),
           "__tessera_variant_chain");
+    }
     uint32_t flags = (k.deterministic ? TESSERA_KERNEL_DETERMINISTIC : 0) | (k.grouped ? TESSERA_KERNEL_GROUPED : 0) |
                      (k.cpuSync ? TESSERA_KERNEL_CPU_SYNC : 0) | (k.cpuPerGroup ? TESSERA_KERNEL_CPU_PER_GROUP : 0) |
                      (k.exactGrid ? TESSERA_KERNEL_EXACT_GRID : 0) |

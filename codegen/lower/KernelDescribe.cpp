@@ -11,8 +11,6 @@
 
 namespace tessera::codegen {
 
-namespace {
-
 // The tessera_dtype number of a scalar (basic/DTypes.def); index values are i64.
 int32_t dtypeOf(ir::ScalarKind k) {
   switch (k) {
@@ -23,6 +21,8 @@ int32_t dtypeOf(ir::ScalarKind k) {
   }
   return TESSERA_DTYPE_INVALID;
 }
+
+namespace {
 
 int32_t symbolIndex(const std::string& name, std::vector<std::string>& symbols) {
   for (size_t i = 0; i < symbols.size(); ++i)

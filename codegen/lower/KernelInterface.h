@@ -128,13 +128,19 @@ struct KernelInterface {
   std::vector<ExtentOp> flops;
   std::vector<GpuResources> resources;  // per GPU architecture of the fatbin, in --gpu order
   std::vector<GpuVariant> gpuVariants;  // tried before gpuEntry where the device allows
-  // A chain (tessera_variant_chain): gpuVariants[0 .. steps) run in order as the launch, sharing a
-  // scratch matrix of params[rowsParam].shape[rowsAxis] x params[colsParam].shape[colsAxis]
-  // elements of scratchDtype. steps == 0: the variants are alternatives.
+  // A chain (tessera_variant_chain): gpuVariants[0 .. steps) run in order as the launch, with
+  // scratch matrices between them: scratch j is params[rowsParam].shape[rowsAxis] x
+  // params[colsParam].shape[colsAxis] elements of dtype, the workspace argument of step `step`
+  // (which writes it) and the tensor map param num_params + j. steps == 0: the variants are
+  // alternatives.
+  struct ChainScratch {
+    int32_t dtype = 0;
+    int32_t rowsParam = 0, rowsAxis = 0, colsParam = 0, colsAxis = 0;
+    int32_t step = 0;
+  };
   struct VariantChain {
     uint32_t steps = 0;
-    int32_t scratchDtype = 0;
-    int32_t rowsParam = 0, rowsAxis = 0, colsParam = 0, colsAxis = 0;
+    std::vector<ChainScratch> scratch;
   } chain;
   // Autotune candidates (irgen/Autotune.cpp): a candidate names the kernel it tunes and is
   // emitted in that kernel's candidate table instead of on its own; the kernel itself is

@@ -5,6 +5,7 @@
 // been inlined (the `inline` pass) before.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ class Module;
 namespace tessera::ir {
 class Module;
 class Operation;
+enum class ScalarKind : uint8_t;
 }  // namespace tessera::ir
 
 namespace tessera::codegen {
@@ -33,5 +35,7 @@ bool lowerKernels(ir::Module& m, DeviceTarget target, llvm::Module& out, std::ve
 
 // The host-side description of one kernel function (parameters, symbols, group, shared bytes).
 bool describeKernel(ir::Operation& func, KernelInterface& k, std::string& error);
+// The tessera_dtype number of a scalar (basic/DTypes.def); index values are i64.
+int32_t dtypeOf(ir::ScalarKind k);
 
 }  // namespace tessera::codegen

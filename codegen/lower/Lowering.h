@@ -61,6 +61,15 @@ class Lowering {
 
   bool kernel(ir::Operation& func, KernelInterface& k);
 
+  // One element of elementwise IR ops outside the lowering of a whole kernel: the epilogues of
+  // the sm_90a forms, on accumulator registers (codegen/lower/LowerEpilogue.cpp). Lowers `ops` in order
+  // at `at`'s insertion point through their hooks, as lowerTileElementwise does for one element
+  // (tile.broadcast passes its operand's element through); `env` gives each operand that no op
+  // of `ops` makes (accumulators, loaded elements, scalar parameters) and receives the results.
+  // `at` continues after the code. GPU code of kernel `k`.
+  bool lowerElementwiseAt(llvm::IRBuilder<>& at, const KernelInterface& k, const std::vector<ir::Operation*>& ops,
+                          std::unordered_map<const ir::Value*, llvm::Value*>& env);
+
   static bool isTileValue(ir::Type t) { return ir::isValueShaped(t); }
   // Tile ops, and ops whose result is a tile value, except control flow (LowerTiles.cpp).
   static bool isTileOp(const ir::Operation& op);

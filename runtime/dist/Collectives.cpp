@@ -37,8 +37,8 @@ size_t alignElems(size_t elemBytes) { return std::max<size_t>(1, 16 / elemBytes)
 // Trees of up to three ranks are the sequential order; the kernels' sequential loop is cheaper.
 int effectiveOrder(int order, int p) { return p <= 3 ? reduce::kSequential : order; }
 
-// The fixed-order reduction of `n` elements: in[r] for every rank (own block read in place,
-// the others from scratch slots `stride` elements apart).
+}  // namespace
+
 tessera_status reduceBlocks(tessera_comm_t& c, const char* own, const char* slots, size_t stride, size_t n, void* out,
                             const ReduceSpec& r, void* stream) {
   int p = c.size(), me = c.rank();
@@ -54,6 +54,8 @@ tessera_status reduceBlocks(tessera_comm_t& c, const char* own, const char* slot
   P.order = effectiveOrder(r.order, p);
   return c.ops->reduce(P, r.dtype, r.op, stream);
 }
+
+namespace {
 
 // The cases every reduction handles before its own exchange: nothing to do, one rank (still
 // through the reduction, so values come out as p ranks would give them: bool as 0/1, NaNs as the
@@ -80,6 +82,15 @@ tessera_status allReduce(tessera_comm_t& c, const void* send, void* recv, size_t
   if (auto done = reduceShortcut(c, send, recv, n, r, stream,
                                  [&] { return c.transport->nativeAllReduce(send, recv, n, r.dtype, r.op, stream, d); }))
     return *done;
+  // Small buffers (and two ranks): one all-gather of every rank's whole buffer, then each rank
+  // reduces all of it (the same per-element order, so the same bits as the two phases below):
+  // one NCCL operation's latency instead of two, for (p-1) x n bytes instead of 2 (p-1)/p x n.
+  if (oneShotAllReduce(n * es, p)) {
+    Scratch all(*c.ops, stream);
+    TESSERA_TRY(all.allocate(size_t(p) * n * es));
+    TESSERA_TRY(c.transport->allGather(send, all.data(), n * es, stream, d));
+    return reduceBlocks(c, all.data() + size_t(me) * n * es, all.data(), n, n, recv, r, stream);
+  }
   // Block k: elements [k*B, min(n, (k+1)*B)); B a multiple of 16 bytes. The last blocks may be
   // short or empty.
   size_t B = roundUp((n + p - 1) / p, alignElems(es));

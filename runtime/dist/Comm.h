@@ -29,6 +29,8 @@ struct tessera_comm_t {
   bool checkSignatures = true;
   bool owned = false;  // by the world or a mesh: tessera_comm_destroy refuses it
   uint64_t collectives = 0;
+  void* side = nullptr;  // the stream of overlapped transfers (Overlap.cpp), made on first use
+  uint64_t seq = 0;      // creation order: finalize destroys in reverse, the same on every rank
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }

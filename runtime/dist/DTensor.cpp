@@ -127,7 +127,11 @@ tessera_status tessera_dtensor_create(tessera_mesh mesh, const char* name, int32
     if (spec && spec->axis[d])
       return fail(TESSERA_ERROR_INVALID_ARGUMENT, fn, ": '", t->name, "' has rank ", rank,
                   " but its shard spec names dimension ", d);
-  uint64_t localBits = uint64_t(product(t->local, 0, rank)) * bits;
+  uint64_t localBits = bits;
+  for (int32_t d = 0; d < rank; ++d)
+    if (__builtin_mul_overflow(localBits, uint64_t(t->local[d]), &localBits))
+      return fail(TESSERA_ERROR_SHAPE_MISMATCH, fn, ": the local shard of '", t->name, "' (",
+                  typeString(dtype, rank, t->local), ") has more bytes than memory can hold");
   if (localBits % 8)
     return fail(TESSERA_ERROR_SHAPE_MISMATCH, fn, ": the local shard of '", t->name, "' would end inside a byte (",
                 tessera_dtype_name(dtype), " values are packed); choose sizes whose shards fill whole bytes");

@@ -28,6 +28,13 @@ class DeviceOps {
   // Scratch memory ordered on the stream (cuMemAllocAsync / host memory).
   virtual tessera_status allocTemp(void** ptr, size_t bytes, void* stream) = 0;
   virtual tessera_status freeTemp(void* ptr, void* stream) = 0;
+  // A second stream, for transfers that overlap the caller's work (GPU: a non-blocking
+  // CUstream; CPU: null, everything runs in call order anyway).
+  virtual tessera_status createStream(void** out) = 0;
+  virtual void destroyStream(void* stream) = 0;
+  // Work enqueued on `waiter` from now on starts after the work enqueued on `after` so far
+  // (an event recorded on one and waited for by the other; nothing on the CPU).
+  virtual tessera_status order(void* waiter, void* after) = 0;
 };
 
 DeviceOps& cpuDeviceOps();

@@ -136,10 +136,29 @@ class GpuDeviceOps final : public DeviceOps {
     return check(d_.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), raw(stream)), "cuMemFreeAsync");
   }
 
+  tessera_status createStream(void** out) override {
+    CUstream s = nullptr;
+    TESSERA_TRY(check(d_.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+    *out = s;
+    return TESSERA_SUCCESS;
+  }
+  void destroyStream(void* stream) override {
+    if (stream) d_.cuStreamDestroy(raw(stream));
+  }
+  // One event serves every ordering: a wait uses the event's state when it is enqueued, so the
+  // event can be recorded again at once (also while streams are captured into a graph).
+  tessera_status order(void* waiter, void* after) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!orderEvent_) TESSERA_TRY(check(d_.cuEventCreate(&orderEvent_, CU_EVENT_DISABLE_TIMING), "cuEventCreate"));
+    TESSERA_TRY(check(d_.cuEventRecord(orderEvent_, raw(after)), "cuEventRecord"));
+    return check(d_.cuStreamWaitEvent(raw(waiter), orderEvent_, 0), "cuStreamWaitEvent");
+  }
+
  private:
   const CudaDriver& d_;
   std::mutex mutex_;
   CUmodule module_ = nullptr;
+  CUevent orderEvent_ = nullptr;
   CUfunction functions_[TESSERA_DTYPE_COUNT][4] = {};
 };
 

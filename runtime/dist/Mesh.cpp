@@ -100,7 +100,7 @@ tessera_status tessera_mesh_create(const char* const* axes, const int64_t* shape
     if (shape[a] < 1) return fail(TESSERA_ERROR_INVALID_ARGUMENT, fn, ": axis '", axes[a], "' has size ", shape[a]);
     m->axes.push_back(axes[a]);
     m->shape.push_back(shape[a]);
-    positions *= shape[a];
+    if (__builtin_mul_overflow(positions, shape[a], &positions)) positions = INT64_MAX;  // more than any world
   }
   WorldState& w = worldState();
   int world = w.info.world_size;
@@ -121,6 +121,7 @@ tessera_status tessera_mesh_create(const char* const* axes, const int64_t* shape
     r /= m->shape[a];
   }
   tessera_mesh mesh = m.release();
+  mesh->seq = ++w.created;
   w.meshes.insert(mesh);
   mesh->axisComms.assign(ndims, nullptr);
   for (int32_t a = 0; a < ndims; ++a)

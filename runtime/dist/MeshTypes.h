@@ -17,6 +17,7 @@ struct tessera_mesh_t {
   std::vector<tessera_comm> axisComms;          // one per axis, owned
   std::map<uint32_t, tessera_comm> groupComms;  // by the bit set of axes, owned
   tessera_comm world = nullptr;
+  uint64_t seq = 0;  // creation order (finalize destroys meshes in reverse, on every rank alike)
 
   int axisIndex(const char* name) const;  // -1 if absent
   std::string describe() const;           // "mesh (dp=2, tp=2)"

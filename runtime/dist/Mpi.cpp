@@ -56,9 +56,19 @@ tessera_status check(int rc, const char* call) {
   return fail(TESSERA_ERROR_COMM_ABORTED, call, " failed: ", mpiError(rc));
 }
 
+// "rank 2" / "ranks 1 and 3" (communicator ranks, in order, once each).
+std::string rankNames(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) s += concat(i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ", ranks[i]);
+  return s;
+}
+
 // Polls the requests until all completed or the deadline passed (the requests then stay
-// pending: the caller aborts the communicator).
-tessera_status waitAll(std::vector<MPI_Request>& reqs, const Deadline& d) {
+// pending: the caller aborts the communicator). `peers` (one per request, if given) lets a
+// timeout name the ranks that did not answer.
+tessera_status waitAll(std::vector<MPI_Request>& reqs, const Deadline& d, const std::vector<int>* peers = nullptr) {
   Poller poller;
   for (;;) {
     int done = 0;
@@ -67,9 +77,16 @@ tessera_status waitAll(std::vector<MPI_Request>& reqs, const Deadline& d) {
       return fail(TESSERA_ERROR_COMM_ABORTED,
                   "MPI reported an error while waiting for the other ranks: ", mpiError(rc));
     if (done) return TESSERA_SUCCESS;
-    if (d.passed())
-      return fail(TESSERA_ERROR_TIMEOUT, "the other ranks did not answer within ", d.seconds,
-                  " s (a rank died or stalled)");
+    if (d.passed()) {
+      std::vector<int> late;
+      for (size_t i = 0; peers && i < reqs.size(); ++i) {
+        int flag = 0;
+        MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+        if (!flag) late.push_back((*peers)[i]);
+      }
+      return fail(TESSERA_ERROR_TIMEOUT, late.empty() ? std::string("the other ranks") : rankNames(late),
+                  " did not answer within ", d.seconds, " s (a rank died or stalled)");
+    }
     poller.pause();
   }
 }
@@ -153,7 +170,8 @@ class MpiBootstrap final : public Bootstrap {
     std::vector<MPI_Request> reqs;
     postRecvs(reqs, theirs, bytes, peer, kExchangeTag, c_->comm);
     postSends(reqs, mine, bytes, peer, kExchangeTag, c_->comm);
-    return waitAll(reqs, d);
+    std::vector<int> peers(reqs.size(), peer);
+    return waitAll(reqs, d, &peers);
   }
   std::string describe() const override { return "MPI"; }
   const Comm& comm() const { return c_; }
@@ -196,9 +214,16 @@ class MpiTransport final : public Transport {
 
   tessera_status exchange(const std::vector<PeerTransfer>& transfers, void*, const Deadline& d) override {
     std::vector<MPI_Request> reqs;
-    for (const PeerTransfer& t : transfers) postRecvs(reqs, t.recv, t.recvBytes, t.peer, kDataTag, c_->comm);
-    for (const PeerTransfer& t : transfers) postSends(reqs, t.send, t.sendBytes, t.peer, kDataTag, c_->comm);
-    return waitAll(reqs, d);
+    std::vector<int> peers;
+    for (const PeerTransfer& t : transfers) {
+      postRecvs(reqs, t.recv, t.recvBytes, t.peer, kDataTag, c_->comm);
+      peers.resize(reqs.size(), t.peer);
+    }
+    for (const PeerTransfer& t : transfers) {
+      postSends(reqs, t.send, t.sendBytes, t.peer, kDataTag, c_->comm);
+      peers.resize(reqs.size(), t.peer);
+    }
+    return waitAll(reqs, d, &peers);
   }
   tessera_status allGather(const void* send, void* recv, size_t bytes, void* stream, const Deadline& d) override {
     int me = rank(), n = size();

@@ -1,8 +1,14 @@
 //===- NcclTransport.cpp - GPU ranks: NCCL communicators ------------------------------------===//
 //
-// Communicators are created nonblocking (ncclConfig_t.blocking = 0), so initialisation, splits
-// and enqueues are polled with ncclCommGetAsyncError against the deadline; a timeout aborts the
-// communicator (ncclCommAbort) instead of waiting for a peer that is gone.
+// Each transport holds two NCCL communicators over the same ranks:
+// - a nonblocking one (ncclConfig_t.blocking = 0) for initialisation and splits, which are then
+//   polled with ncclCommGetAsyncError against the deadline, a timeout aborting it instead of
+//   waiting for a peer that is gone;
+// - a blocking one, split from it, for the data. NCCL starts a host thread for every group of a
+//   nonblocking communicator (every collective), which cost more than 100 us per call on two
+//   H200s, on NCCL's own collectives as on ours. A blocking call only enqueues, except where
+//   NCCL first connects to a peer; a HostCallGuard aborts the communicators from the watchdog
+//   thread if such a call has not returned by the deadline, so that it does.
 //
 //===----------------------------------------------------------------------------------------===//
 #include "runtime/Status.h"
@@ -23,6 +29,7 @@ tessera_status makeNcclTransport(std::unique_ptr<Bootstrap>, const Deadline&, st
 #include <mutex>
 
 #include "runtime/CudaDriver.h"
+#include "runtime/dist/Watchdog.h"
 
 namespace tessera::dist {
 
@@ -30,7 +37,6 @@ using rt::concat;
 using rt::fail;
 
 namespace {
-
 bool ncclType(int dtype, int version, ncclDataType_t& out) {
   switch (dtype) {
     case TESSERA_F64: out = ncclFloat64; return true;
@@ -59,15 +65,64 @@ bool ncclOp(int op, ncclRedOp_t& out) {
   return false;
 }
 
+ncclConfig_t configOf(bool blocking) {
+  ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+  c.blocking = blocking ? 1 : 0;
+  return c;
+}
+
+std::string lastError(const NcclLib& n, ncclComm_t c) {
+  std::string detail = c ? n.ncclGetLastError(c) : "";
+  return detail.empty() ? "" : ": " + detail;
+}
+
+// Polls a nonblocking communicator until its last call finished; on a failure or at the deadline
+// it is aborted (and `aborted` set).
+tessera_status waitComm(const NcclLib& n, ncclComm_t c, const Deadline& d, const char* call, bool& aborted) {
+  Poller poller;
+  for (;;) {
+    ncclResult_t st = ncclInProgress;
+    ncclResult_t r = n.ncclCommGetAsyncError(c, &st);
+    if (r != ncclSuccess) st = r;
+    if (st == ncclSuccess) return TESSERA_SUCCESS;
+    if (st != ncclInProgress || d.passed()) {
+      std::string detail = lastError(n, c);
+      aborted = true;
+      n.ncclCommAbort(c);
+      if (st != ncclInProgress)
+        return fail(TESSERA_ERROR_COMM_ABORTED, call, " failed: ", n.ncclGetErrorString(st), detail);
+      return fail(TESSERA_ERROR_TIMEOUT, call, " did not finish within ", d.seconds,
+                  " s (a rank died or stalled); the NCCL communicator was aborted");
+    }
+    poller.pause();
+  }
+}
+
+// Splits the nonblocking `parent` into a communicator of `blocking` mode (NCCL_COMM_NULL where
+// color < 0), polling the parent.
+tessera_status splitComm(const NcclLib& n, ncclComm_t parent, int color, int key, bool blocking, const Deadline& d,
+                         ncclComm_t& out, bool& parentAborted) {
+  ncclConfig_t config = configOf(blocking);
+  out = nullptr;
+  ncclResult_t r = n.ncclCommSplit(parent, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &out, &config);
+  if (r != ncclSuccess && r != ncclInProgress)
+    return fail(TESSERA_ERROR_COMM_ABORTED, "ncclCommSplit failed: ", n.ncclGetErrorString(r), lastError(n, parent));
+  TESSERA_TRY(waitComm(n, parent, d, "ncclCommSplit", parentAborted));
+  if (color >= 0 && !out) return fail(TESSERA_ERROR_INTERNAL, "ncclCommSplit finished without a communicator");
+  return TESSERA_SUCCESS;
+}
+
 class NcclTransport final : public Transport {
  public:
-  NcclTransport(const NcclLib& n, ncclComm_t comm, std::unique_ptr<Bootstrap> boot)
-      : n_(n), comm_(comm), boot_(std::move(boot)) {}
+  NcclTransport(const NcclLib& n, ncclComm_t setup, ncclComm_t data, std::unique_ptr<Bootstrap> boot)
+      : n_(n), setup_(setup), comm_(data), boot_(std::move(boot)) {}
   ~NcclTransport() override {
-    if (!aborted_.load()) n_.ncclCommDestroy(comm_);
+    if (aborted_.load()) return;
+    if (comm_) n_.ncclCommDestroy(comm_);
+    if (setup_) n_.ncclCommDestroy(setup_);
   }
 
-  // Creates a communicator with a unique id from `boot`'s rank 0.
+  // The two communicators, with a unique id from `boot`'s rank 0.
   static tessera_status create(const NcclLib& n, std::unique_ptr<Bootstrap> boot, const Deadline& d,
                                std::unique_ptr<Transport>& out) {
     ncclUniqueId id{};
@@ -78,18 +133,20 @@ class NcclTransport final : public Transport {
     }
     std::vector<ncclUniqueId> all(boot->size());
     TESSERA_TRY(boot->allGather(&id, sizeof id, all.data(), d));
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    ncclComm_t comm = nullptr;
-    ncclResult_t r = n.ncclCommInitRankConfig(&comm, boot->size(), all[0], boot->rank(), &config);
-    auto t = std::make_unique<NcclTransport>(n, comm, std::move(boot));
-    if (r != ncclSuccess && r != ncclInProgress) {
-      t->aborted_ = true;
-      return fail(TESSERA_ERROR_NOT_SUPPORTED, "ncclCommInitRankConfig failed: ", n.ncclGetErrorString(r), ": ",
-                  comm ? n.ncclGetLastError(comm) : "");
+    ncclConfig_t config = configOf(false);
+    ncclComm_t setup = nullptr;
+    ncclResult_t r = n.ncclCommInitRankConfig(&setup, boot->size(), all[0], boot->rank(), &config);
+    if (r != ncclSuccess && r != ncclInProgress)
+      return fail(TESSERA_ERROR_NOT_SUPPORTED, "ncclCommInitRankConfig failed: ", n.ncclGetErrorString(r),
+                  lastError(n, setup));
+    bool aborted = false;
+    TESSERA_TRY(waitComm(n, setup, d, "ncclCommInitRankConfig", aborted));
+    ncclComm_t data = nullptr;
+    if (tessera_status st = splitComm(n, setup, 0, boot->rank(), true, d, data, aborted); st != TESSERA_SUCCESS) {
+      if (!aborted) n.ncclCommAbort(setup);
+      return st;
     }
-    TESSERA_TRY(t->waitReady(d, "ncclCommInitRankConfig"));
-    out = std::move(t);
+    out = std::make_unique<NcclTransport>(n, setup, data, std::move(boot));
     return TESSERA_SUCCESS;
   }
 
@@ -99,53 +156,37 @@ class NcclTransport final : public Transport {
   Bootstrap& bootstrap() override { return *boot_; }
   ncclComm_t comm() const { return comm_; }
 
-  // Polls a nonblocking communicator until its last call finished.
-  tessera_status waitReady(const Deadline& d, const char* call) {
-    Poller poller;
-    for (;;) {
-      ncclResult_t st = ncclInProgress;
-      ncclResult_t r = n_.ncclCommGetAsyncError(comm_, &st);
-      if (r != ncclSuccess) st = r;
-      if (st == ncclSuccess) return TESSERA_SUCCESS;
-      if (st != ncclInProgress) {
-        std::string detail = n_.ncclGetLastError(comm_);
-        abort();
-        return fail(TESSERA_ERROR_COMM_ABORTED, call, " failed: ", n_.ncclGetErrorString(st),
-                    detail.empty() ? "" : ": ", detail);
-      }
-      if (d.passed()) {
-        abort();
-        return fail(TESSERA_ERROR_TIMEOUT, call, " did not finish within ", d.seconds,
-                    " s (a rank died or stalled); the NCCL communicator was aborted");
-      }
-      poller.pause();
-    }
-  }
-
-  tessera_status finish(ncclResult_t r, const Deadline& d, const char* call) {
+  // A blocking call's result; `guard` fired when the watchdog had to abort the communicators.
+  tessera_status finish(ncclResult_t r, const HostCallGuard& guard, const Deadline& d, const char* call) {
+    if (guard.fired())
+      return fail(TESSERA_ERROR_TIMEOUT, call, " did not return within ", d.seconds,
+                  " s (a rank died or stalled while NCCL connected to it); the NCCL communicator was aborted");
     if (r == ncclSuccess) return TESSERA_SUCCESS;
-    if (r == ncclInProgress) return waitReady(d, call);
-    std::string detail = n_.ncclGetLastError(comm_);
-    return fail(TESSERA_ERROR_COMM_ABORTED, call, " failed: ", n_.ncclGetErrorString(r), detail.empty() ? "" : ": ",
-                detail);
+    return fail(TESSERA_ERROR_COMM_ABORTED, call, " failed: ", n_.ncclGetErrorString(r), lastError(n_, comm_));
+  }
+  HostCallGuard guard(const Deadline& d) {
+    return HostCallGuard([this] { abort(); }, d);
   }
 
   tessera_status exchange(const std::vector<PeerTransfer>& transfers, void* stream, const Deadline& d) override {
     auto s = static_cast<cudaStream_t>(stream);
+    HostCallGuard g = guard(d);
     n_.ncclGroupStart();
     for (const PeerTransfer& t : transfers) {
       if (t.sendBytes) n_.ncclSend(t.send, t.sendBytes, ncclUint8, t.peer, comm_, s);
       if (t.recvBytes) n_.ncclRecv(t.recv, t.recvBytes, ncclUint8, t.peer, comm_, s);
     }
-    return finish(n_.ncclGroupEnd(), d, "ncclSend/ncclRecv");
+    return finish(n_.ncclGroupEnd(), g, d, "ncclSend/ncclRecv");
   }
   tessera_status allGather(const void* send, void* recv, size_t bytes, void* stream, const Deadline& d) override {
-    return finish(n_.ncclAllGather(send, recv, bytes, ncclUint8, comm_, static_cast<cudaStream_t>(stream)), d,
-                  "ncclAllGather");
+    HostCallGuard g = guard(d);
+    ncclResult_t r = n_.ncclAllGather(send, recv, bytes, ncclUint8, comm_, static_cast<cudaStream_t>(stream));
+    return finish(r, g, d, "ncclAllGather");
   }
   tessera_status broadcast(void* buffer, size_t bytes, int root, void* stream, const Deadline& d) override {
-    return finish(n_.ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, static_cast<cudaStream_t>(stream)), d,
-                  "ncclBroadcast");
+    HostCallGuard g = guard(d);
+    ncclResult_t r = n_.ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, static_cast<cudaStream_t>(stream));
+    return finish(r, g, d, "ncclBroadcast");
   }
   tessera_status barrier(void* stream, const Deadline& d) override {
     if (!scratch_) {
@@ -155,57 +196,63 @@ class NcclTransport final : public Transport {
         return fail(TESSERA_ERROR_OUT_OF_MEMORY, "barrier: cannot allocate 16 bytes on the GPU");
     }
     void* p = reinterpret_cast<void*>(scratch_);
-    return finish(n_.ncclAllReduce(p, p, 1, ncclInt32, ncclSum, comm_, static_cast<cudaStream_t>(stream)), d,
-                  "ncclAllReduce (barrier)");
+    HostCallGuard g = guard(d);
+    ncclResult_t r = n_.ncclAllReduce(p, p, 1, ncclInt32, ncclSum, comm_, static_cast<cudaStream_t>(stream));
+    return finish(r, g, d, "ncclAllReduce (barrier)");
   }
   tessera_status nativeAllReduce(const void* send, void* recv, size_t count, int dtype, int op, void* stream,
                                  const Deadline& d) override {
     ncclDataType_t t;
     ncclRedOp_t o;
     if (!ncclType(dtype, n_.version, t) || !ncclOp(op, o)) return TESSERA_ERROR_NOT_SUPPORTED;
-    return finish(n_.ncclAllReduce(send, recv, count, t, o, comm_, static_cast<cudaStream_t>(stream)), d,
-                  "ncclAllReduce");
+    HostCallGuard g = guard(d);
+    ncclResult_t r = n_.ncclAllReduce(send, recv, count, t, o, comm_, static_cast<cudaStream_t>(stream));
+    return finish(r, g, d, "ncclAllReduce");
   }
   tessera_status nativeReduceScatter(const void* send, void* recv, size_t recvCount, int dtype, int op, void* stream,
                                      const Deadline& d) override {
     ncclDataType_t t;
     ncclRedOp_t o;
     if (!ncclType(dtype, n_.version, t) || !ncclOp(op, o)) return TESSERA_ERROR_NOT_SUPPORTED;
-    return finish(n_.ncclReduceScatter(send, recv, recvCount, t, o, comm_, static_cast<cudaStream_t>(stream)), d,
-                  "ncclReduceScatter");
+    HostCallGuard g = guard(d);
+    ncclResult_t r = n_.ncclReduceScatter(send, recv, recvCount, t, o, comm_, static_cast<cudaStream_t>(stream));
+    return finish(r, g, d, "ncclReduceScatter");
   }
+  // Both communicators split from the nonblocking one, in the same order on every rank.
   tessera_status split(int color, int key, const Deadline& d, std::unique_ptr<Transport>& out) override {
     std::unique_ptr<Bootstrap> boot;
-    TESSERA_TRY(boot_->split(color, key, d, boot));  // every rank is there before NCCL blocks
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    ncclComm_t nc = nullptr;
-    ncclResult_t r = n_.ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &nc, &config);
-    if (r != ncclSuccess && r != ncclInProgress) return finish(r, d, "ncclCommSplit");
-    TESSERA_TRY(waitReady(d, "ncclCommSplit"));  // the parent, then the new communicator
+    TESSERA_TRY(boot_->split(color, key, d, boot));  // every rank is there before NCCL waits
     out = nullptr;
-    if (color < 0 || !nc) return TESSERA_SUCCESS;
-    auto t = std::make_unique<NcclTransport>(n_, nc, std::move(boot));
-    TESSERA_TRY(t->waitReady(d, "ncclCommSplit"));
-    out = std::move(t);
+    ncclComm_t setup = nullptr, data = nullptr;
+    bool parentAborted = false;
+    tessera_status st = splitComm(n_, setup_, color, key, false, d, setup, parentAborted);
+    if (st == TESSERA_SUCCESS) st = splitComm(n_, setup_, color, key, true, d, data, parentAborted);
+    if (parentAborted) abort();
+    if (st != TESSERA_SUCCESS) {
+      for (ncclComm_t c : {setup, data})
+        if (c) n_.ncclCommAbort(c);
+      return st;
+    }
+    if (color >= 0) out = std::make_unique<NcclTransport>(n_, setup, data, std::move(boot));
     return TESSERA_SUCCESS;
   }
   void abort() override {
-    if (!aborted_.exchange(true)) n_.ncclCommAbort(comm_);
+    if (aborted_.exchange(true)) return;
+    n_.ncclCommAbort(comm_);
+    n_.ncclCommAbort(setup_);
   }
   tessera_status asyncError() override {
     if (aborted_.load()) return TESSERA_SUCCESS;
     ncclResult_t st = ncclSuccess;
     if (n_.ncclCommGetAsyncError(comm_, &st) != ncclSuccess || st == ncclSuccess || st == ncclInProgress)
       return TESSERA_SUCCESS;
-    std::string detail = n_.ncclGetLastError(comm_);
     return fail(TESSERA_ERROR_COMM_ABORTED, "NCCL reported an error: ", n_.ncclGetErrorString(st),
-                detail.empty() ? "" : ": ", detail);
+                lastError(n_, comm_));
   }
 
  private:
   const NcclLib& n_;
-  ncclComm_t comm_;
+  ncclComm_t setup_, comm_;
   std::unique_ptr<Bootstrap> boot_;
   std::atomic<bool> aborted_{false};
   CUdeviceptr scratch_ = 0;

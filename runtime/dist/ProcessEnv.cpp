@@ -110,6 +110,7 @@ tessera_status readProcessEnv(const GetEnv& getenv, ProcessEnv& out) {
   if (out.localWorld && out.localRank >= out.localWorld)
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_init: LOCAL_RANK=", out.localRank,
                 " is not below LOCAL_WORLD_SIZE=", out.localWorld);
+  if (const char* secret = getenv("TESSERA_DIST_SECRET")) out.secret = secret;
   if (single) out.launcher = TESSERA_LAUNCHER_SINGLE;
   return TESSERA_SUCCESS;
 }

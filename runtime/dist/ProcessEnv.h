@@ -25,6 +25,8 @@ struct ProcessEnv {
   int localRank = 0, localWorld = 0;  // 0: unknown
   std::string masterAddr;
   int masterPort = 0;
+  // TESSERA_DIST_SECRET: what every rank proves to the rendezvous (tessera-run generates it).
+  std::string secret;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

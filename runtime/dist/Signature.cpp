@@ -14,8 +14,18 @@ using rt::concat;
 using rt::fail;
 
 const char* opKindName(OpKind k) {
-  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",   "all_to_all",
-                                "send/recv",  "barrier",    "comm_split",     "mesh_create", "dtensor_create"};
+  static const char* names[] = {"all_reduce",
+                                "all_gather",
+                                "reduce_scatter",
+                                "broadcast",
+                                "all_to_all",
+                                "send/recv",
+                                "barrier",
+                                "comm_split",
+                                "mesh_create",
+                                "dtensor_create",
+                                "all_gather (overlapped)",
+                                "reduce_scatter (overlapped)"};
   int i = static_cast<int>(k);
   return i >= 0 && i < static_cast<int>(OpKind::Count) ? names[i] : "an unknown operation";
 }

@@ -28,6 +28,8 @@ enum class OpKind : int32_t {
   Split,
   MeshCreate,
   DTensorCreate,
+  AllGatherOverlap,
+  ReduceScatterOverlap,
   Count
 };
 const char* opKindName(OpKind k);

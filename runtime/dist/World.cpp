@@ -1,6 +1,7 @@
 //===- World.cpp - tessera_dist_init / finalize / abort -------------------------------------===//
 #include "runtime/dist/World.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "runtime/Device.h"
 #include "runtime/Status.h"
+#include "runtime/dist/MeshTypes.h"
 #include "runtime/dist/Mpi.h"
 #include "runtime/dist/Nccl.h"
 #include "runtime/dist/Watchdog.h"
@@ -37,6 +39,7 @@ tessera_status checkComm(const char* fn, tessera_comm c) {
 
 tessera_comm registerComm(std::unique_ptr<tessera_comm_t> c, bool owned) {
   c->owned = owned;
+  c->seq = ++worldState().created;
   tessera_comm raw = c.release();
   worldState().comms.insert(raw);
   return raw;
@@ -44,6 +47,7 @@ tessera_comm registerComm(std::unique_ptr<tessera_comm_t> c, bool owned) {
 
 void destroyComm(tessera_comm c) {
   unwatchComm(*c);
+  if (c->side) c->ops->destroyStream(c->side);
   worldState().comms.erase(c);
   delete c;
 }
@@ -107,6 +111,27 @@ tessera_status selectDevice(int localRank, rt::Backend*& backend) {
   return rt::activeBackend(backend);
 }
 
+// The rendezvous of a torchrun-style launch: rank 0 serves it on MASTER_ADDR's interface, or on
+// loopback when every rank is on this host (LOCAL_WORLD_SIZE = WORLD_SIZE), and every rank
+// connects with the job's secret.
+tessera_status joinRendezvous(WorldState& w, const Deadline& d) {
+  const ProcessEnv& e = w.env;
+  if (e.secret.empty())
+    return fail(TESSERA_ERROR_INVALID_ARGUMENT, "tessera_dist_init: rank ", e.rank,
+                " has no TESSERA_DIST_SECRET: the rendezvous at MASTER_ADDR:MASTER_PORT admits only ranks that "
+                "know the job's secret. tessera-run gives every rank one; with torchrun or another launcher, export "
+                "the same random value to every rank (for example TESSERA_DIST_SECRET=$(od -An -tx8 -N16 "
+                "/dev/urandom | tr -d ' '))");
+  bool allLocal = e.localWorld > 0 && e.localWorld == e.world;
+  std::string host = allLocal ? "127.0.0.1" : e.masterAddr;
+  if (e.rank == 0) {
+    store::Limits limits;
+    limits.handshakeSeconds = limits.messageSeconds = std::min(30.0, w.timeout);
+    TESSERA_TRY(TcpStoreServer::start(host, e.masterPort, e.secret, limits, w.server));
+  }
+  return TcpStoreClient::connect(host, e.masterPort, e.secret, d, w.client);
+}
+
 // Learns rank and size (and starts MPI or the rendezvous), returning the world's host channel.
 tessera_status joinWorld(WorldState& w, const Deadline& d) {
   tessera_dist_info& info = w.info;
@@ -131,8 +156,7 @@ tessera_status joinWorld(WorldState& w, const Deadline& d) {
       info.world_size = w.env.world;
       info.local_rank = w.env.localRank;
       info.local_world_size = w.env.localWorld;
-      if (info.rank == 0) TESSERA_TRY(TcpStoreServer::start(w.env.masterPort, w.server));
-      TESSERA_TRY(TcpStoreClient::connect(w.env.masterAddr, w.env.masterPort, d, w.client));
+      TESSERA_TRY(joinRendezvous(w, d));
       std::vector<int> members(info.world_size);
       for (int r = 0; r < info.world_size; ++r) members[r] = r;
       w.boot = makeStoreBootstrap(w.client, "tessera", std::move(members), info.rank);
@@ -243,8 +267,12 @@ tessera_status tessera_dist_finalize(void) {
         cause = c->abortCause();
         causeMessage = tessera_last_error_message();
       }
+  // NCCL communicators go in the same order on every rank (newest first), not in the order of
+  // their addresses, which differs between ranks.
   while (!w.dtensors.empty()) tessera_dtensor_destroy(*w.dtensors.begin());
-  while (!w.meshes.empty()) tessera_mesh_destroy(*w.meshes.begin());
+  std::vector<tessera_mesh> meshes(w.meshes.begin(), w.meshes.end());
+  std::sort(meshes.begin(), meshes.end(), [](tessera_mesh a, tessera_mesh b) { return a->seq > b->seq; });
+  for (tessera_mesh m : meshes) tessera_mesh_destroy(m);
   // Everyone reaches finalize before rank 0 closes the rendezvous (unless a rank is gone).
   tessera_status barrier = TESSERA_SUCCESS;
   if (!aborted && w.boot && w.info.world_size > 1) {
@@ -253,12 +281,17 @@ tessera_status tessera_dist_finalize(void) {
     barrier = w.boot->allGather(&one, 1, all.data(), Deadline::after(w.timeout));
   }
   std::vector<tessera_comm> left(w.comms.begin(), w.comms.end());
+  std::sort(left.begin(), left.end(), [](tessera_comm a, tessera_comm b) { return a->seq > b->seq; });
   for (tessera_comm c : left)
     if (c != w.world.get()) destroyComm(c);
   tessera_comm world = w.world.release();
   if (world) destroyComm(world);
   w.boot.reset();
-  w.client.reset();
+  w.client.reset();  // this rank's connection to the rendezvous closes here
+  // Rank 0 serves the rendezvous until the others have closed theirs too: they may still be
+  // reading the barrier's last replies.
+  if (w.server && !aborted && barrier == TESSERA_SUCCESS)
+    w.server->waitForConnections(0, Deadline::after(std::min(w.timeout, 10.0)));
   w.server.reset();
   w.initialised = false;
   if (aborted)

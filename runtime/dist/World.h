@@ -27,6 +27,7 @@ struct WorldState {
   std::set<tessera_comm_t*> comms;
   std::set<tessera_mesh_t*> meshes;
   std::set<tessera_dtensor_t*> dtensors;
+  uint64_t created = 0;  // communicators and meshes made so far (their seq)
 };
 
 WorldState& worldState();

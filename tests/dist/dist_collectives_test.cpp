@@ -100,6 +100,29 @@ void testAllReduce(tessera_comm w) {
         }
 }
 
+// Around the size where all_reduce switches from one all-gather to two phases (8 MiB received
+// per rank), both forms against the same reference.
+void testAllReduceForms(tessera_comm w) {
+  if (P == 1) return;
+  uint64_t stream = 5000;
+  size_t edge = (size_t(8) << 20) / size_t(P - 1) / 48 * 48;  // whole values of every dtype below
+  for (int32_t dt : {TESSERA_F32, TESSERA_BF16, TESSERA_F64})
+    for (size_t bytes : {edge, edge + 16 * 1024 + 48})
+      for (int order : {TESSERA_ORDER_TREE}) {
+        ++stream;
+        size_t n = bytes / elemBytes(dt);
+        std::vector<uint8_t> mine = inputs(dt, stream, R, n);
+        Buffer in(mine.size()), out(mine.size());
+        in.upload(mine);
+        tessera_tensor tin = in.view(dt, {int64_t(n)}), tout = out.view(dt, {int64_t(n)});
+        tessera_collective_options o{nullptr, 0, order, "big"};
+        require(tessera_all_reduce(w, &tin, &tout, TESSERA_REDUCE_SUM, &o), "tessera_all_reduce");
+        size_t bad = firstDiff(out.download(), expected(dt, 0, order == 0, stream, n), elemBytes(dt));
+        expect(bad == SIZE_MAX, "all_reduce %s of %zu bytes order=%d: element %zu differs from the reference",
+               tessera_dtype_name(dt), bytes, order, bad);
+      }
+}
+
 void testReduceScatter(tessera_comm w) {
   uint64_t stream = 10000;
   for (int32_t dt : reducibleDtypes())
@@ -233,6 +256,7 @@ void testRepeatable(tessera_comm w) {
 void testDisagreements(tessera_comm w) {
   if (P == 1) return;
   Buffer b(64 * 8);
+  b.upload(std::vector<uint8_t>(64 * 8, 0));  // defined values (valgrind reads what is reduced)
   tessera_tensor t = b.view(TESSERA_F32, {R == 0 ? 17 : 16});
   tessera_collective_options o{nullptr, 0, 0, "grads"};
   tessera_status s = tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_SUM, &o);
@@ -376,6 +400,34 @@ void testMeshes() {
   require(tessera_mesh_destroy(mesh), "tessera_mesh_destroy");
 }
 
+// Threads of this process (Linux: the entries of /proc/self/task), or -1.
+int threadCount() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  int n = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "Threads: %d", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
+// Hundreds of collectives leave the thread count as it was: GPU ranks follow their work with
+// one watchdog thread for the process (it used to start one per collective, thousands in a
+// benchmark, until threads or memory maps ran out and a rank died).
+void testThreadsStayFew(tessera_comm w) {
+  Buffer b(64 * 4);
+  b.upload(std::vector<uint8_t>(64 * 4, 0));
+  tessera_tensor t = b.view(TESSERA_F32, {64});
+  require(tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_MAX, nullptr), "warm-up all_reduce");
+  require(tessera_comm_synchronize(w, nullptr), "synchronize");
+  int before = threadCount();
+  for (int i = 0; i < 300; ++i) require(tessera_all_reduce(w, &t, &t, TESSERA_REDUCE_MAX, nullptr), "all_reduce");
+  require(tessera_comm_synchronize(w, nullptr), "synchronize");
+  int after = threadCount();
+  expect(before > 0 && after <= before + 2, "300 all_reduces took the process from %d to %d threads", before, after);
+}
+
 }  // namespace
 
 int main() {
@@ -384,11 +436,13 @@ int main() {
   tessera_comm_rank(w, &R);
   seed = agreeSeed(w);
   testAllReduce(w);
+  testAllReduceForms(w);
   testReduceScatter(w);
   testMovement(w);
   testNondeterministic(w);
   testRepeatable(w);
   testDisagreements(w);
   testMeshes();
+  testThreadsStayFew(w);
   return finish("dist_collectives");
 }

@@ -4,6 +4,7 @@
 // (TESSERA_FAULT_TIMEOUT seconds, default 2) plus a margin, see later calls on the aborted
 // communicator fail at once, and leave (tessera_dist_finalize) without waiting for the peer.
 // Each survivor prints "FAULT-RESULT rank <r> PASS|FAIL"; run-fault-test.sh checks those lines.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <string>
@@ -17,7 +18,10 @@ using namespace disttest;
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "kill";
   double timeout = std::getenv("TESSERA_FAULT_TIMEOUT") ? std::atof(std::getenv("TESSERA_FAULT_TIMEOUT")) : 2.0;
-  tessera_comm w = start(timeout);
+  // The join may take longer than the fault's timeout on a loaded machine: init with a generous
+  // one, then give the world communicator the short one under test.
+  tessera_comm w = start(std::max(timeout, 60.0));
+  require(tessera_comm_set_timeout(w, timeout), "tessera_comm_set_timeout");
   int32_t p = 1, r = 0;
   tessera_comm_size(w, &p);
   tessera_comm_rank(w, &r);

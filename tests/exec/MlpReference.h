@@ -1,6 +1,6 @@
 // The references of a chain of two products, Out = act(X W1 [+ b1]) W2 [+ b2] (examples/fused_mlp,
 // tests/exec/kernels/mlp_hopper): the portable form keeps Hid in f32 and matches the sequential
-// f32 reference bit for bit; the sm_90a chain form (ir/passes/ChainForm.cpp) rounds Hid to bf16
+// f32 reference bit for bit; the sm_90a steps (ir/passes/ProductPlan.h) round Hid to bf16
 // and is checked within a bound (mlp_hopper_test.cpp says which).
 //
 // The inputs are multiples of 1/8 in [-1, 1) (gridBF16), the biases multiples of 1/64: then every

@@ -1,15 +1,14 @@
 // tests/exec/kernels/mlp_hopper: chains of two products, Out = relu(X W1 + b1) W2 + b2 (bf16 out)
 // and Out = (X W1) W2 (no bias or relu, f32 out). On an sm_90 GPU, views whose rows are 16-byte
-// multiples run the chain form (ir/passes/ChainForm.cpp, codegen/hopper/HopperGemm.cpp): Hid rounded to
-// bf16 in a scratch matrix, then the second product. Elsewhere (the CPU executor, other GPUs,
-// rows of odd length) the whole-tensor program runs with Hid in f32, bit for bit the sequential
-// f32 reference. Every element is checked against both references: the f32 one exactly, or the
-// bf16-Hid one within the bound of any f32 summation order (2 K 2^-24 sum |terms| per product),
-// the rounding of Hid (exact rounding from a double reference; where Hid's f32 error interval
-// straddles a bf16 rounding boundary, one bf16 ulp of that Hid element times |W2|) and the
-// rounding of the output (half a bf16 ulp). A second launch must give the same bits.
-// `mlp_hopper_test bar` also runs issue 15's shapes (M=8192, D=H=E=1024; M=8192, D=4096,
-// H=16384, E=4096) on the GPU against the portable dense kernels of the same module.
+// multiples run two steps of the sm_90a schedule (ir/passes/ProductPlan.h, codegen/hopper/HopperGemm.cpp): Hid rounded
+// to bf16 in a scratch matrix, then the second product. Elsewhere (the CPU executor, other GPUs, rows of odd length)
+// the whole-tensor program runs with Hid in f32, bit for bit the sequential f32 reference. Every element is checked
+// against both references: the f32 one exactly, or the bf16-Hid one within the bound of any f32 summation order (2 K
+// 2^-24 sum |terms| per product), the rounding of Hid (exact rounding from a double reference; where Hid's f32 error
+// interval straddles a bf16 rounding boundary, one bf16 ulp of that Hid element times |W2|) and the rounding of the
+// output (half a bf16 ulp). A second launch must give the same bits. `mlp_hopper_test bar` also runs issue 15's shapes
+// (M=8192, D=H=E=1024; M=8192, D=4096, H=16384, E=4096) on the GPU against the portable dense kernels of the same
+// module.
 #include "mlp_hopper.h"
 
 #include <cmath>

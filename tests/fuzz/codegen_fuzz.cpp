@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!m || diags.hasErrors()) return 0;
   ir::PassManager pm;
   if (!pm.parsePipeline("row-partition,inline,canonicalize,cse,licm,dce,uniformity,mma-form,attention-form,attention-"
-                        "backward-form,chain-form,pipeline,smem-plan",
+                        "backward-form,product-steps,pipeline,smem-plan",
                         diags))
     __builtin_trap();
   if (!pm.run(*m, diags)) return 0;

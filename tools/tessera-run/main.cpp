@@ -4,7 +4,9 @@
 //
 // Starts N processes of `program` with the variables libtessera_dist reads (RANK, WORLD_SIZE,
 // LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT), one per GPU; rank 0 serves
-// the rendezvous. When a rank fails, the others get --grace seconds (default 30) to notice and
+// the rendezvous on loopback. Every rank gets the job's secret, TESSERA_DIST_SECRET (a fresh
+// random one unless the environment already has one), which the rendezvous requires of every
+// connection. When a rank fails, the others get --grace seconds (default 30) to notice and
 // report it (their collectives time out and return an error) before they are terminated. Exits
 // with 0 when every rank did, else with the first failure's status (128 + signal if killed).
 // One host only; CPU ranks move data with MPI, so they are started with mpirun instead.
@@ -19,6 +21,7 @@
 #include <cstring>
 #include <netinet/in.h>
 #include <string>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -99,6 +102,25 @@ int freePort() {
   return port;
 }
 
+// 128 random bits as hex: the job's secret.
+std::string freshSecret() {
+  unsigned char bytes[16] = {};
+  for (size_t got = 0; got < sizeof bytes;) {
+    ssize_t r = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (r > 0)
+      got += static_cast<size_t>(r);
+    else if (errno != EINTR)
+      return {};
+  }
+  std::string hex;
+  for (unsigned char b : bytes) {
+    static const char digits[] = "0123456789abcdef";
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+  }
+  return hex;
+}
+
 std::vector<pid_t> children;
 void forward(int sig) {
   for (pid_t p : children)
@@ -129,6 +151,13 @@ int main(int argc, char** argv) {
   std::string error;
   if (!parse(argc, argv, o, error)) return usage(error.c_str());
   int port = o.port ? o.port : freePort();
+  const char* given = std::getenv("TESSERA_DIST_SECRET");
+  std::string secret = given && *given ? given : freshSecret();
+  if (secret.empty()) {
+    std::fprintf(stderr, "tessera-run: cannot draw a job secret from getrandom: %s\n", std::strerror(errno));
+    return 1;
+  }
+  ::setenv("TESSERA_DIST_SECRET", secret.c_str(), 1);
   std::signal(SIGINT, forward);
   std::signal(SIGTERM, forward);
   for (int r = 0; r < o.ranks; ++r) children.push_back(spawn(o, r, port));

@@ -152,6 +152,34 @@ tessera_status tessera_recv(tessera_comm comm, const tessera_tensor* recv, int32
 tessera_status tessera_barrier(tessera_comm comm, const tessera_collective_options* opts);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Collectives overlapped with compute (the "collective matmul" of tensor parallelism)          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Called by an overlapped collective once per block, in the order the blocks become ready:
+ * `block` is the rank the block belongs to, `view` a dense view of its memory, and work the
+ * callback enqueues on `stream` (a kernel launch) runs once that block is there while the next
+ * blocks still move. A failure stops the collective and aborts the communicator (the other ranks'
+ * transfers can no longer complete; they fail within the timeout). */
+typedef tessera_status (*tessera_block_fn)(void* user, int32_t block, const tessera_tensor* view,
+                                           tessera_stream stream);
+
+/* recv = all_gather(send), as tessera_all_gather, sent around a ring block by block on the
+ * communicator's own stream; on_block(user, k, view of recv's block k shaped like send, stream)
+ * is called for this rank's block first, then for each block as it arrives. The results of the
+ * callbacks' work are those of an all_gather followed by the same work on every block. */
+tessera_status tessera_all_gather_overlap(tessera_comm comm, const tessera_tensor* send, const tessera_tensor* recv,
+                                          tessera_block_fn on_block, void* user,
+                                          const tessera_collective_options* opts);
+/* recv = block rank() of op over the ranks' partial values, as tessera_reduce_scatter, where
+ * produce(user, k, view, stream) writes this rank's partial of block k (recv's shape) into
+ * `view`; each block moves to its rank as soon as it is produced (this rank's own last). The
+ * reduction is the deterministic one, in the fixed order: the same bits as producing every
+ * partial and calling tessera_reduce_scatter. */
+tessera_status tessera_reduce_scatter_overlap(tessera_comm comm, const tessera_tensor* recv, int32_t op,
+                                              tessera_block_fn produce, void* user,
+                                              const tessera_collective_options* opts);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Meshes                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -220,8 +248,12 @@ tessera_status tessera_dtensor_all_reduce(tessera_dtensor t, const char* axis, i
 /* ------------------------------------------------------------------------------------------ */
 
 typedef enum tessera_dist_arg_kind {
-  TESSERA_DIST_ARG_PLAIN = 0, /* .arg as for tessera_launch (a scalar, or a local tensor) */
-  TESSERA_DIST_ARG_PARTS = 1  /* .dtensor's parts along the launch axis */
+  TESSERA_DIST_ARG_PLAIN = 0,  /* .arg as for tessera_launch (a scalar, or a local tensor) */
+  TESSERA_DIST_ARG_PARTS = 1,  /* .dtensor's parts along the launch axis */
+  TESSERA_DIST_ARG_GATHER = 2, /* tessera_index_launch_gathered: .dtensor, partitioned along
+                                  dimension 0 over the launch axis, one rank's block per launch */
+  TESSERA_DIST_ARG_ROWS = 3    /* tessera_index_launch_gathered: .arg's tensor, whose dimension 0
+                                  spans the gathered rows, seen as the current block's rows */
 } tessera_dist_arg_kind;
 
 typedef struct tessera_dist_arg {
@@ -239,6 +271,18 @@ typedef struct tessera_dist_arg {
 tessera_status tessera_index_launch(tessera_mesh mesh, const char* axis, const tessera_kernel_desc* kernel,
                                     const tessera_launch_options* opts, const tessera_dist_arg* args,
                                     uint32_t num_args);
+
+/* The tensor-parallel product with its all_gather overlapped (tessera_all_gather_overlap): one
+ * argument is TESSERA_DIST_ARG_GATHER (a tensor partitioned by rows over `axis`, for example
+ * the activations X[M/tp, K] of a column-parallel GEMM), and `kernel` is launched once per rank's
+ * block of it as the block arrives, on the block and on the same rows of every
+ * TESSERA_DIST_ARG_ROWS argument (the output Y[M, N/tp]); PLAIN and PARTS arguments are passed
+ * to every launch. The result is bit for bit that of tessera_dtensor_all_gather followed by one
+ * launch on the whole gathered tensor whenever the kernel computes each row from that row alone
+ * (a GEMM does), and each launch's symbols are checked as tessera_index_launch checks them. */
+tessera_status tessera_index_launch_gathered(tessera_mesh mesh, const char* axis, const tessera_kernel_desc* kernel,
+                                             const tessera_launch_options* opts, const tessera_dist_arg* args,
+                                             uint32_t num_args);
 
 #ifdef __cplusplus
 } /* extern "C" */

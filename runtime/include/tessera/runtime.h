@@ -20,10 +20,11 @@ extern "C" {
 #endif
 
 /* The registration structs' version. 3 appended resources and flops to tessera_kernel_desc, 4 the
- * GPU variants, 5 the variants' resources and the autotune candidates, 6 the variant chain; the runtime still
+ * GPU variants, 5 the variants' resources and the autotune candidates, 6 the variant chain, 7 the
+ * chain's list of scratch matrices; the runtime still
  * registers modules of every version from TESSERA_ABI_MIN_VERSION on (their kernel descriptors
  * are shorter: struct_size says which fields exist, see tessera_module_kernel). */
-#define TESSERA_ABI_VERSION 6
+#define TESSERA_ABI_VERSION 7
 #define TESSERA_ABI_MIN_VERSION 2
 #define TESSERA_MAX_RANK 8
 /* tessera_tensor.device for memory that only the host can read. */
@@ -290,13 +291,27 @@ typedef struct tessera_gpu_variant {
   uint32_t cluster_dim; /* blocks per cluster along x (0 or 1: no cluster); the grid is a multiple */
 } tessera_gpu_variant;
 
+/* ABI 7: a scratch matrix of a variant chain: rows x cols elements of dtype, row-major and 16-byte
+ * aligned (rows is shape[rows_axis] of parameter rows_param, cols likewise), the workspace
+ * argument of step `step`, which writes it; a tensor map whose param is num_params + j reads
+ * scratch matrix j. */
+typedef struct tessera_chain_scratch {
+  int32_t dtype; /* tessera_dtype */
+  int32_t rows_param;
+  uint32_t rows_axis;
+  int32_t cols_param;
+  uint32_t cols_axis;
+  int32_t step;
+} tessera_chain_scratch;
+
 /* ABI 6: the GPU variants of a kernel that run together, in order, as one launch: the sm_90a
- * form of a whole-tensor chain of products (examples/fused_mlp.tessera, docs/abi.md 4.4).
- * gpu_variants[0 .. num_steps) are the steps; the runtime launches all of them on the launch's
- * stream or none (then gpu_entry runs). The steps share a scratch matrix of rows x cols elements
- * of scratch_dtype, row-major and 16-byte aligned, allocated for the launch (stream-ordered) and
- * passed as each step's workspace argument; rows is shape[rows_axis] of parameter rows_param,
- * cols likewise. A tensor map whose param is num_params names the scratch matrix. */
+ * form of a whole-tensor program of several steps of products (examples/fused_mlp.tessera,
+ * docs/abi.md 4.4). gpu_variants[0 .. num_steps) are the steps; the runtime launches all of them
+ * on the launch's stream or none (then gpu_entry runs), with scratch matrices between them,
+ * allocated for the launch (stream-ordered). ABI 6 modules have one scratch matrix (the fields
+ * below num_scratch), passed as every step's workspace argument and read through a tensor map
+ * whose param is num_params. ABI 7 modules list theirs in `scratch` (num_scratch of them; the
+ * ABI 6 fields repeat scratch matrix 0). */
 typedef struct tessera_variant_chain {
   uint32_t num_steps;
   int32_t scratch_dtype; /* tessera_dtype */
@@ -304,6 +319,10 @@ typedef struct tessera_variant_chain {
   uint32_t rows_axis;
   int32_t cols_param;
   uint32_t cols_axis;
+  /* ABI 7: present in modules of abi_version >= 7. */
+  uint32_t num_scratch;
+  uint32_t reserved;
+  const tessera_chain_scratch* scratch;
 } tessera_variant_chain;
 
 struct tessera_kernel_desc;
@@ -553,6 +572,12 @@ tessera_status tessera_memcpy_async(void* dst, const void* src, size_t bytes, te
 tessera_status tessera_memset(void* dst, int value, size_t bytes);
 
 tessera_status tessera_stream_create(tessera_stream* out);
+/* A handle for a CUDA stream another library created (a CUstream / cudaStream_t, e.g. PyTorch's
+ * current stream; NULL is the legacy default stream): launches, copies and stream-ordered
+ * allocations through it run on that stream. The handle does not own the stream:
+ * tessera_stream_destroy releases only the handle, and the stream must outlive the work
+ * submitted through it. NOT_SUPPORTED on the CPU executor. */
+tessera_status tessera_stream_wrap(void* native, tessera_stream* out);
 tessera_status tessera_stream_destroy(tessera_stream stream);
 tessera_status tessera_stream_synchronize(tessera_stream stream);
 /* Waits for all work on the device. Reports a kernel fault of earlier work. */

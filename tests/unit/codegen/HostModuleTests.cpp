@@ -102,6 +102,13 @@ TEST_CASE("registration structs have the layout of runtime.h") {
   CHECK(gv->getElementOffset(4) == offsetof(tessera_gpu_variant, tensor_maps));
   CHECK(gv->getElementOffset(5) == offsetof(tessera_gpu_variant, num_tensor_maps));
   CHECK(gv->getElementOffset(6) == offsetof(tessera_gpu_variant, cluster_dim));
+  auto* chain = layout("tessera_variant_chain");
+  CHECK(chain->getSizeInBytes() == sizeof(tessera_variant_chain));
+  CHECK(chain->getElementOffset(6) == offsetof(tessera_variant_chain, num_scratch));
+  CHECK(chain->getElementOffset(8) == offsetof(tessera_variant_chain, scratch));
+  auto* scratch = layout("tessera_chain_scratch");
+  CHECK(scratch->getSizeInBytes() == sizeof(tessera_chain_scratch));
+  CHECK(scratch->getElementOffset(5) == offsetof(tessera_chain_scratch, step));
   auto* tmap = layout("tessera_tensor_map_desc");
   CHECK(tmap->getSizeInBytes() == sizeof(tessera_tensor_map_desc));
   CHECK(tmap->getElementOffset(2) == offsetof(tessera_tensor_map_desc, swizzle));

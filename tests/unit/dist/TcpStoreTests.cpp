@@ -1,6 +1,7 @@
 // The rendezvous of torchrun-style launches: a store served by "rank 0", groups of ranks (threads
 // here) gathering, splitting and exchanging through it, and the failures: a member that never
-// comes is a TIMEOUT, a server that goes away is COMM_ABORTED.
+// comes is a TIMEOUT, a server that goes away is COMM_ABORTED. It lets no one in
+// (RendezvousSecurityTests.cpp).
 #include <doctest/doctest.h>
 #include <thread>
 #include <vector>
@@ -11,12 +12,14 @@ using namespace tessera::dist;
 
 namespace {
 
+const char* kSecret = "unit-test-secret";
+
 struct Store {
   std::unique_ptr<TcpStoreServer> server;
-  Store() { REQUIRE(TcpStoreServer::start(0, server) == TESSERA_SUCCESS); }
+  Store() { REQUIRE(TcpStoreServer::start("127.0.0.1", 0, kSecret, {}, server) == TESSERA_SUCCESS); }
   std::unique_ptr<Bootstrap> member(int rank, int size, const char* prefix = "t") {
     std::shared_ptr<TcpStoreClient> c;
-    REQUIRE(TcpStoreClient::connect("127.0.0.1", server->port(), Deadline::after(10), c) == TESSERA_SUCCESS);
+    REQUIRE(TcpStoreClient::connect("127.0.0.1", server->port(), kSecret, Deadline::after(10), c) == TESSERA_SUCCESS);
     std::vector<int> members(size);
     for (int r = 0; r < size; ++r) members[r] = r;
     return makeStoreBootstrap(c, prefix, members, rank);
@@ -75,6 +78,7 @@ TEST_CASE("tcp store: a member that never comes is a timeout") {
   CHECK(took >= 0.29);
   CHECK(took < 3.0);
   std::string msg = tessera_last_error_message();
+  CHECK(msg.find("world rank 1 (member 1 of this group) did not arrive: ") != std::string::npos);
   CHECK(msg.find("no answer for 't/g1/1' within 0.3 s (a rank died or stalled)") != std::string::npos);
   // The connection is not reused after a timeout.
   CHECK(b->allGather(&mine, sizeof mine, all, Deadline::after(1)) == TESSERA_ERROR_COMM_ABORTED);
@@ -92,10 +96,10 @@ TEST_CASE("tcp store: a server that goes away") {
 
 TEST_CASE("tcp store: nobody listening") {
   std::unique_ptr<TcpStoreServer> probe;
-  REQUIRE(TcpStoreServer::start(0, probe) == TESSERA_SUCCESS);
+  REQUIRE(TcpStoreServer::start("127.0.0.1", 0, kSecret, {}, probe) == TESSERA_SUCCESS);
   int port = probe->port();
   probe.reset();  // the port is free again
   std::shared_ptr<TcpStoreClient> c;
-  CHECK(TcpStoreClient::connect("127.0.0.1", port, Deadline::after(0.3), c) == TESSERA_ERROR_TIMEOUT);
+  CHECK(TcpStoreClient::connect("127.0.0.1", port, kSecret, Deadline::after(0.3), c) == TESSERA_ERROR_TIMEOUT);
   CHECK(std::string(tessera_last_error_message()).find("cannot reach rank 0 at 127.0.0.1:") != std::string::npos);
 }

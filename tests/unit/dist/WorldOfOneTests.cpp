@@ -196,10 +196,17 @@ TEST_CASE("world of one: meshes") {
   CHECK(lastError() ==
         "tessera_mesh_create: mesh (dp=2, tp=1) has 2 positions but the world has 1 rank (the axis "
         "sizes must multiply to the world size)");
+  int64_t huge[] = {int64_t(1) << 62, 4};  // the positions overflow int64: still just "too many"
+  CHECK(tessera_mesh_create(axes, huge, 2, &m) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(contains(lastError(), "positions but the world has 1 rank"));
   const char* dup[] = {"tp", "tp"};
   CHECK(tessera_mesh_create(dup, shape, 2, &m) == TESSERA_ERROR_INVALID_ARGUMENT);
   CHECK(contains(lastError(), "axis 'tp' is named twice"));
   REQUIRE(tessera_mesh_create(axes, shape, 2, &m) == TESSERA_SUCCESS);
+  int64_t vast[] = {int64_t(1) << 40, int64_t(1) << 40};
+  tessera_dtensor big = nullptr;
+  CHECK(tessera_dtensor_create(m, "vast", TESSERA_F32, 2, vast, nullptr, &big) == TESSERA_ERROR_SHAPE_MISMATCH);
+  CHECK(contains(lastError(), "the local shard of 'vast' (f32[1099511627776, 1099511627776]) has more bytes"));
   int64_t v = -1;
   CHECK(tessera_mesh_axis_size(m, "tp", &v) == TESSERA_SUCCESS);
   CHECK(v == 1);

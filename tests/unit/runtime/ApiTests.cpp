@@ -92,6 +92,21 @@ TEST_CASE("api: invalid and destroyed handles are errors, not crashes") {
         "tessera_stream_begin_capture: the default stream cannot capture; create a stream");
 }
 
+TEST_CASE("api: tessera_stream_wrap wraps another library's stream, without owning it") {
+  CHECK(tessera_stream_wrap(nullptr, nullptr) == TESSERA_ERROR_INVALID_ARGUMENT);
+  tessera_stream s = nullptr;
+  if (!gpuActive()) {
+    CHECK(tessera_stream_wrap(nullptr, &s) == TESSERA_ERROR_NOT_SUPPORTED);
+    CHECK(std::string(tessera_last_error_message()).find("has no native streams") != std::string::npos);
+    CHECK(s == nullptr);
+    return;
+  }
+  REQUIRE(tessera_stream_wrap(nullptr, &s) == TESSERA_SUCCESS);  // the legacy default stream
+  CHECK(tessera_stream_synchronize(s) == TESSERA_SUCCESS);
+  CHECK(tessera_stream_destroy(s) == TESSERA_SUCCESS);  // releases the handle, not the stream
+  CHECK(tessera_stream_destroy(s) == TESSERA_ERROR_INVALID_HANDLE);
+}
+
 TEST_CASE("api: events measure time between records") {
   tessera::Event a, b;
   REQUIRE(tessera_event_create(a.out()) == TESSERA_SUCCESS);

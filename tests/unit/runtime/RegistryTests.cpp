@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "RuntimeTestUtil.h"
+#include "runtime/Registry.h"
 
 using namespace rttest;
 
@@ -56,7 +57,7 @@ TEST_CASE("registry: ABI version and struct sizes are checked") {
   TestModule m("reg_abi", {simple("k")}, nullptr, 0, false);
   m.desc()->abi_version = TESSERA_ABI_VERSION + 1;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 7, this runtime implements ABI 2 to 6") == 0);
+  CHECK(msg().find("module 'reg_abi' was built for Tessera ABI 8, this runtime implements ABI 2 to 7") == 0);
   m.desc()->abi_version = TESSERA_ABI_VERSION;
   m.mutableKernel()->struct_size = 8;
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_ABI_MISMATCH);
@@ -167,7 +168,7 @@ TEST_CASE("registry: modules built for ABI 2 (shorter kernel descriptors) still 
   CHECK(msg().find("descriptor size") != std::string::npos);
   v2.abi_version = 1;
   CHECK(tessera_register_module(&v2) == TESSERA_ERROR_ABI_MISMATCH);
-  CHECK(msg().find("implements ABI 2 to 6") != std::string::npos);
+  CHECK(msg().find("implements ABI 2 to 7") != std::string::npos);
 }
 
 TEST_CASE("registry: modules built for ABI 3 (no GPU variants) still register") {
@@ -253,6 +254,40 @@ TEST_CASE("registry: a variant chain names its steps, its scratch extents and ma
   chain.num_steps = 2;
   chain.cols_axis = 1;  // y has rank 1
   CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("registry: an ABI 7 chain lists its scratch matrices, each written by one step") {
+  TestModule m("reg_chain7", {simple("k")}, nullptr, 0, false);
+  // num_params is 1 (y): maps of parameters 1 and 2 read scratch matrices 0 and 1.
+  tessera_tensor_map_desc maps[3] = {{0, {64, 64}, 128}, {1, {64, 128}, 128}, {2, {64, 128}, 128}};
+  tessera_gpu_variant steps[3] = {{"k__sm90a_s0", 90, 384, 1024, &maps[0], 1, 1},
+                                  {"k__sm90a_s1", 90, 384, 1024, &maps[1], 1, 1},
+                                  {"k__sm90a_s2", 90, 384, 1024, &maps[2], 1, 1}};
+  m.mutableKernel()->gpu_variants = steps;
+  m.mutableKernel()->num_gpu_variants = 3;
+  tessera_chain_scratch scratch[2] = {{TESSERA_BF16, 0, 0, 0, 0, 0}, {TESSERA_F16, 0, 0, 0, 0, 1}};
+  tessera_variant_chain chain{3, TESSERA_BF16, 0, 0, 0, 0, 2, 0, scratch};
+  m.mutableKernel()->chain = &chain;
+  REQUIRE(tessera_register_module(m.desc()) == TESSERA_SUCCESS);
+  const tessera_kernel_desc* k = nullptr;
+  REQUIRE(tessera_find_kernel("reg_chain7", "k", &k) == TESSERA_SUCCESS);
+  std::vector<tessera_chain_scratch> got = tessera::rt::chainScratch(m.desc(), *tessera_kernel_chain(k));
+  REQUIRE(got.size() == 2);
+  CHECK(got[1].dtype == TESSERA_F16);
+  CHECK(got[1].step == 1);
+  CHECK(tessera_unregister_module(m.desc()) == TESSERA_SUCCESS);
+  scratch[1].step = 3;  // no such step
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("the variant chain names steps or scratch extents the kernel does not have") != std::string::npos);
+  scratch[1].step = 1;
+  chain.num_scratch = 1;  // the map of parameter 2 reads no scratch matrix
+  CHECK(tessera_register_module(m.desc()) == TESSERA_ERROR_INVALID_ARGUMENT);
+  CHECK(msg().find("tensor map 0 names parameter 2") != std::string::npos);
+  // An ABI 6 module's chain has one scratch matrix, every step's (step -1); its list is not read.
+  chain.num_scratch = 2;
+  std::vector<tessera_chain_scratch> v6 = tessera::rt::chainScratch(nullptr, chain);
+  REQUIRE(v6.size() == 1);
+  CHECK(v6[0].step == -1);
 }
 
 TEST_CASE("registry: modules built for ABI 5 (no variant chain) still register") {
