@@ -115,7 +115,9 @@ bool checkNorm(DT dt, Rows s, std::vector<float> v, bool layer, float eps, const
       want[i] = (x.v[i] - mean) * inv * w.v[j] + (layer ? b.v[j] : 0);
       // x - mean cancels: the bound follows |x| + |mean|, not the result.
       double scale = (std::fabs(x.v[i]) + std::fabs(mean)) * inv * std::fabs(w.v[j]) + (layer ? std::fabs(b.v[j]) : 0);
-      bound[i] = outBound(dt, want[i], kF32 * scale);
+      // (x h) ih can fall below f32's normal range (rows of subnormals): that product rounds to
+      // half a subnormal step, which the multiplication by w carries into the result.
+      bound[i] = outBound(dt, want[i], kF32 * scale + 0x1p-150 * std::fabs(w.v[j]));
     }
   }
   std::string what = std::string(layer ? "layernorm_safe_" : "rmsnorm_safe_") + name(dt) + " " + label;
